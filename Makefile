@@ -1,0 +1,42 @@
+# unlearn: see README.md. Every target installs what it needs.
+GO       ?= go
+BIN      := bin/unlearn
+export CGO_ENABLED := 1
+
+.PHONY: all build ort deps test test-short demo vet fmt generate clean
+
+all: build
+
+ort:
+	@./scripts/fetch-ort.sh
+
+deps:
+	@./scripts/setup-deps.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/unlearn
+
+# The tests need ONNX Runtime and Debian's libonnx-testdata; UNLEARN_REQUIRE_ORT
+# turns "library absent" from a skip into a failure.
+test: deps ort
+	$(GO) vet ./...
+	UNLEARN_REQUIRE_ORT=1 $(GO) test -count=1 -timeout 30m ./...
+
+test-short: ort
+	$(GO) test -short ./...
+
+demo: deps ort build
+	./scripts/demo.sh
+
+fmt:
+	gofmt -l -w .
+
+vet:
+	$(GO) vet ./...
+
+# Regenerates onnxio/onnxpb from onnx.proto (needs protoc and protoc-gen-go v1.36.12).
+generate:
+	$(GO) generate ./onnxio/...
+
+clean:
+	rm -rf bin out

@@ -1,0 +1,69 @@
+// Package testutil holds helpers shared by the tests of several packages.
+package testutil
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+)
+
+// RequireORT loads ONNX Runtime or skips the test when the library is absent.
+// With UNLEARN_REQUIRE_ORT=1 (set by `make test` and CI) an absent library
+// fails the test instead, so CI cannot pass by skipping.
+func RequireORT(t testing.TB) {
+	t.Helper()
+	if err := ortrt.Setup(ortrt.Options{Threads: 2}); err != nil {
+		if os.Getenv("UNLEARN_REQUIRE_ORT") == "1" {
+			t.Fatalf("ONNX Runtime required: %v", err)
+		}
+		t.Skipf("ONNX Runtime not available: %v", err)
+	}
+}
+
+// RepoRoot returns the repository root (the folder holding go.mod).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate testutil source")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Testdata returns the path of a file under testdata/.
+func Testdata(t testing.TB, parts ...string) string {
+	t.Helper()
+	return filepath.Join(append([]string{RepoRoot(t), "testdata"}, parts...)...)
+}
+
+// CloseAbsRel reports whether got is within abs or rel·|want| of want.
+func CloseAbsRel(got, want, abs, rel float64) bool {
+	if math.IsNaN(got) || math.IsNaN(want) {
+		return false
+	}
+	d := math.Abs(got - want)
+	return d <= abs || d <= rel*math.Abs(want)
+}
+
+// MaxRelErr returns max|a−b| / max(max|b|, tiny): the relative error of a
+// tensor as a whole, the measure the parity tests state their tolerances in.
+func MaxRelErr(a, b []float32) float64 {
+	var maxDiff, maxRef float64
+	for i := range a {
+		d := math.Abs(float64(a[i]) - float64(b[i]))
+		if d > maxDiff || math.IsNaN(d) {
+			maxDiff = d
+		}
+		if r := math.Abs(float64(b[i])); r > maxRef {
+			maxRef = r
+		}
+	}
+	if maxRef < 1e-30 {
+		maxRef = 1e-30
+	}
+	return maxDiff / maxRef
+}

@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolveLibraryFlagMissing(t *testing.T) {
+	_, _, err := ResolveLibrary(filepath.Join(t.TempDir(), "nope.so"))
+	if err == nil || !errors.Is(err, ErrLibrary) {
+		t.Fatalf("want ErrLibrary, got %v", err)
+	}
+	for _, want := range []string{"--ort-lib", "nope.so", "make ort"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestResolveLibraryEnvOrder(t *testing.T) {
+	dir := t.TempDir()
+	envLib := filepath.Join(dir, "env.so")
+	flagLib := filepath.Join(dir, "flag.so")
+	for _, p := range []string{envLib, flagLib} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("ONNXRUNTIME_LIB", envLib)
+	p, src, err := ResolveLibrary(flagLib)
+	if err != nil || p != flagLib || src != "flag" {
+		t.Fatalf("flag must win: %q %q %v", p, src, err)
+	}
+	p, src, err = ResolveLibrary("")
+	if err != nil || p != envLib || src != "env" {
+		t.Fatalf("env must come second: %q %q %v", p, src, err)
+	}
+	t.Setenv("ONNXRUNTIME_LIB", filepath.Join(dir, "missing.so"))
+	if _, _, err := ResolveLibrary(""); err == nil || !strings.Contains(err.Error(), "ONNXRUNTIME_LIB") {
+		t.Fatalf("missing env library must name the variable, got %v", err)
+	}
+}
+
+func TestCheckELFRejectsText(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "libonnxruntime.so.1")
+	if err := os.WriteFile(p, []byte("not a library"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := checkELF(p)
+	if err == nil || !strings.Contains(err.Error(), "not a shared library") || !strings.Contains(err.Error(), "make ort") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestCheckDevice(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, LibName)
+	if err := CheckDevice("cpu", lib); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckDevice("cuda", lib)
+	if err == nil {
+		t.Fatal("cuda without provider libraries must fail")
+	}
+	for _, want := range []string{"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so", "CUDA 12", "cuDNN 9", "--device cpu"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if err := CheckDevice("tpu", lib); err == nil || !strings.Contains(err.Error(), "tpu") {
+		t.Fatalf("unknown device: %v", err)
+	}
+}
+
+func TestSetupLoadsPinnedVersion(t *testing.T) {
+	if _, _, err := ResolveLibrary(""); err != nil {
+		if os.Getenv("UNLEARN_REQUIRE_ORT") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if err := Setup(Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if v := Version(); !strings.HasPrefix(v, WantVersion+".") {
+		t.Fatalf("version %q, want %s.x", v, WantVersion)
+	}
+}
