@@ -167,7 +167,6 @@ func TestCheckFinite(t *testing.T) {
 	}
 }
 
-
 func TestNesterovNeedsMomentum(t *testing.T) {
 	p := &Param{Name: "w", Data: []float32{1}, Grad: []float32{1}}
 	if err := (&SGD{Nesterov: true}).Step([]*Param{p}, 0.1); err == nil {
