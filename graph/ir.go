@@ -877,9 +877,6 @@ func (g *Graph) Validate() error {
 		if v.producer != nil && !live[v.producer] {
 			return fmt.Errorf("graph %q: value %q is produced by a node that is not in the graph", g.Name, name)
 		}
-		if v.producer == nil && v.Init == nil && !g.isInput(v) {
-			return fmt.Errorf("graph %q: value %q has no producer and is neither an input nor an initializer", g.Name, name)
-		}
 		for _, u := range v.uses {
 			if u.Node == nil || u.Node.Input(u.Index) != v {
 				return fmt.Errorf("graph %q: use list of %q is stale (%v input %d)", g.Name, name, u.Node, u.Index)
