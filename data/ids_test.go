@@ -1,0 +1,110 @@
+package data
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseIDs(t *testing.T) {
+	in := "# forget these\n  7\n\n3 # trailing comment\r\n\t0\n+12\n5"
+	ids, err := ParseIDs(strings.NewReader(in), "ids.txt", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{7, 3, 0, 12, 5}; !slices.Equal(ids, want) {
+		t.Fatalf("ids %v, want %v (file order)", ids, want)
+	}
+}
+
+func TestParseIDsErrors(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+		line int
+	}{
+		{"1\n2\n3\n4\n5\n6\n60000\n", 60000, "ids.txt:7: id 60000 out of range [0, 60000)", 7},
+		{"1\n-2\n", 10, "ids.txt:2: negative id -2", 2},
+		{"1\n\n2.5\n", 10, `ids.txt:3: "2.5" is not an integer id`, 3},
+		{"abc", 10, `ids.txt:1: "abc" is not an integer id`, 1},
+		{"1 2\n", 10, `ids.txt:1: "1 2" is not an integer id`, 1},
+		{"4\n# x\n5\n4 # again\n", 10, "ids.txt:4: id 4 repeats line 1", 4},
+		{"99999999999999999999999\n", 10, "ids.txt:1: id 99999999999999999999999 out of range [0, 10)", 1},
+		{"# nothing\n\n   \n", 10, "ids.txt: no ids", 0},
+		{"", 10, "ids.txt: no ids", 0},
+		{"0\n2\n1\n", 3, "ids.txt: ids name all 3 training examples; nothing would be left to retain", 0},
+	} {
+		_, err := ParseIDs(strings.NewReader(c.in), "ids.txt", c.n)
+		wantErr(t, err, c.want)
+		var fe *FileError
+		if !errors.As(err, &fe) || fe.Line != c.line || fe.Path != "ids.txt" {
+			t.Errorf("%q: error %#v, want line %d", c.in, err, c.line)
+		}
+	}
+}
+
+func TestReadIDs(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "forget.txt", []byte("3\n1\n"))
+	ids, err := ReadIDs(p, 5)
+	if err != nil || !slices.Equal(ids, []int{3, 1}) {
+		t.Fatalf("ids %v err %v", ids, err)
+	}
+	_, err = ReadIDs(filepath.Join(t.TempDir(), "none.txt"), 5)
+	wantErr(t, err, "none.txt")
+	p = writeFile(t, t.TempDir(), "bad.txt", []byte("3\n9\n"))
+	_, err = ReadIDs(p, 5)
+	wantErr(t, err, p+":2: id 9 out of range [0, 5)")
+}
+
+func TestForgetRetain(t *testing.T) {
+	ids := []int{7, 3, 0, 3}
+	before := slices.Clone(ids)
+	forget, retain := ForgetRetain(9, ids)
+	if !slices.Equal(forget, []int{0, 3, 7}) || !slices.Equal(retain, []int{1, 2, 4, 5, 6, 8}) {
+		t.Fatalf("forget %v retain %v", forget, retain)
+	}
+	if !slices.Equal(ids, before) {
+		t.Errorf("input modified: %v", ids)
+	}
+	forget, retain = ForgetRetain(3, []int{-1, 5, 1})
+	if !slices.Equal(forget, []int{1}) || !slices.Equal(retain, []int{0, 2}) {
+		t.Errorf("out-of-range ids: forget %v retain %v", forget, retain)
+	}
+}
+
+func FuzzParseIDs(f *testing.F) {
+	f.Add("1\n2 # c\n# x\n\n3", 10)
+	f.Add("-1", 5)
+	f.Add("1\n1", 5)
+	f.Add("\xff\x00#\r\n 4\t", 60000)
+	f.Add("0", 1)
+	f.Fuzz(func(t *testing.T, in string, n int) {
+		if n > 1<<20 {
+			n = 1 << 20
+		}
+		ids, err := ParseIDs(strings.NewReader(in), "fuzz.txt", n)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.txt") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if len(ids) == 0 || len(ids) >= n {
+			t.Fatalf("%d ids for n=%d accepted", len(ids), n)
+		}
+		seen := map[int]bool{}
+		for _, id := range ids {
+			if id < 0 || id >= n || seen[id] {
+				t.Fatalf("bad id %d (n=%d, seen %v)", id, n, seen[id])
+			}
+			seen[id] = true
+		}
+		forget, retain := ForgetRetain(n, ids)
+		if len(forget) != len(ids) || len(forget)+len(retain) != n {
+			t.Fatalf("forget %d retain %d ids %d n %d", len(forget), len(retain), len(ids), n)
+		}
+	})
+}
