@@ -201,6 +201,10 @@ func (s *Session) Run(inputs, outputs []*Tensor) error {
 	if len(outputs) != len(s.outputs) {
 		return fmt.Errorf("onnxruntime: %d outputs given, session binds %d (%v)", len(outputs), len(s.outputs), s.outputs)
 	}
+	if len(inputs) == 0 {
+		// onnxruntime_go indexes the first input unconditionally.
+		return fmt.Errorf("onnxruntime: a session with no inputs cannot be run (onnxruntime_go needs at least one)")
+	}
 	in := make([]ort.Value, len(inputs))
 	for i, t := range inputs {
 		if t == nil || t.v == nil {

@@ -1,0 +1,65 @@
+// Package autodiff generates, from a forward ONNX graph, one training graph
+// that any ONNX Runtime build runs as an ordinary model: forward, loss, and
+// the gradient of every parameter, in standard ai.onnx ops only (no
+// com.microsoft ops, none of the *Grad ops of ORT's training builds).
+//
+// # API
+//
+//	art, err := autodiff.Build(model, autodiff.Spec{BN: autodiff.BNTraining})
+//	bytes, _ := onnxio.Encode(art.Model)
+//
+// Build(m, spec) returns Artifacts: the training Model and the description
+// of its inputs and outputs.
+//
+// Inputs, in order: the forward's image input(s); "labels" (int64 [N]);
+// "weights" (float [N], per-example loss weights; NegGrad passes negative
+// ones); "teacher_logits" ([N, C], Loss.Kind "kl" only); every parameter
+// under its initializer name; in BNInference mode the running mean and
+// variance of every BatchNormalization (state the caller owns and updates).
+// Initializers that are neither stay initializers of the training graph.
+//
+// Outputs, in order: "loss" (shape [1]: onnxruntime_go cannot bind 0-d
+// tensors); the logits under the forward output's
+// name; "grad/<param>" per parameter (in the order of the parameter
+// inputs); in BNTraining mode "bn_mean/<scale>" and "bn_var/<scale>" per
+// BatchNormalization (batch mean and biased variance, [C]), described by
+// Artifacts.BN. The element count behind them is M = N·BNStat.PerExample,
+// for PyTorch's update rm ← 0.9·rm + 0.1·μ, rv ← 0.9·rv + 0.1·σ²·M/(M−1).
+//
+// Losses: "ce" L = Σ w_i·CE_i / N; "kl" L = Σ w_i·KL(softmax(t_i/T) ‖
+// softmax(s_i/T))·T² / N (SCRUB's distillation loss with weights). The
+// gradient of the logits is emitted in closed form.
+//
+// BatchNormalization follows Spec.BN whatever the node's training_mode
+// attribute says: BNInference normalizes with the running statistics (the
+// node itself, one output), BNTraining with batch statistics composed from
+// ReduceMean, Sub, Mul, Sqrt and Reciprocal. Dropout is the identity unless
+// Spec.Dropout; then the node runs with training_mode=true and a seed
+// attribute (Spec.DropoutSeed) and its mask output is reused by the
+// gradient.
+//
+// # Conventions and invariants
+//
+//   - The rule table (rules, keyed by the exact op_type) holds one entry per
+//     op: its differentiable inputs, a gradient function gradXxx whose doc
+//     comment gives the formula and the spec link, and optionally a forward
+//     lowering (BatchNormalization, Dropout, MaxPool's Indices output,
+//     LayerNormalization's Mean and InvStdDev outputs). Supported lists the
+//     table; CheckSupported refuses a model naming the op and the node.
+//   - The reverse pass visits only nodes on a path from the parameters to
+//     the loss (forward-reachable from the parameters along differentiable
+//     inputs and backward-reachable from the logits); stop-gradient inputs
+//     (shapes, axes, indices, conditions, exponents, clip bounds, running
+//     statistics) get nothing. Several contributions to one tensor's
+//     gradient are added by one Sum node. The driver checks every rule's
+//     gradient against the input's static shape and type and names the node
+//     when a rule is wrong.
+//   - Shapes are inferred in Go (shape.go) with symbolic dimensions (the
+//     batch is dynamic), including the values of small integer tensors so
+//     that PyTorch's Shape→Gather→Concat→Reshape chains resolve. Where a
+//     shape is unknown the rules use the dynamic Shape/NonZero forms.
+//   - The training graph's ai.onnx opset is max(original, 17) (ScatterElements
+//     with reduction="add" needs 16); models below opset 13 are refused.
+//   - Errors, never panics, reach the caller: ErrUnsupported for an op or
+//     form without a rule, ErrModel for a model that cannot be trained.
+package autodiff

@@ -1,0 +1,81 @@
+package autodiff
+
+import (
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/graph"
+)
+
+// conv builds Conv(x[xs], w[ws] (, b)) with attrs; linear in each parameter.
+func convCase(op string, xs, ws []int64, bias bool, out []int64, attrs ...*graph.Attribute) func(f *fg) (*graph.Value, []int64, []string) {
+	return func(f *fg) (*graph.Value, []int64, []string) {
+		x, w := f.param("x", xs...), f.param("w", ws...)
+		ins := []*graph.Value{x, w}
+		params := []string{"x", "w"}
+		if bias {
+			nb := ws[0]
+			if op == "ConvTranspose" {
+				nb = out[1]
+			}
+			ins = append(ins, f.param("b", nb))
+			params = append(params, "b")
+		}
+		return f.op(op, ins, attrs...), out, params
+	}
+}
+
+func poolCase(op string, xs, out []int64, attrs ...*graph.Attribute) func(f *fg) (*graph.Value, []int64, []string) {
+	return func(f *fg) (*graph.Value, []int64, []string) {
+		x := f.param("x", xs...)
+		return f.op(op, []*graph.Value{x}, attrs...), out, []string{"x"}
+	}
+}
+
+func bnCase(f *fg) (*graph.Value, []int64, []string) {
+	x := f.param("x", 3, 4, 5, 5)
+	g, b := f.param("gamma", 4), f.param("beta", 4)
+	mean := f.param("mean", 4)
+	v := f.randn(4)
+	for i := range v {
+		v[i] = 0.5 + v[i]*v[i]
+	}
+	vr := f.paramVals("var", []int64{4}, v)
+	return f.op("BatchNormalization", []*graph.Value{x, g, b, mean, vr}, aF("epsilon", 1e-3)), []int64{3, 4, 5, 5}, []string{"x", "gamma", "beta"}
+}
+
+var nnCases = []ruleCase{
+	{name: "Conv/k3p1", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 3, 6, 6}, []int64{4, 3, 3, 3}, true, []int64{2, 4, 6, 6}, aIs("pads", []int64{1, 1, 1, 1}))},
+	{name: "Conv/stride2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 3, 7, 6}, []int64{4, 3, 3, 3}, false, []int64{2, 4, 4, 3}, aIs("pads", []int64{1, 1, 1, 1}), aIs("strides", []int64{2, 2}))},
+	{name: "Conv/asym-pads", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 2, 6, 5}, []int64{3, 2, 3, 2}, true, []int64{2, 3, 6, 5}, aIs("pads", []int64{0, 1, 2, 0}))},
+	{name: "Conv/dilation2-stride2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 2, 9, 8}, []int64{3, 2, 3, 3}, false, []int64{2, 3, 3, 3}, aIs("dilations", []int64{2, 2}), aIs("strides", []int64{2, 2}), aIs("pads", []int64{1, 0, 0, 1}))},
+	{name: "Conv/groups2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 4, 5, 5}, []int64{6, 2, 3, 3}, true, []int64{2, 6, 5, 5}, aI("group", 2), aIs("pads", []int64{1, 1, 1, 1}))},
+	{name: "Conv/depthwise-stride2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 4, 6, 6}, []int64{4, 1, 3, 3}, false, []int64{2, 4, 3, 3}, aI("group", 4), aIs("pads", []int64{1, 1, 1, 1}), aIs("strides", []int64{2, 2}))},
+	{name: "Conv/same-upper", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{1, 2, 5, 5}, []int64{3, 2, 4, 4}, false, []int64{1, 3, 3, 3}, aS("auto_pad", "SAME_UPPER"), aIs("strides", []int64{2, 2}))},
+	{name: "Conv/1x1", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{3, 4, 3, 3}, []int64{5, 4, 1, 1}, true, []int64{3, 5, 3, 3})},
+	{name: "Conv/patchify", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 1, 8, 8}, []int64{4, 1, 4, 4}, true, []int64{2, 4, 2, 2}, aIs("strides", []int64{4, 4}))},
+	{name: "ConvTranspose/stride2", dt: s, eps: linEps, tol: linTol, build: convCase("ConvTranspose", []int64{2, 3, 4, 4}, []int64{3, 2, 3, 3}, true, []int64{2, 2, 8, 8}, aIs("strides", []int64{2, 2}), aIs("pads", []int64{1, 1, 1, 1}), aIs("output_padding", []int64{1, 1}))},
+	{name: "ConvTranspose/groups", dt: s, eps: linEps, tol: linTol, build: convCase("ConvTranspose", []int64{2, 4, 3, 3}, []int64{4, 3, 2, 2}, false, []int64{2, 6, 4, 4}, aI("group", 2))},
+	{name: "MaxPool/k3s2p1-overlap", dt: d, build: poolCase("MaxPool", []int64{2, 3, 7, 7}, []int64{2, 3, 4, 4}, aIs("kernel_shape", []int64{3, 3}), aIs("strides", []int64{2, 2}), aIs("pads", []int64{1, 1, 1, 1}))},
+	{name: "MaxPool/ceil", dt: d, build: poolCase("MaxPool", []int64{2, 2, 6, 6}, []int64{2, 2, 3, 3}, aIs("kernel_shape", []int64{3, 3}), aIs("strides", []int64{2, 2}), aI("ceil_mode", 1))},
+	{name: "MaxPool/k2s1", dt: d, build: poolCase("MaxPool", []int64{1, 2, 5, 4}, []int64{1, 2, 4, 3}, aIs("kernel_shape", []int64{2, 2}))},
+	{name: "AveragePool/k2", dt: s, eps: linEps, tol: linTol, build: poolCase("AveragePool", []int64{2, 3, 7, 6}, []int64{2, 3, 3, 3}, aIs("kernel_shape", []int64{2, 2}), aIs("strides", []int64{2, 2}))},
+	{name: "AveragePool/pad-exclude", dt: s, eps: linEps, tol: linTol, build: poolCase("AveragePool", []int64{2, 2, 7, 7}, []int64{2, 2, 4, 4}, aIs("kernel_shape", []int64{3, 3}), aIs("strides", []int64{2, 2}), aIs("pads", []int64{1, 1, 1, 1}))},
+	{name: "AveragePool/pad-include", dt: s, eps: linEps, tol: linTol, build: poolCase("AveragePool", []int64{2, 2, 7, 7}, []int64{2, 2, 4, 4}, aIs("kernel_shape", []int64{3, 3}), aIs("strides", []int64{2, 2}), aIs("pads", []int64{1, 1, 1, 1}), aI("count_include_pad", 1))},
+	{name: "AveragePool/ceil", dt: s, eps: linEps, tol: linTol, build: poolCase("AveragePool", []int64{1, 2, 6, 6}, []int64{1, 2, 3, 3}, aIs("kernel_shape", []int64{3, 3}), aIs("strides", []int64{2, 2}), aI("ceil_mode", 1))},
+	{name: "AveragePool/ceil-pad-include", dt: s, eps: linEps, tol: linTol, build: poolCase("AveragePool", []int64{1, 2, 6, 6}, []int64{1, 2, 4, 4}, aIs("kernel_shape", []int64{3, 3}), aIs("strides", []int64{2, 2}), aIs("pads", []int64{1, 1, 1, 1}), aI("ceil_mode", 1), aI("count_include_pad", 1))},
+	{name: "GlobalAveragePool", dt: s, eps: linEps, tol: linTol, build: poolCase("GlobalAveragePool", []int64{2, 3, 4, 5}, []int64{2, 3, 1, 1})},
+	{name: "BatchNormalization/inference", dt: d, build: bnCase},
+	{name: "BatchNormalization/training", dt: d, bn: BNTraining, build: bnCase},
+	{name: "LayerNormalization/last", dt: s, eps: f32eps, tol: f32tol, build: func(f *fg) (*graph.Value, []int64, []string) {
+		x, g, b := f.param("x", 2, 3, 6), f.param("gamma", 6), f.param("beta", 6)
+		return f.op("LayerNormalization", []*graph.Value{x, g, b}, aI("axis", -1), aF("epsilon", 1e-5)), []int64{2, 3, 6}, []string{"x", "gamma", "beta"}
+	}},
+	{name: "LayerNormalization/axis1", dt: s, eps: f32eps, tol: f32tol, build: func(f *fg) (*graph.Value, []int64, []string) {
+		x, g, b := f.param("x", 2, 3, 4), f.param("gamma", 3, 4), f.param("beta", 4)
+		return f.op("LayerNormalization", []*graph.Value{x, g, b}, aI("axis", 1)), []int64{2, 3, 4}, []string{"x", "gamma", "beta"}
+	}},
+	{name: "Gelu/none", dt: s, opset: 20, eps: f32eps, tol: f32tol, build: unary("Gelu")},
+	{name: "Gelu/tanh", dt: s, opset: 20, eps: f32eps, tol: f32tol, build: unary("Gelu", aS("approximate", "tanh"))},
+}
+
+func TestRulesNN(t *testing.T) { runCases(t, nnCases) }

@@ -1,0 +1,493 @@
+package autodiff
+
+import (
+	"math"
+
+	"github.com/unlearn-tool/unlearn/graph"
+)
+
+// ctx is what a rule sees: the original node, its inputs and outputs in the
+// training graph, the forward node emitted for it (when it was copied), the
+// gradients of its outputs (nil where none flows) and which inputs need a
+// gradient.
+type ctx struct {
+	b    *builder
+	n    *graph.Node
+	fn   *graph.Node // forward node in the training graph (nil when lowered)
+	in   []*graph.Value
+	out  []*graph.Value
+	dY   []*graph.Value
+	need []bool
+	aux  map[string]*graph.Value
+}
+
+func (c *ctx) needs(i int) bool { return i < len(c.need) && c.need[i] }
+
+// g is the gradient of output 0.
+func (c *ctx) g() *graph.Value { return c.dY[0] }
+
+// rule is one entry of the table: the differentiable inputs (−1: all; nil:
+// none, the op passes no gradient), the gradient function (nil for ops
+// without differentiable inputs), and an optional forward lowering that
+// replaces the plain copy of the node.
+type rule struct {
+	diff []int
+	grad func(c *ctx) []*graph.Value
+	fwd  func(b *builder, n *graph.Node, p *planned) *graph.Node
+}
+
+var all = []int{-1}
+
+// rules is the rule table, keyed by the exact ai.onnx op_type.
+var rules map[string]rule
+
+func init() {
+	rules = map[string]rule{
+		// Elementwise arithmetic (broadcasting).
+		"Add": {diff: all, grad: gradAdd}, "Sub": {diff: all, grad: gradSub},
+		"Mul": {diff: all, grad: gradMul}, "Div": {diff: all, grad: gradDiv},
+		"Sum": {diff: all, grad: gradSum},
+		"Pow": {diff: []int{0}, grad: gradPow},
+		"Neg": {diff: []int{0}, grad: gradNeg},
+		// Activations.
+		"Relu": {diff: []int{0}, grad: gradRelu}, "LeakyRelu": {diff: []int{0}, grad: gradLeakyRelu},
+		"Sigmoid": {diff: []int{0}, grad: gradSigmoid}, "Tanh": {diff: []int{0}, grad: gradTanh},
+		"Erf": {diff: []int{0}, grad: gradErf}, "Gelu": {diff: []int{0}, grad: gradGelu},
+		"Sqrt": {diff: []int{0}, grad: gradSqrt}, "Reciprocal": {diff: []int{0}, grad: gradReciprocal},
+		"Exp": {diff: []int{0}, grad: gradExp}, "Log": {diff: []int{0}, grad: gradLog},
+		"Clip": {diff: []int{0}, grad: gradClip}, "HardSigmoid": {diff: []int{0}, grad: gradHardSigmoid},
+		"HardSwish": {diff: []int{0}, grad: gradHardSwish},
+		"Softmax":   {diff: []int{0}, grad: gradSoftmax}, "LogSoftmax": {diff: []int{0}, grad: gradLogSoftmax},
+		"Identity": {diff: []int{0}, grad: gradIdentity}, "Cast": {diff: []int{0}, grad: gradCast},
+		"Dropout": {diff: []int{0}, grad: gradDropout, fwd: fwdDropout},
+		"Where":   {diff: []int{1, 2}, grad: gradWhere},
+		// Dense and convolution.
+		"Gemm": {diff: all, grad: gradGemm}, "MatMul": {diff: all, grad: gradMatMul},
+		"Conv": {diff: all, grad: gradConv}, "ConvTranspose": {diff: all, grad: gradConvTranspose},
+		// Pooling.
+		"MaxPool":           {diff: []int{0}, grad: gradMaxPool, fwd: fwdMaxPool},
+		"AveragePool":       {diff: []int{0}, grad: gradAveragePool},
+		"GlobalAveragePool": {diff: []int{0}, grad: gradGlobalAveragePool},
+		// Normalization.
+		"BatchNormalization": {diff: []int{0, 1, 2}, grad: gradBatchNormalization, fwd: fwdBatchNormalization},
+		"LayerNormalization": {diff: []int{0, 1, 2}, grad: gradLayerNormalization, fwd: fwdLayerNormalization},
+		// Shape and indexing.
+		"Flatten": {diff: []int{0}, grad: gradReshape}, "Reshape": {diff: []int{0}, grad: gradReshape},
+		"Squeeze": {diff: []int{0}, grad: gradReshape}, "Unsqueeze": {diff: []int{0}, grad: gradReshape},
+		"Transpose": {diff: []int{0}, grad: gradTranspose},
+		"Concat":    {diff: all, grad: gradConcat}, "Split": {diff: []int{0}, grad: gradSplit},
+		"Slice": {diff: []int{0}, grad: gradSlice}, "Gather": {diff: []int{0}, grad: gradGather},
+		"Expand":    {diff: []int{0}, grad: gradExpand},
+		"Pad":       {diff: []int{0}, grad: gradPad},
+		"ReduceSum": {diff: []int{0}, grad: gradReduce}, "ReduceMean": {diff: []int{0}, grad: gradReduce},
+	}
+	// Ops that pass no gradient (stop-gradient by nature).
+	for _, op := range []string{"Constant", "Shape", "Size", "ConstantOfShape", "Equal", "Less", "Greater",
+		"LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Range", "NonZero", "ArgMax", "ArgMin",
+		"Floor", "Ceil", "Round", "Sign", "RandomUniformLike", "RandomNormalLike", "RandomUniform", "RandomNormal"} {
+		rules[op] = rule{}
+	}
+}
+
+// forward emits n into the training graph: its rule's lowering, or a copy.
+func (b *builder) forward(n *graph.Node, p *planned) {
+	if r, ok := rules[n.OpType]; ok && r.fwd != nil && n.IsDefaultDomain() {
+		if fn := r.fwd(b, n, p); fn != nil {
+			b.fwdNodes[n] = fn
+		}
+		return
+	}
+	b.copyNode(n, nil, nil)
+}
+
+// copyNode emits a copy of n with its inputs mapped (ins overrides them when
+// non-nil) and its outputs under the same names (extra output names appended
+// when given), and maps the outputs.
+func (b *builder) copyNode(n *graph.Node, ins []*graph.Value, attrs []*graph.Attribute) *graph.Node {
+	if ins == nil {
+		for _, in := range n.Inputs() {
+			ins = append(ins, b.mappedOrNil(in))
+		}
+		for i, in := range n.Inputs() {
+			if in != nil && ins[i] == nil {
+				b.fail("autodiff: %v: input %q is not available in the training graph", n, in.Name)
+			}
+		}
+	}
+	if attrs == nil {
+		attrs = n.Attrs
+	}
+	outs := make([]string, len(n.Outputs()))
+	for i, o := range n.Outputs() {
+		if o != nil {
+			outs[i] = o.Name
+		}
+	}
+	fn, err := b.g.AddNode(n.OpType, n.Domain, n.Name, ins, outs, attrs...)
+	if err != nil {
+		b.fail("autodiff: %v", err)
+	}
+	b.infer(fn)
+	for i, o := range n.Outputs() {
+		if o != nil {
+			b.vmap[o] = fn.Output(i)
+		}
+	}
+	b.fwdNodes[n] = fn
+	return fn
+}
+
+// --- elementwise -----------------------------------------------------------
+
+// gradAdd: Y = A + B (broadcasting). dA = U(dY → A), dB = U(dY → B).
+// https://onnx.ai/onnx/operators/onnx__Add.html
+func gradAdd(c *ctx) []*graph.Value {
+	b := c.b
+	out := make([]*graph.Value, 2)
+	for i := 0; i < 2; i++ {
+		if c.needs(i) {
+			out[i] = b.unbroadcast(c.g(), c.in[i])
+		}
+	}
+	return out
+}
+
+// gradSub: Y = A − B. dA = U(dY), dB = −U(dY).
+// https://onnx.ai/onnx/operators/onnx__Sub.html
+func gradSub(c *ctx) []*graph.Value {
+	b := c.b
+	out := make([]*graph.Value, 2)
+	if c.needs(0) {
+		out[0] = b.unbroadcast(c.g(), c.in[0])
+	}
+	if c.needs(1) {
+		out[1] = b.unbroadcast(b.neg(c.g()), c.in[1])
+	}
+	return out
+}
+
+// gradMul: Y = A·B. dA = U(dY·B), dB = U(dY·A).
+// https://onnx.ai/onnx/operators/onnx__Mul.html
+func gradMul(c *ctx) []*graph.Value {
+	b := c.b
+	out := make([]*graph.Value, 2)
+	if c.needs(0) {
+		out[0] = b.unbroadcast(b.mul(c.g(), c.in[1]), c.in[0])
+	}
+	if c.needs(1) {
+		out[1] = b.unbroadcast(b.mul(c.g(), c.in[0]), c.in[1])
+	}
+	return out
+}
+
+// gradDiv: Y = A/B. dA = U(dY/B), dB = U(−dY·Y/B).
+// https://onnx.ai/onnx/operators/onnx__Div.html
+func gradDiv(c *ctx) []*graph.Value {
+	b := c.b
+	out := make([]*graph.Value, 2)
+	if c.needs(0) {
+		out[0] = b.unbroadcast(b.div(c.g(), c.in[1]), c.in[0])
+	}
+	if c.needs(1) {
+		out[1] = b.unbroadcast(b.neg(b.div(b.mul(c.g(), c.out[0]), c.in[1])), c.in[1])
+	}
+	return out
+}
+
+// gradSum: Y = Σ X_i (broadcasting). dX_i = U(dY → X_i).
+// https://onnx.ai/onnx/operators/onnx__Sum.html
+func gradSum(c *ctx) []*graph.Value {
+	out := make([]*graph.Value, len(c.in))
+	for i := range c.in {
+		if c.needs(i) {
+			out[i] = c.b.unbroadcast(c.g(), c.in[i])
+		}
+	}
+	return out
+}
+
+// gradNeg: Y = −X. dX = −dY.
+func gradNeg(c *ctx) []*graph.Value { return []*graph.Value{c.b.neg(c.g())} }
+
+// gradPow: Y = X^E with E constant (stop-gradient). dX = U(dY·E·X^(E−1)).
+// https://onnx.ai/onnx/operators/onnx__Pow.html
+func gradPow(c *ctx) []*graph.Value {
+	b := c.b
+	x, e := c.in[0], c.in[1]
+	dt := b.dtype(x)
+	var d *graph.Value
+	if ev := b.fvals(e); len(ev) == 1 {
+		switch ev[0] {
+		case 1:
+			d = c.g()
+		case 2:
+			d = b.mul(c.g(), b.mulF(x, 2))
+		default:
+			d = b.mul(c.g(), b.mulF(b.op1("Pow", []*graph.Value{x, b.scalarF(dt, ev[0]-1)}), ev[0]))
+		}
+	} else {
+		ef := b.cast(e, dt)
+		d = b.mul(c.g(), b.mul(ef, b.op1("Pow", []*graph.Value{x, b.sub(ef, b.scalarF(dt, 1))})))
+	}
+	return []*graph.Value{b.unbroadcast(d, x)}
+}
+
+// gradRelu: dX = Where(X > 0, dY, 0) (subgradient 0 at 0, as PyTorch).
+// https://onnx.ai/onnx/operators/onnx__Relu.html
+func gradRelu(c *ctx) []*graph.Value {
+	b := c.b
+	x := c.in[0]
+	pos := b.op1("Greater", []*graph.Value{x, b.zeroLike(x)})
+	return []*graph.Value{b.where(pos, c.g(), b.zeroLike(x))}
+}
+
+// gradLeakyRelu: dX = Where(X > 0, dY, α·dY).
+// https://onnx.ai/onnx/operators/onnx__LeakyRelu.html
+func gradLeakyRelu(c *ctx) []*graph.Value {
+	b := c.b
+	x := c.in[0]
+	alpha := float64(c.n.AttrFloat("alpha", 0.01))
+	pos := b.op1("Greater", []*graph.Value{x, b.zeroLike(x)})
+	return []*graph.Value{b.where(pos, c.g(), b.mulF(c.g(), alpha))}
+}
+
+// gradSigmoid: dX = dY·y·(1−y).
+// https://onnx.ai/onnx/operators/onnx__Sigmoid.html
+func gradSigmoid(c *ctx) []*graph.Value {
+	b := c.b
+	y := c.out[0]
+	return []*graph.Value{b.mul(c.g(), b.mul(y, b.sub(b.scalarF(b.dtype(y), 1), y)))}
+}
+
+// gradTanh: dX = dY·(1−y²).
+// https://onnx.ai/onnx/operators/onnx__Tanh.html
+func gradTanh(c *ctx) []*graph.Value {
+	b := c.b
+	y := c.out[0]
+	return []*graph.Value{b.mul(c.g(), b.sub(b.scalarF(b.dtype(y), 1), b.mul(y, y)))}
+}
+
+// gradErf: dX = dY·(2/√π)·exp(−x²).
+// https://onnx.ai/onnx/operators/onnx__Erf.html
+func gradErf(c *ctx) []*graph.Value {
+	b := c.b
+	x := c.in[0]
+	e := b.op1("Exp", []*graph.Value{b.neg(b.mul(x, x))})
+	return []*graph.Value{b.mul(c.g(), b.mulF(e, 2/math.Sqrt(math.Pi)))}
+}
+
+// gradGelu (opset 20): approximate="none": dX = dY·(Φ(x) + x·φ(x));
+// approximate="tanh": with u = √(2/π)(x + 0.044715x³), t = tanh u:
+// dX = dY·[½(1+t) + ½x(1−t²)·√(2/π)(1 + 3·0.044715x²)].
+// https://onnx.ai/onnx/operators/onnx__Gelu.html
+func gradGelu(c *ctx) []*graph.Value {
+	b := c.b
+	x := c.in[0]
+	dt := b.dtype(x)
+	one := b.scalarF(dt, 1)
+	if c.n.AttrString("approximate", "none") == "tanh" {
+		k := math.Sqrt(2 / math.Pi)
+		x2 := b.mul(x, x)
+		u := b.mulF(b.add(x, b.mulF(b.mul(x2, x), 0.044715)), k)
+		t := b.op1("Tanh", []*graph.Value{u})
+		a := b.mulF(b.add(one, t), 0.5)
+		du := b.mulF(b.add(one, b.mulF(x2, 3*0.044715)), k)
+		s := b.mul(b.mulF(b.mul(x, b.sub(one, b.mul(t, t))), 0.5), du)
+		return []*graph.Value{b.mul(c.g(), b.add(a, s))}
+	}
+	cdf := b.mulF(b.add(one, b.op1("Erf", []*graph.Value{b.mulF(x, 1/math.Sqrt2)})), 0.5)
+	pdf := b.mulF(b.op1("Exp", []*graph.Value{b.mulF(b.mul(x, x), -0.5)}), 1/math.Sqrt(2*math.Pi))
+	return []*graph.Value{b.mul(c.g(), b.add(cdf, b.mul(x, pdf)))}
+}
+
+// gradSqrt: dX = dY·0.5/y.
+// https://onnx.ai/onnx/operators/onnx__Sqrt.html
+func gradSqrt(c *ctx) []*graph.Value {
+	b := c.b
+	return []*graph.Value{b.div(b.mulF(c.g(), 0.5), c.out[0])}
+}
+
+// gradReciprocal: y = 1/x, dX = −dY·y².
+// https://onnx.ai/onnx/operators/onnx__Reciprocal.html
+func gradReciprocal(c *ctx) []*graph.Value {
+	b := c.b
+	y := c.out[0]
+	return []*graph.Value{b.neg(b.mul(c.g(), b.mul(y, y)))}
+}
+
+// gradExp: dX = dY·y.
+func gradExp(c *ctx) []*graph.Value { return []*graph.Value{c.b.mul(c.g(), c.out[0])} }
+
+// gradLog: dX = dY/x.
+func gradLog(c *ctx) []*graph.Value { return []*graph.Value{c.b.div(c.g(), c.in[0])} }
+
+// gradClip: dX = Where(min < x < max, dY, 0); min and max get none. The
+// strict inequalities match PyTorch's hardtanh/ReLU6 backward at the kinks.
+// https://onnx.ai/onnx/operators/onnx__Clip.html
+func gradClip(c *ctx) []*graph.Value {
+	b := c.b
+	x := c.in[0]
+	var cond *graph.Value
+	if lo := c.b.mappedOrNilIn(c, 1); lo != nil {
+		cond = b.op1("Greater", []*graph.Value{x, lo})
+	}
+	if hi := c.b.mappedOrNilIn(c, 2); hi != nil {
+		h := b.op1("Less", []*graph.Value{x, hi})
+		if cond == nil {
+			cond = h
+		} else {
+			cond = b.op1("And", []*graph.Value{cond, h})
+		}
+	}
+	if cond == nil {
+		return []*graph.Value{c.g()}
+	}
+	return []*graph.Value{b.where(cond, c.g(), b.zeroLike(x))}
+}
+
+func (b *builder) mappedOrNilIn(c *ctx, i int) *graph.Value {
+	if i < len(c.in) {
+		return c.in[i]
+	}
+	return nil
+}
+
+// gradHardSigmoid: y = max(0, min(1, αx+β)); dX = Where(0 < y < 1, α·dY, 0).
+// https://onnx.ai/onnx/operators/onnx__HardSigmoid.html
+func gradHardSigmoid(c *ctx) []*graph.Value {
+	b := c.b
+	y := c.out[0]
+	alpha := float64(c.n.AttrFloat("alpha", 0.2))
+	in := b.op1("And", []*graph.Value{
+		b.op1("Greater", []*graph.Value{y, b.zeroLike(y)}),
+		b.op1("Less", []*graph.Value{y, b.scalarF(b.dtype(y), 1)})})
+	return []*graph.Value{b.where(in, b.mulF(c.g(), alpha), b.zeroLike(y))}
+}
+
+// gradHardSwish: y = x·max(0, min(1, x/6 + ½));
+// dX = dY·Where(x < −3, 0, Where(x > 3, 1, x/3 + ½)) (PyTorch's convention).
+// https://onnx.ai/onnx/operators/onnx__HardSwish.html
+func gradHardSwish(c *ctx) []*graph.Value {
+	b := c.b
+	x := c.in[0]
+	dt := b.dtype(x)
+	mid := b.add(b.mulF(x, 1.0/3), b.scalarF(dt, 0.5))
+	d := b.where(b.op1("Greater", []*graph.Value{x, b.scalarF(dt, 3)}), b.scalarF(dt, 1), mid)
+	d = b.where(b.op1("Less", []*graph.Value{x, b.scalarF(dt, -3)}), b.zeroLike(x), d)
+	return []*graph.Value{b.mul(c.g(), d)}
+}
+
+// gradSoftmax (opset ≥ 13, axis a): dX = y ⊙ (dY − ReduceSum(dY ⊙ y, [a])).
+// https://onnx.ai/onnx/operators/onnx__Softmax.html
+func gradSoftmax(c *ctx) []*graph.Value {
+	b := c.b
+	y := c.out[0]
+	ax := normAxis(c.n.AttrInt("axis", -1), b.rank(y))
+	if ax < 0 {
+		b.fail("autodiff: %v: rank unknown", c.n)
+	}
+	s := b.reduceSum(b.mul(c.g(), y), []int64{ax}, true)
+	return []*graph.Value{b.mul(y, b.sub(c.g(), s))}
+}
+
+// gradLogSoftmax (opset ≥ 13, axis a): dX = dY − exp(y) ⊙ ReduceSum(dY, [a]).
+// https://onnx.ai/onnx/operators/onnx__LogSoftmax.html
+func gradLogSoftmax(c *ctx) []*graph.Value {
+	b := c.b
+	y := c.out[0]
+	ax := normAxis(c.n.AttrInt("axis", -1), b.rank(y))
+	if ax < 0 {
+		b.fail("autodiff: %v: rank unknown", c.n)
+	}
+	s := b.reduceSum(c.g(), []int64{ax}, true)
+	return []*graph.Value{b.sub(c.g(), b.mul(b.op1("Exp", []*graph.Value{y}), s))}
+}
+
+// gradIdentity: dX = dY.
+func gradIdentity(c *ctx) []*graph.Value { return []*graph.Value{c.g()} }
+
+// gradCast: dX = Cast(dY, to = X's float type).
+// https://onnx.ai/onnx/operators/onnx__Cast.html
+func gradCast(c *ctx) []*graph.Value {
+	return []*graph.Value{c.b.cast(c.g(), c.b.dtype(c.in[0]))}
+}
+
+// gradWhere: Y = Where(C, A, B). dA = U(Where(C, dY, 0)), dB = U(Where(C, 0, dY)).
+// https://onnx.ai/onnx/operators/onnx__Where.html
+func gradWhere(c *ctx) []*graph.Value {
+	b := c.b
+	out := make([]*graph.Value, 3)
+	z := b.zeroLike(c.g())
+	if c.needs(1) {
+		out[1] = b.unbroadcast(b.where(c.in[0], c.g(), z), c.in[1])
+	}
+	if c.needs(2) {
+		out[2] = b.unbroadcast(b.where(c.in[0], z, c.g()), c.in[2])
+	}
+	return out
+}
+
+// gradExpand: dX = U(dY → X).
+// https://onnx.ai/onnx/operators/onnx__Expand.html
+func gradExpand(c *ctx) []*graph.Value {
+	return []*graph.Value{c.b.unbroadcast(c.g(), c.in[0])}
+}
+
+// fwdDropout: inference mode makes Dropout the identity; training mode runs
+// Dropout(x, ratio, training_mode=true) with a seed attribute and keeps its
+// mask for the gradient.
+func fwdDropout(b *builder, n *graph.Node, p *planned) *graph.Node {
+	if m := n.Output(1); m != nil && len(m.Uses()) > 0 {
+		b.fail("%w: %v: the Dropout mask is used by the model", ErrUnsupported, n)
+	}
+	x := b.mapped(n.Input(0))
+	if !b.spec.Dropout {
+		fn := b.emit("Identity", []*graph.Value{x}, []string{n.Output(0).Name})
+		b.vmap[n.Output(0)] = fn.Output(0)
+		return nil
+	}
+	ratio := b.mappedOrNil(n.Input(1))
+	if ratio == nil {
+		ratio = b.scalarF(b.dtype(x), 0.5)
+	}
+	train := b.constT(&graph.Tensor{DType: graph.Bool, Shape: []int64{}, Raw: []byte{1}})
+	maskName := b.name(n.Output(0).Name + "/mask")
+	fn := b.emit("Dropout", []*graph.Value{x, ratio, train}, []string{n.Output(0).Name, maskName}, aI("seed", b.spec.DropoutSeed))
+	b.vmap[n.Output(0)] = fn.Output(0)
+	b.auxSet(n, "mask", fn.Output(1))
+	b.auxSet(n, "ratio", ratio)
+	return fn
+}
+
+// gradDropout: identity in inference mode; in training mode
+// dX = dY·mask/(1−ratio) with the forward's mask.
+// https://onnx.ai/onnx/operators/onnx__Dropout.html
+func gradDropout(c *ctx) []*graph.Value {
+	b := c.b
+	mask := c.aux["mask"]
+	if mask == nil {
+		return []*graph.Value{c.g()}
+	}
+	dt := b.dtype(c.g())
+	ratio := c.aux["ratio"]
+	var scale *graph.Value
+	if rv := b.fvals(ratio); len(rv) == 1 {
+		if rv[0] >= 1 {
+			return []*graph.Value{b.mulF(c.g(), 0)}
+		}
+		scale = b.scalarF(dt, 1/(1-rv[0]))
+	} else {
+		r := b.cast(ratio, dt)
+		scale = b.div(b.scalarF(dt, 1), b.sub(b.scalarF(dt, 1), r))
+	}
+	return []*graph.Value{b.mul(b.mul(c.g(), b.cast(mask, dt)), scale)}
+}
+
+func (b *builder) auxSet(n *graph.Node, key string, v *graph.Value) {
+	m := b.aux[n]
+	if m == nil {
+		m = map[string]*graph.Value{}
+		b.aux[n] = m
+	}
+	m[key] = v
+}

@@ -1,0 +1,559 @@
+package autodiff
+
+import (
+	"github.com/unlearn-tool/unlearn/graph"
+)
+
+// gradGemm: Y = α·A′B′ + β·C (A′ = Aᵀ if transA, B′ = Bᵀ if transB).
+//
+//	transA,transB  dA                               dB
+//	0,0            α·Gemm(dY, B, transB=1)          α·Gemm(A, dY, transA=1)
+//	0,1            α·Gemm(dY, B)                    α·Gemm(dY, A, transA=1)
+//	1,0            α·Gemm(B, dY, transB=1)          α·Gemm(A, dY)
+//	1,1            α·Gemm(B, dY, transA=1,transB=1) α·Gemm(dY, A, transA=1,transB=1)
+//
+// dC = β·U(dY → C). https://onnx.ai/onnx/operators/onnx__Gemm.html
+func gradGemm(c *ctx) []*graph.Value {
+	b := c.b
+	A, B, g := c.in[0], c.in[1], c.g()
+	alpha := c.n.AttrFloat("alpha", 1)
+	beta := float64(c.n.AttrFloat("beta", 1))
+	ta, tb := c.n.AttrInt("transA", 0) != 0, c.n.AttrInt("transB", 0) != 0
+	gemm := func(x, y *graph.Value, tx, ty bool) *graph.Value {
+		attrs := []*graph.Attribute{}
+		if tx {
+			attrs = append(attrs, aI("transA", 1))
+		}
+		if ty {
+			attrs = append(attrs, aI("transB", 1))
+		}
+		if alpha != 1 {
+			attrs = append(attrs, aF("alpha", alpha))
+		}
+		return b.op1("Gemm", []*graph.Value{x, y}, attrs...)
+	}
+	out := make([]*graph.Value, 3)
+	if c.needs(0) {
+		switch {
+		case !ta && !tb:
+			out[0] = gemm(g, B, false, true)
+		case !ta && tb:
+			out[0] = gemm(g, B, false, false)
+		case ta && !tb:
+			out[0] = gemm(B, g, false, true)
+		default:
+			out[0] = gemm(B, g, true, true)
+		}
+	}
+	if c.needs(1) {
+		switch {
+		case !ta && !tb:
+			out[1] = gemm(A, g, true, false)
+		case !ta && tb:
+			out[1] = gemm(g, A, true, false)
+		case ta && !tb:
+			out[1] = gemm(A, g, false, false)
+		default:
+			out[1] = gemm(g, A, true, true)
+		}
+	}
+	if c.needs(2) {
+		out[2] = b.unbroadcast(b.mulF(g, beta), c.in[2])
+	}
+	return out
+}
+
+func swapLast(r int) []int64 {
+	p := make([]int64, r)
+	for i := range p {
+		p[i] = int64(i)
+	}
+	p[r-1], p[r-2] = p[r-2], p[r-1]
+	return p
+}
+
+// gradMatMul (numpy semantics): dA = U(MatMul(dY, Bᵀ)), dB = U(MatMul(Aᵀ, dY)),
+// ᵀ swapping the last two axes. A 2-D B[K,N] (a weight) takes the fast path
+// dB = Gemm(Reshape(A,[−1,K]), Reshape(dY,[−1,N]), transA=1).
+// https://onnx.ai/onnx/operators/onnx__MatMul.html
+func gradMatMul(c *ctx) []*graph.Value {
+	b := c.b
+	A, B, g := c.in[0], c.in[1], c.g()
+	ra, rb := b.rank(A), b.rank(B)
+	if ra < 2 || rb < 2 {
+		b.fail("%w: %v: MatMul with 1-D or unknown-rank operands (ranks %d, %d)", ErrUnsupported, c.n, ra, rb)
+	}
+	out := make([]*graph.Value, 2)
+	if c.needs(0) {
+		out[0] = b.unbroadcast(b.op1("MatMul", []*graph.Value{g, b.transpose(B, swapLast(rb))}), A)
+	}
+	if c.needs(1) {
+		bs := b.shape(B)
+		if rb == 2 && bs[0] >= 0 && bs[1] >= 0 {
+			a2, g2 := A, g
+			if ra != 2 {
+				a2 = b.reshape(A, []int64{-1, bs[0]})
+				g2 = b.reshape(g, []int64{-1, bs[1]})
+			}
+			out[1] = b.op1("Gemm", []*graph.Value{a2, g2}, aI("transA", 1))
+		} else {
+			out[1] = b.unbroadcast(b.op1("MatMul", []*graph.Value{b.transpose(A, swapLast(ra)), g}), B)
+		}
+	}
+	return out
+}
+
+func iota64(from, to int) []int64 {
+	var out []int64
+	for i := from; i < to; i++ {
+		out = append(out, int64(i))
+	}
+	return out
+}
+
+func concat64(parts ...[]int64) []int64 {
+	var out []int64
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// convGeomOf resolves the geometry of a forward conv/pool node, failing
+// when the input's spatial shape is not static.
+func (c *ctx) convGeom() (convGeom, []int64) {
+	b := c.b
+	xs := b.shape(c.in[0])
+	fn := c.fn
+	if fn == nil {
+		b.fail("autodiff: %v: no forward node", c.n)
+	}
+	g, ok := b.geom(fn, xs)
+	if !ok || xs == nil || !allKnown(xs[1:]) {
+		b.fail("%w: %v: needs static channel and spatial sizes (input shape %v)", ErrUnsupported, c.n, xs)
+	}
+	return g, xs
+}
+
+// gradConv: Y = Conv(X[N,C,S…], W[M,C/g,k…], B[M]) with strides s, pads
+// (pb, pe), dilations d, group g.
+//
+//	dX = ConvTranspose(dY, W, s, pads, d, g, output_padding = (H+pb+pe−d(k−1)−1) mod s)
+//	dW = the transposed-convolution trick (convWeightGrad)
+//	dB = ReduceSum(dY, [0, 2, …])
+//
+// https://onnx.ai/onnx/operators/onnx__Conv.html, GRADIENTS.md "Convolution".
+func gradConv(c *ctx) []*graph.Value {
+	b := c.b
+	geo, xs := c.convGeom()
+	X, W, g := c.in[0], c.in[1], c.g()
+	ws := b.shape(W)
+	if ws == nil || !allKnown(ws) {
+		b.fail("%w: %v: weight shape must be static", ErrUnsupported, c.n)
+	}
+	sp := len(xs) - 2
+	out := make([]*graph.Value, 3)
+	if c.needs(0) {
+		op := make([]int64, sp)
+		for i := range op {
+			op[i] = (xs[2+i] + geo.pb[i] + geo.pe[i] - geo.d[i]*(geo.k[i]-1) - 1) % geo.s[i]
+		}
+		out[0] = b.op1("ConvTranspose", []*graph.Value{g, W},
+			aIs("kernel_shape", geo.k), aIs("strides", geo.s), aIs("dilations", geo.d),
+			aIs("pads", concat64(geo.pb, geo.pe)), aI("group", geo.group), aIs("output_padding", op))
+	}
+	if c.needs(1) {
+		out[1] = b.convWeightGrad(X, g, geo, ws)
+	}
+	if c.needs(2) {
+		out[2] = b.reduceSum(g, append([]int64{0}, iota64(2, 2+sp)...), false)
+	}
+	return out
+}
+
+// convWeightGrad computes the weight gradient of Y = Conv(X, W) (W of shape
+// ws = [M, C/g, k…]) from X and G = dY, by the classic trick: X plays the
+// input and G the weight, stride and dilation swap:
+//
+//	Xr = Reshape(Transpose(Reshape(X, [N,g,C/g,S…]), [2,1,0,…]), [C/g, g·N, S…])
+//	Gr = Reshape(Transpose(Reshape(G, [N,g,M/g,O…]), [1,2,0,…]), [M, N, O…])
+//	T  = Conv(Xr, Gr, strides=d, dilations=s, pads, group=g)   → [C/g, M, k′…], k′ ≥ k
+//	dW = Transpose(Slice(T, spatial [0,k)), [1,0,…])
+//
+// TODO(perf): this is the simple correct form. GRADIENTS.md measured it at
+// 35 GFLOP/s against 105 GFLOP/s for Pad + k² Slices + Concat + one Gemm
+// (im2col) on a 64→64 3×3 layer; pick the formulation per shape here
+// (weightGradStrategy) once benchmarks exist.
+func (b *builder) convWeightGrad(X, G *graph.Value, geo convGeom, ws []int64) *graph.Value {
+	xs := b.shape(X)
+	gs := b.shape(G)
+	sp := len(xs) - 2
+	grp := geo.group
+	M, Cg := ws[0], ws[1]
+	var Xr, Gr *graph.Value
+	if grp == 1 {
+		perm := concat64([]int64{1, 0}, iota64(2, 2+sp))
+		Xr = b.transpose(X, perm)
+		Gr = b.transpose(G, perm)
+	} else {
+		if gs == nil || !allKnown(gs[1:]) {
+			b.fail("%w: conv weight gradient needs static output shape", ErrUnsupported)
+		}
+		perm5 := concat64([]int64{2, 1, 0}, iota64(3, 3+sp))
+		Xr = b.reshape(X, concat64([]int64{-1, grp, Cg}, xs[2:]))
+		Xr = b.transpose(Xr, perm5)
+		Xr = b.reshape(Xr, concat64([]int64{Cg, -1}, xs[2:]))
+		perm5g := concat64([]int64{1, 2, 0}, iota64(3, 3+sp))
+		Gr = b.reshape(G, concat64([]int64{-1, grp, M / grp}, gs[2:]))
+		Gr = b.transpose(Gr, perm5g)
+		Gr = b.reshape(Gr, concat64([]int64{M, -1}, gs[2:]))
+	}
+	attrs := []*graph.Attribute{aIs("strides", geo.d), aIs("dilations", geo.s),
+		aIs("pads", concat64(geo.pb, geo.pe)), aI("group", grp)}
+	if gs != nil && allKnown(gs[2:]) {
+		attrs = append(attrs, aIs("kernel_shape", gs[2:]))
+	}
+	T := b.op1("Conv", []*graph.Value{Xr, Gr}, attrs...)
+	ts := b.shape(T)
+	needSlice := ts == nil
+	for i := 0; !needSlice && i < sp; i++ {
+		if ts[2+i] != geo.k[i] {
+			needSlice = true
+		}
+	}
+	if needSlice {
+		T = b.op1("Slice", []*graph.Value{T, b.i64(make([]int64, sp)...), b.i64(geo.k...), b.i64(iota64(2, 2+sp)...)})
+	}
+	return b.transpose(T, concat64([]int64{1, 0}, iota64(2, 2+sp)))
+}
+
+// gradConvTranspose: Y = ConvTranspose(X[N,Ci,S…], W[Ci,Co/g,k…], B).
+// dX = Conv(dY, W, same strides, pads, dilations, group); dW by the
+// convolution trick with dY as the input and X as the output gradient;
+// dB = ReduceSum(dY, [0, 2, …]).
+// https://onnx.ai/onnx/operators/onnx__ConvTranspose.html
+func gradConvTranspose(c *ctx) []*graph.Value {
+	b := c.b
+	if c.n.Attr("output_shape") != nil {
+		b.fail("%w: %v: ConvTranspose with output_shape; export with explicit pads", ErrUnsupported, c.n)
+	}
+	geo, xs := c.convGeom()
+	X, W, g := c.in[0], c.in[1], c.g()
+	ws := b.shape(W)
+	if ws == nil || !allKnown(ws) {
+		b.fail("%w: %v: weight shape must be static", ErrUnsupported, c.n)
+	}
+	sp := len(xs) - 2
+	out := make([]*graph.Value, 3)
+	if c.needs(0) {
+		out[0] = b.op1("Conv", []*graph.Value{g, W},
+			aIs("kernel_shape", geo.k), aIs("strides", geo.s), aIs("dilations", geo.d),
+			aIs("pads", concat64(geo.pb, geo.pe)), aI("group", geo.group))
+	}
+	if c.needs(1) {
+		out[1] = b.convWeightGrad(g, X, geo, ws)
+	}
+	if c.needs(2) {
+		out[2] = b.reduceSum(g, append([]int64{0}, iota64(2, 2+sp)...), false)
+	}
+	return out
+}
+
+// fwdMaxPool adds the Indices output to the forward MaxPool.
+func fwdMaxPool(b *builder, n *graph.Node, p *planned) *graph.Node {
+	if !p.onPath[n] {
+		return b.copyNode(n, nil, nil)
+	}
+	x := b.mapped(n.Input(0))
+	idxName := ""
+	if o := n.Output(1); o != nil {
+		idxName = o.Name
+	} else {
+		idxName = b.name(n.Output(0).Name + "/indices")
+	}
+	fn := b.emit("MaxPool", []*graph.Value{x}, []string{n.Output(0).Name, idxName}, n.Attrs...)
+	b.vmap[n.Output(0)] = fn.Output(0)
+	if o := n.Output(1); o != nil {
+		b.vmap[o] = fn.Output(1)
+	}
+	b.auxSet(n, "indices", fn.Output(1))
+	return fn
+}
+
+// gradMaxPool: with I the forward's Indices output (flat positions in X),
+// dX = Reshape(ScatterElements(zeros[Size(X)], Reshape(I,[−1]),
+// Reshape(dY,[−1]), axis=0, reduction="add"), Shape(X)). reduction="add"
+// (opset 16) sums the gradient of overlapping windows.
+// https://onnx.ai/onnx/operators/onnx__MaxPool.html
+func gradMaxPool(c *ctx) []*graph.Value {
+	b := c.b
+	I := c.aux["indices"]
+	if I == nil {
+		b.fail("autodiff: %v: no indices", c.n)
+	}
+	return []*graph.Value{b.scatterAdd(c.in[0], I, c.g())}
+}
+
+// scatterAdd returns a tensor shaped like x, zero except that the values of
+// g are added at the flat positions idx (same shape as g).
+func (b *builder) scatterAdd(x, idx, g *graph.Value) *graph.Value {
+	dt := b.dtype(g)
+	var zeros *graph.Value
+	if s := b.shape(x); s != nil && allKnown(s) {
+		zeros = b.op1("ConstantOfShape", []*graph.Value{b.i64(prod(s))}, aT("value", floatTensor(dt, []int64{1}, []float64{0})))
+	} else {
+		size := b.unsqueeze(b.op1("Size", []*graph.Value{x}), []int64{0})
+		zeros = b.op1("ConstantOfShape", []*graph.Value{size}, aT("value", floatTensor(dt, []int64{1}, []float64{0})))
+	}
+	flatI := b.reshape(idx, []int64{-1})
+	flatG := b.reshape(g, []int64{-1})
+	s := b.op1("ScatterElements", []*graph.Value{zeros, flatI, flatG}, aI("axis", 0), aS("reduction", "add"))
+	return b.reshapeLike(s, x)
+}
+
+// gradAveragePool: AveragePool is linear. With 1/count per output position
+// computed in the graph from constants (AveragePool(ones)/Conv(ones, ones),
+// which matches the forward's own divisor for every count_include_pad and
+// ceil_mode setting), dX = ConvTranspose(dY/count, ones[C,1,k…], group=C,
+// same strides and dilations, pads chosen so the result has X's size).
+// https://onnx.ai/onnx/operators/onnx__AveragePool.html
+func gradAveragePool(c *ctx) []*graph.Value {
+	b := c.b
+	geo, xs := c.convGeom()
+	g := c.g()
+	ys := b.shape(c.out[0])
+	if ys == nil || !allKnown(ys[1:]) {
+		b.fail("%w: %v: output shape unknown", ErrUnsupported, c.n)
+	}
+	dt := b.dtype(g)
+	sp := len(xs) - 2
+	C := xs[1]
+	img := concat64([]int64{1, 1}, xs[2:])
+	onesImg := b.constF(dt, img, fill(prod(img), 1))
+	kk := concat64([]int64{1, 1}, geo.k)
+	onesK := b.constF(dt, kk, fill(prod(kk), 1))
+	peC := make([]int64, sp)
+	for i := range peC {
+		oh := ys[2+i]
+		e := max(0, (oh-1)*geo.s[i]+geo.d[i]*(geo.k[i]-1)+1-(xs[2+i]+geo.pb[i]+geo.pe[i]))
+		peC[i] = geo.pe[i] + e
+	}
+	inb := b.op1("Conv", []*graph.Value{onesImg, onesK}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
+		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, peC)))
+	avg1 := b.op1("AveragePool", []*graph.Value{onesImg}, c.fn.Attrs...)
+	scale := b.div(avg1, inb)
+	gs := b.mul(g, scale)
+	peT := make([]int64, sp)
+	op := make([]int64, sp)
+	for i := range peT {
+		t := geo.s[i]*(ys[2+i]-1) + geo.d[i]*(geo.k[i]-1) + 1 - geo.pb[i] - xs[2+i]
+		if t >= 0 {
+			peT[i] = t
+		} else {
+			op[i] = -t
+		}
+	}
+	wk := concat64([]int64{C, 1}, geo.k)
+	onesW := b.constF(dt, wk, fill(prod(wk), 1))
+	dx := b.op1("ConvTranspose", []*graph.Value{gs, onesW}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
+		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, peT)), aIs("output_padding", op), aI("group", C))
+	return []*graph.Value{dx}
+}
+
+func fill(n int64, v float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// gradGlobalAveragePool: dX = Expand(dY, Shape(X)) / ∏spatial.
+// https://onnx.ai/onnx/operators/onnx__GlobalAveragePool.html
+func gradGlobalAveragePool(c *ctx) []*graph.Value {
+	b := c.b
+	xs := b.shape(c.in[0])
+	if xs == nil || !allKnown(xs[2:]) {
+		b.fail("%w: %v: spatial size must be static", ErrUnsupported, c.n)
+	}
+	e := b.op1("Expand", []*graph.Value{c.g(), b.shapeOf(c.in[0])})
+	return []*graph.Value{b.mulF(e, 1/float64(prod(xs[2:])))}
+}
+
+// bnAxes returns the axes BatchNormalization reduces over: all but 1.
+func bnAxes(r int) []int64 { return append([]int64{0}, iota64(2, r)...) }
+
+// fwdBatchNormalization lowers BatchNormalization. BNInference: the node
+// itself in inference form (training_mode dropped, one output). BNTraining:
+// composed from primitives with batch statistics,
+//
+//	μ = ReduceMean(x, axes), σ² = ReduceMean((x−μ)²), r = 1/√(σ²+ε),
+//	x̂ = (x−μ)·r, y = x̂·γ + β,
+//
+// with μ and σ² (biased) as the outputs "bn_mean/<scale>", "bn_var/<scale>".
+func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
+	for i := 1; i < len(n.Outputs()); i++ {
+		if o := n.Output(i); o != nil && len(o.Uses()) > 0 {
+			b.fail("%w: %v: its running-statistics output %q is used by the model", ErrUnsupported, n, o.Name)
+		}
+		for _, out := range b.orig.Outputs {
+			if out == n.Output(i) && i > 0 {
+				b.fail("%w: %v: its statistics output %q is a graph output", ErrUnsupported, n, out.Name)
+			}
+		}
+	}
+	eps := float64(n.AttrFloat("epsilon", 1e-5))
+	x, gamma, beta := b.mapped(n.Input(0)), b.mapped(n.Input(1)), b.mapped(n.Input(2))
+	yName := n.Output(0).Name
+	if b.spec.BN == BNInference {
+		fn := b.emit("BatchNormalization", []*graph.Value{x, gamma, beta, b.mapped(n.Input(3)), b.mapped(n.Input(4))},
+			[]string{yName}, aF("epsilon", float32(eps)))
+		b.vmap[n.Output(0)] = fn.Output(0)
+		return fn
+	}
+	r := b.rank(x)
+	if r < 2 {
+		b.fail("%w: %v: input rank unknown", ErrUnsupported, n)
+	}
+	axes := bnAxes(r)
+	dt := b.dtype(x)
+	mean := b.reduceMean(x, axes, true)
+	xc := b.sub(x, mean)
+	variance := b.reduceMean(b.mul(xc, xc), axes, true)
+	rstd := b.op1("Reciprocal", []*graph.Value{b.op1("Sqrt", []*graph.Value{b.add(variance, b.scalarF(dt, eps))})})
+	xhat := b.mul(xc, rstd)
+	gu := b.unsqueeze(gamma, axes)
+	bu := b.unsqueeze(beta, axes)
+	y := b.emit("Add", []*graph.Value{b.mul(xhat, gu), bu}, []string{yName}).Output(0)
+	b.vmap[n.Output(0)] = y
+	scale := n.Input(1).Name
+	mOut := b.name("bn_mean/" + scale)
+	vOut := b.name("bn_var/" + scale)
+	b.emit("Squeeze", []*graph.Value{mean, b.i64(axes...)}, []string{mOut})
+	b.emit("Squeeze", []*graph.Value{variance, b.i64(axes...)}, []string{vOut})
+	per := int64(-1)
+	if xs := b.shape(x); xs != nil && allKnown(xs[2:]) {
+		per = prod(xs[2:])
+	}
+	st := BNStat{Node: n.Name, Scale: scale, MeanOut: mOut, VarOut: vOut, PerExample: per, Momentum: 0.1}
+	if v := n.Input(3); v != nil {
+		st.RunningMean = v.Name
+	}
+	if v := n.Input(4); v != nil {
+		st.RunningVar = v.Name
+	}
+	b.bnStats = append(b.bnStats, st)
+	b.auxSet(n, "xhat", xhat)
+	b.auxSet(n, "rstd", rstd)
+	b.auxSet(n, "gamma", gu)
+	return nil
+}
+
+// gradBatchNormalization. Training mode (batch statistics, x̂ and r from
+// the forward): dβ = Σ dY; dγ = Σ dY·x̂;
+// dX = γ·r·(dY − mean(dY) − x̂·mean(dY·x̂)). Inference mode (running
+// statistics): dX = dY·γ/√(rv+ε); dγ = Σ dY·(x−rm)/√(rv+ε); dβ = Σ dY.
+// Sums and means run over every axis but 1.
+// https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
+func gradBatchNormalization(c *ctx) []*graph.Value {
+	b := c.b
+	x, g := c.in[0], c.g()
+	r := b.rank(x)
+	if r < 2 {
+		b.fail("%w: %v: input rank unknown", ErrUnsupported, c.n)
+	}
+	axes := bnAxes(r)
+	out := make([]*graph.Value, 5)
+	if xhat := c.aux["xhat"]; xhat != nil {
+		gx := b.mul(g, xhat)
+		if c.needs(1) {
+			out[1] = b.reduceSum(gx, axes, false)
+		}
+		if c.needs(2) {
+			out[2] = b.reduceSum(g, axes, false)
+		}
+		if c.needs(0) {
+			gm := b.reduceMean(g, axes, true)
+			gxm := b.reduceMean(gx, axes, true)
+			k := b.mul(c.aux["gamma"], c.aux["rstd"])
+			out[0] = b.mul(k, b.sub(b.sub(g, gm), b.mul(xhat, gxm)))
+		}
+		return out
+	}
+	dt := b.dtype(x)
+	eps := float64(c.n.AttrFloat("epsilon", 1e-5))
+	inv := b.op1("Reciprocal", []*graph.Value{b.op1("Sqrt", []*graph.Value{b.add(c.in[4], b.scalarF(dt, eps))})})
+	if c.needs(0) {
+		out[0] = b.mul(g, b.unsqueeze(b.mul(c.in[1], inv), axes))
+	}
+	if c.needs(1) {
+		xhat := b.mul(b.sub(x, b.unsqueeze(c.in[3], axes)), b.unsqueeze(inv, axes))
+		out[1] = b.reduceSum(b.mul(g, xhat), axes, false)
+	}
+	if c.needs(2) {
+		out[2] = b.reduceSum(g, axes, false)
+	}
+	return out
+}
+
+// fwdLayerNormalization adds the Mean and InvStdDev outputs when the node
+// is on the gradient path.
+func fwdLayerNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
+	if !p.onPath[n] {
+		return b.copyNode(n, nil, nil)
+	}
+	var ins []*graph.Value
+	for _, in := range n.Inputs() {
+		ins = append(ins, b.mappedOrNil(in))
+	}
+	names := []string{n.Output(0).Name, "", ""}
+	for i := 1; i < 3; i++ {
+		if o := n.Output(i); o != nil {
+			names[i] = o.Name
+		} else {
+			names[i] = b.name(n.Output(0).Name + []string{"", "/mean", "/invstd"}[i])
+		}
+	}
+	fn := b.emit("LayerNormalization", ins, names, n.Attrs...)
+	for i, o := range n.Outputs() {
+		if o != nil {
+			b.vmap[o] = fn.Output(i)
+		}
+	}
+	b.auxSet(n, "mean", fn.Output(1))
+	b.auxSet(n, "invstd", fn.Output(2))
+	return fn
+}
+
+// gradLayerNormalization (normalizing over [axis, rank)): with
+// x̂ = (x−μ)·r and h = dY·γ: dγ = U(dY·x̂), dβ = U(dY) (sums over the
+// leading axes), dX = r·(h − mean(h) − x̂·mean(h·x̂)) (means over the
+// normalized axes). https://onnx.ai/onnx/operators/onnx__LayerNormalization.html
+func gradLayerNormalization(c *ctx) []*graph.Value {
+	b := c.b
+	x, g := c.in[0], c.g()
+	r := b.rank(x)
+	if r < 1 {
+		b.fail("%w: %v: input rank unknown", ErrUnsupported, c.n)
+	}
+	dt := b.dtype(x)
+	ax := normAxis(c.n.AttrInt("axis", -1), r)
+	mean := b.cast(c.aux["mean"], dt)
+	rstd := b.cast(c.aux["invstd"], dt)
+	xhat := b.mul(b.sub(x, mean), rstd)
+	out := make([]*graph.Value, 3)
+	if c.needs(1) {
+		out[1] = b.unbroadcast(b.mul(g, xhat), c.in[1])
+	}
+	if c.needs(2) {
+		out[2] = b.unbroadcast(g, c.in[2])
+	}
+	if c.needs(0) {
+		norm := iota64(int(ax), r)
+		h := b.mul(g, c.in[1])
+		hm := b.reduceMean(h, norm, true)
+		hxm := b.reduceMean(b.mul(h, xhat), norm, true)
+		out[0] = b.mul(rstd, b.sub(b.sub(h, hm), b.mul(xhat, hxm)))
+	}
+	return out
+}
