@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/unlearn
 export CGO_ENABLED := 1
 
-.PHONY: all build ort deps test test-short demo vet fmt generate clean
+.PHONY: all build ort deps test test-short conformance demo vet fmt generate clean
 
 all: build
 
@@ -21,6 +21,11 @@ build:
 test: deps ort
 	$(GO) vet ./...
 	UNLEARN_REQUIRE_ORT=1 $(GO) test -count=1 -timeout 30m ./...
+
+# The ONNX conformance suite (libonnx-testdata) through onnxio and ONNX Runtime,
+# with its pass/fail/skip summary and the reason for every skip.
+conformance: deps ort
+	UNLEARN_REQUIRE_ORT=1 $(GO) test -count=1 -v -run TestConformance ./internal/conformance | grep -v '^=== RUN\|^    --- PASS'
 
 test-short: ort
 	$(GO) test -short ./...

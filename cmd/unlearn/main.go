@@ -1,0 +1,124 @@
+// Command unlearn removes the influence of chosen training examples from a
+// classifier exported as ONNX. See README.md and `unlearn help`.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+)
+
+// Version is the tool's version, set at build time with -ldflags "-X main.Version=...".
+var Version = "0.1.0-dev"
+
+// Exit codes (documented in README.md).
+const (
+	exitOK    = 0
+	exitError = 1 // bad input, failed run
+	exitUsage = 2 // bad flags or arguments
+)
+
+// usageError marks errors in flags or arguments.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+func runtimeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "ort-lib", Usage: "path of libonnxruntime.so.1 (default: $ONNXRUNTIME_LIB, then .ort/ from `make ort`)", EnvVars: nil},
+		&cli.IntFlag{Name: "threads", Usage: "intra-op threads for ONNX Runtime (0: all cores)", Value: 0},
+		&cli.StringFlag{Name: "device", Usage: "cpu or cuda (cuda needs the CUDA provider libraries beside the ONNX Runtime library)", Value: "cpu"},
+	}
+}
+
+func runtimeOptions(c *cli.Context) (ortrt.Options, error) {
+	o := ortrt.Options{LibPath: c.String("ort-lib"), Threads: c.Int("threads"), Device: strings.ToLower(c.String("device"))}
+	if o.Threads < 0 {
+		return o, usagef("--threads %d: must be 0 (all cores) or positive", o.Threads)
+	}
+	if o.Device != "cpu" && o.Device != "cuda" {
+		return o, usagef("--device %q: must be cpu or cuda", c.String("device"))
+	}
+	if err := ortrt.Setup(o); err != nil {
+		return o, err
+	}
+	if err := ortrt.CheckDevice(o.Device, ortrt.LibraryPath()); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:    "unlearn",
+		Usage:   "remove the influence of training examples from an ONNX classifier",
+		Version: Version,
+		Description: "unlearn takes a trained classifier exported as ONNX and the ids of training examples to forget,\n" +
+			"and writes an unlearned ONNX model with the metrics that show it worked.",
+		Commands: []*cli.Command{
+			inspectCommand(),
+			evalCommand(),
+			versionCommand(),
+		},
+		HideHelpCommand: false,
+		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
+			return usageError{err}
+		},
+		ExitErrHandler: func(c *cli.Context, err error) {},
+	}
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the tool's and ONNX Runtime's versions",
+		Flags: runtimeFlags(),
+		Action: func(c *cli.Context) error {
+			fmt.Fprintf(c.App.Writer, "unlearn %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			if err := ortrt.Setup(ortrt.Options{LibPath: c.String("ort-lib")}); err != nil {
+				fmt.Fprintf(c.App.Writer, "onnxruntime: not loaded: %v\n", err)
+				return nil
+			}
+			fmt.Fprintf(c.App.Writer, "onnxruntime %s (%s)\n", ortrt.Version(), ortrt.LibraryPath())
+			return nil
+		},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+func run(args []string) int {
+	app := newApp()
+	err := app.Run(args)
+	if err == nil {
+		return exitOK
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	if t, ok := strings.CutPrefix(msg, "No help topic for "); ok {
+		msg = "unknown command " + t + " (see `unlearn help`)"
+	}
+	fmt.Fprintf(os.Stderr, "unlearn: error: %s\n", msg)
+	var u usageError
+	if errors.As(err, &u) || isCLIUsage(err) {
+		return exitUsage
+	}
+	return exitError
+}
+
+// isCLIUsage recognizes urfave/cli's own usage errors that do not go through
+// OnUsageError (missing required flags).
+func isCLIUsage(err error) bool {
+	m := err.Error()
+	return strings.HasPrefix(m, "Required flag") || strings.HasPrefix(m, "No help topic for")
+}

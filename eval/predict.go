@@ -1,0 +1,195 @@
+package eval
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/onnxio"
+	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+)
+
+// Classifier runs a model's forward pass in inference mode on batches of a
+// dataset and returns logits.
+type Classifier struct {
+	sess    *ortrt.Session
+	input   string
+	output  string
+	shape   []int64 // input shape with -1 for dynamic dims
+	classes int
+	batch   int
+}
+
+// ModelInput returns the single data input of a model (graph inputs that are
+// not initializers) and its static shape (-1 where dynamic).
+func ModelInput(m *graph.Model) (*graph.Value, []int64, error) {
+	var ins []*graph.Value
+	for _, v := range m.Graph.Inputs {
+		if !v.IsInitializer() {
+			ins = append(ins, v)
+		}
+	}
+	if len(ins) != 1 {
+		names := make([]string, len(ins))
+		for i, v := range ins {
+			names[i] = v.Name
+		}
+		return nil, nil, fmt.Errorf("model has %d data inputs %v; a classifier takes exactly one image tensor", len(ins), names)
+	}
+	in := ins[0]
+	if in.Type == nil || in.Type.Shape == nil {
+		return nil, nil, fmt.Errorf("model input %q has no shape", in.Name)
+	}
+	if in.Type.DType != graph.Float {
+		return nil, nil, fmt.Errorf("model input %q is %v; only float32 image inputs are supported", in.Name, in.Type.DType)
+	}
+	shape := make([]int64, len(in.Type.Shape))
+	for i, d := range in.Type.Shape {
+		if d.Known() {
+			shape[i] = d.Size
+		} else {
+			shape[i] = -1
+		}
+	}
+	if len(shape) != 4 {
+		return nil, nil, fmt.Errorf("model input %q has shape %v; expected [N, C, H, W]", in.Name, in.Type.Shape)
+	}
+	return in, shape, nil
+}
+
+// NewClassifier prepares m for inference: training-mode nodes are switched to
+// inference form on a copy (m itself is not modified) and a session is created.
+func NewClassifier(m *graph.Model, opts ortrt.Options, batch int) (*Classifier, error) {
+	if batch <= 0 {
+		return nil, errors.New("batch size must be positive")
+	}
+	in, shape, err := ModelInput(m)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Graph.Outputs) < 1 {
+		return nil, errors.New("model has no outputs")
+	}
+	out := m.Graph.Outputs[0]
+	classes := -1
+	if out.Type != nil && len(out.Type.Shape) == 2 && out.Type.Shape[1].Known() {
+		classes = int(out.Type.Shape[1].Size)
+	}
+	buf, err := inferenceBytes(m)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := ortrt.NewSession(buf, []string{in.Name}, []string{out.Name}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Classifier{sess: sess, input: in.Name, output: out.Name, shape: shape, classes: classes, batch: batch}, nil
+}
+
+// inferenceBytes serializes m in inference form without touching m.
+func inferenceBytes(m *graph.Model) ([]byte, error) {
+	raw, err := onnxio.Encode(m)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := onnxio.Decode(raw, "")
+	if err != nil {
+		return nil, err
+	}
+	n, err := graph.InferenceForm(cp.Graph)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return raw, nil
+	}
+	return onnxio.Encode(cp)
+}
+
+// Close releases the session.
+func (c *Classifier) Close() error { return c.sess.Close() }
+
+// InputShape returns the model's input shape (-1 for dynamic dimensions).
+func (c *Classifier) InputShape() []int64 { return c.shape }
+
+// Classes returns the number of classes (from the first batch if the model's
+// output shape did not say).
+func (c *Classifier) Classes() int { return c.classes }
+
+// Logits runs the examples idx of split and returns their logits, row-major
+// [len(idx), classes]. progress, if not nil, is called after every batch.
+func (c *Classifier) Logits(split *data.Split, idx []int, progress func(done, total int)) ([]float32, error) {
+	sh := split.Shape()
+	per := sh[0] * sh[1] * sh[2]
+	var out []float32
+	x := make([]float32, c.batch*per)
+	for start := 0; start < len(idx); start += c.batch {
+		end := min(start+c.batch, len(idx))
+		b := idx[start:end]
+		split.Batch(x[:len(b)*per], b)
+		inShape := []int64{int64(len(b)), int64(sh[0]), int64(sh[1]), int64(sh[2])}
+		in, err := ortrt.NewFloat32(inShape, x[:len(b)*per])
+		if err != nil {
+			return nil, err
+		}
+		outs := []*ortrt.Tensor{nil}
+		err = c.sess.Run([]*ortrt.Tensor{in}, outs)
+		in.Close()
+		if err != nil {
+			return nil, fmt.Errorf("forward pass on examples %d..%d: %w", start, end-1, err)
+		}
+		o := outs[0]
+		osh := o.Shape()
+		if len(osh) != 2 || osh[0] != int64(len(b)) || o.DType() != graph.Float {
+			o.Close()
+			return nil, fmt.Errorf("model output %q has shape %v (%v); a classifier must output float32 logits [batch, classes]", c.output, osh, o.DType())
+		}
+		if c.classes < 0 {
+			c.classes = int(osh[1])
+		} else if int(osh[1]) != c.classes {
+			o.Close()
+			return nil, fmt.Errorf("model output %q has %d classes, expected %d", c.output, osh[1], c.classes)
+		}
+		if out == nil {
+			out = make([]float32, 0, len(idx)*c.classes)
+		}
+		out = append(out, o.Float32s()...)
+		o.Close()
+		if progress != nil {
+			progress(end, len(idx))
+		}
+	}
+	return out, nil
+}
+
+// Argmax returns the index of the largest logit of each row.
+func Argmax(logits []float32, classes int) []int {
+	n := len(logits) / classes
+	out := make([]int, n)
+	for i := 0; i < n; i++ {
+		row := logits[i*classes : (i+1)*classes]
+		best := 0
+		for j, v := range row {
+			if v > row[best] {
+				best = j
+			}
+		}
+		out[i] = best
+	}
+	return out
+}
+
+// Accuracy returns the fraction of examples whose argmax equals the label.
+func Accuracy(pred []int, labels []int) float64 {
+	if len(pred) == 0 {
+		return 0
+	}
+	ok := 0
+	for i, p := range pred {
+		if p == int(labels[i]) {
+			ok++
+		}
+	}
+	return float64(ok) / float64(len(pred))
+}
