@@ -435,7 +435,10 @@ func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 	if xs := b.shape(x); xs != nil && allKnown(xs[2:]) {
 		per = prod(xs[2:])
 	}
-	st := BNStat{Node: n.Name, Scale: scale, MeanOut: mOut, VarOut: vOut, PerExample: per, Momentum: 0.1}
+	st := BNStat{Node: n.Name, Scale: scale, MeanOut: mOut, VarOut: vOut, PerExample: per,
+		// ONNX momentum weights the old value (rm ← m·rm + (1−m)·mean,
+		// default 0.9); BNStat.Momentum is PyTorch's weight of the new one.
+		Momentum: 1 - n.AttrFloat("momentum", 0.9)}
 	if v := n.Input(3); v != nil {
 		st.RunningMean = v.Name
 	}

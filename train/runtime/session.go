@@ -119,6 +119,7 @@ type Tensor struct {
 	dtype graph.DType
 	shape []int64
 	f32   []float32
+	i64   []int64
 	raw   []byte
 }
 
@@ -138,7 +139,7 @@ func NewInt64(shape []int64, data []int64) (*Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnxruntime: int64 tensor %v: %w", shape, err)
 	}
-	return &Tensor{v: v, dtype: graph.Int64, shape: append([]int64(nil), shape...)}, nil
+	return &Tensor{v: v, dtype: graph.Int64, shape: append([]int64(nil), shape...), i64: v.GetData()}, nil
 }
 
 // FromGraph wraps a graph.Tensor's bytes (shared, not copied).
@@ -180,6 +181,9 @@ func (t *Tensor) DType() graph.DType { return t.dtype }
 
 // Float32s returns the float32 data (aliasing the tensor).
 func (t *Tensor) Float32s() []float32 { return t.f32 }
+
+// Int64s returns the int64 data of a tensor made by NewInt64 (aliasing it).
+func (t *Tensor) Int64s() []int64 { return t.i64 }
 
 // Close releases the tensor.
 func (t *Tensor) Close() error {

@@ -1,0 +1,505 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/train/autodiff"
+	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+)
+
+// EngineOptions configures an Engine.
+type EngineOptions struct {
+	Runtime ortrt.Options
+	// Spec selects the parameters to differentiate, the BatchNormalization
+	// and Dropout modes and the loss (see autodiff.Spec).
+	Spec autodiff.Spec
+}
+
+// Engine runs one training graph on ONNX Runtime. Parameters live in ONNX
+// Runtime tensors whose memory Go shares (Param.Data), so optimizers update
+// them in place between steps; gradients are written by ONNX Runtime into
+// preallocated tensors (Param.Grad). One session serves every step and
+// batch size. In BNTraining mode, Step updates the running statistics as
+// PyTorch's train() forward does.
+//
+// An Engine is not safe for concurrent use.
+type Engine struct {
+	art  *autodiff.Artifacts
+	sess *ortrt.Session
+	g    *graph.Graph // the forward graph the artifacts were built from
+
+	inputs  []autodiff.IO
+	outputs []autodiff.IO
+
+	params []*Param
+	// fixed tensors bound on every run: parameters and state (by input
+	// index), gradients and BN statistics (by output index)
+	fixedIn  map[int]*ortrt.Tensor
+	fixedOut map[int]*ortrt.Tensor
+	// running statistics (Go-side values, updated after each BNTraining step)
+	running map[string][]float32
+	// per batch size: images, labels, weights, teacher logits, loss, logits
+	bufs map[int]*batchBufs
+
+	imageShape []int64 // [C, H, W]
+	classes    int
+	closed     bool
+}
+
+type batchBufs struct {
+	in  map[int]*ortrt.Tensor
+	out map[int]*ortrt.Tensor
+}
+
+// Batch is the input of one step. X holds N images (N·C·H·W floats),
+// Labels N class indices, Weights N per-example loss weights (nil: all 1),
+// Teacher N·classes teacher logits (KL loss only).
+type Batch struct {
+	X       []float32
+	Labels  []int64
+	Weights []float32
+	Teacher []float32
+}
+
+// StepResult is what one step returns. Logits alias engine memory that the
+// next step with the same batch size overwrites.
+type StepResult struct {
+	Loss   float64
+	Logits []float32
+}
+
+// NewEngine builds the training graph of m (a copy of its graph is
+// differentiated; m is not modified) and opens a session for it.
+func NewEngine(m *graph.Model, opts EngineOptions) (*Engine, error) {
+	art, err := autodiff.Build(m, opts.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return NewEngineFromArtifacts(m, art, opts.Runtime)
+}
+
+// NewEngineFromArtifacts opens a session for artifacts built from m.
+func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts ortrt.Options) (e *Engine, err error) {
+	buf, err := onnxio.Encode(art.Model)
+	if err != nil {
+		return nil, fmt.Errorf("train: encoding the training graph: %w", err)
+	}
+	e = &Engine{
+		art: art, g: m.Graph, inputs: art.Inputs, outputs: art.Outputs,
+		fixedIn: map[int]*ortrt.Tensor{}, fixedOut: map[int]*ortrt.Tensor{},
+		running: map[string][]float32{}, bufs: map[int]*batchBufs{},
+	}
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
+	inNames := make([]string, len(art.Inputs))
+	for i, io := range art.Inputs {
+		inNames[i] = io.Name
+	}
+	outNames := make([]string, len(art.Outputs))
+	for i, io := range art.Outputs {
+		outNames[i] = io.Name
+	}
+	e.sess, err = ortrt.NewSession(buf, inNames, outNames, opts)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	byName := map[string]*Param{}
+	for i, io := range art.Inputs {
+		switch io.Role {
+		case "param", "state":
+			v := m.Graph.LocalValue(io.Name)
+			if v == nil || v.Init == nil {
+				return nil, fmt.Errorf("train: training-graph input %q is not an initializer of the model", io.Name)
+			}
+			vals, err := v.Init.Float32s()
+			if err != nil {
+				return nil, fmt.Errorf("train: %s %q: %w", io.Role, io.Name, err)
+			}
+			t, err := ortrt.NewFloat32(append([]int64{}, v.Init.Shape...), append([]float32{}, vals...))
+			if err != nil {
+				return nil, fmt.Errorf("train: %w", err)
+			}
+			e.fixedIn[i] = t
+			if io.Role == "param" {
+				p := &Param{Name: io.Name, Data: t.Float32s()}
+				e.params = append(e.params, p)
+				byName[io.Name] = p
+			} else {
+				e.running[io.Name] = t.Float32s()
+			}
+		case "images":
+			if len(io.Shape) != 4 || io.Shape[1] < 0 || io.Shape[2] < 0 || io.Shape[3] < 0 {
+				return nil, fmt.Errorf("train: image input %q has shape %v; want [N, C, H, W] with static C, H, W", io.Name, io.Shape)
+			}
+			e.imageShape = append([]int64{}, io.Shape[1:]...)
+		}
+	}
+	// Running statistics that are not graph inputs (BNTraining does not read
+	// them) are still kept and updated.
+	for _, st := range art.BN {
+		for _, name := range []string{st.RunningMean, st.RunningVar} {
+			if name == "" || e.running[name] != nil {
+				continue
+			}
+			v := m.Graph.LocalValue(name)
+			if v == nil || v.Init == nil {
+				return nil, fmt.Errorf("train: running statistic %q of %s is not an initializer", name, st.Node)
+			}
+			vals, err := v.Init.Float32s()
+			if err != nil {
+				return nil, fmt.Errorf("train: %q: %w", name, err)
+			}
+			e.running[name] = append([]float32{}, vals...)
+		}
+	}
+	for i, io := range art.Outputs {
+		switch io.Role {
+		case "grad":
+			p := byName[io.Of]
+			if p == nil {
+				return nil, fmt.Errorf("train: gradient output %q has no parameter input", io.Name)
+			}
+			t, err := ortrt.NewFloat32(shapeOf(m.Graph, io.Of), make([]float32, len(p.Data)))
+			if err != nil {
+				return nil, fmt.Errorf("train: %w", err)
+			}
+			e.fixedOut[i] = t
+			p.Grad = t.Float32s()
+		case "bn_mean", "bn_var":
+			if len(io.Shape) != 1 || io.Shape[0] < 0 {
+				return nil, fmt.Errorf("train: BN statistic %q has shape %v", io.Name, io.Shape)
+			}
+			t, err := ortrt.NewFloat32([]int64{io.Shape[0]}, make([]float32, io.Shape[0]))
+			if err != nil {
+				return nil, fmt.Errorf("train: %w", err)
+			}
+			e.fixedOut[i] = t
+		case "logits":
+			if len(io.Shape) == 2 && io.Shape[1] > 0 {
+				e.classes = int(io.Shape[1])
+			}
+		}
+	}
+	if len(e.params) == 0 {
+		return nil, errors.New("train: the training graph has no parameters")
+	}
+	if e.imageShape == nil {
+		return nil, errors.New("train: the training graph has no image input")
+	}
+	if e.classes == 0 {
+		return nil, errors.New("train: the number of classes (logits dimension 1) is not static")
+	}
+	return e, nil
+}
+
+func shapeOf(g *graph.Graph, name string) []int64 {
+	return append([]int64{}, g.LocalValue(name).Init.Shape...)
+}
+
+// Params returns the trainable parameters in training-graph order. Data and
+// Grad alias ONNX Runtime memory; set Mask or Frozen to restrict updates.
+func (e *Engine) Params() []*Param { return e.params }
+
+// Param returns the parameter with the given initializer name, or nil.
+func (e *Engine) Param(name string) *Param {
+	for _, p := range e.params {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Artifacts returns the training graph and its description.
+func (e *Engine) Artifacts() *autodiff.Artifacts { return e.art }
+
+// ImageShape is [C, H, W] of one input image.
+func (e *Engine) ImageShape() []int64 { return e.imageShape }
+
+// Classes is the number of logits per example.
+func (e *Engine) Classes() int { return e.classes }
+
+// Running returns the running statistics (BatchNormalization mean and
+// variance by initializer name); the slices are live.
+func (e *Engine) Running() map[string][]float32 { return e.running }
+
+func (e *Engine) buffers(n int) (*batchBufs, error) {
+	if b := e.bufs[n]; b != nil {
+		return b, nil
+	}
+	b := &batchBufs{in: map[int]*ortrt.Tensor{}, out: map[int]*ortrt.Tensor{}}
+	var err error
+	for i, io := range e.inputs {
+		var t *ortrt.Tensor
+		switch io.Role {
+		case "images":
+			sh := append([]int64{int64(n)}, e.imageShape...)
+			t, err = ortrt.NewFloat32(sh, make([]float32, graph.NumElements(sh)))
+		case "labels":
+			t, err = ortrt.NewInt64([]int64{int64(n)}, make([]int64, n))
+		case "weights":
+			t, err = ortrt.NewFloat32([]int64{int64(n)}, make([]float32, n))
+		case "teacher_logits":
+			t, err = ortrt.NewFloat32([]int64{int64(n), int64(e.classes)}, make([]float32, n*e.classes))
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		b.in[i] = t
+	}
+	for i, io := range e.outputs {
+		var t *ortrt.Tensor
+		switch io.Role {
+		case "loss":
+			t, err = ortrt.NewFloat32([]int64{1}, make([]float32, 1))
+		case "logits":
+			t, err = ortrt.NewFloat32([]int64{int64(n), int64(e.classes)}, make([]float32, n*e.classes))
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		b.out[i] = t
+	}
+	e.bufs[n] = b
+	return b, nil
+}
+
+// Inputs returns the batch input buffers for batch size n, to be filled in
+// place before StepFilled: images (n·C·H·W), labels, weights (all 1 unless
+// changed) and teacher logits (nil unless the loss is KL).
+func (e *Engine) Inputs(n int) (x []float32, labels []int64, weights []float32, teacher []float32, err error) {
+	b, err := e.buffers(n)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	for i, io := range e.inputs {
+		t := b.in[i]
+		switch io.Role {
+		case "images":
+			x = t.Float32s()
+		case "labels":
+			labels = t.Int64s()
+		case "weights":
+			weights = t.Float32s()
+		case "teacher_logits":
+			teacher = t.Float32s()
+		}
+	}
+	return
+}
+
+// Step copies a batch into the engine and runs StepFilled.
+func (e *Engine) Step(bt Batch) (StepResult, error) {
+	n := len(bt.Labels)
+	if n == 0 {
+		return StepResult{}, errors.New("train: empty batch")
+	}
+	per := int(graph.NumElements(e.imageShape))
+	if len(bt.X) != n*per {
+		return StepResult{}, fmt.Errorf("train: batch of %d labels has %d image values, want %d", n, len(bt.X), n*per)
+	}
+	x, labels, weights, teacher, err := e.Inputs(n)
+	if err != nil {
+		return StepResult{}, err
+	}
+	copy(x, bt.X)
+	copy(labels, bt.Labels)
+	if weights != nil {
+		if bt.Weights == nil {
+			for i := range weights {
+				weights[i] = 1
+			}
+		} else if len(bt.Weights) != n {
+			return StepResult{}, fmt.Errorf("train: %d weights for %d labels", len(bt.Weights), n)
+		} else {
+			copy(weights, bt.Weights)
+		}
+	}
+	if teacher != nil {
+		if len(bt.Teacher) != n*e.classes {
+			return StepResult{}, fmt.Errorf("train: %d teacher logits for %d examples of %d classes", len(bt.Teacher), n, e.classes)
+		}
+		copy(teacher, bt.Teacher)
+	}
+	return e.StepFilled(n)
+}
+
+// LoadBatch fills the input buffers for len(idx) examples of split (images,
+// labels; weights set to 1) and returns the weights buffer for the caller to
+// change.
+func (e *Engine) LoadBatch(s *data.Split, idx []int) (weights []float32, err error) {
+	x, labels, weights, _, err := e.Inputs(len(idx))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Batch(x, idx); err != nil {
+		return nil, err
+	}
+	if err := s.BatchLabels(labels, idx); err != nil {
+		return nil, err
+	}
+	for i := range weights {
+		weights[i] = 1
+	}
+	return weights, nil
+}
+
+// StepFilled runs forward and backward on the n examples already in the
+// input buffers: Param.Grad receives the gradients of the loss, and in
+// BNTraining mode the running statistics are updated.
+func (e *Engine) StepFilled(n int) (StepResult, error) {
+	if e.closed {
+		return StepResult{}, errors.New("train: engine closed")
+	}
+	b, err := e.buffers(n)
+	if err != nil {
+		return StepResult{}, err
+	}
+	ins := make([]*ortrt.Tensor, len(e.inputs))
+	for i := range e.inputs {
+		if t := e.fixedIn[i]; t != nil {
+			ins[i] = t
+		} else {
+			ins[i] = b.in[i]
+		}
+		if ins[i] == nil {
+			return StepResult{}, fmt.Errorf("train: no tensor for training-graph input %q (role %s)", e.inputs[i].Name, e.inputs[i].Role)
+		}
+	}
+	outs := make([]*ortrt.Tensor, len(e.outputs))
+	for i := range e.outputs {
+		if t := e.fixedOut[i]; t != nil {
+			outs[i] = t
+		} else {
+			outs[i] = b.out[i]
+		}
+		if outs[i] == nil {
+			return StepResult{}, fmt.Errorf("train: no tensor for training-graph output %q", e.outputs[i].Name)
+		}
+	}
+	if err := e.sess.Run(ins, outs); err != nil {
+		return StepResult{}, fmt.Errorf("train: %w", err)
+	}
+	var res StepResult
+	for i, io := range e.outputs {
+		switch io.Role {
+		case "loss":
+			res.Loss = float64(outs[i].Float32s()[0])
+		case "logits":
+			res.Logits = outs[i].Float32s()
+		}
+	}
+	if math.IsNaN(res.Loss) || math.IsInf(res.Loss, 0) {
+		return res, fmt.Errorf("%w: loss is %v", ErrNonFinite, res.Loss)
+	}
+	if len(e.art.BN) > 0 {
+		if err := e.updateRunning(n, outs); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// updateRunning applies PyTorch's running-statistics update:
+// rm ← (1−μ)·rm + μ·mean, rv ← (1−μ)·rv + μ·var·M/(M−1), M = N·∏spatial.
+func (e *Engine) updateRunning(n int, outs []*ortrt.Tensor) error {
+	outIdx := map[string]int{}
+	for i, io := range e.outputs {
+		outIdx[io.Name] = i
+	}
+	for _, st := range e.art.BN {
+		mu := float64(st.Momentum)
+		m := float64(n) * float64(st.PerExample)
+		if st.PerExample < 0 {
+			return fmt.Errorf("train: %s: spatial size not static; cannot update running variance", st.Node)
+		}
+		corr := 1.0
+		if m > 1 {
+			corr = m / (m - 1)
+		}
+		if rm := e.running[st.RunningMean]; rm != nil {
+			mean := outs[outIdx[st.MeanOut]].Float32s()
+			for c := range rm {
+				rm[c] = float32((1-mu)*float64(rm[c]) + mu*float64(mean[c]))
+			}
+		}
+		if rv := e.running[st.RunningVar]; rv != nil {
+			v := outs[outIdx[st.VarOut]].Float32s()
+			for c := range rv {
+				rv[c] = float32((1-mu)*float64(rv[c]) + mu*float64(v[c])*corr)
+			}
+		}
+	}
+	return nil
+}
+
+// WriteBack copies the engine's parameters and running statistics into the
+// initializers of the same name in g (typically a clone of the model the
+// engine was built from). It returns the number of tensors written.
+func (e *Engine) WriteBack(g *graph.Graph) (int, error) {
+	n := 0
+	set := func(name string, vals []float32) error {
+		v := g.LocalValue(name)
+		if v == nil || v.Init == nil {
+			return fmt.Errorf("train: write back: %q is not an initializer of the target graph", name)
+		}
+		if v.Init.Len() != int64(len(vals)) {
+			return fmt.Errorf("train: write back: %q has %d elements, the engine %d", name, v.Init.Len(), len(vals))
+		}
+		if err := v.Init.SetFloat32s(vals); err != nil {
+			return fmt.Errorf("train: write back %q: %w", name, err)
+		}
+		n++
+		return nil
+	}
+	for _, p := range e.params {
+		if err := set(p.Name, p.Data); err != nil {
+			return n, err
+		}
+	}
+	for name, vals := range e.running {
+		if err := set(name, vals); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Close releases the session and every tensor. Param.Data and Param.Grad
+// must not be used afterwards.
+func (e *Engine) Close() error {
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	if e.sess != nil {
+		e.sess.Close()
+	}
+	for _, t := range e.fixedIn {
+		t.Close()
+	}
+	for _, t := range e.fixedOut {
+		t.Close()
+	}
+	for _, b := range e.bufs {
+		for _, t := range b.in {
+			t.Close()
+		}
+		for _, t := range b.out {
+			t.Close()
+		}
+	}
+	return nil
+}
