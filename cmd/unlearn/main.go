@@ -22,6 +22,8 @@ const (
 	exitOK    = 0
 	exitError = 1 // bad input, failed run
 	exitUsage = 2 // bad flags or arguments
+	// exitInterrupted: stopped by SIGINT/SIGTERM; no output written (128+SIGINT, as shells report it)
+	exitInterrupted = 130
 )
 
 // usageError marks errors in flags or arguments.
@@ -67,6 +69,7 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			inspectCommand(),
 			evalCommand(),
+			trainCommand(),
 			versionCommand(),
 		},
 		HideHelpCommand: false,
@@ -109,6 +112,9 @@ func run(args []string) int {
 		msg = "unknown command " + t + " (see `unlearn help`)"
 	}
 	fmt.Fprintf(os.Stderr, "unlearn: error: %s\n", msg)
+	if errors.Is(err, errInterrupted) {
+		return exitInterrupted
+	}
 	var u usageError
 	if errors.As(err, &u) || isCLIUsage(err) {
 		return exitUsage
