@@ -241,6 +241,10 @@ func writeFileAtomic(path string, b []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	if err := os.Chmod(tmp, 0o644); err != nil { // CreateTemp makes 0600
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)

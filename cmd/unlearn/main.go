@@ -70,6 +70,7 @@ func newApp() *cli.App {
 			inspectCommand(),
 			evalCommand(),
 			trainCommand(),
+			artifactsCommand(),
 			versionCommand(),
 		},
 		HideHelpCommand: false,
