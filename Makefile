@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/unlearn
 export CGO_ENABLED := 1
 
-.PHONY: all build ort deps test test-short conformance demo vet fmt generate clean
+.PHONY: all build ort deps test test-short conformance fuzz demo vet fmt generate clean
 
 all: build
 
@@ -26,6 +26,18 @@ test: deps ort
 # with its pass/fail/skip summary and the reason for every skip.
 conformance: deps ort
 	UNLEARN_REQUIRE_ORT=1 $(GO) test -count=1 -v -run TestConformance ./internal/conformance | grep -v '^=== RUN\|^    --- PASS'
+
+# Fuzzes the ONNX decoder, the dataset readers and the ids parser for
+# FUZZTIME each (the seed corpora also run in `make test`). New crashers land
+# in <pkg>/testdata/fuzz/ and are then replayed by every test run.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := onnxio:FuzzDecode data:FuzzIDX data:FuzzParseIDs data:FuzzMAT data:FuzzNPY
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; fn=$${t##*:}; \
+	  echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; \
+	done
 
 test-short: ort
 	$(GO) test -short ./...
