@@ -1,0 +1,154 @@
+package unlearn
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/unlearn-tool/unlearn/graph"
+)
+
+// Audit is the evidence of what unlearning changed: every initializer of
+// the output compared bit for bit with the input's, changed elements
+// counted per tensor and (for trainable parameters) per output channel, and
+// every change checked against what the run was allowed to change.
+type Audit struct {
+	// Tensors that differ, sorted by name.
+	Changed []TensorChange `json:"changed"`
+	// UnchangedTensors counts initializers that are bit-identical.
+	UnchangedTensors int `json:"unchanged_tensors"`
+	// ChangedParams counts changed elements of trainable parameters;
+	// TotalParams is the number of trainable elements.
+	ChangedParams int64 `json:"changed_params"`
+	TotalParams   int64 `json:"total_params"`
+	// ChangedState counts changed elements of other initializers
+	// (BatchNormalization running statistics).
+	ChangedState int64 `json:"changed_state"`
+	// Violations lists changes outside what was allowed; empty in every
+	// correct run.
+	Violations []string `json:"violations"`
+	// BitIdentical is true when every element outside the allowed set is
+	// bit-identical to the input.
+	BitIdentical bool `json:"outside_mask_bit_identical"`
+}
+
+// TensorChange describes one changed initializer.
+type TensorChange struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"` // parameter role, or "state"
+	Elements int64  `json:"elements"`
+	Changed  int64  `json:"changed"`
+	// Channels lists the output channels with at least one changed element
+	// (trainable parameters in a layer).
+	Channels []int `json:"channels,omitempty"`
+	Layer    string `json:"layer,omitempty"`
+}
+
+// Allowed says what a run may change: elements by parameter name (nil
+// slice: the whole tensor), and whether non-parameter initializers
+// (running statistics) may change.
+type Allowed struct {
+	Elements map[string][]bool
+	Whole    map[string]bool
+	State    bool
+}
+
+// AuditModels compares the initializers of before and after (which must
+// have the same initializer names and shapes) using nm, the neuron map of
+// before's (untied) graph, for roles and channels.
+func AuditModels(before, after *graph.Graph, nm *graph.NeuronMap, allowed Allowed) (*Audit, error) {
+	a := &Audit{Changed: []TensorChange{}, Violations: []string{}, TotalParams: nm.NumParams}
+	params := map[string]*graph.Param{}
+	for _, p := range nm.Params {
+		params[p.Value.Name] = p
+	}
+	names := make([]string, 0, len(before.Initializers))
+	for _, v := range before.Initializers {
+		if v.Init != nil {
+			names = append(names, v.Name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		bv := before.LocalValue(name)
+		av := after.LocalValue(name)
+		if av == nil || av.Init == nil {
+			return nil, fmt.Errorf("audit: initializer %q missing from the output", name)
+		}
+		bt, at := bv.Init, av.Init
+		if bt.DType != at.DType || fmt.Sprint(bt.Shape) != fmt.Sprint(at.Shape) {
+			return nil, fmt.Errorf("audit: initializer %q changed type or shape (%v %v → %v %v)", name, bt.DType, bt.Shape, at.DType, at.Shape)
+		}
+		if bytes.Equal(bt.Raw, at.Raw) {
+			a.UnchangedTensors++
+			continue
+		}
+		tc := TensorChange{Name: name, Kind: "state", Elements: bt.Len()}
+		p := params[name]
+		if p != nil {
+			tc.Kind = p.Kind
+		}
+		var changedIdx []int
+		if bt.DType == graph.Float {
+			bf, _ := bt.Float32s()
+			af, _ := at.Float32s()
+			for i := range bf {
+				if math.Float32bits(bf[i]) != math.Float32bits(af[i]) {
+					changedIdx = append(changedIdx, i)
+				}
+			}
+		} else {
+			// Compare element-wise by bytes.
+			sz := bt.DType.Size()
+			if sz <= 0 {
+				sz = 1
+			}
+			for i := 0; i*sz < len(bt.Raw); i++ {
+				if !bytes.Equal(bt.Raw[i*sz:(i+1)*sz], at.Raw[i*sz:(i+1)*sz]) {
+					changedIdx = append(changedIdx, i)
+				}
+			}
+		}
+		tc.Changed = int64(len(changedIdx))
+		if p != nil {
+			a.ChangedParams += tc.Changed
+			if l, mi := nm.LayerOf(bv); l != nil {
+				tc.Layer = l.Name
+				seen := map[int]bool{}
+				m := l.Members[mi]
+				for _, i := range changedIdx {
+					seen[m.ChannelOf(i)] = true
+				}
+				for c := range seen {
+					tc.Channels = append(tc.Channels, c)
+				}
+				sort.Ints(tc.Channels)
+			}
+			switch {
+			case allowed.Whole[name]:
+			case allowed.Elements[name] != nil:
+				el := allowed.Elements[name]
+				bad := 0
+				for _, i := range changedIdx {
+					if i >= len(el) || !el[i] {
+						bad++
+					}
+				}
+				if bad > 0 {
+					a.Violations = append(a.Violations, fmt.Sprintf("%s: %d changed elements outside the mask", name, bad))
+				}
+			default:
+				a.Violations = append(a.Violations, fmt.Sprintf("%s: changed (%d elements) but not allowed to", name, tc.Changed))
+			}
+		} else {
+			a.ChangedState += tc.Changed
+			if !allowed.State {
+				a.Violations = append(a.Violations, fmt.Sprintf("%s: non-parameter initializer changed (%d elements)", name, tc.Changed))
+			}
+		}
+		a.Changed = append(a.Changed, tc)
+	}
+	a.BitIdentical = len(a.Violations) == 0
+	return a, nil
+}
