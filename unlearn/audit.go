@@ -41,7 +41,7 @@ type TensorChange struct {
 	Changed  int64  `json:"changed"`
 	// Channels lists the output channels with at least one changed element
 	// (trainable parameters in a layer).
-	Channels []int `json:"channels,omitempty"`
+	Channels []int  `json:"channels,omitempty"`
 	Layer    string `json:"layer,omitempty"`
 }
 
