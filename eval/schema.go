@@ -1,0 +1,195 @@
+package eval
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Schema is the version tag of metrics.json. Fields may be added within a
+// version; none is removed or changes meaning.
+const Schema = "unlearn.metrics/v1"
+
+// Report is metrics.json (schema unlearn.metrics/v1): the evaluated
+// model's Metrics inline at the top level (accuracy, counts, per_class, mia,
+// timings), the same for the oracle under "oracle", oracle − model under
+// "delta" and the agreement of their predictions. `unlearn eval` writes it;
+// a command that unlearns can fill Before with the original model's section
+// and keep the unlearned model at the top level. README.md documents every
+// field.
+type Report struct {
+	Schema   string      `json:"schema"`
+	Tool     string      `json:"tool,omitempty"`
+	Model    *ModelInfo  `json:"model"`
+	Data     *DataInfo   `json:"data"`
+	Forget   *ForgetInfo `json:"forget,omitempty"`
+	Settings Settings    `json:"settings"`
+	*Metrics
+	Oracle    *Section   `json:"oracle,omitempty"`
+	Delta     *Delta     `json:"delta,omitempty"`
+	Agreement *Agreement `json:"agreement,omitempty"`
+	Before    *Section   `json:"before,omitempty"`
+}
+
+// Section is one more model's metrics within a Report.
+type Section struct {
+	Model *ModelInfo `json:"model"`
+	*Metrics
+}
+
+// ModelInfo identifies a model file.
+type ModelInfo struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// DataInfo identifies the dataset.
+type DataInfo struct {
+	Path       string    `json:"path"`
+	Format     string    `json:"format"`
+	Name       string    `json:"name"`
+	SHA256     string    `json:"sha256"`
+	Classes    int       `json:"classes"`
+	ClassNames []string  `json:"class_names,omitempty"`
+	Mean       []float32 `json:"mean,omitempty"`
+	Std        []float32 `json:"std,omitempty"`
+}
+
+// ForgetInfo identifies the forget set.
+type ForgetInfo struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	N      int    `json:"n"`
+}
+
+// Settings record how the numbers were made.
+type Settings struct {
+	BatchSize int          `json:"batch_size"`
+	Device    string       `json:"device"`
+	Threads   int          `json:"threads"`
+	MIA       *MIASettings `json:"mia,omitempty"`
+}
+
+// MIASettings record the attacks' configuration and group sizes.
+type MIASettings struct {
+	ShadowMembers    int     `json:"shadow_members"`
+	ShadowNonMembers int     `json:"shadow_non_members"`
+	Target           int     `json:"target"`
+	SVCC             float64 `json:"svc_c"`
+	SVCGamma         string  `json:"svc_gamma"`
+	SVCTol           float64 `json:"svc_tol"`
+	MEntropy         string  `json:"m_entropy"`
+	LossSplits       int     `json:"loss_splits"`
+	LossTestFraction float64 `json:"loss_test_fraction"`
+	LossC            float64 `json:"loss_c"`
+	LossPerClass     int     `json:"loss_per_class"`
+	Seed             uint64  `json:"seed"`
+	// Notes report adjustments: fewer retain examples than test examples,
+	// a loss attack left out, an SVC stopped at its iteration cap.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// NewMIASettings describes the attacks behind m (nil when m has none).
+func NewMIASettings(m *Metrics, opts MIAOptions) *MIASettings {
+	if m == nil || m.MIADetail == nil {
+		return nil
+	}
+	o := opts.resolved()
+	d := m.MIADetail
+	s := &MIASettings{
+		ShadowMembers:    d.SVC.Members.N,
+		ShadowNonMembers: d.SVC.NonMembers.N,
+		Target:           d.SVC.Target.N,
+		SVCC:             o.SVC.C,
+		SVCGamma:         "auto (1/n_features)",
+		SVCTol:           o.SVC.Tol,
+		MEntropy:         o.MEntropy.String(),
+		LossSplits:       o.Splits,
+		LossTestFraction: o.TestFraction,
+		LossC:            o.C,
+		Seed:             o.Seed,
+	}
+	if s.SVCC == 0 {
+		s.SVCC = 3
+	}
+	if s.SVCTol == 0 {
+		s.SVCTol = 1e-3
+	}
+	if o.SVC.Gamma != 0 {
+		s.SVCGamma = fmt.Sprint(o.SVC.Gamma)
+	}
+	if d.Loss != nil {
+		s.LossPerClass = d.Loss.PerClass
+	}
+	if s.ShadowMembers < s.ShadowNonMembers {
+		s.Notes = append(s.Notes, fmt.Sprintf("the retain set has %d examples, fewer than the %d test examples: all of them are shadow members (SalUn takes the first |test|)", s.ShadowMembers, s.ShadowNonMembers))
+	}
+	if d.LossNote != "" {
+		s.Notes = append(s.Notes, "loss_lr left out: "+d.LossNote)
+	}
+	s.Notes = append(s.Notes, d.SVC.Notes...)
+	return s
+}
+
+// HashPath returns the SHA-256 of a file, or of a folder's content: the
+// hash of the lines "<sha256 of file>  ./<path relative to the folder>\n"
+// of every regular file below it, sorted by path, which is what
+//
+//	(cd DIR && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum
+//
+// prints for names without spaces or special characters. Hidden files are
+// included; symbolic links are followed for the top path only.
+func HashPath(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return hashFile(path)
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			rel, err := filepath.Rel(path, p)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(files)
+	h := sha256.New()
+	for _, f := range files {
+		s, err := hashFile(filepath.Join(path, filepath.FromSlash(f)))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s  ./%s\n", s, f)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
