@@ -1,0 +1,337 @@
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/unlearn-tool/unlearn/eval"
+)
+
+// Figure is one embedded plot.
+type Figure struct {
+	Title   string
+	Caption string
+	Alt     string
+	// Src is the attribute src="data:image/png;base64,...", given as
+	// HTMLAttr so the base64 text is written as is (html/template would
+	// otherwise write '+' as an entity; browsers read both).
+	Src   template.HTMLAttr
+	Width int // CSS pixels
+}
+
+type figureRow struct {
+	Heading string
+	Text    string
+	Figures []Figure
+}
+
+// HTML renders rep as one self-contained page: the metrics table, accuracy
+// bars against the oracle, per-class accuracy, the MIA scores and the
+// distributions of the MIA features for shadow members, shadow
+// non-members and the forget set, then the provenance (paths, SHA-256,
+// settings). Plots are PNG data URIs and a Content-Security-Policy forbids
+// every request, so the page opens offline and loads nothing. rep needs its
+// Metrics (and, for the distribution plots, their MIADetail).
+func HTML(rep *eval.Report) ([]byte, error) {
+	if rep.Metrics == nil {
+		return nil, fmt.Errorf("report: no metrics to show")
+	}
+	var oracle *eval.Metrics
+	if rep.Oracle != nil {
+		oracle = rep.Oracle.Metrics
+	}
+	var rows []figureRow
+
+	// Accuracy against the oracle.
+	var accLabels []string
+	var mv, ov []float64
+	for _, k := range eval.AccuracyKeys {
+		v, ok := rep.Accuracy.Get(k)
+		if !ok {
+			continue
+		}
+		accLabels = append(accLabels, k)
+		mv = append(mv, v)
+		if oracle != nil {
+			o, _ := oracle.Accuracy.Get(k)
+			ov = append(ov, o)
+		}
+	}
+	ss := []series{{"model", mv, colModel}}
+	if oracle != nil {
+		ss = append(ss, series{"oracle", ov, colOracle})
+	}
+	var figs []Figure
+	f, err := barFigure("Accuracy", "accuracy (%)", accLabels, ss,
+		"Accuracy of the model (blue) and, when given, the oracle retrained without the forget set (orange). After good unlearning the forget bar matches the oracle's and the others stay.")
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, f)
+	if rep.MIA != nil {
+		var mlabels []string
+		var mm, om []float64
+		for _, k := range eval.MIAKeys {
+			v, ok := rep.MIA.Get(k)
+			if !ok {
+				continue
+			}
+			mlabels = append(mlabels, k)
+			mm = append(mm, v)
+			if oracle != nil {
+				o, _ := oracle.MIA.Get(k)
+				om = append(om, o)
+			}
+		}
+		ss := []series{{"model", mm, colModel}}
+		if oracle != nil && oracle.MIA != nil {
+			ss = append(ss, series{"oracle", om, colOracle})
+		}
+		f, err := barFigure("Membership inference", "score (%)", mlabels, ss,
+			"SVC scores: share of the forget set the attack calls non-member (SalUn's MIA-Efficacy). loss_lr: accuracy of telling forget from test losses (50% = chance). Good unlearning brings each bar to the oracle's.")
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	rows = append(rows, figureRow{Heading: "Overview", Figures: figs})
+
+	// Per-class accuracy.
+	figs = nil
+	names := []string(nil)
+	if rep.Data != nil {
+		names = rep.Data.ClassNames
+	}
+	for _, sp := range []struct {
+		name string
+		m, o []eval.ClassAccuracy
+	}{
+		{"test", rep.PerClass.Test, perClassOf(oracle, "test")},
+		{"forget", rep.PerClass.Forget, perClassOf(oracle, "forget")},
+		{"retain", rep.PerClass.Retain, perClassOf(oracle, "retain")},
+	} {
+		if sp.m == nil {
+			continue
+		}
+		var labels []string
+		var a, b []float64
+		for c, ca := range sp.m {
+			if ca.Accuracy == nil {
+				continue
+			}
+			label := strconv.Itoa(c)
+			if c < len(names) && names[c] != "" {
+				label = names[c]
+			}
+			labels = append(labels, label)
+			a = append(a, *ca.Accuracy)
+			if sp.o != nil && c < len(sp.o) && sp.o[c].Accuracy != nil {
+				b = append(b, *sp.o[c].Accuracy)
+			} else {
+				b = append(b, 0)
+			}
+		}
+		ss := []series{{"model", a, colModel}}
+		if oracle != nil && sp.o != nil {
+			ss = append(ss, series{"oracle", b, colOracle})
+		}
+		f, err := barFigure("Per-class accuracy: "+sp.name, "accuracy (%)", labels, ss,
+			fmt.Sprintf("Accuracy on each class of the %s split that has examples.", sp.name))
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	rows = append(rows, figureRow{Heading: "Per class", Figures: figs})
+
+	// MIA feature distributions.
+	if rep.MIADetail != nil {
+		text := "Distributions of the attack features for the shadow members (retain examples, green), the shadow non-members (test split, grey) and the forget set (red). The SVC learns to separate green from grey; the score is the share of red it places on the grey side. After good unlearning the red histogram looks like the oracle's. The probability-vector feature has one dimension per class and is not drawn."
+		models := []struct {
+			name string
+			m    *eval.Metrics
+		}{{"model", rep.Metrics}}
+		if oracle != nil && oracle.MIADetail != nil {
+			models = append(models, struct {
+				name string
+				m    *eval.Metrics
+			}{"oracle", oracle})
+		}
+		for _, feat := range []struct {
+			name, xlabel string
+			get          func(*eval.FeatureValues) []float64
+			bins         int
+			clip         bool
+		}{
+			{"correctness", "prediction correct (0 or 1)", func(f *eval.FeatureValues) []float64 { return f.Correctness }, 2, false},
+			{"confidence", "probability of the true label", func(f *eval.FeatureValues) []float64 { return f.Confidence }, 30, false},
+			{"entropy", "entropy of the prediction (nats)", func(f *eval.FeatureValues) []float64 { return f.Entropy }, 30, false},
+			{"m_entropy", "modified entropy (nats)", func(f *eval.FeatureValues) []float64 { return f.MEntropy }, 30, true},
+			{"loss", "cross-entropy loss (loss_lr's feature)", func(f *eval.FeatureValues) []float64 { return f.Loss }, 30, true},
+		} {
+			var figs []Figure
+			for _, md := range models {
+				sv := md.m.MIADetail.SVC
+				p, err := distribution(fmt.Sprintf("%s: %s", md.name, feat.name), feat.xlabel, []series{
+					{"members", feat.get(sv.Members), colMember},
+					{"non-members", feat.get(sv.NonMembers), colNonMem},
+					{"forget", feat.get(sv.Target), colForget},
+				}, feat.bins, feat.clip)
+				if err != nil {
+					return nil, err
+				}
+				f, err := figure(p, plotWidth, plotHeight, fmt.Sprintf("%s of the %s", feat.name, md.name), "")
+				if err != nil {
+					return nil, err
+				}
+				figs = append(figs, f)
+			}
+			rows = append(rows, figureRow{Heading: "MIA feature: " + feat.name, Text: text, Figures: figs})
+			text = ""
+		}
+	}
+
+	var buf bytes.Buffer
+	err = page.Execute(&buf, struct {
+		R       *eval.Report
+		Rows    []Row
+		Figures []figureRow
+	}{rep, Rows(rep), rows})
+	if err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func perClassOf(m *eval.Metrics, split string) []eval.ClassAccuracy {
+	if m == nil {
+		return nil
+	}
+	switch split {
+	case "test":
+		return m.PerClass.Test
+	case "forget":
+		return m.PerClass.Forget
+	case "retain":
+		return m.PerClass.Retain
+	}
+	return nil
+}
+
+func barFigure(title, ylabel string, labels []string, ss []series, caption string) (Figure, error) {
+	p, err := groupedBars(title, ylabel, labels, ss)
+	if err != nil {
+		return Figure{}, err
+	}
+	return figure(p, plotWidth, plotHeight, title, caption)
+}
+
+func figure(p *plot.Plot, w, h vg.Length, alt, caption string) (Figure, error) {
+	b, err := renderPNG(p, w, h)
+	if err != nil {
+		return Figure{}, err
+	}
+	return Figure{
+		Title:   p.Title.Text,
+		Alt:     alt,
+		Caption: caption,
+		Src:     template.HTMLAttr(`src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(b) + `"`),
+		Width:   int(w.Points() * 96 / 72),
+	}, nil
+}
+
+func pct(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.2f%%", 100**v)
+}
+
+func points(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("%+.2f", 100**v)
+}
+
+func gap(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", 100**v)
+}
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"pct": pct, "points": points, "gap": gap,
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>unlearn: evaluation of {{.R.Model.Path}}</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1100px; padding: 0 1rem; color: #222; }
+h1 { font-size: 1.5rem; margin-bottom: .2rem; }
+h2 { font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
+.sub { color: #555; margin-top: 0; }
+table { border-collapse: collapse; margin: .5rem 0; }
+th, td { padding: .25rem .7rem; text-align: right; border-bottom: 1px solid #eee; }
+th { background: #f5f5f5; }
+td.name, th.name { text-align: left; }
+td.help { text-align: left; color: #666; font-size: .85rem; }
+tr.group td { text-align: left; font-weight: 600; background: #fafafa; }
+.figs { display: flex; flex-wrap: wrap; gap: 1rem; }
+figure { margin: 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-size: .85rem; color: #555; max-width: 620px; }
+code { font-size: .85rem; }
+dl { display: grid; grid-template-columns: max-content auto; gap: .2rem 1rem; }
+dt { font-weight: 600; }
+dd { margin: 0; word-break: break-all; }
+.note { color: #8a4b00; }
+</style>
+</head>
+<body>
+<h1>Unlearning evaluation</h1>
+<p class="sub">model <code>{{.R.Model.Path}}</code>{{if .R.Oracle}} against the oracle <code>{{.R.Oracle.Model.Path}}</code>{{end}}{{if .R.Forget}}, forget set <code>{{.R.Forget.Path}}</code> ({{.R.Forget.N}} examples){{end}}{{if .R.Data}}, data <code>{{.R.Data.Path}}</code>{{end}}</p>
+
+<h2>Metrics</h2>
+<table>
+<tr><th class="name">metric</th><th>model</th>{{if .R.Oracle}}<th>oracle</th><th>Δ (points)</th>{{end}}<th class="name">meaning</th></tr>
+{{- $g := ""}}{{$o := .R.Oracle}}
+{{- range .Rows}}
+{{- if ne .Group $g}}{{$g = .Group}}<tr class="group"><td colspan="{{if $o}}5{{else}}3{{end}}">{{.Group}}</td></tr>{{end}}
+<tr><td class="name">{{.Name}}</td><td>{{pct .Model}}</td>{{if $o}}<td>{{pct .Oracle}}</td><td>{{if eq .Group "summary"}}{{gap .Delta}}{{else}}{{points .Delta}}{{end}}</td>{{end}}<td class="help">{{.Help}}</td></tr>
+{{- end}}
+</table>
+{{if .R.Oracle}}<p>Δ = oracle − model, in percentage points; agreement is the share of examples on which the two models predict the same class.</p>{{end}}
+{{range .Figures}}
+<h2>{{.Heading}}</h2>
+{{if .Text}}<p>{{.Text}}</p>{{end}}
+<div class="figs">
+{{range .Figures}}<figure><img {{.Src}} alt="{{.Alt}}" width="{{.Width}}">{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>
+{{end}}</div>
+{{end}}
+<h2>Provenance</h2>
+<dl>
+<dt>model</dt><dd><code>{{.R.Model.Path}}</code> sha256 <code>{{.R.Model.SHA256}}</code></dd>
+{{if .R.Oracle}}<dt>oracle</dt><dd><code>{{.R.Oracle.Model.Path}}</code> sha256 <code>{{.R.Oracle.Model.SHA256}}</code></dd>{{end}}
+{{with .R.Data}}<dt>data</dt><dd><code>{{.Path}}</code> ({{.Format}}, {{.Classes}} classes) sha256 <code>{{.SHA256}}</code></dd>{{end}}
+{{with .R.Forget}}<dt>forget set</dt><dd><code>{{.Path}}</code> ({{.N}} ids) sha256 <code>{{.SHA256}}</code></dd>{{end}}
+<dt>examples</dt><dd>train {{.R.Counts.Train}}, test {{.R.Counts.Test}}{{with .R.Counts.Forget}}, forget {{.}}{{end}}{{with .R.Counts.Retain}}, retain {{.}}{{end}}</dd>
+<dt>runtime</dt><dd>batch {{.R.Settings.BatchSize}}, device {{.R.Settings.Device}}, threads {{.R.Settings.Threads}}</dd>
+{{with .R.Settings.MIA}}<dt>MIA</dt><dd>{{.ShadowMembers}} shadow members (first retain examples), {{.ShadowNonMembers}} shadow non-members (test split), {{.Target}} targets (forget set); SVC C={{.SVCC}}, gamma {{.SVCGamma}}, tol {{.SVCTol}}; modified entropy {{.MEntropy}}; loss attack {{.LossSplits}} stratified shuffle splits (test share {{.LossTestFraction}}), C={{.LossC}}, {{.LossPerClass}} per class, seed {{.Seed}}</dd>
+{{range .Notes}}<dt class="note">note</dt><dd class="note">{{.}}</dd>{{end}}{{end}}
+<dt>time</dt><dd>model {{printf "%.1f" .R.Timings.TotalS}} s{{if .R.Oracle}}, oracle {{printf "%.1f" .R.Oracle.Timings.TotalS}} s{{end}}</dd>
+{{if .R.Tool}}<dt>tool</dt><dd>{{.R.Tool}}</dd>{{end}}
+</dl>
+</body>
+</html>
+`))

@@ -1,0 +1,164 @@
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"image/png"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/eval"
+)
+
+// outputs makes logits of n examples of 3 classes whose true-class margin
+// is drawn from N(mu, 1).
+func outputs(rng *rand.Rand, n int, mu float64) eval.Outputs {
+	o := eval.Outputs{Logits: make([]float32, 3*n), Labels: make([]int, n), Classes: 3}
+	for i := range n {
+		y := i % 3
+		o.Labels[i] = y
+		o.Logits[3*i+y] = float32(mu + rng.NormFloat64())
+		o.Logits[3*i+(y+1)%3] = float32(rng.NormFloat64())
+	}
+	return o
+}
+
+func metrics(t *testing.T, seed uint64, forgetMu float64) *eval.Metrics {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	train := outputs(rng, 300, 3)
+	// the first 60 training examples are the forget set
+	f := outputs(rng, 60, forgetMu)
+	copy(train.Logits, f.Logits)
+	test := outputs(rng, 120, 1.5)
+	var forget, retain []int
+	for i := range 300 {
+		if i < 60 {
+			forget = append(forget, i)
+		} else {
+			retain = append(retain, i)
+		}
+	}
+	m, err := eval.EvaluateOutputs(train, test, forget, retain, eval.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var (
+	srcRE  = regexp.MustCompile(`(?:src|href)="([^"]*)"`)
+	imgRE  = regexp.MustCompile(`<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"`)
+	urlRE  = regexp.MustCompile(`(?i)(https?:|ftp:|//[a-z0-9.-]+\.[a-z]{2,}/|url\()`)
+	cspTag = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">`
+)
+
+// checkPage verifies that a page is self-contained: every src/href is a
+// PNG data URI that decodes, nothing names another resource, and the CSP
+// forbids requests. It returns the number of images.
+func checkPage(t *testing.T, page []byte) int {
+	t.Helper()
+	s := string(page)
+	if !strings.Contains(s, cspTag) {
+		t.Error("no Content-Security-Policy")
+	}
+	for _, m := range srcRE.FindAllStringSubmatch(s, -1) {
+		if !strings.HasPrefix(m[1], "data:image/png;base64,") {
+			t.Errorf("reference to %q", m[1])
+		}
+	}
+	// Outside the data URIs no text may look like an address.
+	stripped := imgRE.ReplaceAllString(s, "<img")
+	if m := urlRE.FindString(stripped); m != "" {
+		t.Errorf("page mentions %q", m)
+	}
+	imgs := imgRE.FindAllStringSubmatch(s, -1)
+	for i, m := range imgs {
+		b, err := base64.StdEncoding.DecodeString(m[1])
+		if err != nil {
+			t.Fatalf("image %d: %v", i, err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("image %d: %v", i, err)
+		}
+		r := img.Bounds()
+		if r.Dx() < 400 || r.Dy() < 200 {
+			t.Errorf("image %d is %v", i, r)
+		}
+		// Not blank: some pixels are neither white nor grey.
+		colored := 0
+		for y := r.Min.Y; y < r.Max.Y; y += 3 {
+			for x := r.Min.X; x < r.Max.X; x += 3 {
+				cr, cg, cb, _ := img.At(x, y).RGBA()
+				if max(cr, cg, cb)-min(cr, cg, cb) > 0x2000 {
+					colored++
+				}
+			}
+		}
+		if colored < 50 {
+			t.Errorf("image %d has %d coloured sample pixels", i, colored)
+		}
+	}
+	return len(imgs)
+}
+
+func TestHTMLWithOracle(t *testing.T) {
+	model := metrics(t, 1, 3)    // remembers the forget set like the rest
+	oracle := metrics(t, 2, 1.5) // forget set looks like test data
+	rep := &eval.Report{
+		Schema:   eval.Schema,
+		Model:    &eval.ModelInfo{Path: "m<odd>.onnx", SHA256: "ab"},
+		Data:     &eval.DataInfo{Path: "d", Classes: 3, ClassNames: []string{"cat", "dog", "eel"}},
+		Forget:   &eval.ForgetInfo{Path: "f.txt", N: 60},
+		Metrics:  model,
+		Oracle:   &eval.Section{Model: &eval.ModelInfo{Path: "o.onnx"}, Metrics: oracle},
+		Delta:    eval.NewDelta(oracle, model),
+		Settings: eval.Settings{MIA: eval.NewMIASettings(model, eval.MIAOptions{})},
+	}
+	var err error
+	if rep.Agreement, err = eval.NewAgreement(oracle, model); err != nil {
+		t.Fatal(err)
+	}
+	page, err := HTML(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 overview + 3 per-class + 5 features × (model, oracle)
+	if n := checkPage(t, page); n != 15 {
+		t.Errorf("%d images, want 15", n)
+	}
+	s := string(page)
+	for _, want := range []string{"m&lt;odd&gt;.onnx", "avg_gap", "loss_lr", "agreement", "Δ (points)", "MIA feature: m_entropy"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "m<odd>") {
+		t.Error("path not escaped")
+	}
+	if len(Rows(rep)) != 4+6+3+1 {
+		t.Errorf("%d rows", len(Rows(rep)))
+	}
+}
+
+func TestHTMLWithoutOracle(t *testing.T) {
+	model := metrics(t, 1, 3)
+	rep := &eval.Report{Schema: eval.Schema, Model: &eval.ModelInfo{Path: "m.onnx"}, Data: &eval.DataInfo{Path: "d"}, Metrics: model}
+	page, err := HTML(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 overview + 3 per-class (test, forget, retain) + 5 features
+	if n := checkPage(t, page); n != 10 {
+		t.Errorf("%d images, want 10", n)
+	}
+	if strings.Contains(string(page), "oracle</th>") {
+		t.Error("oracle column without an oracle")
+	}
+	if _, err := HTML(&eval.Report{Model: &eval.ModelInfo{}}); err == nil {
+		t.Error("empty report rendered")
+	}
+}
