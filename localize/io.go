@@ -1,0 +1,211 @@
+package localize
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+
+	"github.com/unlearn-tool/unlearn/graph"
+)
+
+// MaskJSON is the file format of a mask (schema unlearn.mask/v1). Tensors
+// list, per parameter, the selected elements as [start, length] runs of
+// flat (row-major) indices; Layers summarize the choice per layer.
+type MaskJSON struct {
+	Schema   string        `json:"schema"`
+	Strategy string        `json:"strategy"`
+	Budget   float64       `json:"budget"`
+	Selected int64         `json:"selected"`
+	Total    int64         `json:"total"`
+	Layers   []LayerChoice `json:"layers"`
+	Tensors  []TensorMask  `json:"tensors"`
+	All      bool          `json:"all,omitempty"` // strategy full: every parameter
+}
+
+// TensorMask is one parameter's selection.
+type TensorMask struct {
+	Name     string     `json:"name"`
+	Elements int        `json:"elements"`
+	Selected int        `json:"selected"`
+	Runs     [][2]int64 `json:"runs"`
+}
+
+// MarshalJSON encodes the mask as unlearn.mask/v1.
+func (mk *Mask) MarshalJSON() ([]byte, error) {
+	doc := MaskJSON{Schema: "unlearn.mask/v1", Strategy: mk.Strategy, Budget: mk.Budget,
+		Selected: mk.Selected, Total: mk.Total, Layers: mk.Layers, Tensors: []TensorMask{}, All: mk.Elements == nil}
+	if doc.Layers == nil {
+		doc.Layers = []LayerChoice{}
+	}
+	names := make([]string, 0, len(mk.Elements))
+	for k := range mk.Elements {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		sel := mk.Elements[n]
+		tm := TensorMask{Name: n, Elements: len(sel), Runs: [][2]int64{}}
+		for i := 0; i < len(sel); {
+			if !sel[i] {
+				i++
+				continue
+			}
+			j := i
+			for j < len(sel) && sel[j] {
+				j++
+			}
+			tm.Runs = append(tm.Runs, [2]int64{int64(i), int64(j - i)})
+			tm.Selected += j - i
+			i = j
+		}
+		doc.Tensors = append(doc.Tensors, tm)
+	}
+	return json.Marshal(doc)
+}
+
+// ReadMask reads a mask file and checks it against the model's trainable
+// parameters (names and sizes).
+func ReadMask(path string, m *graph.Model) (*Mask, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc MaskJSON
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: not a mask file: %v", path, err)
+	}
+	if doc.Schema != "unlearn.mask/v1" {
+		return nil, fmt.Errorf("%s: schema %q, want unlearn.mask/v1", path, doc.Schema)
+	}
+	nm, err := graph.Neurons(m.Graph)
+	if err != nil {
+		return nil, err
+	}
+	sizes := map[string]int{}
+	for _, p := range nm.Params {
+		sizes[p.Value.Name] = int(p.Value.Init.Len())
+	}
+	mk := &Mask{Strategy: doc.Strategy, Budget: doc.Budget, Total: nm.NumParams, Layers: doc.Layers}
+	if doc.All {
+		mk.Selected = nm.NumParams
+		return mk, nil
+	}
+	mk.Elements = map[string][]bool{}
+	for _, t := range doc.Tensors {
+		n, ok := sizes[t.Name]
+		if !ok {
+			return nil, fmt.Errorf("%s: tensor %q is not a trainable parameter of the model", path, t.Name)
+		}
+		if n != t.Elements {
+			return nil, fmt.Errorf("%s: tensor %q has %d elements in the mask, %d in the model", path, t.Name, t.Elements, n)
+		}
+		sel := make([]bool, n)
+		for _, r := range t.Runs {
+			if r[0] < 0 || r[1] < 0 || r[0]+r[1] > int64(n) {
+				return nil, fmt.Errorf("%s: tensor %q: run %v outside [0, %d)", path, t.Name, r, n)
+			}
+			for i := r[0]; i < r[0]+r[1]; i++ {
+				if !sel[i] {
+					sel[i] = true
+					mk.Selected++
+				}
+			}
+		}
+		mk.Elements[t.Name] = sel
+	}
+	return mk, nil
+}
+
+// WriteSafetensors writes float32 tensors (name → values, shapes from
+// shapes) in the safetensors format: an 8-byte little-endian header length,
+// a JSON header mapping each name to {"dtype": "F32", "shape", "data_offsets":
+// [begin, end]} relative to the data section, then the data
+// (https://github.com/huggingface/safetensors, "Format").
+func WriteSafetensors(w io.Writer, tensors map[string][]float32, shapes map[string][]int64) error {
+	names := make([]string, 0, len(tensors))
+	for k := range tensors {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	header := map[string]any{}
+	var off int64
+	for _, n := range names {
+		end := off + 4*int64(len(tensors[n]))
+		header[n] = map[string]any{"dtype": "F32", "shape": shapes[n], "data_offsets": []int64{off, end}}
+		off = end
+	}
+	h, err := json.Marshal(header)
+	if err != nil {
+		return err
+	}
+	for len(h)%8 != 0 { // the spec allows trailing spaces; align the data
+		h = append(h, ' ')
+	}
+	if err := binary.Write(w, binary.LittleEndian, uint64(len(h))); err != nil {
+		return err
+	}
+	if _, err := w.Write(h); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 1<<16)
+	for _, n := range names {
+		for _, v := range tensors[n] {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+			if len(buf) >= 1<<16 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	_, err = w.Write(buf)
+	return err
+}
+
+// ReadSafetensors reads float32 tensors written by WriteSafetensors.
+func ReadSafetensors(r io.Reader) (map[string][]float32, map[string][]int64, error) {
+	var n uint64
+	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
+		return nil, nil, err
+	}
+	if n > 100<<20 {
+		return nil, nil, fmt.Errorf("safetensors: header of %d bytes", n)
+	}
+	h := make([]byte, n)
+	if _, err := io.ReadFull(r, h); err != nil {
+		return nil, nil, err
+	}
+	var header map[string]struct {
+		DType   string  `json:"dtype"`
+		Shape   []int64 `json:"shape"`
+		Offsets []int64 `json:"data_offsets"`
+	}
+	if err := json.Unmarshal(h, &header); err != nil {
+		return nil, nil, err
+	}
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	vals, shapes := map[string][]float32{}, map[string][]int64{}
+	for name, e := range header {
+		if name == "__metadata__" {
+			continue
+		}
+		if e.DType != "F32" || len(e.Offsets) != 2 || e.Offsets[0] < 0 || e.Offsets[1] > int64(len(body)) || e.Offsets[0] > e.Offsets[1] {
+			return nil, nil, fmt.Errorf("safetensors: bad entry %q", name)
+		}
+		raw := body[e.Offsets[0]:e.Offsets[1]]
+		v := make([]float32, len(raw)/4)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+		vals[name], shapes[name] = v, e.Shape
+	}
+	return vals, shapes, nil
+}

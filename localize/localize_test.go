@@ -1,0 +1,254 @@
+package localize
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/onnxio"
+	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+)
+
+func setup(t *testing.T, file string) (*graph.Model, *data.Dataset, []int) {
+	t.Helper()
+	testutil.RequireORT(t)
+	if err := ortrt.Setup(ortrt.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnxio.Load(testutil.Testdata(t, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := graph.UntieIdentityInitializers(m.Graph); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := data.Open(testutil.Testdata(t, "fashion"), data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := data.ReadIDs(testutil.Testdata(t, "demo", "forget_nonIID.txt"), ds.Train.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, ds, ids
+}
+
+// DEL scores against PyTorch's (testdata/ref/<model>_del_scores.npz, float64
+// sums over the same batches of 128 in ids order). Tolerance: max abs error
+// ≤ 1e-4 × the tensor's largest score; entries are sums of products that
+// cancel, so small ones carry float32 noise relative to themselves.
+func TestDELScoresMatchPyTorch(t *testing.T) {
+	for _, c := range []struct{ file, ref string }{
+		{"resnet_small_train.onnx", "resnet_small_train"},
+		{"resnet_small_fused.onnx", "resnet_small_fused"},
+		{"vgg_small.onnx", "vgg_small"},
+		{"vit_small.onnx", "vit_small"},
+		{"vit_small_op13.onnx", "vit_small_op13"},
+	} {
+		t.Run(c.ref, func(t *testing.T) {
+			m, ds, ids := setup(t, c.file)
+			ref, err := data.ReadNPZ(testutil.Testdata(t, "ref", c.ref+"_del_scores.npz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, err := Scores(context.Background(), m, ds.Train, ids, "del", Options{Runtime: ortrt.Options{Threads: 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Scores of tensors whose gradient is zero in exact arithmetic
+			// (attention key biases) are float32 noise; as in the
+			// autodiff parity test, a tensor below 1e-5 of the model's
+			// largest score is measured against 1e-2 of it.
+			gmax := 0.0
+			for _, w := range ref {
+				for _, v := range w.Float32s() {
+					gmax = max(gmax, math.Abs(float64(v)))
+				}
+			}
+			worst := 0.0
+			for name, got := range sc {
+				want := ref[name]
+				if want == nil {
+					t.Fatalf("no reference for %s", name)
+				}
+				w := want.Float32s()
+				var maxRef, maxDiff float64
+				for i := range w {
+					maxRef = max(maxRef, math.Abs(float64(w[i])))
+					maxDiff = max(maxDiff, math.Abs(got[i]-float64(w[i])))
+				}
+				if maxRef < 1e-5*gmax {
+					maxRef = 1e-2 * gmax
+				}
+				e := maxDiff / max(maxRef, 1e-30)
+				worst = max(worst, e)
+				if e > 1e-4 {
+					t.Errorf("%s: max error %.3g of the largest score", name, e)
+				}
+			}
+			t.Logf("%d tensors, worst %.3g", len(sc), worst)
+		})
+	}
+}
+
+func TestMasks(t *testing.T) {
+	m, ds, ids := setup(t, "resnet_small_train.onnx")
+	nm, _ := graph.Neurons(m.Graph)
+	ctx := context.Background()
+	for _, strategy := range []string{"del", "salloc", "deepest", "shallowest", "random"} {
+		for _, budget := range []float64{0.05, 0.3} {
+			o := Options{Strategy: strategy, Budget: budget, Seed: 7, Runtime: ortrt.Options{Threads: 2}}
+			mk, _, err := Localize(ctx, m, ds.Train, ids, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			limit := int64(math.Floor(budget * float64(nm.NumParams)))
+			if mk.Selected > limit || mk.Selected == 0 {
+				t.Fatalf("%s %.2f: %d selected, limit %d", strategy, budget, mk.Selected, limit)
+			}
+			var count int64
+			for _, sel := range mk.Elements {
+				for _, on := range sel {
+					if on {
+						count++
+					}
+				}
+			}
+			if count != mk.Selected {
+				t.Fatalf("%s: Selected %d, elements %d", strategy, mk.Selected, count)
+			}
+			if strategy == "salloc" {
+				if mk.Selected != limit {
+					t.Errorf("salloc selects exactly α·p elements: %d, want %d", mk.Selected, limit)
+				}
+				continue
+			}
+			// Whole neurons only: no partial channel.
+			for _, lc := range mk.Layers {
+				if len(lc.Partial) > 0 {
+					t.Errorf("%s: layer %s has partial neurons %v", strategy, lc.Layer, lc.Partial)
+				}
+			}
+			// Deterministic.
+			again, _, _ := Localize(ctx, m, ds.Train, ids, o)
+			a, _ := json.Marshal(mk)
+			b, _ := json.Marshal(again)
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s: two runs differ", strategy)
+			}
+		}
+	}
+	// del: the prefix is maximal (the next neuron in order would not fit) and
+	// a chosen conv channel carries its BN scale and shift.
+	mk, sc, err := Localize(ctx, m, ds.Train, ids, Options{Strategy: "del", Budget: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{TopFrac: 0.1}
+	var order []ranked
+	for _, l := range nm.Layers {
+		for c := 0; c < l.Channels; c++ {
+			order = append(order, ranked{l, c, neuronScore(nm, l, c, sc, o)})
+		}
+	}
+	sortRanked(order)
+	var used int64
+	limit := int64(math.Floor(0.3 * float64(nm.NumParams)))
+	for _, r := range order {
+		n := int64(nm.Neuron(r.layer, r.c).NumParams)
+		if used+n > limit {
+			break
+		}
+		used += n
+	}
+	if used != mk.Selected {
+		t.Fatalf("selected %d, the prefix rule gives %d", mk.Selected, used)
+	}
+	for _, lc := range mk.Layers {
+		if lc.Layer != "layer1.conv1.weight" || len(lc.Chosen) == 0 {
+			continue
+		}
+		c := lc.Chosen[0]
+		if !mk.Elements["layer1.bn1.weight"][c] || !mk.Elements["layer1.bn1.bias"][c] {
+			t.Errorf("channel %d of layer1.conv1 chosen without its BN scale and shift", c)
+		}
+	}
+	// Element ranking may split the last neuron but fills the budget.
+	er, _, _ := Localize(ctx, m, ds.Train, ids, Options{Strategy: "del", Budget: 0.3, ElementRank: true})
+	if er.Selected != limit {
+		t.Errorf("element ranking selected %d, want %d", er.Selected, limit)
+	}
+	if _, _, err := Localize(ctx, m, ds.Train, ids, Options{Strategy: "del", Budget: 1.5}); err == nil {
+		t.Error("budget 1.5 accepted")
+	}
+	if _, _, err := Localize(ctx, m, ds.Train, ids, Options{Strategy: "dartboard", Budget: 0.3}); err == nil {
+		t.Error("unknown strategy accepted")
+	}
+}
+
+func TestMaskJSONAndSafetensors(t *testing.T) {
+	m, ds, ids := setup(t, "resnet_small_train.onnx")
+	mk, sc, err := Localize(context.Background(), m, ds.Train, ids, Options{Strategy: "del", Budget: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "mask.json")
+	os.WriteFile(p, b, 0o644)
+	back, err := ReadMask(p, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Selected != mk.Selected || len(back.Elements) != len(mk.Elements) {
+		t.Fatalf("round trip: %d/%d selected", back.Selected, mk.Selected)
+	}
+	for k, sel := range mk.Elements {
+		for i := range sel {
+			if sel[i] != back.Elements[k][i] {
+				t.Fatalf("%s[%d] differs after the round trip", k, i)
+			}
+		}
+	}
+	// A mask for another model is refused, naming the tensor.
+	other, _ := onnxio.Load(testutil.Testdata(t, "vgg_small.onnx"))
+	if _, err := ReadMask(p, other); err == nil {
+		t.Error("mask of another model accepted")
+	}
+	vals, shapes := map[string][]float32{}, map[string][]int64{}
+	for k, v := range sc {
+		f := make([]float32, len(v))
+		for i := range v {
+			f[i] = float32(v[i])
+		}
+		vals[k] = f
+		shapes[k] = m.Graph.LocalValue(k).Init.Shape
+	}
+	var buf bytes.Buffer
+	if err := WriteSafetensors(&buf, vals, shapes); err != nil {
+		t.Fatal(err)
+	}
+	got, gs, err := ReadSafetensors(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range vals {
+		if len(got[k]) != len(v) || len(gs[k]) != len(shapes[k]) {
+			t.Fatalf("%s lost in safetensors", k)
+		}
+		for i := range v {
+			if got[k][i] != v[i] {
+				t.Fatalf("%s[%d] differs", k, i)
+			}
+		}
+	}
+}
