@@ -8,15 +8,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/eval/report"
+	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
 )
 
@@ -96,119 +98,381 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-type splitResult struct {
-	N        int     `json:"n"`
-	Accuracy float64 `json:"accuracy"`
+// miaFlags are the evaluation flags shared by eval and compare.
+func miaFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "forget", Usage: "ids file: 0-based indices into the training split, one per line"},
+		&cli.BoolFlag{Name: "no-mia", Usage: "skip the membership-inference attacks (accuracy only)"},
+		&cli.StringFlag{Name: "m-entropy", Value: "song-mittal", Usage: "modified-entropy feature: song-mittal (Song & Mittal's Mentr) or salun-code (SalUn's m_entropy as written, see README)"},
+		&cli.Uint64Flag{Name: "mia-seed", Usage: "seed of the loss attack's subsample and cross-validation splits"},
+	}
+}
+
+// evalRun holds what eval and compare share: the data, the forget set and
+// the evaluation options.
+type evalRun struct {
+	ds             *data.Dataset
+	forget, retain []int
+	forgetPath     string
+	opts           eval.Options
+}
+
+func newEvalRun(c *cli.Context) (*evalRun, error) {
+	ro, err := runtimeOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	if c.Int("batch-size") <= 0 {
+		return nil, usagef("--batch-size %d: must be positive", c.Int("batch-size"))
+	}
+	r := &evalRun{opts: eval.Options{Runtime: ro, BatchSize: c.Int("batch-size"), NoMIA: c.Bool("no-mia")}}
+	r.opts.MIA.Seed = c.Uint64("mia-seed")
+	switch v := c.String("m-entropy"); v {
+	case "song-mittal":
+		r.opts.MIA.MEntropy = eval.MEntropySongMittal
+	case "salun-code":
+		r.opts.MIA.MEntropy = eval.MEntropySalUnCode
+	default:
+		return nil, usagef("--m-entropy %q: must be song-mittal or salun-code", v)
+	}
+	if r.ds, err = openData(c); err != nil {
+		return nil, err
+	}
+	if p := c.String("forget"); p != "" {
+		ids, err := data.ReadIDs(p, r.ds.Train.Len())
+		if err != nil {
+			return nil, err
+		}
+		r.forgetPath = p
+		r.forget, r.retain = data.ForgetRetain(r.ds.Train.Len(), ids)
+		if len(r.retain) == 0 && !r.opts.NoMIA {
+			return nil, fmt.Errorf("--forget %s lists all %d training examples: no retain examples are left as shadow members for the membership-inference attack (pass --no-mia for accuracy only)", p, r.ds.Train.Len())
+		}
+		if r.ds.Test.Len() == 0 && !r.opts.NoMIA {
+			return nil, fmt.Errorf("--data %s has an empty test split: no shadow non-members for the membership-inference attack (pass --no-mia for accuracy only)", r.ds.Path)
+		}
+	}
+	return r, nil
+}
+
+// load reads a model and checks that it takes the dataset's images. role
+// ("model", "oracle") prefixes errors about models other than the main one.
+func (r *evalRun) load(path, role string) (*graph.Model, error) {
+	prefix := ""
+	if role != "model" {
+		prefix = role + " "
+	}
+	m, err := onnxio.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s%w", prefix, err)
+	}
+	in, shape, err := eval.ModelInput(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s%s: %w", prefix, path, err)
+	}
+	if err := data.CheckInput(r.ds, in.Name, shape); err != nil {
+		return nil, fmt.Errorf("%s%s: %w", prefix, path, err)
+	}
+	if k := staticClasses(m); k > 0 && r.ds.Classes > 0 && k != r.ds.Classes {
+		return nil, fmt.Errorf("%s%s outputs %d classes, dataset %s has %d", prefix, path, k, r.ds.Name, r.ds.Classes)
+	}
+	return m, nil
+}
+
+// staticClasses is the class count the model's output shape declares, or
+// -1 when it does not say.
+func staticClasses(m *graph.Model) int {
+	if len(m.Graph.Outputs) == 0 {
+		return -1
+	}
+	t := m.Graph.Outputs[0].Type
+	if t == nil || len(t.Shape) != 2 || !t.Shape[1].Known() {
+		return -1
+	}
+	return int(t.Shape[1].Size)
+}
+
+// evaluate runs Evaluate with progress bars labelled with label.
+func (r *evalRun) evaluate(m *graph.Model, path, label string) (*eval.Metrics, error) {
+	opts := r.opts
+	bars := map[string]*progress{}
+	opts.Progress = func(stage string, done, total int) {
+		b := bars[stage]
+		if b == nil {
+			b = newProgress(label + " " + stage)
+			bars[stage] = b
+		}
+		b.update(done, total)
+	}
+	met, err := eval.Evaluate(m, r.ds, r.forget, r.retain, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return met, nil
+}
+
+func modelInfo(path string) (*eval.ModelInfo, error) {
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return nil, err
+	}
+	return &eval.ModelInfo{Path: path, SHA256: sum}, nil
+}
+
+// provenance returns the dataset's and forget set's descriptions.
+func (r *evalRun) provenance() (*eval.DataInfo, *eval.ForgetInfo, error) {
+	sum, err := eval.HashPath(r.ds.Path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("hashing the dataset: %w", err)
+	}
+	di := &eval.DataInfo{Path: r.ds.Path, Format: r.ds.Format, Name: r.ds.Name, SHA256: sum, Classes: r.ds.Classes,
+		ClassNames: r.ds.ClassNames, Mean: r.ds.Mean, Std: r.ds.Std}
+	if r.forgetPath == "" {
+		return di, nil, nil
+	}
+	fs, err := fileSHA256(r.forgetPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return di, &eval.ForgetInfo{Path: r.forgetPath, SHA256: fs, N: len(r.forget)}, nil
+}
+
+func (r *evalRun) settings(met *eval.Metrics) eval.Settings {
+	return eval.Settings{BatchSize: r.opts.BatchSize, Device: r.opts.Runtime.Device, Threads: r.opts.Runtime.Threads,
+		MIA: eval.NewMIASettings(met, r.opts.MIA)}
+}
+
+// checkOutputs fails early, before any work, when an output's folder is
+// missing.
+func checkOutputs(paths ...string) error {
+	for _, p := range paths {
+		if p == "" || p == "-" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
+			return fmt.Errorf("writing %s: folder %s does not exist", p, filepath.Dir(p))
+		}
+	}
+	return nil
 }
 
 func evalCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "eval",
-		Usage:     "accuracy of a model on the train, test, forget and retain splits",
+		Name:  "eval",
+		Usage: "accuracy, membership inference and the gap to an oracle, as a table, metrics.json and an HTML report",
+		Description: "Measures --model on the training and test splits of --data: accuracy overall and per class and, with\n" +
+			"--forget, on the forget and retain sets and SalUn's SVC membership-inference scores of the forget set\n" +
+			"with the unlearning challenge's loss attack. With --oracle (a model trained without the forget set)\n" +
+			"both are measured on the same examples and Δ = oracle − model is reported for every metric.",
 		ArgsUsage: " ",
-		Flags: append(append([]cli.Flag{
+		Flags: append(append(append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
-			&cli.StringFlag{Name: "forget", Usage: "ids file: 0-based indices into the training split, one per line"},
-			&cli.StringFlag{Name: "json", Usage: "write the results as JSON to `FILE` (- for stdout)"},
-		}, dataFlags()...), runtimeFlags()...),
+			&cli.StringFlag{Name: "oracle", Usage: "ONNX classifier trained without the forget set, to compare with"},
+			&cli.StringFlag{Name: "json", Usage: "write metrics.json (schema unlearn.metrics/v1) to `FILE` (- for stdout)"},
+			&cli.StringFlag{Name: "report", Usage: "write a self-contained HTML report with plots to `FILE`"},
+		}, miaFlags()...), dataFlags()...), runtimeFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("unexpected arguments %v", c.Args().Slice())
 			}
-			opts, err := runtimeOptions(c)
+			if err := checkOutputs(c.String("json"), c.String("report")); err != nil {
+				return err
+			}
+			r, err := newEvalRun(c)
 			if err != nil {
 				return err
 			}
-			if c.Int("batch-size") <= 0 {
-				return usagef("--batch-size %d: must be positive", c.Int("batch-size"))
-			}
-			modelPath := c.String("model")
-			m, err := onnxio.Load(modelPath)
+			modelPath, oraclePath := c.String("model"), c.String("oracle")
+			m, err := r.load(modelPath, "model")
 			if err != nil {
 				return err
 			}
-			ds, err := openData(c)
+			var om *graph.Model
+			if oraclePath != "" {
+				if om, err = r.load(oraclePath, "oracle"); err != nil {
+					return err
+				}
+				if a, b := staticClasses(m), staticClasses(om); a > 0 && b > 0 && a != b {
+					return fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, b, modelPath, a)
+				}
+			}
+			if c.String("report") != "" && r.forget == nil {
+				return usagef("--report needs --forget: the report compares the forget set with the rest")
+			}
+			met, err := r.evaluate(m, modelPath, "model")
 			if err != nil {
 				return err
 			}
-			_, shape, err := eval.ModelInput(m)
-			if err != nil {
-				return fmt.Errorf("%s: %w", modelPath, err)
+			rep := &eval.Report{Schema: eval.Schema, Tool: "unlearn " + Version, Metrics: met, Settings: r.settings(met)}
+			if rep.Model, err = modelInfo(modelPath); err != nil {
+				return err
 			}
-			in, _, _ := eval.ModelInput(m)
-			if err := data.CheckInput(ds, in.Name, shape); err != nil {
-				return fmt.Errorf("%s: %w", modelPath, err)
+			if rep.Data, rep.Forget, err = r.provenance(); err != nil {
+				return err
 			}
-			var forget, retain []int
-			if p := c.String("forget"); p != "" {
-				ids, err := data.ReadIDs(p, ds.Train.Len())
+			if om != nil {
+				omet, err := r.evaluate(om, oraclePath, "oracle")
 				if err != nil {
 					return err
 				}
-				forget, retain = data.ForgetRetain(ds.Train.Len(), ids)
-			}
-			cl, err := eval.NewClassifier(m, opts, c.Int("batch-size"))
-			if err != nil {
-				return fmt.Errorf("%s: %w", modelPath, err)
-			}
-			defer cl.Close()
-			start := time.Now()
-			res := map[string]splitResult{}
-			trainIdx := seq(ds.Train.Len())
-			logits, err := cl.Logits(ds.Train, trainIdx, newProgress("train").update)
-			if err != nil {
-				return err
-			}
-			pred := eval.Argmax(logits, cl.Classes())
-			if cl.Classes() != ds.Classes && ds.Classes > 0 {
-				return fmt.Errorf("%s: model outputs %d classes, dataset %s has %d", modelPath, cl.Classes(), ds.Name, ds.Classes)
-			}
-			trainLabels := labels(ds.Train, trainIdx)
-			res["train"] = splitResult{len(trainIdx), eval.Accuracy(pred, trainLabels)}
-			if forget != nil {
-				res["forget"] = splitResult{len(forget), eval.Accuracy(pick(pred, forget), pick(trainLabels, forget))}
-				res["retain"] = splitResult{len(retain), eval.Accuracy(pick(pred, retain), pick(trainLabels, retain))}
-			}
-			testIdx := seq(ds.Test.Len())
-			tl, err := cl.Logits(ds.Test, testIdx, newProgress("test").update)
-			if err != nil {
-				return err
-			}
-			res["test"] = splitResult{len(testIdx), eval.Accuracy(eval.Argmax(tl, cl.Classes()), labels(ds.Test, testIdx))}
-			elapsed := time.Since(start)
-
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintf(tw, "split\texamples\taccuracy\t\n")
-			for _, s := range []string{"train", "test", "forget", "retain"} {
-				if r, ok := res[s]; ok {
-					fmt.Fprintf(tw, "%s\t%d\t%.2f%%\t\n", s, r.N, 100*r.Accuracy)
+				if omet.Classes != met.Classes {
+					return fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, omet.Classes, modelPath, met.Classes)
 				}
-			}
-			tw.Flush()
-			if p := c.String("json"); p != "" {
-				sum, err := fileSHA256(modelPath)
+				oi, err := modelInfo(oraclePath)
 				if err != nil {
 					return err
 				}
-				acc := map[string]float64{}
-				counts := map[string]int{}
-				for k, v := range res {
-					acc[k] = v.Accuracy
-					counts[k] = v.N
+				rep.Oracle = &eval.Section{Model: oi, Metrics: omet}
+				rep.Delta = eval.NewDelta(omet, met)
+				if rep.Agreement, err = eval.NewAgreement(omet, met); err != nil {
+					return err
 				}
-				doc := map[string]any{
-					"schema":   "unlearn.metrics/v1",
-					"model":    map[string]string{"path": modelPath, "sha256": sum},
-					"data":     map[string]any{"path": ds.Path, "format": ds.Format, "classes": ds.Classes},
-					"accuracy": acc,
-					"counts":   counts,
-					"timings":  map[string]float64{"evaluate_s": elapsed.Seconds()},
-				}
-				return writeJSON(c, p, doc)
 			}
-			return nil
+			return emit(c, rep)
 		},
 	}
+}
+
+// emit prints the table and writes metrics.json and the report: both are
+// rendered first and then put in place together, so an error leaves no
+// output file behind.
+func emit(c *cli.Context, rep *eval.Report) error {
+	jsonPath, reportPath := c.String("json"), c.String("report")
+	files := map[string][]byte{}
+	var stdoutJSON []byte
+	if jsonPath != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		b = append(b, '\n')
+		if jsonPath == "-" {
+			stdoutJSON = b
+		} else {
+			files[jsonPath] = b
+		}
+	}
+	if reportPath != "" {
+		b, err := report.HTML(rep)
+		if err != nil {
+			return fmt.Errorf("rendering %s: %w", reportPath, err)
+		}
+		files[reportPath] = b
+	}
+	tableTo := c.App.Writer
+	if stdoutJSON != nil {
+		tableTo = c.App.ErrWriter // keep stdout pure JSON
+	}
+	printTable(tableTo, rep)
+	if err := writeFilesAtomic(files); err != nil {
+		return err
+	}
+	if stdoutJSON != nil {
+		_, err := c.App.Writer.Write(stdoutJSON)
+		return err
+	}
+	return nil
+}
+
+// printTable writes the metrics table: one row per metric, the model's
+// value, and with an oracle the oracle's and Δ in percentage points.
+func printTable(w io.Writer, rep *eval.Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	oracle := rep.Oracle != nil
+	if oracle {
+		fmt.Fprintf(tw, "metric\t\t   model\t  oracle\tΔ (points)\n")
+	} else {
+		fmt.Fprintf(tw, "metric\t\t   model\n")
+	}
+	group := ""
+	for _, row := range report.Rows(rep) {
+		g := ""
+		if row.Group != group {
+			g, group = row.Group, row.Group
+		}
+		switch row.Group {
+		case "agreement":
+			fmt.Fprintf(tw, "%s\t%s\t%8s", g, row.Name, pctCell(row.Model))
+		case "summary": // a mean of |Δ|: no sign
+			fmt.Fprintf(tw, "%s\t%s\t%8s\t%8s\t%8.2f", g, row.Name, "", "", 100**row.Delta)
+		default:
+			fmt.Fprintf(tw, "%s\t%s\t%8s", g, row.Name, pctCell(row.Model))
+			if oracle {
+				fmt.Fprintf(tw, "\t%8s\t%8s", pctCell(row.Oracle), deltaCell(row.Delta))
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	if rep.Counts.Forget != nil {
+		fmt.Fprintf(w, "examples: train %d, test %d, forget %d, retain %d", rep.Counts.Train, rep.Counts.Test, *rep.Counts.Forget, *rep.Counts.Retain)
+	} else {
+		fmt.Fprintf(w, "examples: train %d, test %d", rep.Counts.Train, rep.Counts.Test)
+	}
+	if s := rep.Settings.MIA; s != nil {
+		fmt.Fprintf(w, "; MIA shadow members %d, non-members %d", s.ShadowMembers, s.ShadowNonMembers)
+	}
+	fmt.Fprintln(w)
+	if rep.MIA != nil {
+		fmt.Fprintln(w, "mia: share of the forget set each SVC calls non-member (SalUn); loss_lr: attack accuracy, 50% = chance")
+	}
+	if oracle {
+		fmt.Fprintln(w, "Δ = oracle − model; agreement: same predicted class as the oracle")
+	}
+	if s := rep.Settings.MIA; s != nil {
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	}
+}
+
+func pctCell(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%%", 100**v)
+}
+
+func deltaCell(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("%+.2f", 100**v)
+}
+
+// writeFilesAtomic writes every file through a temporary file beside it
+// and renames them all only when every write succeeded.
+func writeFilesAtomic(files map[string][]byte) error {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	tmps := map[string]string{}
+	cleanup := func() {
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}
+	for _, p := range paths {
+		t, err := writeTemp(p, files[p])
+		if err != nil {
+			cleanup()
+			return err
+		}
+		tmps[p] = t
+	}
+	for i, p := range paths {
+		if err := os.Rename(tmps[p], p); err != nil {
+			cleanup()
+			for _, done := range paths[:i] { // do not leave half the outputs
+				os.Remove(done)
+			}
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+		delete(tmps, p)
+	}
+	return nil
 }
 
 func writeJSON(c *cli.Context, path string, v any) error {
@@ -227,29 +491,39 @@ func writeJSON(c *cli.Context, path string, v any) error {
 // writeFileAtomic writes through a temporary file in the same folder and a
 // rename, so readers never see a partial file.
 func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".unlearn-*.tmp")
+	tmp, err := writeTemp(path, b)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil { // CreateTemp makes 0600
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
+		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeTemp writes b to a new temporary file in path's folder, readable by
+// others like a normal file, and returns its name.
+func writeTemp(path string, b []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), ".unlearn-*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil { // CreateTemp makes 0600
+		os.Remove(tmp)
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	return tmp, nil
 }
 
 func seq(n int) []int {

@@ -69,6 +69,7 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			inspectCommand(),
 			evalCommand(),
+			compareCommand(),
 			trainCommand(),
 			artifactsCommand(),
 			versionCommand(),
