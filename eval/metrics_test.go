@@ -112,6 +112,10 @@ func TestEvaluateBundled(t *testing.T) {
 	if ag.Forget == nil || *ag.Forget < 0.5 || *ag.Forget > 0.95 || ag.Test < 0.8 {
 		t.Errorf("agreement %+v", ag)
 	}
+	zero := NewDelta(got["oracle"], got["oracle"])
+	if *zero.AvgGap != 0 || *zero.Accuracy.Forget != 0 || *zero.MIA.LossLR != 0 || zero.MIA.Prob != 0 {
+		t.Errorf("oracle − oracle: %+v", zero)
+	}
 	self, _ := NewAgreement(got["model"], got["model"])
 	if self.Train != 1 || *self.Forget != 1 {
 		t.Errorf("self agreement %+v", self)
