@@ -55,6 +55,9 @@ type Spec struct {
 	// the sequence is the same for every session).
 	DropoutSeed int64
 	Loss        Loss
+	// ConvGrad selects how Conv gradients are formulated; the zero value
+	// chooses per shape (the fastest measured form, see conv.go).
+	ConvGrad ConvGrad
 }
 
 // IO describes one input or output of the training graph.
@@ -94,6 +97,8 @@ type Artifacts struct {
 	Outputs []IO
 	Params  []string // the differentiated parameters, in input order
 	BN      []BNStat // BNTraining mode only
+
+	convForms []string // Conv gradient formulations used (builder.convForms)
 }
 
 // Errors.
@@ -403,6 +408,9 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown loss %q (want %q or %q)", ErrModel, spec.Loss.Kind, LossCE, LossKL)
 	}
+	if err := spec.ConvGrad.check(); err != nil {
+		return nil, err
+	}
 	p, err := plan(orig, spec.Params)
 	if err != nil {
 		return nil, err
@@ -620,6 +628,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 		}
 	}
 	art.BN = b.bnStats
+	art.convForms = b.convForms
 	for _, o := range outputs {
 		t := b.ti(o)
 		if o.Type == nil {

@@ -38,6 +38,9 @@ type builder struct {
 	fwdNodes map[*graph.Node]*graph.Node
 
 	bnStats []BNStat
+	// convForms records the Conv gradient formulations used, in order
+	// ("input:<form>", "weight:<form>"), for tests.
+	convForms []string
 }
 
 func newBuilder(orig *graph.Graph, opset int64, spec Spec) *builder {

@@ -194,10 +194,12 @@ func buildSeed(t testing.TB, m *graph.Model, spec Spec) *Artifacts {
 // differences along random directions and, for small tensors, along every
 // coordinate. eps is the step; tol the allowed error relative to the
 // largest of |directional derivative| over the checks (and 1e-3·|g|·|v|).
-func checkVJP(t *testing.T, f *fg, out *graph.Value, outShape []int64, params []string, bn BNMode, eps, tol float64) {
+// It returns the artifacts it checked.
+func checkVJP(t *testing.T, f *fg, out *graph.Value, outShape []int64, params []string, spec Spec, eps, tol float64) *Artifacts {
 	t.Helper()
 	m := f.model(out)
-	art := buildSeed(t, m, Spec{Params: params, BN: bn})
+	spec.Params = params
+	art := buildSeed(t, m, spec)
 	r := newRunner(t, art)
 	feeds := map[string]*graph.Tensor{}
 	for _, p := range params {
@@ -263,4 +265,5 @@ func checkVJP(t *testing.T, f *fg, out *graph.Value, outShape []int64, params []
 			t.Errorf("%s: gradient identically zero; the test checks nothing", p)
 		}
 	}
+	return art
 }

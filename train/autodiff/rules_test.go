@@ -16,6 +16,7 @@ type ruleCase struct {
 	eps   float64
 	tol   float64
 	bn    BNMode
+	conv  ConvGrad // forced Conv gradient forms (zero: per shape)
 }
 
 const (
@@ -147,7 +148,7 @@ func runCases(t *testing.T, cases []ruleCase) {
 			if eps == 0 {
 				eps, tol = f64eps, f64tol
 			}
-			checkVJP(t, f, out, shape, params, tc.bn, eps, tol)
+			checkVJP(t, f, out, shape, params, Spec{BN: tc.bn, ConvGrad: tc.conv}, eps, tol)
 		})
 	}
 }

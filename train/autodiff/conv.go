@@ -1,0 +1,401 @@
+package autodiff
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/unlearn-tool/unlearn/graph"
+)
+
+// Formulations of the Conv gradients (Spec.ConvGrad). The empty string
+// chooses per shape (see chooseInputForm and chooseWeightForm).
+const (
+	// ConvInputTranspose: dX = ConvTranspose(dY, W) (any stride).
+	ConvInputTranspose = "convtranspose"
+	// ConvInputFlipped: dX = Conv(dY, W with spatially flipped kernel and
+	// swapped channel axes, pads d(k−1)−p). Stride 1 only.
+	ConvInputFlipped = "flipped"
+
+	// ConvWeightTrick: dW = Conv(Xᵀ, dYᵀ) with batch and channel axes
+	// swapped (the classic trick; any group).
+	ConvWeightTrick = "trick"
+	// ConvWeightGemm: dW = one Gemm of dYᵀ [M, N·O] with the im2col matrix
+	// of Xᵀ [C·K, N·O] (K = ∏k windows of X made by Pad and Slice).
+	ConvWeightGemm = "gemm"
+	// ConvWeightBatched: per kernel offset, a batched MatMul of dY [N, M, O]
+	// with the window of X [N, C, O] transposed, summed over N.
+	ConvWeightBatched = "bmm"
+)
+
+// ConvGrad selects the formulations of the Conv gradients. A form that
+// does not apply to a node (ConvInputFlipped at stride > 1, the windowed
+// weight forms without static spatial sizes) falls back to the general one
+// (ConvInputTranspose, ConvWeightTrick).
+type ConvGrad struct {
+	Input  string // "", ConvInputTranspose or ConvInputFlipped
+	Weight string // "", ConvWeightTrick, ConvWeightGemm or ConvWeightBatched
+}
+
+func (c ConvGrad) check() error {
+	switch c.Input {
+	case "", ConvInputTranspose, ConvInputFlipped:
+	default:
+		return fmt.Errorf("%w: unknown Conv input-gradient form %q", ErrModel, c.Input)
+	}
+	switch c.Weight {
+	case "", ConvWeightTrick, ConvWeightGemm, ConvWeightBatched:
+	default:
+		return fmt.Errorf("%w: unknown Conv weight-gradient form %q", ErrModel, c.Weight)
+	}
+	return nil
+}
+
+// gradConv: Y = Conv(X[N,C,S…], W[M,C/g,k…], B[M]) with strides s, pads
+// (pb, pe), dilations d, group g, output spatial size O.
+//
+//	dX = ConvTranspose(dY, W, s, pads, d, g, output_padding = (H+pb+pe−d(k−1)−1) mod s)
+//	   or, at stride 1, Conv(dY, flip(W)ᵀ, pads d(k−1)−p, d, g) (convInputGrad)
+//	dW = one of three formulations chosen per shape (convWeightGrad)
+//	dB = ReduceSum(dY, [0, 2, …])
+//
+// https://onnx.ai/onnx/operators/onnx__Conv.html, GRADIENTS.md "Convolution".
+func gradConv(c *ctx) []*graph.Value {
+	b := c.b
+	geo, xs := c.convGeom()
+	X, W, g := c.in[0], c.in[1], c.g()
+	ws := b.shape(W)
+	if ws == nil || !allKnown(ws) {
+		b.fail("%w: %v: weight shape must be static", ErrUnsupported, c.n)
+	}
+	sp := len(xs) - 2
+	out := make([]*graph.Value, 3)
+	if c.needs(0) {
+		out[0] = b.convInputGrad(g, W, geo, xs)
+	}
+	if c.needs(1) {
+		out[1] = b.convWeightGrad(X, g, geo, ws)
+	}
+	if c.needs(2) {
+		out[2] = b.reduceSum(g, append([]int64{0}, iota64(2, 2+sp)...), false)
+	}
+	return out
+}
+
+// chooseInputForm picks dX's formulation: the flipped Conv wherever it
+// applies (stride 1, pads ≤ d(k−1)). Measured with ONNX Runtime 1.24 on 2
+// cores, batch 128, 3×3 pad 1: 64 ch 28×28 ConvTranspose 44 ms, flipped
+// Conv 28 ms; 512 ch 4×4 55 ms against 40 ms (bench/RESULTS.md).
+func (b *builder) chooseInputForm(geo convGeom) string {
+	form := b.spec.ConvGrad.Input
+	if form == ConvInputTranspose {
+		return form
+	}
+	for i := range geo.k {
+		ke := geo.d[i]*(geo.k[i]-1) + 1
+		if geo.s[i] != 1 || geo.pb[i] > ke-1 || geo.pe[i] > ke-1 {
+			return ConvInputTranspose
+		}
+	}
+	return ConvInputFlipped
+}
+
+// convInputGrad returns dX of Y = Conv(X, W) from G = dY (xs: X's shape).
+//
+// ConvTranspose form: ConvTranspose(G, W, s, pads, d, g, output_padding
+// (H+pb+pe−d(k−1)−1) mod s).
+//
+// Flipped form (stride 1): with K = d(k−1)+1 the dilated kernel extent,
+//
+//	W′ = Slice(Reshape(Transpose(Reshape(W, [g, M/g, C/g, k…]), [0,2,1,…]), [C, M/g, k…]), steps −1 on k…)
+//	dX = Conv(G, W′, pads (K−1−pb, K−1−pe), dilations d, group g)
+//
+// i.e. the correlation of dY with the kernel rotated by 180°, an ordinary
+// forward convolution (ONNX Runtime runs it as fast as the forward).
+func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *graph.Value {
+	sp := len(xs) - 2
+	form := b.chooseInputForm(geo)
+	b.convForms = append(b.convForms, "input:"+form)
+	if form == ConvInputTranspose {
+		op := make([]int64, sp)
+		for i := range op {
+			op[i] = (xs[2+i] + geo.pb[i] + geo.pe[i] - geo.d[i]*(geo.k[i]-1) - 1) % geo.s[i]
+		}
+		return b.op1("ConvTranspose", []*graph.Value{G, W},
+			aIs("kernel_shape", geo.k), aIs("strides", geo.s), aIs("dilations", geo.d),
+			aIs("pads", concat64(geo.pb, geo.pe)), aI("group", geo.group), aIs("output_padding", op))
+	}
+	ws := b.shape(W)
+	M, Cg, grp := ws[0], ws[1], geo.group
+	spAxes := iota64(2, 2+sp)
+	var Wt *graph.Value
+	if grp == 1 {
+		Wt = b.transpose(W, concat64([]int64{1, 0}, spAxes))
+	} else {
+		Wt = b.reshape(W, concat64([]int64{grp, M / grp, Cg}, geo.k))
+		Wt = b.transpose(Wt, concat64([]int64{0, 2, 1}, iota64(3, 3+sp)))
+		Wt = b.reshape(Wt, concat64([]int64{Cg * grp, M / grp}, geo.k))
+	}
+	flip := false
+	for _, k := range geo.k {
+		if k > 1 {
+			flip = true
+		}
+	}
+	if flip {
+		starts, ends, steps := make([]int64, sp), make([]int64, sp), make([]int64, sp)
+		for i := range starts {
+			starts[i], ends[i], steps[i] = -1, math.MinInt64, -1
+		}
+		Wt = b.op1("Slice", []*graph.Value{Wt, b.i64(starts...), b.i64(ends...), b.i64(spAxes...), b.i64(steps...)})
+	}
+	pb, pe := make([]int64, sp), make([]int64, sp)
+	for i := range pb {
+		ke := geo.d[i]*(geo.k[i]-1) + 1
+		pb[i], pe[i] = ke-1-geo.pb[i], ke-1-geo.pe[i]
+	}
+	return b.op1("Conv", []*graph.Value{G, Wt}, aIs("kernel_shape", geo.k), aIs("dilations", geo.d),
+		aIs("pads", concat64(pb, pe)), aI("group", grp))
+}
+
+// batchedMinOut and batchedMinC bound where ConvWeightBatched beats
+// ConvWeightGemm: its per-image products [M, O]·[O, C] need a large output
+// plane O and enough channels C to be efficient.
+const (
+	batchedMinOut = 400
+	batchedMinC   = 8
+)
+
+// chooseWeightForm picks dW's formulation for X's spatial shape xs and the
+// output spatial shape os (nil if not static). Measured with ONNX Runtime
+// 1.24 on 2 cores, batch 128, 3×3 (bench/RESULTS.md): the trick is 2–4×
+// slower than the windowed forms everywhere (e.g. 64 ch 28×28: trick 110–
+// 180 ms, gemm 54 ms, bmm 40 ms; 256 ch 7×7: 72, 32, 47 ms); bmm wins on
+// large output planes, gemm elsewhere. Grouped convolutions keep the trick
+// (not measured).
+func (b *builder) chooseWeightForm(geo convGeom, Cg int64, os []int64) string {
+	if os == nil || !allKnown(os) {
+		return ConvWeightTrick
+	}
+	if form := b.spec.ConvGrad.Weight; form != "" {
+		return form
+	}
+	if geo.group != 1 {
+		return ConvWeightTrick
+	}
+	if prod(os) >= batchedMinOut && Cg >= batchedMinC {
+		return ConvWeightBatched
+	}
+	return ConvWeightGemm
+}
+
+// convWeightGrad computes the weight gradient of Y = Conv(X, W) (W of shape
+// ws = [M, C/g, k…]) from X and G = dY in the formulation chooseWeightForm
+// picks. ConvTranspose's rule calls it with the roles of X and dY swapped.
+func (b *builder) convWeightGrad(X, G *graph.Value, geo convGeom, ws []int64) *graph.Value {
+	gs := b.shape(G)
+	var os []int64
+	if gs != nil && len(gs) == len(ws) {
+		os = gs[2:]
+	}
+	form := b.chooseWeightForm(geo, ws[1], os)
+	b.convForms = append(b.convForms, "weight:"+form)
+	switch form {
+	case ConvWeightGemm:
+		return b.convWeightGradGemm(X, G, geo, ws, os)
+	case ConvWeightBatched:
+		return b.convWeightGradBatched(X, G, geo, ws, os)
+	}
+	return b.convWeightGradTrick(X, G, geo, ws)
+}
+
+// convWindows returns the K = ∏k kernel-offset windows of x, whose spatial
+// axes start at axis a0: x padded by (pb, pe) on them, then for offset
+// (j…) the slice starting at j·d with step s and os elements — the values
+// that offset of the kernel meets at every output position. A window equal
+// to x itself is x (no copy). Offsets are in row-major kernel order.
+func (b *builder) convWindows(x *graph.Value, a0 int, geo convGeom, os []int64) []*graph.Value {
+	xs := b.shape(x)
+	sp := len(geo.k)
+	src := x
+	padded := false
+	for i := 0; i < sp; i++ {
+		if geo.pb[i] != 0 || geo.pe[i] != 0 {
+			padded = true
+		}
+	}
+	if padded {
+		pads := make([]int64, 2*len(xs))
+		for i := 0; i < sp; i++ {
+			pads[a0+i] = geo.pb[i]
+			pads[len(xs)+a0+i] = geo.pe[i]
+		}
+		src = b.op1("Pad", []*graph.Value{x, b.i64(pads...)})
+	}
+	axes := iota64(a0, a0+sp)
+	var out []*graph.Value
+	off := make([]int64, sp)
+	for {
+		starts, ends := make([]int64, sp), make([]int64, sp)
+		whole := true
+		for i := 0; i < sp; i++ {
+			starts[i] = off[i] * geo.d[i]
+			ends[i] = starts[i] + geo.s[i]*(os[i]-1) + 1
+			// The unpadded x is the window when it starts at the first
+			// real element and covers x exactly with step 1.
+			if geo.s[i] != 1 || starts[i] != geo.pb[i] || os[i] != xs[a0+i] {
+				whole = false
+			}
+		}
+		switch {
+		case whole:
+			out = append(out, x)
+		default:
+			out = append(out, b.op1("Slice", []*graph.Value{src, b.i64(starts...), b.i64(ends...), b.i64(axes...), b.i64(geo.s...)}))
+		}
+		// Next offset, row-major.
+		i := sp - 1
+		for ; i >= 0; i-- {
+			off[i]++
+			if off[i] < geo.k[i] {
+				break
+			}
+			off[i] = 0
+		}
+		if i < 0 {
+			return out
+		}
+	}
+}
+
+// convWeightGradGemm (ConvWeightGemm): with Xᵀ = X with batch and channel
+// axes swapped (per group: [g, C/g, N, S…]) and its windows w_j
+// (convWindows, one per kernel offset j),
+//
+//	cols = Reshape(Concat_j(Unsqueeze(w_j)), [C/g·K, N·O])        per group
+//	dW   = Reshape(Gemm(Reshape(dYᵀ, [M/g, N·O]), cols, transB=1), [M, C/g, k…])
+//
+// (a batched MatMul over the groups when g > 1): one large product with
+// the reduction over batch and output positions inside.
+func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []int64) *graph.Value {
+	xs := b.shape(X)
+	sp := len(geo.k)
+	grp, M, Cg := geo.group, ws[0], ws[1]
+	K := prod(geo.k)
+	var XT, GT *graph.Value
+	a0 := 2 // first spatial axis of XT
+	if grp == 1 {
+		perm := concat64([]int64{1, 0}, iota64(2, 2+sp))
+		XT = b.transpose(X, perm)
+		GT = b.reshape(b.transpose(G, perm), []int64{M, -1})
+	} else {
+		a0 = 3
+		perm := concat64([]int64{1, 2, 0}, iota64(3, 3+sp))
+		XT = b.transpose(b.reshape(X, concat64([]int64{0, grp, Cg}, xs[2:])), perm)
+		GT = b.reshape(b.transpose(b.reshape(G, concat64([]int64{0, grp, M / grp}, os)), perm), []int64{grp, M / grp, -1})
+	}
+	wins := b.convWindows(XT, a0, geo, os)
+	var cols *graph.Value
+	if len(wins) == 1 {
+		cols = wins[0]
+	} else {
+		us := make([]*graph.Value, len(wins))
+		for i, w := range wins {
+			us[i] = b.unsqueeze(w, []int64{int64(a0 - 1)})
+		}
+		cols = b.op1("Concat", us, aI("axis", int64(a0-1)))
+	}
+	var R *graph.Value
+	if grp == 1 {
+		cols = b.reshape(cols, []int64{Cg * K, -1})
+		R = b.op1("Gemm", []*graph.Value{GT, cols}, aI("transB", 1))
+	} else {
+		cols = b.reshape(cols, []int64{grp, Cg * K, -1})
+		R = b.op1("MatMul", []*graph.Value{GT, b.transpose(cols, []int64{0, 2, 1})})
+	}
+	return b.reshape(R, concat64([]int64{M, Cg}, geo.k))
+}
+
+// convWeightGradBatched (ConvWeightBatched): with X's windows w_j
+// (convWindows, one per kernel offset j, [N, C, O…]) and per group,
+//
+//	dW[:, :, j] = ReduceSum(MatMul(Reshape(dY, [N, M/g, O]), Transpose(Reshape(w_j, [N, C/g, O]))), axis 0)
+//
+// stacked over j: per-image products with a long inner dimension O and no
+// transposition of X or dY (ONNX Runtime fuses the Transpose into the
+// MatMul).
+func (b *builder) convWeightGradBatched(X, G *graph.Value, geo convGeom, ws, os []int64) *graph.Value {
+	grp, M, Cg := geo.group, ws[0], ws[1]
+	var gShape, wShape, perm []int64
+	if grp == 1 {
+		gShape, wShape, perm = []int64{0, M, -1}, []int64{0, Cg, -1}, []int64{0, 2, 1}
+	} else {
+		gShape, wShape, perm = []int64{0, grp, M / grp, -1}, []int64{0, grp, Cg, -1}, []int64{0, 1, 3, 2}
+	}
+	Gr := b.reshape(G, gShape)
+	wins := b.convWindows(X, 2, geo, os)
+	parts := make([]*graph.Value, len(wins))
+	for i, w := range wins {
+		p := b.op1("MatMul", []*graph.Value{Gr, b.transpose(b.reshape(w, wShape), perm)})
+		parts[i] = b.reshape(b.reduceSum(p, []int64{0}, false), []int64{M, Cg, 1})
+	}
+	R := parts[0]
+	if len(parts) > 1 {
+		R = b.op1("Concat", parts, aI("axis", 2))
+	}
+	return b.reshape(R, concat64([]int64{M, Cg}, geo.k))
+}
+
+// convWeightGradTrick (ConvWeightTrick): X plays the input and G the
+// weight, stride and dilation swap:
+//
+//	Xr = Reshape(Transpose(Reshape(X, [N,g,C/g,S…]), [2,1,0,…]), [C/g, g·N, S…])
+//	Gr = Reshape(Transpose(Reshape(G, [N,g,M/g,O…]), [1,2,0,…]), [M, N, O…])
+//	T  = Conv(Xr, Gr, strides=d, dilations=s, pads, group=g)   → [C/g, M, k′…], k′ ≥ k
+//	dW = Transpose(Slice(T, spatial [0,k)), [1,0,…])
+//
+// ONNX Runtime runs T as an im2col with a kernel as large as the output
+// plane and an output of ∏k′ positions, which is slow (35 GFLOP/s on a
+// 64→64 3×3 layer, GRADIENTS.md); it remains for grouped convolutions and
+// shapes the other forms cannot handle.
+func (b *builder) convWeightGradTrick(X, G *graph.Value, geo convGeom, ws []int64) *graph.Value {
+	xs := b.shape(X)
+	gs := b.shape(G)
+	sp := len(xs) - 2
+	grp := geo.group
+	M, Cg := ws[0], ws[1]
+	var Xr, Gr *graph.Value
+	if grp == 1 {
+		perm := concat64([]int64{1, 0}, iota64(2, 2+sp))
+		Xr = b.transpose(X, perm)
+		Gr = b.transpose(G, perm)
+	} else {
+		if gs == nil || !allKnown(gs[1:]) {
+			b.fail("%w: conv weight gradient needs static output shape", ErrUnsupported)
+		}
+		perm5 := concat64([]int64{2, 1, 0}, iota64(3, 3+sp))
+		Xr = b.reshape(X, concat64([]int64{-1, grp, Cg}, xs[2:]))
+		Xr = b.transpose(Xr, perm5)
+		Xr = b.reshape(Xr, concat64([]int64{Cg, -1}, xs[2:]))
+		perm5g := concat64([]int64{1, 2, 0}, iota64(3, 3+sp))
+		Gr = b.reshape(G, concat64([]int64{-1, grp, M / grp}, gs[2:]))
+		Gr = b.transpose(Gr, perm5g)
+		Gr = b.reshape(Gr, concat64([]int64{M, -1}, gs[2:]))
+	}
+	attrs := []*graph.Attribute{aIs("strides", geo.d), aIs("dilations", geo.s),
+		aIs("pads", concat64(geo.pb, geo.pe)), aI("group", grp)}
+	if gs != nil && allKnown(gs[2:]) {
+		attrs = append(attrs, aIs("kernel_shape", gs[2:]))
+	}
+	T := b.op1("Conv", []*graph.Value{Xr, Gr}, attrs...)
+	ts := b.shape(T)
+	needSlice := ts == nil
+	for i := 0; !needSlice && i < sp; i++ {
+		if ts[2+i] != geo.k[i] {
+			needSlice = true
+		}
+	}
+	if needSlice {
+		T = b.op1("Slice", []*graph.Value{T, b.i64(make([]int64, sp)...), b.i64(geo.k...), b.i64(iota64(2, 2+sp)...)})
+	}
+	return b.transpose(T, concat64([]int64{1, 0}, iota64(2, 2+sp)))
+}

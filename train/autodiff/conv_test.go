@@ -1,0 +1,82 @@
+package autodiff
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// convForms lists every forced combination of Conv gradient formulations.
+var convForms = func() []ConvGrad {
+	var out []ConvGrad
+	for _, in := range []string{ConvInputTranspose, ConvInputFlipped} {
+		for _, w := range []string{ConvWeightTrick, ConvWeightGemm, ConvWeightBatched} {
+			out = append(out, ConvGrad{Input: in, Weight: w})
+		}
+	}
+	return out
+}()
+
+// flippedApplies names the Conv cases of nnCases where the flipped-kernel
+// input gradient applies (stride 1, pads ≤ d(k−1)).
+var flippedApplies = map[string]bool{
+	"Conv/k3p1": true, "Conv/asym-pads": true, "Conv/groups2": true, "Conv/1x1": true,
+	"Conv/1d-dilation2": true,
+}
+
+// TestConvForms checks every Conv and ConvTranspose case of nnCases with
+// every formulation of the Conv gradients against finite differences, and
+// that the forced form is the one used where it applies.
+func TestConvForms(t *testing.T) {
+	for i, tc := range nnCases {
+		if !strings.HasPrefix(tc.name, "Conv") {
+			continue
+		}
+		for _, form := range convForms {
+			t.Run(tc.name+"/"+form.Input+"+"+form.Weight, func(t *testing.T) {
+				f := newFG(t, tc.dt, uint64(100+i))
+				out, shape, params := tc.build(f)
+				art := checkVJP(t, f, out, shape, params, Spec{ConvGrad: form}, tc.eps, tc.tol)
+				if !slices.Contains(art.convForms, "weight:"+form.Weight) {
+					t.Errorf("weight form %s not used: %v", form.Weight, art.convForms)
+				}
+				if strings.HasPrefix(tc.name, "Conv/") {
+					want := form.Input
+					if !flippedApplies[tc.name] {
+						want = ConvInputTranspose
+					}
+					if !slices.Contains(art.convForms, "input:"+want) {
+						t.Errorf("input form %s not used: %v", want, art.convForms)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestConvFormChoice pins the per-shape choice on ResNet-18's layer shapes.
+func TestConvFormChoice(t *testing.T) {
+	b := &builder{}
+	g3 := func(s, p int64) convGeom {
+		return convGeom{k: []int64{3, 3}, s: []int64{s, s}, d: []int64{1, 1}, pb: []int64{p, p}, pe: []int64{p, p}, group: 1}
+	}
+	for _, c := range []struct {
+		geo    convGeom
+		cg, o  int64
+		weight string
+		input  string
+	}{
+		{g3(1, 1), 64, 28, ConvWeightBatched, ConvInputFlipped},
+		{g3(1, 1), 1, 28, ConvWeightGemm, ConvInputFlipped},
+		{g3(2, 1), 64, 14, ConvWeightGemm, ConvInputTranspose},
+		{g3(1, 1), 128, 14, ConvWeightGemm, ConvInputFlipped},
+		{g3(1, 1), 512, 4, ConvWeightGemm, ConvInputFlipped},
+	} {
+		if w := b.chooseWeightForm(c.geo, c.cg, []int64{c.o, c.o}); w != c.weight {
+			t.Errorf("C/g %d, output %d×%d, stride %d: weight form %s, want %s", c.cg, c.o, c.o, c.geo.s[0], w, c.weight)
+		}
+		if in := b.chooseInputForm(c.geo); in != c.input {
+			t.Errorf("stride %d: input form %s, want %s", c.geo.s[0], in, c.input)
+		}
+	}
+}
