@@ -1,0 +1,656 @@
+package unlearn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/train"
+	"github.com/unlearn-tool/unlearn/train/autodiff"
+	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+)
+
+// Errors of the algorithm layer; Run wraps them with context.
+var (
+	// ErrUnknownAlgorithm: the name is not one of Algorithms().
+	ErrUnknownAlgorithm = errors.New("unlearn: unknown algorithm")
+	// ErrInput: the model, data, index sets or mask cannot be used.
+	ErrInput = errors.New("unlearn: invalid input")
+)
+
+// Input is what an algorithm works on.
+type Input struct {
+	// Model is an untied working copy; Run writes the result (parameters and,
+	// for algorithms that train with batch statistics, BatchNormalization
+	// running statistics) into its initializers, and leaves it untouched when
+	// it fails.
+	Model *graph.Model
+	Data  *data.Dataset
+	// Forget and Retain are indices into Data.Train; they must not overlap.
+	Forget, Retain []int
+	// Mask maps a parameter (initializer) name to the elements the algorithm
+	// may change; a parameter missing from the map is frozen. nil means every
+	// parameter may change.
+	Mask map[string][]bool
+	// Classifier names the classifier layer ("" = the graph's default, see
+	// graph.NeuronMap.Classifier); rft trains it whole.
+	Classifier string
+}
+
+// SCRUBConfig holds SCRUB's knobs (Kurmanji et al., "Towards Unbounded
+// Machine Unlearning", NeurIPS 2023; github.com/meghdadk/SCRUB). Zero values
+// take the defaults in brackets, SCRUB's own.
+type SCRUBConfig struct {
+	// MaxSteps is the number of epochs (from the first) that begin with a
+	// max-step pass over the forget set (msteps) [1; SCRUB's is 2, see the
+	// package documentation].
+	MaxSteps int
+	// Temperature of the distillation KL (kd_T) [4].
+	Temperature float64
+	// Alpha weighs the KL to the teacher in the min-steps [0.001]; Gamma the
+	// cross-entropy [0.99].
+	Alpha, Gamma float64
+	// ForgetBatchSize is the batch size of the max-steps (del_batch_size)
+	// [32]; the min-steps use Config.BatchSize.
+	ForgetBatchSize int
+}
+
+// SSDConfig holds Selective Synaptic Dampening's knobs (Foster et al., AAAI
+// 2024; github.com/if-loops/selective-synaptic-dampening).
+type SSDConfig struct {
+	// Alpha is the selection weighting: an element is dampened when its
+	// forget-set importance exceeds Alpha times its full-set importance
+	// [100; SSD's paper uses 10, see the package documentation].
+	Alpha float64
+	// Lambda is the dampening constant: the element is multiplied by
+	// min(1, Lambda·imp_D/imp_F) [1].
+	Lambda float64
+}
+
+// IUConfig holds influence unlearning's knobs (SalUn's wfisher, after Jia et
+// al., "Model Sparsity Can Simplify Machine Unlearning", NeurIPS 2023).
+type IUConfig struct {
+	// Alpha scales the Newton-style step θ ← θ + Alpha·H⁻¹v [3e-4; it
+	// depends on the model's gradient scale, see the package documentation].
+	Alpha float64
+	// Damping is the N of the WoodFisher recursion (1/(N + gᵀo)) [1000].
+	Damping float64
+	// Samples is the number of retain examples (taken in order, one at a
+	// time) that build the inverse-Fisher approximation [Damping+2: the
+	// reference loop stops after index N+1].
+	Samples int
+}
+
+// Config sets an algorithm's hyperparameters. Zero values take the values of
+// Defaults(algo); a negative Momentum or WeightDecay means zero.
+type Config struct {
+	Epochs    int
+	LR        float64
+	BatchSize int
+	Momentum  float64
+	// WeightDecay is SGD's L2 term; it never moves an element outside the mask.
+	WeightDecay float64
+	// Seed drives every random choice: data order, resets, random labels.
+	Seed uint64
+
+	// Beta is neggrad+'s retain weight: loss = β·L_retain − (1−β)·L_forget [0.99].
+	Beta float64
+	// L1 is l1-sparse's initial α, decayed linearly to 0 over the epochs
+	// (α_e = L1·(1 − e/Epochs), e from 0) [7e-5].
+	L1 float64
+	// WrongLabels makes random-label draw from the classes other than the
+	// true one; by default labels are uniform over all classes as in SalUn's
+	// code (np.random.randint / torch.randint over num_classes).
+	WrongLabels bool
+	// Dropout runs Dropout nodes in training mode while training (off by
+	// default: the updates are then deterministic).
+	Dropout bool
+
+	SCRUB SCRUBConfig
+	SSD   SSDConfig
+	IU    IUConfig
+
+	Runtime ortrt.Options
+	// Progress, if set, is called after every step.
+	Progress func(Progress)
+}
+
+// Progress reports one step of an algorithm.
+type Progress struct {
+	Algorithm string
+	// Phase: "train" (descent on the retain set, or on retain + relabelled
+	// forget), "ascent" (neggrad), "max" and "min" (scrub),
+	// "importance-forget" and "importance-full" (ssd), "gradients-forget",
+	// "gradients-retain" and "woodfisher" (iu).
+	Phase         string
+	Epoch, Epochs int // 1-based; 0 outside epochs
+	Step, Steps   int // 1-based within the epoch or phase
+	Loss          float64
+	LR            float64
+}
+
+// Result describes what an algorithm did.
+type Result struct {
+	Algorithm string
+	// Epochs has one entry per training epoch (empty for ssd and iu): the
+	// mean loss of the optimised objective and the accuracy on the batches
+	// trained against their (possibly random) targets.
+	Epochs []train.EpochStats
+	// Changed maps a parameter name to the number of its elements that are
+	// not bit-identical to the input's (parameters with no change are left
+	// out).
+	Changed map[string]int
+	// Reset counts the elements re-initialised (rft).
+	Reset   int
+	Seconds float64
+	// Notes say, in words, what the algorithm did.
+	Notes []string
+}
+
+type algorithm struct {
+	name string
+	run  func(*run) error
+	// usesForget / usesRetain: which index sets must be non-empty.
+	usesForget, usesRetain bool
+}
+
+var algorithms = []algorithm{
+	{"rft", runRFT, false, true},
+	{"finetune", runFinetune, false, true},
+	{"neggrad", runNegGrad, true, false},
+	{"neggrad+", runNegGradPlus, true, true},
+	{"random-label", runRandomLabel, true, true},
+	{"l1-sparse", runL1Sparse, false, true},
+	{"scrub", runSCRUB, true, true},
+	{"ssd", runSSD, true, false},
+	{"iu", runIU, true, true},
+}
+
+// Algorithms returns the algorithm names Run accepts.
+func Algorithms() []string {
+	out := make([]string, len(algorithms))
+	for i, a := range algorithms {
+		out[i] = a.name
+	}
+	return out
+}
+
+func lookup(algo string) (algorithm, error) {
+	for _, a := range algorithms {
+		if a.name == algo {
+			return a, nil
+		}
+	}
+	return algorithm{}, fmt.Errorf("%w %q; choose one of %s", ErrUnknownAlgorithm, algo, strings.Join(Algorithms(), ", "))
+}
+
+// Defaults returns the settings Run uses for algo's zero fields: the
+// paper's recipes scaled to a CPU run of the bundled demo (see the table and
+// the reasons in the package documentation). An unknown name gets the common
+// settings only.
+func Defaults(algo string) Config {
+	c := Config{
+		BatchSize: 128, Momentum: 0.9, Beta: 0.99, L1: 7e-5,
+		SCRUB: SCRUBConfig{MaxSteps: 1, Temperature: 4, Alpha: 0.001, Gamma: 0.99, ForgetBatchSize: 32},
+		SSD:   SSDConfig{Alpha: 100, Lambda: 1},
+		IU:    IUConfig{Alpha: 3e-4, Damping: 1000},
+	}
+	switch algo {
+	case "rft":
+		c.Epochs, c.LR = 10, 0.03
+	case "finetune":
+		c.Epochs, c.LR = 5, 0.01
+	case "neggrad":
+		c.Epochs, c.LR = 1, 1e-3
+	case "neggrad+":
+		c.Epochs, c.LR = 1, 0.01
+	case "random-label":
+		c.Epochs, c.LR = 5, 0.01
+	case "l1-sparse":
+		c.Epochs, c.LR = 5, 0.01
+	case "scrub":
+		c.Epochs, c.LR, c.WeightDecay = 3, 5e-4, 5e-4
+	}
+	return c
+}
+
+// withDefaults fills zero fields from d.
+func (c Config) withDefaults(d Config) Config {
+	zi := func(v *int, dv int) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	zf := func(v *float64, dv float64) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	zi(&c.Epochs, d.Epochs)
+	zf(&c.LR, d.LR)
+	zi(&c.BatchSize, d.BatchSize)
+	zf(&c.Momentum, d.Momentum)
+	zf(&c.WeightDecay, d.WeightDecay)
+	c.Momentum = max(c.Momentum, 0)
+	c.WeightDecay = max(c.WeightDecay, 0)
+	zf(&c.Beta, d.Beta)
+	zf(&c.L1, d.L1)
+	zi(&c.SCRUB.MaxSteps, d.SCRUB.MaxSteps)
+	zf(&c.SCRUB.Temperature, d.SCRUB.Temperature)
+	zf(&c.SCRUB.Alpha, d.SCRUB.Alpha)
+	zf(&c.SCRUB.Gamma, d.SCRUB.Gamma)
+	zi(&c.SCRUB.ForgetBatchSize, d.SCRUB.ForgetBatchSize)
+	zf(&c.SSD.Alpha, d.SSD.Alpha)
+	zf(&c.SSD.Lambda, d.SSD.Lambda)
+	zf(&c.IU.Alpha, d.IU.Alpha)
+	zf(&c.IU.Damping, d.IU.Damping)
+	if c.IU.Samples == 0 {
+		c.IU.Samples = int(c.IU.Damping) + 2
+	}
+	return c
+}
+
+func (c Config) check() error {
+	switch {
+	case c.Epochs < 0:
+		return fmt.Errorf("%w: %d epochs", ErrInput, c.Epochs)
+	case c.LR < 0 || math.IsNaN(c.LR) || math.IsInf(c.LR, 0):
+		return fmt.Errorf("%w: learning rate %v", ErrInput, c.LR)
+	case c.BatchSize < 1:
+		return fmt.Errorf("%w: batch size %d", ErrInput, c.BatchSize)
+	case c.Beta < 0 || c.Beta > 1:
+		return fmt.Errorf("%w: neggrad+ beta %v outside [0, 1]", ErrInput, c.Beta)
+	case c.SCRUB.MaxSteps < 0 || c.SCRUB.ForgetBatchSize < 1 || c.SCRUB.Temperature <= 0:
+		return fmt.Errorf("%w: SCRUB settings %+v", ErrInput, c.SCRUB)
+	case c.SSD.Alpha <= 0 || c.SSD.Lambda <= 0:
+		return fmt.Errorf("%w: SSD settings %+v", ErrInput, c.SSD)
+	case c.IU.Damping <= 0 || c.IU.Samples < 1 || !(c.IU.Alpha > 0) || math.IsInf(c.IU.Alpha, 0):
+		return fmt.Errorf("%w: IU settings %+v", ErrInput, c.IU)
+	}
+	return nil
+}
+
+// run is the state of one Run call.
+type run struct {
+	ctx  context.Context
+	algo string
+	in   Input
+	cfg  Config
+	res  *Result
+	nm   *graph.NeuronMap
+	// params are the trainable parameters in graph order, by name.
+	params []string
+	isPar  map[string]bool
+	split  *data.Split
+}
+
+// Run unlearns in.Forget from in.Model with the named algorithm and writes
+// the result into in.Model's initializers. Elements outside in.Mask never
+// change by a single bit (rft's classifier layer excepted: it is always
+// trained whole). It returns ctx.Err() when ctx is cancelled (in.Model is
+// then left as it was) and an error wrapping train.ErrNonFinite when a loss,
+// gradient or result is NaN or Inf.
+func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error) {
+	a, err := lookup(algo)
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults(Defaults(algo))
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	r := &run{ctx: ctx, algo: algo, in: in, cfg: cfg, res: &Result{Algorithm: algo, Changed: map[string]int{}}}
+	if err := r.validate(a); err != nil {
+		return nil, err
+	}
+	before, err := r.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := a.run(r); err != nil {
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			return nil, cerr
+		}
+		return nil, fmt.Errorf("unlearn: %s: %w", algo, err)
+	}
+	for _, name := range r.params {
+		now, err := r.in.Model.Graph.LocalValue(name).Init.Float32s()
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for i, v := range before[name] {
+			if math.Float32bits(v) != math.Float32bits(now[i]) {
+				n++
+			}
+		}
+		if n > 0 {
+			r.res.Changed[name] = n
+		}
+	}
+	r.res.Seconds = time.Since(start).Seconds()
+	return r.res, nil
+}
+
+// validate checks the input against the model and the algorithm.
+func (r *run) validate(a algorithm) error {
+	in := r.in
+	if in.Model == nil || in.Model.Graph == nil {
+		return fmt.Errorf("%w: no model", ErrInput)
+	}
+	if in.Data == nil || in.Data.Train == nil {
+		return fmt.Errorf("%w: no training data", ErrInput)
+	}
+	r.split = in.Data.Train
+	n := r.split.Len()
+	seen := make([]uint8, n)
+	for k, set := range [][]int{in.Forget, in.Retain} {
+		name := [...]string{"forget", "retain"}[k]
+		for _, i := range set {
+			if i < 0 || i >= n {
+				return fmt.Errorf("%w: %s index %d outside the %d training examples", ErrInput, name, i, n)
+			}
+			if seen[i]&(1<<k) != 0 {
+				return fmt.Errorf("%w: %s index %d listed twice", ErrInput, name, i)
+			}
+			seen[i] |= 1 << k
+			if seen[i] == 3 {
+				return fmt.Errorf("%w: example %d is in both the forget and the retain set", ErrInput, i)
+			}
+		}
+	}
+	if a.usesForget && len(in.Forget) == 0 {
+		return fmt.Errorf("%w: %s needs a non-empty forget set", ErrInput, a.name)
+	}
+	if a.usesRetain && len(in.Retain) == 0 {
+		return fmt.Errorf("%w: %s needs a non-empty retain set", ErrInput, a.name)
+	}
+	nm, err := graph.Neurons(in.Model.Graph)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	r.nm = nm
+	r.isPar = map[string]bool{}
+	for _, p := range nm.Params {
+		r.params = append(r.params, p.Value.Name)
+		r.isPar[p.Value.Name] = true
+	}
+	if in.Mask != nil {
+		var names []string
+		for name := range in.Mask {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		any := false
+		for _, name := range names {
+			if !r.isPar[name] {
+				return fmt.Errorf("%w: the mask names %q, which is not a trainable parameter of the model", ErrInput, name)
+			}
+			m := in.Mask[name]
+			want := in.Model.Graph.LocalValue(name).Init.Len()
+			if int64(len(m)) != want {
+				return fmt.Errorf("%w: the mask of %q has %d elements, the parameter %d", ErrInput, name, len(m), want)
+			}
+			any = any || anyTrue(m)
+		}
+		if !any && a.name != "rft" {
+			return fmt.Errorf("%w: the mask selects no parameter element", ErrInput)
+		}
+	}
+	return nil
+}
+
+// snapshot copies the values of every trainable parameter.
+func (r *run) snapshot() (map[string][]float32, error) {
+	out := make(map[string][]float32, len(r.params))
+	for _, name := range r.params {
+		v, err := r.in.Model.Graph.LocalValue(name).Init.Float32s()
+		if err != nil {
+			return nil, fmt.Errorf("%w: parameter %q: %v", ErrInput, name, err)
+		}
+		out[name] = append([]float32(nil), v...)
+	}
+	return out, nil
+}
+
+func anyTrue(m []bool) bool {
+	for _, b := range m {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
+// selected reports whether the mask lets any element of name change.
+func (r *run) selected(name string) bool {
+	if r.in.Mask == nil {
+		return r.isPar[name]
+	}
+	return anyTrue(r.in.Mask[name])
+}
+
+// rng returns the random stream for one purpose (PCG(Seed, stream)).
+func (r *run) rng(stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(r.cfg.Seed, stream))
+}
+
+// Random streams, one per purpose, so that changing one use of randomness
+// does not shift another.
+const (
+	streamOrder  = 0x0de7
+	streamForget = 0xf0e7
+	streamReset  = 0x7e5e
+	streamLabels = 0x1abe
+)
+
+// engineOpts says how to build an engine.
+type engineOpts struct {
+	bn   autodiff.BNMode
+	loss autodiff.Loss
+	// all differentiates every trainable parameter (iu needs the full
+	// gradient); otherwise only those the mask (or whole) selects.
+	all bool
+	// whole lists parameters trained whole regardless of the mask.
+	whole map[string]bool
+}
+
+// engine builds a training engine for in.Model whose parameters carry the
+// mask: elements outside it are never updated by train's optimizers.
+func (r *run) engine(o engineOpts) (*train.Engine, error) {
+	spec := autodiff.Spec{BN: o.bn, Loss: o.loss, Dropout: r.cfg.Dropout && o.bn == autodiff.BNTraining, DropoutSeed: int64(r.cfg.Seed & math.MaxInt64)}
+	if r.in.Mask != nil && !o.all {
+		for _, name := range r.params {
+			if o.whole[name] || r.selected(name) {
+				spec.Params = append(spec.Params, name)
+			}
+		}
+		if len(spec.Params) == 0 {
+			return nil, fmt.Errorf("%w: the mask selects no parameter element", ErrInput)
+		}
+	}
+	e, err := train.NewEngine(r.in.Model, train.EngineOptions{Runtime: r.cfg.Runtime, Spec: spec})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range e.Params() {
+		if o.whole[p.Name] || r.in.Mask == nil {
+			continue
+		}
+		if m := r.in.Mask[p.Name]; anyTrue(m) {
+			p.Mask = m
+		} else {
+			p.Frozen = true
+		}
+	}
+	return e, nil
+}
+
+// optimizer is SGD with the configured momentum and weight decay (PyTorch's
+// torch.optim.SGD, as every reference uses).
+func (r *run) optimizer() train.Optimizer {
+	return &train.SGD{Momentum: r.cfg.Momentum, WeightDecay: r.cfg.WeightDecay}
+}
+
+func (r *run) progress(p Progress) {
+	if r.cfg.Progress != nil {
+		p.Algorithm = r.algo
+		r.cfg.Progress(p)
+	}
+}
+
+func (r *run) note(format string, args ...any) {
+	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
+}
+
+// stepOut is what one step of a training loop reports.
+type stepOut struct {
+	loss    float64
+	correct int
+	seen    int
+	phase   string
+	// stat says whether the step counts in the epoch statistics.
+	stat bool
+}
+
+// stepFunc computes the gradients of step s (0-based) into the engine's
+// Param.Grad.
+type stepFunc func(s int) (stepOut, error)
+
+// loop is a training loop: epochs of steps, each followed by a check for
+// non-finite gradients, an optional gradient hook and an optimizer update at
+// the epoch's learning rate (the references step their schedulers once per
+// epoch).
+type loop struct {
+	e      *train.Engine
+	opt    train.Optimizer
+	epochs int
+	lr     func(ep int) float64 // ep 0-based
+	// epoch prepares epoch ep and returns its number of steps.
+	epoch func(ep int) (int, stepFunc, error)
+	// hook, if set, adjusts the gradients after a step (l1-sparse) and may
+	// add to the reported loss.
+	hook func(ep int, params []*train.Param) float64
+}
+
+func (r *run) fit(l loop) error {
+	for ep := 0; ep < l.epochs; ep++ {
+		start := time.Now()
+		steps, step, err := l.epoch(ep)
+		if err != nil {
+			return err
+		}
+		lr := l.lr(ep)
+		var lossSum float64
+		var correct, seen int
+		for s := 0; s < steps; s++ {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+			out, err := step(s)
+			if err != nil {
+				return fmt.Errorf("epoch %d step %d: %w", ep+1, s+1, err)
+			}
+			if err := train.CheckFinite(l.e.Params()); err != nil {
+				return fmt.Errorf("epoch %d step %d: %w (lower the learning rate)", ep+1, s+1, err)
+			}
+			if l.hook != nil {
+				out.loss += l.hook(ep, l.e.Params())
+			}
+			if err := l.opt.Step(l.e.Params(), lr); err != nil {
+				return err
+			}
+			if out.stat {
+				lossSum += out.loss * float64(out.seen)
+				correct += out.correct
+				seen += out.seen
+			}
+			r.progress(Progress{Phase: out.phase, Epoch: ep + 1, Epochs: l.epochs, Step: s + 1, Steps: steps, Loss: out.loss, LR: lr})
+		}
+		st := train.EpochStats{Epoch: ep + 1, Seconds: time.Since(start).Seconds()}
+		if seen > 0 {
+			st.Loss = lossSum / float64(seen)
+			st.Accuracy = float64(correct) / float64(seen)
+		}
+		r.res.Epochs = append(r.res.Epochs, st)
+	}
+	return nil
+}
+
+// countCorrect counts the rows of logits whose argmax equals the label.
+func countCorrect(logits []float32, labels []int64, classes int) int {
+	n := 0
+	for k, y := range labels {
+		row := logits[k*classes : (k+1)*classes]
+		best := 0
+		for j, v := range row {
+			if v > row[best] {
+				best = j
+			}
+		}
+		if int64(best) == y {
+			n++
+		}
+	}
+	return n
+}
+
+// pick maps batch positions to example indices.
+func pick(dst, idx, b []int) []int {
+	dst = dst[:0]
+	for _, j := range b {
+		dst = append(dst, idx[j])
+	}
+	return dst
+}
+
+// lossStep loads examples sel, sets every weight to w, runs forward and
+// backward, and reports the step.
+func lossStep(e *train.Engine, split *data.Split, sel []int, w float32, phase string) (stepOut, error) {
+	weights, err := e.LoadBatch(split, sel)
+	if err != nil {
+		return stepOut{}, err
+	}
+	for i := range weights {
+		weights[i] = w
+	}
+	res, err := e.StepFilled(len(sel))
+	if err != nil {
+		return stepOut{}, err
+	}
+	_, labels, _, _, err := e.Inputs(len(sel))
+	if err != nil {
+		return stepOut{}, err
+	}
+	return stepOut{loss: res.Loss, correct: countCorrect(res.Logits, labels, e.Classes()), seen: len(sel), phase: phase, stat: true}, nil
+}
+
+// writeBack copies the engine's parameters and running statistics into
+// in.Model.
+func (r *run) writeBack(e *train.Engine) error {
+	_, err := e.WriteBack(r.in.Model.Graph)
+	return err
+}
+
+// checkFiniteData fails when a parameter value is NaN or Inf.
+func checkFiniteData(params []*train.Param) error {
+	for _, p := range params {
+		for i, v := range p.Data {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("%w: %q element %d is %v", train.ErrNonFinite, p.Name, i, v)
+			}
+		}
+	}
+	return nil
+}

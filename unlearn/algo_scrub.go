@@ -1,0 +1,197 @@
+package unlearn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/train"
+	"github.com/unlearn-tool/unlearn/train/autodiff"
+)
+
+// runSCRUB is SCRUB (Kurmanji et al., NeurIPS 2023), following its code
+// (github.com/meghdadk/SCRUB, thirdparty/repdistiller/helper/loops.py
+// train_distill and the notebooks' settings): the student starts as the
+// model, the teacher is the original model in inference mode. Each epoch
+// e = 1..E begins, while e ≤ MaxSteps, with a max pass over the forget set
+// (loss −KL_T(teacher ‖ student), batches of ForgetBatchSize) and then makes
+// a min pass over the retain set (loss γ·CE + α·KL_T). KL_T is the
+// distillation loss F.kl_div(log_softmax(s/T), softmax(t/T), sum)·T²/N. The
+// learning rate is SCRUB's sgda_adjust_learning_rate: lr·0.1^k with k the
+// number of decay epochs (3, 5, 9) before epoch e. Smoothing (SWA) is off
+// and no gradient clipping is applied, as in SCRUB's defaults.
+//
+// The engine computes one loss per pass, so a min step runs the batch twice,
+// through a cross-entropy engine and a KL engine holding the same
+// parameters, and adds the gradients γ·g_CE + α·g_KL in Go; both passes see
+// the same batch statistics, and the running statistics are updated once.
+func runSCRUB(r *run) error {
+	sc := r.cfg.SCRUB
+	tF, tR, err := r.teacherLogits()
+	if err != nil {
+		return err
+	}
+	ce, err := r.engine(engineOpts{bn: autodiff.BNTraining})
+	if err != nil {
+		return err
+	}
+	defer ce.Close()
+	kl, err := r.engine(engineOpts{bn: autodiff.BNTraining, loss: autodiff.Loss{Kind: autodiff.LossKL, Temperature: float32(sc.Temperature)}})
+	if err != nil {
+		return err
+	}
+	defer kl.Close()
+	cp, kp := ce.Params(), kl.Params()
+	if len(cp) != len(kp) {
+		return fmt.Errorf("scrub: the two engines hold %d and %d parameters", len(cp), len(kp))
+	}
+	for i := range cp {
+		if cp[i].Name != kp[i].Name {
+			return fmt.Errorf("scrub: parameter %d is %q in one engine and %q in the other", i, cp[i].Name, kp[i].Name)
+		}
+		kp[i].Frozen = true // the KL engine only computes gradients
+	}
+	classes := ce.Classes()
+	if kl.Classes() != classes || len(tF) != len(r.in.Forget)*classes || len(tR) != len(r.in.Retain)*classes {
+		return fmt.Errorf("scrub: the teacher's logits do not match the model's %d classes", classes)
+	}
+	r.noteMask()
+	r.noteBN(ce)
+	r.note("SCRUB: %d epochs, max-steps (forget, −KL at T=%g, batch %d) in the first %d, min-steps (retain, %g·CE + %g·KL, batch %d); teacher = the original model in inference mode; SGD lr %g momentum %g weight decay %g, ×0.1 after epochs 3, 5, 9",
+		r.cfg.Epochs, sc.Temperature, sc.ForgetBatchSize, min(sc.MaxSteps, r.cfg.Epochs), sc.Gamma, sc.Alpha, r.cfg.BatchSize, r.cfg.LR, r.cfg.Momentum, r.cfg.WeightDecay)
+
+	sync := func(running bool) {
+		for i, p := range cp {
+			if !p.Frozen {
+				copy(kp[i].Data, p.Data)
+			}
+		}
+		if running {
+			copyRunning(kl.Running(), ce.Running())
+		}
+	}
+	// klStep runs the KL engine on examples sel (positions pos into a
+	// teacher table) with weight w.
+	klStep := func(sel, pos []int, teacher []float32, w float32) (train.StepResult, error) {
+		weights, err := kl.LoadBatch(r.split, sel)
+		if err != nil {
+			return train.StepResult{}, err
+		}
+		for i := range weights {
+			weights[i] = w
+		}
+		_, _, _, tb, err := kl.Inputs(len(sel))
+		if err != nil {
+			return train.StepResult{}, err
+		}
+		for k, j := range pos {
+			copy(tb[k*classes:(k+1)*classes], teacher[j*classes:(j+1)*classes])
+		}
+		return kl.StepFilled(len(sel))
+	}
+	gamma, alpha := float32(sc.Gamma), float32(sc.Alpha)
+	order, forder := r.rng(streamOrder), r.rng(streamForget)
+	sel := make([]int, 0, r.cfg.BatchSize)
+	var maxLoss float64
+	var maxSteps int
+	err = r.fit(loop{
+		e: ce, opt: r.optimizer(), epochs: r.cfg.Epochs,
+		lr: func(ep int) float64 {
+			k := 0
+			for _, d := range []int{3, 5, 9} {
+				if ep+1 > d {
+					k++
+				}
+			}
+			return r.cfg.LR * math.Pow(0.1, float64(k))
+		},
+		epoch: func(ep int) (int, stepFunc, error) {
+			var fb [][]int
+			if ep < sc.MaxSteps {
+				fb = trainBatches(len(r.in.Forget), sc.ForgetBatchSize, forder)
+			}
+			rb := trainBatches(len(r.in.Retain), r.cfg.BatchSize, order)
+			return len(fb) + len(rb), func(s int) (stepOut, error) {
+				if s < len(fb) {
+					// max-step: ascend the KL to the teacher on the forget set
+					sel = pick(sel, r.in.Forget, fb[s])
+					sync(true)
+					res, err := klStep(sel, fb[s], tF, -1)
+					if err != nil {
+						return stepOut{}, err
+					}
+					copyRunning(ce.Running(), kl.Running())
+					for i, p := range cp {
+						if !p.Frozen {
+							copy(p.Grad, kp[i].Grad)
+						}
+					}
+					maxLoss += res.Loss
+					maxSteps++
+					return stepOut{loss: res.Loss, phase: "max"}, nil
+				}
+				// min-step: γ·CE + α·KL on the retain set
+				b := rb[s-len(fb)]
+				sel = pick(sel, r.in.Retain, b)
+				out, err := lossStep(ce, r.split, sel, 1, "min")
+				if err != nil {
+					return out, err
+				}
+				sync(false)
+				res, err := klStep(sel, b, tR, 1)
+				if err != nil {
+					return out, err
+				}
+				for i, p := range cp {
+					if p.Frozen {
+						continue
+					}
+					g := kp[i].Grad
+					for j := range p.Grad {
+						p.Grad[j] = gamma*p.Grad[j] + alpha*g[j]
+					}
+				}
+				out.loss = sc.Gamma*out.loss + sc.Alpha*res.Loss
+				return out, nil
+			}, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if maxSteps > 0 {
+		r.note("max-steps: %d, mean loss (−KL) %.4g", maxSteps, maxLoss/float64(maxSteps))
+	}
+	return r.writeBack(ce)
+}
+
+// copyRunning copies running statistics from src to dst (same names).
+func copyRunning(dst, src map[string][]float32) {
+	for name, v := range src {
+		if d := dst[name]; d != nil {
+			copy(d, v)
+		}
+	}
+}
+
+// teacherLogits returns the original model's logits (inference mode) for
+// the forget and the retain examples, in their order.
+func (r *run) teacherLogits() (forget, retain []float32, err error) {
+	c, err := eval.NewClassifier(r.in.Model, r.cfg.Runtime, r.cfg.BatchSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	forget, err = c.Logits(r.split, r.in.Forget, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	retain, err = c.Logits(r.split, r.in.Retain, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return forget, retain, r.ctx.Err()
+}
