@@ -24,6 +24,7 @@ type MaskJSON struct {
 	Layers   []LayerChoice `json:"layers"`
 	Tensors  []TensorMask  `json:"tensors"`
 	All      bool          `json:"all,omitempty"` // strategy full: every parameter
+	CritMem  *CritMemStats `json:"critmem,omitempty"`
 }
 
 // TensorMask is one parameter's selection.
@@ -37,7 +38,7 @@ type TensorMask struct {
 // MarshalJSON encodes the mask as unlearn.mask/v1.
 func (mk *Mask) MarshalJSON() ([]byte, error) {
 	doc := MaskJSON{Schema: "unlearn.mask/v1", Strategy: mk.Strategy, Budget: mk.Budget,
-		Selected: mk.Selected, Total: mk.Total, Layers: mk.Layers, Tensors: []TensorMask{}, All: mk.Elements == nil}
+		Selected: mk.Selected, Total: mk.Total, Layers: mk.Layers, Tensors: []TensorMask{}, All: mk.Elements == nil, CritMem: mk.CritMem}
 	if doc.Layers == nil {
 		doc.Layers = []LayerChoice{}
 	}

@@ -19,14 +19,17 @@
 //     (SalUn, Fan et al., ICLR 2024, generate_mask.py: gradients of the
 //     forget loss accumulated over the forget loader, absolute value,
 //     one global threshold).
+//   - critmem: per forget example, repeatedly zero the neuron with the
+//     largest Σ|θ·g| until the example's prediction flips; the union over
+//     examples, ranked by how many examples zeroed a neuron (critMem).
 //   - deepest / shallowest: whole layers by depth from the output or the
 //     input, neurons in channel order, the longest prefix within α·p.
 //   - random: another mask's per-layer neuron counts with the neurons
 //     chosen uniformly at random (seeded).
 //   - full: every parameter (no mask).
 //
-// The classifier layer is not treated specially here: algorithms that
-// always train it (rft) add it themselves.
+// The classifier layer is not treated specially here, except that critmem
+// never zeroes it: algorithms that always train it (rft) add it themselves.
 package localize
 
 import (
@@ -49,7 +52,7 @@ var ErrStrategy = errors.New("localize")
 
 // Strategies lists the strategy names.
 func Strategies() []string {
-	return []string{"del", "salloc", "deepest", "shallowest", "random", "full"}
+	return []string{"del", "salloc", "critmem", "deepest", "shallowest", "random", "full"}
 }
 
 // Options configures Localize.
@@ -66,8 +69,15 @@ type Options struct {
 	// RandomOf is the strategy whose per-layer counts random matches
 	// (default del).
 	RandomOf string
-	Runtime  ortrt.Options
-	Progress func(done, total int)
+	// CritMemExamples and CritMemMaxSteps bound critmem's work (defaults
+	// DefaultCritMemExamples, DefaultCritMemMaxSteps).
+	CritMemExamples int
+	CritMemMaxSteps int
+	// Classifier overrides the classifier layer that critmem never zeroes
+	// (empty: detected, graph.NeuronMap.Classifier).
+	Classifier string
+	Runtime    ortrt.Options
+	Progress   func(done, total int)
 }
 
 // Mask is the result of a strategy.
@@ -80,6 +90,8 @@ type Mask struct {
 	Selected int64 // selected elements
 	Total    int64 // trainable elements
 	Layers   []LayerChoice
+	// CritMem holds critmem's statistics (nil for other strategies).
+	CritMem *CritMemStats
 }
 
 // LayerChoice is the per-layer summary of a mask.
@@ -178,6 +190,24 @@ func Localize(ctx context.Context, m *graph.Model, split *data.Split, forget []i
 			return nil, nil, err
 		}
 		return sallocMask(nm, sc, limit, o), sc, nil
+	case "critmem":
+		counts, weight, st, err := critMem(ctx, m, nm, split, forget, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		sc := map[string][]float64{}
+		for _, l := range nm.Layers {
+			for _, mem := range l.Members {
+				s := make([]float64, mem.Param.Init.Len())
+				for c := 0; c < l.Channels; c++ {
+					for i := range mem.Elements(c) {
+						s[i] = float64(counts[l.First+c])
+					}
+				}
+				sc[mem.Param.Name] = s
+			}
+		}
+		return critMemMask(nm, counts, weight, st, limit, o), sc, nil
 	case "deepest", "shallowest":
 		return depthMask(nm, limit, o), nil, nil
 	case "random":
@@ -187,7 +217,7 @@ func Localize(ctx context.Context, m *graph.Model, split *data.Split, forget []i
 			base.Strategy = "del"
 		}
 		if base.Strategy == "random" || base.Strategy == "full" {
-			return nil, nil, fmt.Errorf("%w: random must match del, salloc, deepest or shallowest, not %s", ErrStrategy, base.Strategy)
+			return nil, nil, fmt.Errorf("%w: random must match del, salloc, critmem, deepest or shallowest, not %s", ErrStrategy, base.Strategy)
 		}
 		ref, _, err := Localize(ctx, m, split, forget, base)
 		if err != nil {

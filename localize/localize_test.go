@@ -252,3 +252,94 @@ func TestMaskJSONAndSafetensors(t *testing.T) {
 		}
 	}
 }
+
+// CritMem: with one example and one zeroing, the neuron it picks is the one
+// whose parameters have the largest Σ|θ·g|, which for a single example is the
+// sum of DEL's per-parameter scores |θ·g| (Scores, computed independently in
+// one batch); the classifier is never picked; the statistics add up; the
+// mask is the union ranked by count and is deterministic.
+func TestCritMem(t *testing.T) {
+	m, ds, ids := setup(t, "resnet_small_train.onnx")
+	nm, _ := graph.Neurons(m.Graph)
+	cl, err := nm.Classifier("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt := ortrt.Options{Threads: 2}
+	id := ids[3]
+	o := Options{Strategy: "critmem", Budget: 1, CritMemMaxSteps: 1, Runtime: rt}
+	counts, _, st, err := critMem(ctx, m, nm, ds.Train, []int{id}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Examples != 1 || st.Zeroed != 1 || st.Union != 1 || st.Excluded != cl.Name {
+		t.Fatalf("stats %+v", st)
+	}
+	sc, err := Scores(ctx, m, ds.Train, []int{id}, "del", Options{Runtime: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, bestScore := -1, -1.0
+	for n, nr := range nm.Neurons {
+		if nr.Layer == cl {
+			continue
+		}
+		s := 0.0
+		for _, sl := range nm.ElementsOf(nr.Layer, nr.Index) {
+			for _, i := range sl.Flat {
+				s += sc[sl.Param.Name][i]
+			}
+		}
+		if s > bestScore {
+			best, bestScore = n, s
+		}
+	}
+	if counts[best] != 1 {
+		got := -1
+		for n, c := range counts {
+			if c > 0 {
+				got = n
+			}
+		}
+		t.Fatalf("critmem zeroed neuron %d (%s/%d), the largest Σ|θ·g| is %d (%s/%d)",
+			got, nm.Neurons[got].Layer.Name, nm.Neurons[got].Index, best, nm.Neurons[best].Layer.Name, nm.Neurons[best].Index)
+	}
+
+	// The full search on 12 examples.
+	o = Options{Strategy: "critmem", Budget: 0.1, Seed: 3, CritMemExamples: 12, Runtime: rt}
+	mk, psc, err := Localize(ctx, m, ds.Train, ids, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mk.CritMem
+	if s == nil || s.Examples != 12 || s.Flipped > 12 || s.Flipped == 0 || s.Zeroed < s.Union || s.Union == 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	limit := int64(math.Floor(o.Budget * float64(nm.NumParams)))
+	if mk.Selected == 0 || mk.Selected > limit {
+		t.Fatalf("selected %d, limit %d", mk.Selected, limit)
+	}
+	for _, lc := range mk.Layers {
+		if lc.Layer == cl.Name {
+			t.Errorf("critmem selected the classifier %s", cl.Name)
+		}
+		if len(lc.Partial) > 0 {
+			t.Errorf("layer %s: partial neurons %v", lc.Layer, lc.Partial)
+		}
+		for _, c := range lc.Chosen {
+			if l := nm.Layer(lc.Layer); psc[l.Members[0].Param.Name][l.Members[0].Indices(c)[0]] < 1 {
+				t.Errorf("%s/%d selected but never zeroed", lc.Layer, c)
+			}
+		}
+	}
+	again, _, _ := Localize(ctx, m, ds.Train, ids, o)
+	a, _ := json.Marshal(mk)
+	b, _ := json.Marshal(again)
+	if !bytes.Equal(a, b) {
+		t.Error("two runs differ")
+	}
+	if !bytes.Contains(a, []byte(`"critmem":{"examples":12`)) {
+		t.Errorf("mask file lacks critmem statistics: %.200s", a)
+	}
+}
