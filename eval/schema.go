@@ -34,6 +34,49 @@ type Report struct {
 	Delta     *Delta     `json:"delta,omitempty"`
 	Agreement *Agreement `json:"agreement,omitempty"`
 	Before    *Section   `json:"before,omitempty"`
+	// Unlearning describes the run that produced the model (set by the
+	// unlearning command, absent from `unlearn eval`).
+	Unlearning *Unlearning `json:"unlearning,omitempty"`
+}
+
+// Unlearning is what an unlearning run did: its settings, mask, algorithm
+// log, the audit of the changed parameters and its timings.
+type Unlearning struct {
+	Method      string  `json:"method"`
+	Strategy    string  `json:"strategy"`
+	Algorithm   string  `json:"algorithm"`
+	Budget      float64 `json:"budget"`
+	Epochs      int     `json:"epochs"`
+	LR          float64 `json:"lr"`
+	BatchSize   int     `json:"batch_size"`
+	Momentum    float64 `json:"momentum"`
+	WeightDecay float64 `json:"weight_decay"`
+	Seed        uint64  `json:"seed"`
+	// Mask summarizes the localization (selected parameters per layer; the
+	// element lists go to a separate mask file).
+	Mask any `json:"mask,omitempty"`
+	// Log is the algorithm's per-epoch loss and accuracy and what it reset.
+	Log any `json:"log,omitempty"`
+	// Audit lists the tensors whose bytes differ from the input model.
+	Audit any `json:"audit,omitempty"`
+	// Notes report what the run adjusted or could not do.
+	Notes   []string          `json:"notes,omitempty"`
+	Timings UnlearningTimings `json:"timings"`
+	// RetrainEstimateS estimates retraining from scratch on the retain
+	// set: seconds per retain epoch measured by the run × RetrainEpochs.
+	RetrainEstimateS float64 `json:"retrain_estimate_s,omitempty"`
+	RetrainEpochs    int     `json:"retrain_epochs,omitempty"`
+	// Speedup is RetrainEstimateS / (localize + unlearn seconds).
+	Speedup float64 `json:"speedup,omitempty"`
+}
+
+// UnlearningTimings are wall-clock seconds of the run's stages.
+type UnlearningTimings struct {
+	EvaluateBeforeS float64 `json:"evaluate_before_s"`
+	LocalizeS       float64 `json:"localize_s"`
+	UnlearnS        float64 `json:"unlearn_s"`
+	EvaluateAfterS  float64 `json:"evaluate_after_s"`
+	TotalS          float64 `json:"total_s"`
 }
 
 // Section is one more model's metrics within a Report.

@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# The demo on the bundled model and data (testdata/). Grows with the tool:
-# today it inspects the bundled ResNet and evaluates it on the bundled
-# Fashion-MNIST subset with the bundled non-IID forget set.
+# The demo on the bundled model and data (testdata/): inspect the bundled
+# ResNet, evaluate it, and unlearn the bundled non-IID forget set with DEL
+# (DEL localization + reset-and-finetune), reporting accuracy before and
+# after against the bundled oracle (the same recipe trained without the
+# forget set). Outputs go to out/demo/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=bin/unlearn
 MODEL=testdata/resnet_small_train.onnx
+FORGET=testdata/demo/forget_nonIID.txt
+ORACLE=testdata/demo/oracle_resnet_small.onnx
+mkdir -p out/demo
 echo "== unlearn inspect --model $MODEL"
 $BIN inspect --model "$MODEL"
 echo
-echo "== unlearn eval --model $MODEL --forget testdata/demo/forget_nonIID.txt"
-$BIN eval --model "$MODEL" --data testdata/fashion --forget testdata/demo/forget_nonIID.txt
+echo "== unlearn eval --model $MODEL --forget $FORGET"
+$BIN eval --model "$MODEL" --data testdata/fashion --forget "$FORGET"
+echo
+echo "== unlearn --model $MODEL --forget $FORGET --oracle $ORACLE --out out/demo/unlearned.onnx"
+$BIN --model "$MODEL" --forget "$FORGET" --oracle "$ORACLE" --out out/demo/unlearned.onnx \
+  --metrics out/demo/metrics.json --report out/demo/report.html --retrain-epochs 8

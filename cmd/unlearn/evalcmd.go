@@ -337,7 +337,11 @@ func evalCommand() *cli.Command {
 // rendered first and then put in place together, so an error leaves no
 // output file behind.
 func emit(c *cli.Context, rep *eval.Report) error {
-	jsonPath, reportPath := c.String("json"), c.String("report")
+	return emitTo(c, rep, c.String("json"), c.String("report"))
+}
+
+// emitTo is emit with the output paths given.
+func emitTo(c *cli.Context, rep *eval.Report, jsonPath, reportPath string) error {
 	files := map[string][]byte{}
 	var stdoutJSON []byte
 	if jsonPath != "" {
@@ -378,12 +382,16 @@ func emit(c *cli.Context, rep *eval.Report) error {
 // value, and with an oracle the oracle's and Δ in percentage points.
 func printTable(w io.Writer, rep *eval.Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	oracle := rep.Oracle != nil
-	if oracle {
-		fmt.Fprintf(tw, "metric\t\t   model\t  oracle\tΔ (points)\n")
-	} else {
-		fmt.Fprintf(tw, "metric\t\t   model\n")
+	oracle, before := rep.Oracle != nil, rep.Before != nil
+	head := "metric\t"
+	if before {
+		head += "\t  before"
 	}
+	head += "\t   model"
+	if oracle {
+		head += "\t  oracle\tΔ (points)"
+	}
+	fmt.Fprintln(tw, head)
 	group := ""
 	for _, row := range report.Rows(rep) {
 		g := ""
@@ -392,11 +400,15 @@ func printTable(w io.Writer, rep *eval.Report) {
 		}
 		switch row.Group {
 		case "agreement":
-			fmt.Fprintf(tw, "%s\t%s\t%8s", g, row.Name, pctCell(row.Model))
+			fmt.Fprintf(tw, "%s\t%s\t%s%8s", g, row.Name, skip(before), pctCell(row.Model))
 		case "summary": // a mean of |Δ|: no sign
-			fmt.Fprintf(tw, "%s\t%s\t%8s\t%8s\t%8.2f", g, row.Name, "", "", 100**row.Delta)
+			fmt.Fprintf(tw, "%s\t%s\t%s%8s\t%8s\t%8.2f", g, row.Name, skip(before), "", "", 100**row.Delta)
 		default:
-			fmt.Fprintf(tw, "%s\t%s\t%8s", g, row.Name, pctCell(row.Model))
+			fmt.Fprintf(tw, "%s\t%s\t", g, row.Name)
+			if before {
+				fmt.Fprintf(tw, "%8s\t", pctCell(row.Before))
+			}
+			fmt.Fprintf(tw, "%8s", pctCell(row.Model))
 			if oracle {
 				fmt.Fprintf(tw, "\t%8s\t%8s", pctCell(row.Oracle), deltaCell(row.Delta))
 			}
@@ -424,6 +436,14 @@ func printTable(w io.Writer, rep *eval.Report) {
 			fmt.Fprintf(w, "note: %s\n", n)
 		}
 	}
+}
+
+// skip is an empty before-column cell when the table has one.
+func skip(before bool) string {
+	if before {
+		return "        \t"
+	}
+	return ""
 }
 
 func pctCell(v *float64) string {

@@ -66,11 +66,15 @@ func newApp() *cli.App {
 		Version: Version,
 		Description: "unlearn takes a trained classifier exported as ONNX and the ids of training examples to forget,\n" +
 			"and writes an unlearned ONNX model with the metrics that show it worked.",
+		Flags:     unlearnFlags(),
+		Action:    runUnlearn,
+		UsageText: "unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.3] [--oracle O.onnx] [--out U.onnx]\n   unlearn COMMAND [flags]",
 		Commands: []*cli.Command{
 			inspectCommand(),
 			evalCommand(),
 			compareCommand(),
 			trainCommand(),
+			localizeCommand(),
 			artifactsCommand(),
 			versionCommand(),
 		},

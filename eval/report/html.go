@@ -300,17 +300,24 @@ dd { margin: 0; word-break: break-all; }
 </head>
 <body>
 <h1>Unlearning evaluation</h1>
-<p class="sub">model <code>{{.R.Model.Path}}</code>{{if .R.Oracle}} against the oracle <code>{{.R.Oracle.Model.Path}}</code>{{end}}{{if .R.Forget}}, forget set <code>{{.R.Forget.Path}}</code> ({{.R.Forget.N}} examples){{end}}{{if .R.Data}}, data <code>{{.R.Data.Path}}</code>{{end}}</p>
+<p class="sub">{{with .R.Before}}unlearned from <code>{{.Model.Path}}</code>: {{end}}model <code>{{.R.Model.Path}}</code>{{if .R.Oracle}} against the oracle <code>{{.R.Oracle.Model.Path}}</code>{{end}}{{if .R.Forget}}, forget set <code>{{.R.Forget.Path}}</code> ({{.R.Forget.N}} examples){{end}}{{if .R.Data}}, data <code>{{.R.Data.Path}}</code>{{end}}</p>
 
 <h2>Metrics</h2>
 <table>
-<tr><th class="name">metric</th><th>model</th>{{if .R.Oracle}}<th>oracle</th><th>Δ (points)</th>{{end}}<th class="name">meaning</th></tr>
-{{- $g := ""}}{{$o := .R.Oracle}}
+<tr><th class="name">metric</th>{{if .R.Before}}<th>before</th>{{end}}<th>model</th>{{if .R.Oracle}}<th>oracle</th><th>Δ (points)</th>{{end}}<th class="name">meaning</th></tr>
+{{- $g := ""}}{{$o := .R.Oracle}}{{$b := .R.Before}}
 {{- range .Rows}}
-{{- if ne .Group $g}}{{$g = .Group}}<tr class="group"><td colspan="{{if $o}}5{{else}}3{{end}}">{{.Group}}</td></tr>{{end}}
-<tr><td class="name">{{.Name}}</td><td>{{pct .Model}}</td>{{if $o}}<td>{{pct .Oracle}}</td><td>{{if eq .Group "summary"}}{{gap .Delta}}{{else}}{{points .Delta}}{{end}}</td>{{end}}<td class="help">{{.Help}}</td></tr>
+{{- if ne .Group $g}}{{$g = .Group}}<tr class="group"><td colspan="{{if $o}}{{if $b}}6{{else}}5{{end}}{{else}}{{if $b}}4{{else}}3{{end}}{{end}}">{{.Group}}</td></tr>{{end}}
+<tr><td class="name">{{.Name}}</td>{{if $b}}<td>{{pct .Before}}</td>{{end}}<td>{{pct .Model}}</td>{{if $o}}<td>{{pct .Oracle}}</td><td>{{if eq .Group "summary"}}{{gap .Delta}}{{else}}{{points .Delta}}{{end}}</td>{{end}}<td class="help">{{.Help}}</td></tr>
 {{- end}}
 </table>
+{{with .R.Unlearning}}<h2>Unlearning</h2>
+<dl>
+<dt>method</dt><dd>{{.Method}}: localization {{.Strategy}}{{if ne .Strategy "full"}} (budget {{.Budget}}){{end}}, algorithm {{.Algorithm}}, {{.Epochs}} epochs, lr {{.LR}}, batch {{.BatchSize}}, seed {{.Seed}}</dd>
+{{with .Audit}}<dt>changed</dt><dd>{{.ChangedParams}} of {{.TotalParams}} parameters in {{len .Changed}} tensors; every other parameter bit-identical to the input</dd>{{end}}
+<dt>time</dt><dd>localize {{printf "%.1f" .Timings.LocalizeS}} s, unlearn {{printf "%.1f" .Timings.UnlearnS}} s{{if .RetrainEstimateS}}; retraining from scratch would take about {{printf "%.0f" .RetrainEstimateS}} s ({{printf "%.1f" .Speedup}}× longer){{end}}</dd>
+{{range .Notes}}<dt class="note">note</dt><dd class="note">{{.}}</dd>{{end}}
+</dl>{{end}}
 {{if .R.Oracle}}<p>Δ = oracle − model, in percentage points; agreement is the share of examples on which the two models predict the same class.</p>{{end}}
 {{range .Figures}}
 <h2>{{.Heading}}</h2>

@@ -11,8 +11,11 @@ import (
 // Row is one line of the metrics table: a metric of the model, of the
 // oracle and Δ = oracle − model. Absent values are nil.
 type Row struct {
-	Group  string // "accuracy", "mia", "agreement", "summary"
-	Name   string // the metrics.json key
+	Group string // "accuracy", "mia", "agreement", "summary"
+	Name  string // the metrics.json key
+	// Before is the original model's value when rep.Before is set (an
+	// unlearning run: Model is then the unlearned model).
+	Before *float64
 	Model  *float64
 	Oracle *float64
 	Delta  *float64
@@ -40,9 +43,12 @@ var miaHelp = map[string]string{
 // oracle and the average gap.
 func Rows(rep *eval.Report) []Row {
 	var rows []Row
-	var oracle *eval.Metrics
+	var oracle, before *eval.Metrics
 	if rep.Oracle != nil {
 		oracle = rep.Oracle.Metrics
+	}
+	if rep.Before != nil {
+		before = rep.Before.Metrics
 	}
 	for _, k := range eval.AccuracyKeys {
 		r := Row{Group: "accuracy", Name: k, Help: accuracyHelp[k]}
@@ -51,6 +57,9 @@ func Rows(rep *eval.Report) []Row {
 		}
 		if oracle != nil {
 			r.Oracle = ptr(oracle.Accuracy.Get(k))
+		}
+		if before != nil {
+			r.Before = ptr(before.Accuracy.Get(k))
 		}
 		if rep.Delta != nil {
 			r.Delta = ptr(rep.Delta.Accuracy.Get(k))
@@ -67,6 +76,9 @@ func Rows(rep *eval.Report) []Row {
 			}
 			if oracle != nil {
 				r.Oracle = ptr(oracle.MIA.Get(k))
+			}
+			if before != nil && before.MIA != nil {
+				r.Before = ptr(before.MIA.Get(k))
 			}
 			if rep.Delta != nil && rep.Delta.MIA != nil {
 				r.Delta = ptr(rep.Delta.MIA.Get(k))

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/localize"
+	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+func strategies() []string { return localize.Strategies() }
+
+func validStrategy(s string) bool {
+	for _, k := range strategies() {
+		if k == s {
+			return true
+		}
+	}
+	return false
+}
+
+// localizeMask returns the mask of the run's strategy (nil: every
+// parameter) and its summary for metrics.json.
+func localizeMask(ctx context.Context, m *graph.Model, ds *data.Dataset, forget []int, s *runSettings, opts ortrt.Options) (map[string][]bool, map[string]any, error) {
+	mk, _, err := localize.Localize(ctx, m, ds.Train, forget, localize.Options{
+		Strategy: s.strategy, Budget: s.budget, Seed: s.cfg.Seed, Runtime: opts, BatchSize: s.batch,
+		Progress: newProgress("localize").update,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return maskSummary(mk)
+}
+
+func localizeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "localize",
+		Usage:     "compute a mask: the parameters an unlearning algorithm may change",
+		ArgsUsage: " ",
+		Description: "Strategies: del (DEL: |Σ θ·g| over forget batches, neurons by the mean of their top-h scores,\n" +
+			"whole neurons within the budget), salloc (SalUn: global top-α of |Σ g|), critmem (per forget\n" +
+			"example, zero the neuron with the largest Σ|θ·g| until the prediction flips), deepest, shallowest\n" +
+			"(whole layers by depth), random (another strategy's per-layer counts, random neurons), full.\n" +
+			"The mask (unlearn.mask/v1) can be passed to the main command with --mask.",
+		Flags: append(append([]cli.Flag{
+			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
+			&cli.StringFlag{Name: "forget", Required: true, Usage: "ids file of the forget set"},
+			&cli.StringFlag{Name: "strategy", Value: "del", Usage: "del, salloc, critmem, deepest, shallowest, random, full"},
+			&cli.Float64Flag{Name: "budget", Value: 0.3, Usage: "fraction of all trainable parameters, in (0, 1]"},
+			&cli.IntFlag{Name: "topk", Usage: "del: h, the number of top element scores averaged per neuron (0: max(1, ⌊0.1·C_out⌋))"},
+			&cli.BoolFlag{Name: "element-rank", Usage: "del: rank single elements by their neuron's score (the reference code; may split a neuron)"},
+			&cli.StringFlag{Name: "random-of", Value: "del", Usage: "random: the strategy whose per-layer counts to match"},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed of the random strategy"},
+			&cli.StringFlag{Name: "out", Required: true, Usage: "mask JSON to write"},
+			&cli.StringFlag{Name: "scores", Usage: "also write the per-parameter scores (del, salloc) as float32 safetensors"},
+		}, withBatchSize(dataFlags(), 128, "forget examples per gradient batch")...), runtimeFlags()...),
+		Action: runLocalize,
+	}
+}
+
+func runLocalize(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected arguments %v", c.Args().Slice())
+	}
+	b := c.Float64("budget")
+	if !(b > 0 && b <= 1) {
+		return usagef("--budget %g: must be in (0, 1]", b)
+	}
+	if !validStrategy(c.String("strategy")) {
+		return usagef("--strategy %q: unknown; choose one of %v", c.String("strategy"), strategies())
+	}
+	if c.Int("topk") < 0 {
+		return usagef("--topk %d: must be ≥ 0", c.Int("topk"))
+	}
+	modelPath := c.String("model")
+	if err := checkOutPath("out", c.String("out"), modelPath); err != nil {
+		return err
+	}
+	if p := c.String("scores"); p != "" {
+		if err := checkOutPath("scores", p, modelPath, c.String("out")); err != nil {
+			return err
+		}
+	}
+	opts, err := runtimeOptions(c)
+	if err != nil {
+		return err
+	}
+	_, work, _, err := unlearn.PrepareModel(modelPath)
+	if err != nil {
+		return err
+	}
+	ds, err := openData(c)
+	if err != nil {
+		return err
+	}
+	in, shape, err := eval.ModelInput(work)
+	if err != nil {
+		return fmt.Errorf("%s: %w", modelPath, err)
+	}
+	if err := data.CheckInput(ds, in.Name, shape); err != nil {
+		return fmt.Errorf("%s: %w", modelPath, err)
+	}
+	ids, err := data.ReadIDs(c.String("forget"), ds.Train.Len())
+	if err != nil {
+		return err
+	}
+	forget, _ := data.ForgetRetain(ds.Train.Len(), ids)
+	ctx, stop := signalContext()
+	defer stop()
+	mk, scores, err := localize.Localize(ctx, work, ds.Train, forget, localize.Options{
+		Strategy: c.String("strategy"), Budget: b, TopK: c.Int("topk"), ElementRank: c.Bool("element-rank"),
+		RandomOf: c.String("random-of"), Seed: c.Uint64("seed"), BatchSize: c.Int("batch-size"), Runtime: opts,
+		Progress: newProgress("localize").update,
+	})
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	if p := c.String("scores"); p != "" {
+		if scores == nil {
+			return usagef("--scores: strategy %s computes no scores (del and salloc do)", c.String("strategy"))
+		}
+		vals, shapes := map[string][]float32{}, map[string][]int64{}
+		for k, v := range scores {
+			f := make([]float32, len(v))
+			for i := range v {
+				f[i] = float32(v[i])
+			}
+			vals[k], shapes[k] = f, work.Graph.LocalValue(k).Init.Shape
+		}
+		var buf bytes.Buffer
+		if err := localize.WriteSafetensors(&buf, vals, shapes); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(p, buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	if err := writeJSONFile(c.String("out"), mk); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "layer\tneurons\tparams\n")
+	for _, lc := range mk.Layers {
+		fmt.Fprintf(tw, "%s\t%d/%d\t%d\n", lc.Layer, len(lc.Chosen)+len(lc.Partial), lc.Channels, lc.Params)
+	}
+	tw.Flush()
+	fmt.Fprintf(c.App.Writer, "%s: %d of %d parameters (%.2f%%, budget %.2f%%) → %s\n", mk.Strategy, mk.Selected, mk.Total,
+		100*float64(mk.Selected)/float64(mk.Total), 100*b, c.String("out"))
+	return nil
+}

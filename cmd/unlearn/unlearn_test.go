@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUnlearnEndToEnd localizes with `unlearn localize`, unlearns with that
+// mask (rft, three epochs) and checks metrics.json, the report and the model.
+func TestUnlearnEndToEnd(t *testing.T) {
+	in, _ := os.ReadFile(model(t))
+	dir := t.TempDir()
+	mask := filepath.Join(dir, "mask.json")
+	r := runCLI(t, "localize", "--model", model(t), "--data", "testdata/fashion", "--forget", "testdata/demo/forget_nonIID.txt",
+		"--budget", "0.1", "--out", mask, "--threads", "2")
+	if r.code != 0 {
+		t.Fatalf("localize: exit %d: %s", r.code, r.stderr)
+	}
+	out := filepath.Join(dir, "u.onnx")
+	report := filepath.Join(dir, "u.html")
+	r = runCLI(t, "--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--data", "testdata/fashion",
+		"--mask", mask, "--algorithm", "rft", "--epochs", "3", "--oracle", "testdata/demo/oracle_resnet_small.onnx",
+		"--out", out, "--report", report, "--retrain-epochs", "8", "--threads", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if after, _ := os.ReadFile(model(t)); !bytes.Equal(in, after) {
+		t.Fatal("the input model changed")
+	}
+	for _, want := range []string{"before", "oracle", "forget", "bit-identical", "retraining from scratch (8 epochs)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "u.metrics.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type acc struct {
+		Accuracy map[string]float64 `json:"accuracy"`
+		MIA      map[string]any     `json:"mia"`
+	}
+	var doc struct {
+		Schema string `json:"schema"`
+		acc
+		Before     acc `json:"before"`
+		Oracle     acc `json:"oracle"`
+		Delta      acc `json:"delta"`
+		Unlearning struct {
+			Strategy, Algorithm string
+			Audit               struct {
+				BitIdentical  bool  `json:"outside_mask_bit_identical"`
+				ChangedParams int64 `json:"changed_params"`
+			} `json:"audit"`
+			Mask struct {
+				Selected int64 `json:"selected"`
+			} `json:"mask"`
+			RetrainEstimateS float64 `json:"retrain_estimate_s"`
+			Speedup          float64 `json:"speedup"`
+		} `json:"unlearning"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	u := doc.Unlearning
+	if doc.Schema != "unlearn.metrics/v1" || !u.Audit.BitIdentical || u.Audit.ChangedParams == 0 || u.Strategy != "del" || u.Algorithm != "rft" {
+		t.Fatalf("metrics %s", b)
+	}
+	// rft changes the mask and the classifier (10·64+10 parameters here),
+	// nothing else.
+	if u.Audit.ChangedParams > u.Mask.Selected+650 {
+		t.Errorf("%d parameters changed, mask %d + classifier 650", u.Audit.ChangedParams, u.Mask.Selected)
+	}
+	if u.RetrainEstimateS <= 0 || u.Speedup <= 0 {
+		t.Errorf("retrain estimate %g s, speedup %g", u.RetrainEstimateS, u.Speedup)
+	}
+	for _, k := range []string{"train", "test", "forget", "retain"} {
+		for _, m := range []map[string]float64{doc.Before.Accuracy, doc.Accuracy, doc.Oracle.Accuracy} {
+			if v, ok := m[k]; !ok || v < 0 || v > 1 {
+				t.Fatalf("accuracy %s = %v", k, v)
+			}
+		}
+		if d := doc.Delta.Accuracy[k]; math.Abs(d-(doc.Oracle.Accuracy[k]-doc.Accuracy[k])) > 1e-12 {
+			t.Fatalf("delta %s = %v, oracle − model = %v", k, d, doc.Oracle.Accuracy[k]-doc.Accuracy[k])
+		}
+	}
+	if doc.Before.MIA == nil || doc.MIA == nil {
+		t.Errorf("no MIA scores before or after: %s", b)
+	}
+	if doc.Before.Accuracy["test"] < 0.8 || doc.Accuracy["test"] < 0.6 {
+		t.Errorf("test accuracy %.3f → %.3f", doc.Before.Accuracy["test"], doc.Accuracy["test"])
+	}
+	html, err := os.ReadFile(report)
+	if err != nil || !bytes.Contains(html, []byte("<th>before</th>")) || !bytes.Contains(html, []byte("<h2>Unlearning</h2>")) {
+		t.Errorf("report: %v", err)
+	}
+	decodeWithOnnxGo(t, out)
+}
+
+func TestUnlearnBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "u.onnx")
+	base := []string{"--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--data", "testdata/fashion", "--out", out}
+	all := filepath.Join(dir, "all.txt")
+	var buf bytes.Buffer
+	for i := 0; i < 4000; i++ {
+		buf.WriteString(itoa(i) + "\n")
+	}
+	os.WriteFile(all, buf.Bytes(), 0o644)
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		culprits []string
+	}{
+		{"no model", []string{"--forget", "x.txt"}, exitUsage, []string{"--model"}},
+		{"no forget", []string{"--model", model(t)}, exitUsage, []string{"--forget"}},
+		{"budget zero", append(append([]string{}, base...), "--budget", "0"), exitUsage, []string{"--budget"}},
+		{"budget above one", append(append([]string{}, base...), "--budget", "1.5"), exitUsage, []string{"--budget"}},
+		{"negative epochs", append(append([]string{}, base...), "--epochs", "-3"), exitUsage, []string{"--epochs"}},
+		{"negative lr", append(append([]string{}, base...), "--lr", "-0.1"), exitUsage, []string{"--lr"}},
+		{"unknown method", append(append([]string{}, base...), "--method", "amnesia"), exitUsage, []string{"--method", "amnesia"}},
+		{"unknown algorithm", append(append([]string{}, base...), "--algorithm", "lobotomy"), exitUsage, []string{"--algorithm"}},
+		{"unknown strategy", append(append([]string{}, base...), "--strategy", "dartboard"), exitUsage, []string{"--strategy"}},
+		{"out is input", []string{"--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--out", model(t)}, exitUsage, []string{"--out", "input"}},
+		{"out folder missing", []string{"--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--out", filepath.Join(dir, "nope", "u.onnx")}, exitError, []string{"does not exist"}},
+		{"forget everything", []string{"--model", model(t), "--forget", all, "--data", "testdata/fashion", "--out", out, "--method", "finetune"}, exitError, []string{"all.txt", "all 4000"}},
+		{"bad oracle", append(append([]string{}, base...), "--oracle", "README.md"), exitError, []string{"oracle", "README.md"}},
+		{"mask and strategy", append(append([]string{}, base...), "--mask", "m.json", "--strategy", "del"), exitUsage, []string{"--mask", "--strategy"}},
+		{"mask and budget", append(append([]string{}, base...), "--mask", "m.json", "--budget", "0.2"), exitUsage, []string{"--mask", "--budget"}},
+		{"missing mask", append(append([]string{}, base...), "--mask", filepath.Join(dir, "none.json")), exitError, []string{"--mask", "none.json"}},
+		{"mask of another model", append(append([]string{}, base...), "--mask", "testdata/demo/forget_iid.txt"), exitError, []string{"--mask", "forget_iid.txt"}},
+		{"negative retrain epochs", append(append([]string{}, base...), "--retrain-epochs", "-1"), exitUsage, []string{"--retrain-epochs"}},
+		{"report folder missing", append(append([]string{}, base...), "--report", filepath.Join(dir, "nope", "r.html")), exitError, []string{"does not exist"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantError(t, runCLI(t, c.args...), c.code, c.culprits...)
+			if _, err := os.Stat(out); err == nil {
+				t.Fatal("output written despite the error")
+			}
+		})
+	}
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}

@@ -1,0 +1,379 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/localize"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// methods maps --method to a localization strategy and an algorithm.
+var methods = map[string][2]string{
+	"del":            {"del", "rft"},
+	"salun":          {"salloc", "random-label"},
+	"shallowest-rft": {"shallowest", "rft"},
+	"critmem-rl":     {"critmem", "random-label"},
+	"retrain-free":   {"full", "rft"},
+	"finetune":       {"full", "finetune"},
+	"neggrad":        {"full", "neggrad"},
+	"neggrad+":       {"full", "neggrad+"},
+	"random-label":   {"full", "random-label"},
+	"l1-sparse":      {"full", "l1-sparse"},
+	"scrub":          {"full", "scrub"},
+	"ssd":            {"full", "ssd"},
+	"iu":             {"full", "iu"},
+}
+
+func methodNames() string {
+	var out []string
+	for k := range methods {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+func unlearnFlags() []cli.Flag {
+	return append(append([]cli.Flag{
+		&cli.StringFlag{Name: "model", Usage: "the trained ONNX classifier (never modified)"},
+		&cli.StringFlag{Name: "method", Value: "del", Usage: "del (DEL localization + reset-and-finetune), salun (SalLoc + random labels), or a baseline: " + methodNames()},
+		&cli.StringFlag{Name: "strategy", Usage: "localization strategy, overriding --method's: del, salloc, critmem, deepest, shallowest, random, full"},
+		&cli.StringFlag{Name: "algorithm", Usage: "unlearning algorithm, overriding --method's: " + strings.Join(unlearn.Algorithms(), ", ")},
+		&cli.Float64Flag{Name: "budget", Value: 0.3, Usage: "fraction of all trainable parameters the strategy selects, in (0, 1]"},
+		&cli.IntFlag{Name: "epochs", Usage: "training epochs (0: the algorithm's default, see README)"},
+		&cli.Float64Flag{Name: "lr", Usage: "learning rate (0: the algorithm's default, see README)"},
+		&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for resets, example order and random labels"},
+		&cli.StringFlag{Name: "oracle", Usage: "a model retrained without the forget set (e.g. `unlearn train --exclude`): adds Δ = oracle − unlearned"},
+		&cli.StringFlag{Name: "mask", Usage: "a mask file from `unlearn localize` (unlearn.mask/v1) to use instead of localizing"},
+		&cli.IntFlag{Name: "retrain-epochs", Usage: "epochs the model was trained for: estimates the cost of retraining from scratch from this run's speed (0: no estimate)"},
+		&cli.StringFlag{Name: "out", Usage: "unlearned model (default: <model>-unlearned.onnx beside the input)"},
+		&cli.StringFlag{Name: "metrics", Usage: "metrics JSON, schema unlearn.metrics/v1 (default: <out without .onnx>.metrics.json)"},
+		&cli.StringFlag{Name: "report", Usage: "also write a self-contained HTML report with plots to `FILE`"},
+		&cli.StringFlag{Name: "classifier", Usage: "classifier layer name when the default (the layer producing the logits) is wrong"},
+	}, append(miaFlags(), withBatchSize(dataFlags(), 128, "examples per step")...)...), runtimeFlags()...)
+}
+
+// runSettings are the validated flags of one unlearning run.
+type runSettings struct {
+	model, forget, oracle, out, metrics string
+	mask, report                        string
+	retrainEpochs                       int
+	method, strategy, algorithm         string
+	budget                              float64
+	cfg                                 unlearn.Config
+	batch                               int
+}
+
+func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
+	if c.NArg() > 0 {
+		return nil, usagef("unexpected arguments %v (flags start with --; see `unlearn help`)", c.Args().Slice())
+	}
+	s := &runSettings{model: c.String("model"), forget: c.String("forget"), oracle: c.String("oracle"),
+		method: c.String("method"), budget: c.Float64("budget"), batch: c.Int("batch-size"),
+		mask: c.String("mask"), report: c.String("report"), retrainEpochs: c.Int("retrain-epochs")}
+	if s.model == "" {
+		return nil, usagef("--model is required (the ONNX classifier to unlearn); see `unlearn help`")
+	}
+	if s.forget == "" {
+		return nil, usagef("--forget is required (the ids of the training examples to forget)")
+	}
+	m, ok := methods[s.method]
+	if !ok {
+		return nil, usagef("--method %q: unknown; choose one of %s", s.method, methodNames())
+	}
+	s.strategy, s.algorithm = m[0], m[1]
+	if v := c.String("strategy"); v != "" {
+		if s.mask != "" {
+			return nil, usagef("--strategy %s and --mask %s: the mask file already fixes the parameters; pass one of them", v, s.mask)
+		}
+		s.strategy = v
+	}
+	if c.IsSet("budget") && s.mask != "" {
+		return nil, usagef("--budget and --mask: the mask file records its own budget; pass one of them")
+	}
+	if s.retrainEpochs < 0 {
+		return nil, usagef("--retrain-epochs %d: must be ≥ 0", s.retrainEpochs)
+	}
+	if v := c.String("algorithm"); v != "" {
+		s.algorithm = v
+	}
+	if !validStrategy(s.strategy) {
+		return nil, usagef("--strategy %q: unknown; choose one of %s", s.strategy, strings.Join(strategies(), ", "))
+	}
+	known := false
+	for _, a := range unlearn.Algorithms() {
+		known = known || a == s.algorithm
+	}
+	if !known {
+		return nil, usagef("--algorithm %q: unknown; choose one of %s", s.algorithm, strings.Join(unlearn.Algorithms(), ", "))
+	}
+	if !(s.budget > 0 && s.budget <= 1) {
+		return nil, usagef("--budget %g: must be in (0, 1] (a fraction of all trainable parameters)", s.budget)
+	}
+	if c.Int("epochs") < 0 {
+		return nil, usagef("--epochs %d: must be ≥ 0", c.Int("epochs"))
+	}
+	if c.Float64("lr") < 0 {
+		return nil, usagef("--lr %g: must be ≥ 0 (0 takes the algorithm's default)", c.Float64("lr"))
+	}
+	if s.batch <= 0 {
+		return nil, usagef("--batch-size %d: must be positive", s.batch)
+	}
+	s.cfg = unlearn.Defaults(s.algorithm)
+	if e := c.Int("epochs"); e > 0 {
+		s.cfg.Epochs = e
+	}
+	if lr := c.Float64("lr"); lr > 0 {
+		s.cfg.LR = lr
+	}
+	s.cfg.BatchSize = s.batch
+	s.cfg.Seed = c.Uint64("seed")
+	s.out = c.String("out")
+	if s.out == "" {
+		s.out = strings.TrimSuffix(s.model, filepath.Ext(s.model)) + "-unlearned.onnx"
+	}
+	if err := checkOutPath("out", s.out, s.model, s.oracle); err != nil {
+		return nil, err
+	}
+	s.metrics = c.String("metrics")
+	if s.metrics == "" {
+		s.metrics = strings.TrimSuffix(s.out, filepath.Ext(s.out)) + ".metrics.json"
+	}
+	if err := checkOutPath("metrics", s.metrics, s.model, s.oracle, s.out); err != nil {
+		return nil, err
+	}
+	if s.report != "" {
+		if err := checkOutPath("report", s.report, s.model, s.oracle, s.out, s.metrics); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func runUnlearn(c *cli.Context) error {
+	s, err := parseUnlearnFlags(c)
+	if err != nil {
+		return err
+	}
+	// Read and check everything before any work.
+	r, err := newEvalRun(c)
+	if err != nil {
+		return err
+	}
+	if len(r.retain) == 0 {
+		return fmt.Errorf("%s: the ids cover the whole training split (%d examples); nothing would be left to keep, retrain from scratch instead", s.forget, r.ds.Train.Len())
+	}
+	opts := r.opts.Runtime
+	s.cfg.Runtime = opts
+	m, err := r.load(s.model, "model")
+	if err != nil {
+		return err
+	}
+	_, work, _, err := unlearn.PrepareModel(s.model)
+	if err != nil {
+		return err
+	}
+	var om *graph.Model
+	if s.oracle != "" {
+		if om, err = r.load(s.oracle, "oracle"); err != nil {
+			return err
+		}
+		if a, b := staticClasses(m), staticClasses(om); a > 0 && b > 0 && a != b {
+			return fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", s.oracle, b, s.model, a)
+		}
+	}
+	var fileMask *localize.Mask
+	if s.mask != "" {
+		if fileMask, err = localize.ReadMask(s.mask, work); err != nil {
+			return fmt.Errorf("--mask: %w", err)
+		}
+		s.strategy, s.budget = fileMask.Strategy, fileMask.Budget
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	w := c.App.ErrWriter
+	var tm eval.UnlearningTimings
+	start := time.Now()
+
+	t0 := time.Now()
+	before, err := r.evaluate(m, s.model, "before")
+	if err != nil {
+		return err
+	}
+	var omet *eval.Metrics
+	if om != nil {
+		if omet, err = r.evaluate(om, s.oracle, "oracle"); err != nil {
+			return err
+		}
+	}
+	tm.EvaluateBeforeS = time.Since(t0).Seconds()
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+
+	t0 = time.Now()
+	var mask map[string][]bool
+	var maskInfo map[string]any
+	if fileMask != nil {
+		fmt.Fprintf(w, "mask: %s (strategy %s, budget %g, %d of %d parameters)\n", s.mask, fileMask.Strategy, fileMask.Budget, fileMask.Selected, fileMask.Total)
+		mask, maskInfo, err = maskSummary(fileMask)
+	} else {
+		fmt.Fprintf(w, "localizing: strategy %s, budget %g\n", s.strategy, s.budget)
+		mask, maskInfo, err = localizeMask(ctx, work, r.ds, r.forget, s, opts)
+	}
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	tm.LocalizeS = time.Since(t0).Seconds()
+
+	fmt.Fprintf(w, "unlearning: algorithm %s, %d epochs, lr %g, batch %d, seed %d; forget %d, retain %d examples\n",
+		s.algorithm, s.cfg.Epochs, s.cfg.LR, s.cfg.BatchSize, s.cfg.Seed, len(r.forget), len(r.retain))
+	bar := newProgress(s.algorithm)
+	s.cfg.Progress = func(p unlearn.Progress) {
+		if p.Steps > 0 {
+			bar.update(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
+		}
+	}
+	t0 = time.Now()
+	outcome, err := unlearn.Execute(ctx, unlearn.Job{
+		ModelPath: s.model, Data: r.ds, Forget: r.forget, Algorithm: s.algorithm, Config: s.cfg,
+		Mask: mask, Classifier: c.String("classifier"), Out: s.out,
+	})
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	tm.UnlearnS = time.Since(t0).Seconds()
+	for _, ep := range outcome.Result.Epochs {
+		fmt.Fprintf(w, "epoch %d  loss %.4f  acc %.2f%%  %.1fs\n", ep.Epoch, ep.Loss, 100*ep.Accuracy, ep.Seconds)
+	}
+
+	// From here on a failure removes the model written above: a model
+	// without its metrics is a partial output.
+	fail := func(err error) error {
+		os.Remove(s.out)
+		return fmt.Errorf("%w (removed %s)", err, s.out)
+	}
+	t0 = time.Now()
+	um, err := r.load(s.out, "unlearned")
+	if err != nil {
+		return fail(err)
+	}
+	after, err := r.evaluate(um, s.out, "after")
+	if err != nil {
+		return fail(err)
+	}
+	tm.EvaluateAfterS = time.Since(t0).Seconds()
+	tm.TotalS = time.Since(start).Seconds()
+
+	rep := &eval.Report{Schema: eval.Schema, Tool: "unlearn " + Version, Metrics: after, Settings: r.settings(after)}
+	if rep.Model, err = modelInfo(s.out); err != nil {
+		return fail(err)
+	}
+	if rep.Data, rep.Forget, err = r.provenance(); err != nil {
+		return fail(err)
+	}
+	bi, err := modelInfo(s.model)
+	if err != nil {
+		return fail(err)
+	}
+	rep.Before = &eval.Section{Model: bi, Metrics: before}
+	if omet != nil {
+		oi, err := modelInfo(s.oracle)
+		if err != nil {
+			return fail(err)
+		}
+		rep.Oracle = &eval.Section{Model: oi, Metrics: omet}
+		rep.Delta = eval.NewDelta(omet, after)
+		if rep.Agreement, err = eval.NewAgreement(omet, after); err != nil {
+			return fail(err)
+		}
+	}
+	rep.Unlearning = unlearningSection(s, outcome, maskInfo, tm, len(r.forget), len(r.retain))
+	if err := emitTo(c, rep, s.metrics, s.report); err != nil {
+		return fail(err)
+	}
+	u := rep.Unlearning
+	fmt.Fprintf(c.App.Writer, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical\n",
+		s.out, outcome.Audit.ChangedParams, outcome.Audit.TotalParams, 100*float64(outcome.Audit.ChangedParams)/float64(outcome.Audit.TotalParams), len(outcome.Audit.Changed))
+	fmt.Fprintf(c.App.Writer, "time: localize %.1f s, unlearn %.1f s", tm.LocalizeS, tm.UnlearnS)
+	if u.RetrainEstimateS > 0 {
+		fmt.Fprintf(c.App.Writer, "; retraining from scratch (%d epochs) would take about %.0f s, %.1f× longer", u.RetrainEpochs, u.RetrainEstimateS, u.Speedup)
+	}
+	fmt.Fprintln(c.App.Writer)
+	for _, n := range u.Notes {
+		fmt.Fprintf(c.App.Writer, "note: %s\n", n)
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %s", s.metrics)
+	if s.report != "" {
+		fmt.Fprintf(c.App.Writer, " and %s", s.report)
+	}
+	fmt.Fprintln(c.App.Writer)
+	return nil
+}
+
+// maskSummary returns a mask's elements and its summary for metrics.json
+// (the file without the per-tensor runs, which the mask file holds).
+func maskSummary(mk *localize.Mask) (map[string][]bool, map[string]any, error) {
+	b, err := json.Marshal(mk)
+	if err != nil {
+		return nil, nil, err
+	}
+	var summary map[string]any
+	if err := json.Unmarshal(b, &summary); err != nil {
+		return nil, nil, err
+	}
+	delete(summary, "tensors")
+	return mk.Elements, summary, nil
+}
+
+// unlearningSection describes the run for metrics.json. The retraining
+// estimate scales the measured seconds per trained example to
+// retrain-epochs passes over the retain set; it needs an algorithm that
+// trains in epochs over known examples.
+func unlearningSection(s *runSettings, o *unlearn.Outcome, maskInfo map[string]any, tm eval.UnlearningTimings, nForget, nRetain int) *eval.Unlearning {
+	u := &eval.Unlearning{Method: s.method, Strategy: s.strategy, Algorithm: s.algorithm, Budget: s.budget,
+		Epochs: s.cfg.Epochs, LR: s.cfg.LR, BatchSize: s.cfg.BatchSize, Momentum: s.cfg.Momentum,
+		WeightDecay: s.cfg.WeightDecay, Seed: s.cfg.Seed, Mask: maskInfo, Audit: o.Audit, Timings: tm,
+		Log: map[string]any{"epochs": o.Result.Epochs, "reset": o.Result.Reset, "notes": o.Result.Notes}}
+	if o.Note != "" {
+		u.Notes = append(u.Notes, o.Note)
+	}
+	perEpoch := 0 // examples one epoch of the algorithm trains on
+	switch s.algorithm {
+	case "rft", "finetune", "l1-sparse":
+		perEpoch = nRetain
+	case "random-label":
+		perEpoch = nRetain + nForget
+	}
+	if s.retrainEpochs > 0 {
+		var sec float64
+		for _, ep := range o.Result.Epochs {
+			sec += ep.Seconds
+		}
+		if perEpoch > 0 && len(o.Result.Epochs) > 0 && sec > 0 {
+			perExample := sec / float64(len(o.Result.Epochs)*perEpoch)
+			u.RetrainEpochs = s.retrainEpochs
+			u.RetrainEstimateS = perExample * float64(nRetain*s.retrainEpochs)
+			u.Speedup = u.RetrainEstimateS / (tm.LocalizeS + tm.UnlearnS)
+		} else {
+			u.Notes = append(u.Notes, fmt.Sprintf("no retraining estimate: %s does not train in epochs over the retain set", s.algorithm))
+		}
+	}
+	return u
+}
