@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/safetensors"
 )
 
 // MaskJSON is the file format of a mask (schema unlearn.mask/v1). Tensors
@@ -122,91 +123,35 @@ func ReadMask(path string, m *graph.Model) (*Mask, error) {
 }
 
 // WriteSafetensors writes float32 tensors (name → values, shapes from
-// shapes) in the safetensors format: an 8-byte little-endian header length,
-// a JSON header mapping each name to {"dtype": "F32", "shape", "data_offsets":
-// [begin, end]} relative to the data section, then the data
-// (https://github.com/huggingface/safetensors, "Format").
+// shapes) in the safetensors format (internal/safetensors).
 func WriteSafetensors(w io.Writer, tensors map[string][]float32, shapes map[string][]int64) error {
-	names := make([]string, 0, len(tensors))
-	for k := range tensors {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	header := map[string]any{}
-	var off int64
-	for _, n := range names {
-		end := off + 4*int64(len(tensors[n]))
-		header[n] = map[string]any{"dtype": "F32", "shape": shapes[n], "data_offsets": []int64{off, end}}
-		off = end
-	}
-	h, err := json.Marshal(header)
-	if err != nil {
-		return err
-	}
-	for len(h)%8 != 0 { // the spec allows trailing spaces; align the data
-		h = append(h, ' ')
-	}
-	if err := binary.Write(w, binary.LittleEndian, uint64(len(h))); err != nil {
-		return err
-	}
-	if _, err := w.Write(h); err != nil {
-		return err
-	}
-	buf := make([]byte, 0, 1<<16)
-	for _, n := range names {
-		for _, v := range tensors[n] {
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-			if len(buf) >= 1<<16 {
-				if _, err := w.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
+	ts := make([]safetensors.Tensor, 0, len(tensors))
+	for n, v := range tensors {
+		b := make([]byte, 0, 4*len(v))
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 		}
+		ts = append(ts, safetensors.Tensor{Name: n, DType: "F32", Shape: shapes[n], Data: b})
 	}
-	_, err = w.Write(buf)
-	return err
+	return safetensors.Write(w, ts, nil)
 }
 
 // ReadSafetensors reads float32 tensors written by WriteSafetensors.
 func ReadSafetensors(r io.Reader) (map[string][]float32, map[string][]int64, error) {
-	var n uint64
-	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
-		return nil, nil, err
-	}
-	if n > 100<<20 {
-		return nil, nil, fmt.Errorf("safetensors: header of %d bytes", n)
-	}
-	h := make([]byte, n)
-	if _, err := io.ReadFull(r, h); err != nil {
-		return nil, nil, err
-	}
-	var header map[string]struct {
-		DType   string  `json:"dtype"`
-		Shape   []int64 `json:"shape"`
-		Offsets []int64 `json:"data_offsets"`
-	}
-	if err := json.Unmarshal(h, &header); err != nil {
-		return nil, nil, err
-	}
-	body, err := io.ReadAll(r)
+	ts, _, err := safetensors.Read(r)
 	if err != nil {
 		return nil, nil, err
 	}
 	vals, shapes := map[string][]float32{}, map[string][]int64{}
-	for name, e := range header {
-		if name == "__metadata__" {
-			continue
+	for _, t := range ts {
+		if t.DType != "F32" {
+			return nil, nil, fmt.Errorf("%w: tensor %q is %s, want F32", safetensors.ErrFormat, t.Name, t.DType)
 		}
-		if e.DType != "F32" || len(e.Offsets) != 2 || e.Offsets[0] < 0 || e.Offsets[1] > int64(len(body)) || e.Offsets[0] > e.Offsets[1] {
-			return nil, nil, fmt.Errorf("safetensors: bad entry %q", name)
-		}
-		raw := body[e.Offsets[0]:e.Offsets[1]]
-		v := make([]float32, len(raw)/4)
+		v := make([]float32, len(t.Data)/4)
 		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
 		}
-		vals[name], shapes[name] = v, e.Shape
+		vals[t.Name], shapes[t.Name] = v, t.Shape
 	}
 	return vals, shapes, nil
 }

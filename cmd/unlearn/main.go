@@ -75,6 +75,7 @@ func newApp() *cli.App {
 			compareCommand(),
 			trainCommand(),
 			localizeCommand(),
+			exportCommand(),
 			artifactsCommand(),
 			versionCommand(),
 		},
