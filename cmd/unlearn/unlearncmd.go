@@ -313,7 +313,7 @@ func runUnlearn(c *cli.Context) error {
 		s.out, outcome.Audit.ChangedParams, outcome.Audit.TotalParams, 100*float64(outcome.Audit.ChangedParams)/float64(outcome.Audit.TotalParams), len(outcome.Audit.Changed))
 	fmt.Fprintf(c.App.Writer, "time: localize %.1f s, unlearn %.1f s", tm.LocalizeS, tm.UnlearnS)
 	if u.RetrainEstimateS > 0 {
-		fmt.Fprintf(c.App.Writer, "; retraining from scratch (%d epochs) would take about %.0f s, %.1f× longer", u.RetrainEpochs, u.RetrainEstimateS, u.Speedup)
+		fmt.Fprintf(c.App.Writer, "; retraining from scratch (%d epochs) would take about %.0f s, %.1f× this run", u.RetrainEpochs, u.RetrainEstimateS, u.Speedup)
 	}
 	fmt.Fprintln(c.App.Writer)
 	for _, n := range u.Notes {

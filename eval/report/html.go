@@ -315,7 +315,7 @@ dd { margin: 0; word-break: break-all; }
 <dl>
 <dt>method</dt><dd>{{.Method}}: localization {{.Strategy}}{{if ne .Strategy "full"}} (budget {{.Budget}}){{end}}, algorithm {{.Algorithm}}, {{.Epochs}} epochs, lr {{.LR}}, batch {{.BatchSize}}, seed {{.Seed}}</dd>
 {{with .Audit}}<dt>changed</dt><dd>{{.ChangedParams}} of {{.TotalParams}} parameters in {{len .Changed}} tensors; every other parameter bit-identical to the input</dd>{{end}}
-<dt>time</dt><dd>localize {{printf "%.1f" .Timings.LocalizeS}} s, unlearn {{printf "%.1f" .Timings.UnlearnS}} s{{if .RetrainEstimateS}}; retraining from scratch would take about {{printf "%.0f" .RetrainEstimateS}} s ({{printf "%.1f" .Speedup}}× longer){{end}}</dd>
+<dt>time</dt><dd>localize {{printf "%.1f" .Timings.LocalizeS}} s, unlearn {{printf "%.1f" .Timings.UnlearnS}} s{{if .RetrainEstimateS}}; retraining from scratch would take about {{printf "%.0f" .RetrainEstimateS}} s ({{printf "%.1f" .Speedup}}× this run){{end}}</dd>
 {{range .Notes}}<dt class="note">note</dt><dd class="note">{{.}}</dd>{{end}}
 </dl>{{end}}
 {{if .R.Oracle}}<p>Δ = oracle − model, in percentage points; agreement is the share of examples on which the two models predict the same class.</p>{{end}}
