@@ -343,3 +343,68 @@ func TestCritMem(t *testing.T) {
 		t.Errorf("mask file lacks critmem statistics: %.200s", a)
 	}
 }
+
+// TestDELMaskMatchesNumPy feeds PyTorch's DEL scores to the selection rule
+// and compares the chosen neurons with testdata/ref/make_masks.py's NumPy
+// implementation (neurons from the PyTorch module structure, not the ONNX
+// graph), for several budgets and h.
+func TestDELMaskMatchesNumPy(t *testing.T) {
+	b, err := os.ReadFile(testutil.Testdata(t, "ref", "del_masks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string][]struct {
+		Budget   float64          `json:"budget"`
+		TopK     int              `json:"topk"`
+		Limit    int64            `json:"limit"`
+		Selected int64            `json:"selected"`
+		Layers   map[string][]int `json:"layers"`
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	for model, cases := range want {
+		t.Run(model, func(t *testing.T) {
+			m, err := onnxio.Load(testutil.Testdata(t, model+".onnx"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := graph.UntieIdentityInitializers(m.Graph); err != nil {
+				t.Fatal(err)
+			}
+			nm, err := graph.Neurons(m.Graph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := data.ReadNPZ(testutil.Testdata(t, "ref", model+"_del_scores.npz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := map[string][]float64{}
+			for k, v := range ref {
+				sc[k] = v.Float64s()
+			}
+			for _, c := range cases {
+				limit := int64(math.Floor(c.Budget * float64(nm.NumParams)))
+				if limit != c.Limit {
+					t.Fatalf("budget %g: limit %d, NumPy %d (parameter counts differ)", c.Budget, limit, c.Limit)
+				}
+				mk := delMask(nm, sc, limit, Options{Strategy: "del", Budget: c.Budget, TopK: c.TopK, TopFrac: 0.1})
+				got := map[string][]int{}
+				for _, lc := range mk.Layers {
+					if len(lc.Partial) > 0 {
+						t.Fatalf("partial neurons in %s", lc.Layer)
+					}
+					if len(lc.Chosen) > 0 {
+						got[lc.Layer] = lc.Chosen
+					}
+				}
+				gb, _ := json.Marshal(got)
+				wb, _ := json.Marshal(c.Layers)
+				if mk.Selected != c.Selected || !bytes.Equal(gb, wb) {
+					t.Errorf("budget %g topk %d: selected %d, NumPy %d\n got %s\nwant %s", c.Budget, c.TopK, mk.Selected, c.Selected, gb, wb)
+				}
+			}
+		})
+	}
+}
