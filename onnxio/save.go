@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -210,6 +211,20 @@ type atomicFile struct {
 	done       bool
 }
 
+// temps holds the temporary files of saves in flight.
+var temps sync.Map
+
+// RemoveTemps removes the temporary files of every save in flight, for a
+// process that must exit at once (a second Ctrl-C): the final files are
+// then either complete or absent.
+func RemoveTemps() {
+	temps.Range(func(k, _ any) bool {
+		os.Remove(k.(string))
+		temps.Delete(k)
+		return true
+	})
+}
+
 // writeTemp writes a temporary file beside final and syncs it.
 func writeTemp(final string, write func(io.Writer) error) (*atomicFile, error) {
 	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
@@ -217,6 +232,7 @@ func writeTemp(final string, write func(io.Writer) error) (*atomicFile, error) {
 		return nil, err
 	}
 	a := &atomicFile{tmp: f.Name(), final: final}
+	temps.Store(a.tmp, true)
 	err = write(f)
 	if err == nil {
 		err = f.Sync()
@@ -230,6 +246,7 @@ func writeTemp(final string, write func(io.Writer) error) (*atomicFile, error) {
 	}
 	if err != nil {
 		os.Remove(a.tmp)
+		temps.Delete(a.tmp)
 		return nil, fmt.Errorf("writing %s: %w", final, err)
 	}
 	return a, nil
@@ -239,6 +256,7 @@ func (a *atomicFile) commit() error {
 	if err := os.Rename(a.tmp, a.final); err != nil {
 		return err
 	}
+	temps.Delete(a.tmp)
 	a.done = true
 	return nil
 }
@@ -246,6 +264,7 @@ func (a *atomicFile) commit() error {
 func (a *atomicFile) abort() {
 	if !a.done {
 		os.Remove(a.tmp)
+		temps.Delete(a.tmp)
 	}
 }
 

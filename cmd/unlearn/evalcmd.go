@@ -530,6 +530,7 @@ func writeTemp(path string, b []byte) (string, error) {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	tmp := f.Name()
+	cmdTemps.Store(tmp, true)
 	if _, err := f.Write(b); err != nil {
 		f.Close()
 		os.Remove(tmp)

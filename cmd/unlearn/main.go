@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -60,7 +61,7 @@ func runtimeOptions(c *cli.Context) (ortrt.Options, error) {
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "unlearn",
 		Usage:   "remove the influence of training examples from an ONNX classifier",
 		Version: Version,
@@ -85,6 +86,13 @@ func newApp() *cli.App {
 		},
 		ExitErrHandler: func(c *cli.Context, err error) {},
 	}
+	// --config, --log-format and --quiet are taken out of the arguments
+	// before parsing (globalArgs); they are listed for the help text.
+	app.Flags = append(app.Flags, pipelineFlags()...)
+	for _, cmd := range app.Commands {
+		cmd.Flags = append(cmd.Flags, pipelineFlags()...)
+	}
+	return app
 }
 
 func versionCommand() *cli.Command {
@@ -109,8 +117,15 @@ func main() {
 }
 
 func run(args []string) int {
+	installSignals()
 	app := newApp()
-	err := app.Run(args)
+	args, err := globalArgs(app, args)
+	if err == nil {
+		if logs.quiet {
+			app.Writer = io.Discard
+		}
+		err = app.Run(args)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -118,20 +133,26 @@ func run(args []string) int {
 	if t, ok := strings.CutPrefix(msg, "No help topic for "); ok {
 		msg = "unknown command " + t + " (see `unlearn help`)"
 	}
-	fmt.Fprintf(os.Stderr, "unlearn: error: %s\n", msg)
-	if errors.Is(err, errInterrupted) {
-		return exitInterrupted
-	}
+	code := exitError
 	var u usageError
-	if errors.As(err, &u) || isCLIUsage(err) {
-		return exitUsage
+	switch {
+	case errors.Is(err, errInterrupted):
+		code = exitInterrupted
+	case errors.As(err, &u) || isCLIUsage(err):
+		code = exitUsage
 	}
-	return exitError
+	logs.fail(msg, code)
+	return code
 }
 
 // isCLIUsage recognizes urfave/cli's own usage errors that do not go through
 // OnUsageError (missing required flags).
 func isCLIUsage(err error) bool {
 	m := err.Error()
-	return strings.HasPrefix(m, "Required flag") || strings.HasPrefix(m, "No help topic for")
+	for _, p := range []string{"Required flag", "No help topic for", "invalid value ", "flag provided but not defined", "flag needs an argument"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
 }

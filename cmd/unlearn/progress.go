@@ -25,10 +25,23 @@ func newProgress(label string) *progress {
 }
 
 func (p *progress) update(done, total int) {
-	if !p.tty || total <= 0 {
+	if logs.quiet || total <= 0 {
 		return
 	}
 	now := time.Now()
+	if logs.json {
+		// An event per second at most, and at the end.
+		if done < total && now.Sub(p.last) < time.Second {
+			return
+		}
+		p.last = now
+		logs.emit("info", "progress", []any{"stage", p.label, "done", done, "total", total,
+			"rate_per_s", float64(done) / now.Sub(p.start).Seconds()})
+		return
+	}
+	if !p.tty {
+		return
+	}
 	if done < total && now.Sub(p.last) < 100*time.Millisecond {
 		return
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -26,9 +28,44 @@ import (
 // errInterrupted marks a run stopped by SIGINT/SIGTERM (exit code 130).
 var errInterrupted = errors.New("interrupted; no output was written")
 
-// signalContext is cancelled by SIGINT or SIGTERM.
+// signalContext returns the run's context, cancelled by SIGINT or SIGTERM,
+// and declares the command able to stop cleanly on it (see
+// installSignals). The CancelFunc is a no-op kept for call sites.
 func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	cancellable.Store(true)
+	return appCtx, func() {}
+}
+
+var (
+	appCtx      = context.Background()
+	cancellable atomic.Bool
+	cmdTemps    sync.Map // temporary files of writeTemp in flight
+)
+
+// installSignals makes SIGINT and SIGTERM cancel appCtx. A command that
+// called signalContext stops at its next check and removes what it wrote;
+// any other command (it writes its outputs only at the end, atomically),
+// or a second signal, exits at once with code 130 after removing the
+// temporary files of writes in flight, so that every output is either
+// complete or absent.
+func installSignals() {
+	ctx, cancel := context.WithCancel(context.Background())
+	appCtx = ctx
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		n := 0
+		for range ch {
+			n++
+			cancel()
+			if n > 1 || !cancellable.Load() {
+				onnxio.RemoveTemps()
+				cmdTemps.Range(func(k, _ any) bool { os.Remove(k.(string)); return true })
+				logs.fail("interrupted; no output was written", exitInterrupted)
+				os.Exit(exitInterrupted)
+			}
+		}
+	}()
 }
 
 // checkOutPath refuses an output path equal to an input, or in a missing
@@ -173,9 +210,9 @@ func runTrain(c *cli.Context) error {
 	defer e.Close()
 	ctx, stop := signalContext()
 	defer stop()
-	w := c.App.ErrWriter
-	fmt.Fprintf(w, "training %s on %d examples of %s: %d epochs, batch %d, lr %g (%s), momentum %g, weight decay %g, seed %d\n",
-		modelPath, len(idx), ds.Path, epochs, bs, lr, c.String("schedule"), c.Float64("momentum"), c.Float64("weight-decay"), seed)
+	logs.info("train", fmt.Sprintf("training %s on %d examples of %s: %d epochs, batch %d, lr %g (%s), momentum %g, weight decay %g, seed %d",
+		modelPath, len(idx), ds.Path, epochs, bs, lr, c.String("schedule"), c.Float64("momentum"), c.Float64("weight-decay"), seed),
+		"model", modelPath, "examples", len(idx), "epochs", epochs, "batch_size", bs, "lr", lr, "seed", seed)
 	bar := newProgress("train")
 	start := time.Now()
 	stats, err := train.Fit(ctx, e, ds.Train, idx, train.FitOptions{
@@ -185,7 +222,8 @@ func runTrain(c *cli.Context) error {
 			bar.update((p.Epoch-1)*p.Steps+p.Step, p.Epochs*p.Steps)
 		},
 		EpochEnd: func(s train.EpochStats) error {
-			fmt.Fprintf(w, "epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs\n", s.Epoch, epochs, s.Loss, 100*s.Accuracy, s.Seconds)
+			logs.info("epoch", fmt.Sprintf("epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs", s.Epoch, epochs, s.Loss, 100*s.Accuracy, s.Seconds),
+				"epoch", s.Epoch, "epochs", epochs, "loss", s.Loss, "accuracy", s.Accuracy, "seconds", s.Seconds)
 			return nil
 		},
 	})
@@ -215,6 +253,7 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("evaluating %s: %w", out, err)
 	}
+	logs.result("result", "out", out, "train_accuracy", res["train"], "test_accuracy", res["test"], "train_s", trainTime.Seconds())
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "model\ttrain acc\ttest acc\ttrain time\t\n")
 	fmt.Fprintf(tw, "%s\t%.2f%%\t%.2f%%\t%.1fs\t\n", out, 100*res["train"], 100*res["test"], trainTime.Seconds())

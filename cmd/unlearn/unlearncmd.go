@@ -201,7 +201,6 @@ func runUnlearn(c *cli.Context) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	w := c.App.ErrWriter
 	var tm eval.UnlearningTimings
 	start := time.Now()
 
@@ -225,10 +224,11 @@ func runUnlearn(c *cli.Context) error {
 	var mask map[string][]bool
 	var maskInfo map[string]any
 	if fileMask != nil {
-		fmt.Fprintf(w, "mask: %s (strategy %s, budget %g, %d of %d parameters)\n", s.mask, fileMask.Strategy, fileMask.Budget, fileMask.Selected, fileMask.Total)
+		logs.info("mask", fmt.Sprintf("mask: %s (strategy %s, budget %g, %d of %d parameters)", s.mask, fileMask.Strategy, fileMask.Budget, fileMask.Selected, fileMask.Total),
+			"path", s.mask, "strategy", fileMask.Strategy, "budget", fileMask.Budget, "selected", fileMask.Selected, "total", fileMask.Total)
 		mask, maskInfo, err = maskSummary(fileMask)
 	} else {
-		fmt.Fprintf(w, "localizing: strategy %s, budget %g\n", s.strategy, s.budget)
+		logs.info("localize", fmt.Sprintf("localizing: strategy %s, budget %g", s.strategy, s.budget), "strategy", s.strategy, "budget", s.budget)
 		mask, maskInfo, err = localizeMask(ctx, work, r.ds, r.forget, s, opts)
 	}
 	if ctx.Err() != nil {
@@ -239,8 +239,10 @@ func runUnlearn(c *cli.Context) error {
 	}
 	tm.LocalizeS = time.Since(t0).Seconds()
 
-	fmt.Fprintf(w, "unlearning: algorithm %s, %d epochs, lr %g, batch %d, seed %d; forget %d, retain %d examples\n",
-		s.algorithm, s.cfg.Epochs, s.cfg.LR, s.cfg.BatchSize, s.cfg.Seed, len(r.forget), len(r.retain))
+	logs.info("unlearn", fmt.Sprintf("unlearning: algorithm %s, %d epochs, lr %g, batch %d, seed %d; forget %d, retain %d examples",
+		s.algorithm, s.cfg.Epochs, s.cfg.LR, s.cfg.BatchSize, s.cfg.Seed, len(r.forget), len(r.retain)),
+		"algorithm", s.algorithm, "epochs", s.cfg.Epochs, "lr", s.cfg.LR, "batch_size", s.cfg.BatchSize, "seed", s.cfg.Seed,
+		"forget", len(r.forget), "retain", len(r.retain))
 	bar := newProgress(s.algorithm)
 	s.cfg.Progress = func(p unlearn.Progress) {
 		if p.Steps > 0 {
@@ -253,6 +255,9 @@ func runUnlearn(c *cli.Context) error {
 		Mask: mask, Classifier: c.String("classifier"), Out: s.out,
 	})
 	if ctx.Err() != nil {
+		if err == nil {
+			os.Remove(s.out) // written just before the signal: no model without metrics
+		}
 		return errInterrupted
 	}
 	if err != nil {
@@ -260,7 +265,8 @@ func runUnlearn(c *cli.Context) error {
 	}
 	tm.UnlearnS = time.Since(t0).Seconds()
 	for _, ep := range outcome.Result.Epochs {
-		fmt.Fprintf(w, "epoch %d  loss %.4f  acc %.2f%%  %.1fs\n", ep.Epoch, ep.Loss, 100*ep.Accuracy, ep.Seconds)
+		logs.info("epoch", fmt.Sprintf("epoch %d  loss %.4f  acc %.2f%%  %.1fs", ep.Epoch, ep.Loss, 100*ep.Accuracy, ep.Seconds),
+			"epoch", ep.Epoch, "loss", ep.Loss, "accuracy", ep.Accuracy, "seconds", ep.Seconds)
 	}
 
 	// From here on a failure removes the model written above: a model
@@ -277,6 +283,9 @@ func runUnlearn(c *cli.Context) error {
 	after, err := r.evaluate(um, s.out, "after")
 	if err != nil {
 		return fail(err)
+	}
+	if ctx.Err() != nil {
+		return fail(errInterrupted)
 	}
 	tm.EvaluateAfterS = time.Since(t0).Seconds()
 	tm.TotalS = time.Since(start).Seconds()
@@ -305,10 +314,36 @@ func runUnlearn(c *cli.Context) error {
 		}
 	}
 	rep.Unlearning = unlearningSection(s, outcome, maskInfo, tm, len(r.forget), len(r.retain))
+	if ctx.Err() != nil {
+		return fail(errInterrupted)
+	}
 	if err := emitTo(c, rep, s.metrics, s.report); err != nil {
 		return fail(err)
 	}
+	if ctx.Err() != nil { // the signal came while the files were written
+		os.Remove(s.metrics)
+		if s.report != "" {
+			os.Remove(s.report)
+		}
+		return fail(errInterrupted)
+	}
 	u := rep.Unlearning
+	res := []any{"out", s.out, "metrics", s.metrics, "accuracy", after.Accuracy, "before_accuracy", before.Accuracy,
+		"changed_params", outcome.Audit.ChangedParams, "total_params", outcome.Audit.TotalParams,
+		"outside_mask_bit_identical", outcome.Audit.BitIdentical, "timings", tm}
+	if s.report != "" {
+		res = append(res, "report", s.report)
+	}
+	if omet != nil {
+		res = append(res, "oracle_accuracy", omet.Accuracy, "avg_gap", rep.Delta.AvgGap)
+	}
+	if after.MIA != nil {
+		res = append(res, "mia", after.MIA)
+	}
+	if u.RetrainEstimateS > 0 {
+		res = append(res, "retrain_estimate_s", u.RetrainEstimateS, "speedup", u.Speedup)
+	}
+	logs.result("result", res...)
 	fmt.Fprintf(c.App.Writer, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical\n",
 		s.out, outcome.Audit.ChangedParams, outcome.Audit.TotalParams, 100*float64(outcome.Audit.ChangedParams)/float64(outcome.Audit.TotalParams), len(outcome.Audit.Changed))
 	fmt.Fprintf(c.App.Writer, "time: localize %.1f s, unlearn %.1f s", tm.LocalizeS, tm.UnlearnS)

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"gopkg.in/yaml.v3"
+)
+
+// Options for unattended use, valid with every command and anywhere on the
+// command line: they are taken out of the arguments before parsing
+// (globalArgs).
+func pipelineFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "config", Usage: "YAML `FILE` of flag values: keys are flag names without --; flags on the command line win"},
+		&cli.StringFlag{Name: "log-format", Value: "text", Usage: "text, or json: one JSON object per line on stderr for progress, results and errors"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors (files are still written)"},
+	}
+}
+
+// logger writes status, progress, results and errors to stderr, as text or
+// as JSON lines ({"time", "level", "event", ...}).
+type logger struct {
+	mu    sync.Mutex
+	w     io.Writer
+	json  bool
+	quiet bool
+}
+
+var logs = &logger{w: os.Stderr}
+
+func (l *logger) emit(level, event string, fields []any) {
+	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "level": level, "event": event}
+	for i := 0; i+1 < len(fields); i += 2 {
+		m[fmt.Sprint(fields[i])] = fields[i+1]
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"level": level, "event": event, "msg": fmt.Sprint(fields...)})
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w.Write(append(b, '\n'))
+}
+
+// info reports a step: text as a line, or an event with fields (pairs of
+// key, value) and the text as "msg".
+func (l *logger) info(event, text string, fields ...any) {
+	if l.quiet {
+		return
+	}
+	if l.json {
+		l.emit("info", event, append([]any{"msg", text}, fields...))
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintln(l.w, text)
+}
+
+// result reports a command's outcome as a JSON event (text output has its
+// tables on stdout instead). --quiet does not silence it.
+func (l *logger) result(event string, fields ...any) {
+	if l.json {
+		l.emit("info", event, fields)
+	}
+}
+
+// fail reports the error that ends the run.
+func (l *logger) fail(msg string, code int) {
+	if l.json {
+		l.emit("error", "error", []any{"msg", msg, "exit_code", code})
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "unlearn: error: %s\n", msg)
+}
+
+// globalArgs takes --config, --log-format and --quiet out of args, sets up
+// the logger, and splices the config file's values in as flags right after
+// the command name, where later (command-line) values override them.
+func globalArgs(app *cli.App, args []string) ([]string, error) {
+	var out []string
+	config, format := "", "text"
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if i == 0 {
+			out = append(out, a)
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+			out = append(out, a)
+			continue
+		}
+		switch name {
+		case "config", "log-format":
+			if !hasVal {
+				if i+1 >= len(args) {
+					return nil, usagef("--%s needs a value", name)
+				}
+				i++
+				val = args[i]
+			}
+			if name == "config" {
+				config = val
+			} else {
+				format = val
+			}
+		case "quiet", "q":
+			logs.quiet = !hasVal || val == "true" || val == "1"
+		default:
+			out = append(out, a)
+		}
+	}
+	switch format {
+	case "text":
+	case "json":
+		logs.json = true
+	default:
+		return nil, usagef("--log-format %q: must be text or json", format)
+	}
+	if config == "" {
+		return out, nil
+	}
+	// The command: the first argument when it names one, else the main
+	// command.
+	pos, flags := 1, app.Flags
+	if len(out) > 1 {
+		for _, cmd := range app.Commands {
+			if cmd.Name == out[1] {
+				pos, flags = 2, cmd.Flags
+			}
+		}
+	}
+	injected, err := configArgs(config, flags)
+	if err != nil {
+		return nil, err
+	}
+	res := append(append(append([]string{}, out[:pos]...), injected...), out[pos:]...)
+	return res, nil
+}
+
+// configArgs reads a YAML mapping of flag names to values and returns them
+// as --name=value arguments (lists joined with commas).
+func configArgs(path string, flags []cli.Flag) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("--config %s: not a YAML mapping of flag names to values: %v", path, strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+	known := map[string]bool{}
+	var names []string
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			known[n] = true
+		}
+		names = append(names, f.Names()[0])
+	}
+	for _, n := range []string{"config", "log-format", "quiet", "q", "help", "h"} {
+		delete(known, n)
+	}
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var args []string
+	for _, k := range keys {
+		if !known[k] {
+			sort.Strings(names)
+			return nil, usagef("--config %s: unknown key %q for this command (keys are its flag names: %s)", path, k, strings.Join(names, ", "))
+		}
+		var s string
+		switch v := doc[k].(type) {
+		case nil:
+			return nil, usagef("--config %s: key %q has no value", path, k)
+		case []any:
+			parts := make([]string, len(v))
+			for i, e := range v {
+				parts[i] = fmt.Sprint(e)
+			}
+			s = strings.Join(parts, ",")
+		case map[string]any:
+			return nil, usagef("--config %s: key %q: a mapping is not a flag value", path, k)
+		default:
+			s = fmt.Sprint(v)
+		}
+		args = append(args, "--"+k+"="+s)
+	}
+	return args, nil
+}
