@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The demo on the bundled model and data (testdata/): inspect the bundled
-# ResNet, evaluate it, and unlearn the bundled non-IID forget set with DEL
+# ResNet and unlearn the bundled non-IID forget set with DEL
 # (DEL localization + reset-and-finetune), reporting accuracy before and
 # after against the bundled oracle (the same recipe trained without the
 # forget set). Outputs go to out/demo/.
@@ -13,9 +13,6 @@ ORACLE=testdata/demo/oracle_resnet_small.onnx
 mkdir -p out/demo
 echo "== unlearn inspect --model $MODEL"
 $BIN inspect --model "$MODEL"
-echo
-echo "== unlearn eval --model $MODEL --forget $FORGET"
-$BIN eval --model "$MODEL" --data testdata/fashion --forget "$FORGET"
 echo
 echo "== unlearn --model $MODEL --forget $FORGET --oracle $ORACLE --out out/demo/unlearned.onnx"
 $BIN --model "$MODEL" --forget "$FORGET" --oracle "$ORACLE" --out out/demo/unlearned.onnx \
