@@ -294,20 +294,8 @@ func (d *Dataset) finish(opts Options, native int) error {
 			}
 		}
 	}
-	for _, sp := range []struct {
-		name string
-		s    *Split
-	}{{"training", d.Train}, {"test", d.Test}} {
-		for i := range sp.s.Len() {
-			if l := sp.s.Label(i); l < 0 || l >= classes {
-				src := sp.s.src
-				if src == "" {
-					src = d.where()
-				}
-				return fileErr(src, "%s example %d has label %d, out of range [0, %d)",
-					sp.name, i, l, classes)
-			}
-		}
+	if err := d.CheckLabels(classes); err != nil {
+		return err
 	}
 	if d.ClassNames != nil && len(d.ClassNames) != classes {
 		return fileErr(d.where(), "%d class names for %d classes", len(d.ClassNames), classes)
@@ -326,6 +314,27 @@ func (d *Dataset) finish(opts Options, native int) error {
 	}
 	d.Train.ds = d
 	d.Test.ds = d
+	return nil
+}
+
+// CheckLabels returns an error naming the first example, training split
+// first, whose label is outside [0, classes), and the file it comes from.
+func (d *Dataset) CheckLabels(classes int) error {
+	for _, sp := range []struct {
+		name string
+		s    *Split
+	}{{"training", d.Train}, {"test", d.Test}} {
+		for i := range sp.s.Len() {
+			if l := sp.s.Label(i); l < 0 || l >= classes {
+				src := sp.s.src
+				if src == "" {
+					src = d.where()
+				}
+				return fileErr(src, "%s example %d has label %d, out of range [0, %d)",
+					sp.name, i, l, classes)
+			}
+		}
+	}
 	return nil
 }
 

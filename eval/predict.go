@@ -58,6 +58,31 @@ func ModelInput(m *graph.Model) (*graph.Value, []int64, error) {
 	return in, shape, nil
 }
 
+// ModelOutput returns the model's output, the logits, after checking what
+// the model declares about it: a classifier has exactly one output (with
+// several, which one holds the logits would be a guess), and where its type
+// is declared it is float32 of rank 2, [N, classes].
+func ModelOutput(m *graph.Model) (*graph.Value, error) {
+	outs := m.Graph.Outputs
+	if len(outs) != 1 {
+		names := make([]string, len(outs))
+		for i, v := range outs {
+			names[i] = v.Name
+		}
+		return nil, fmt.Errorf("model has %d outputs %v; a classifier has exactly one, the logits [N, classes]", len(outs), names)
+	}
+	out := outs[0]
+	if t := out.Type; t != nil {
+		if t.DType != graph.Undefined && t.DType != graph.Float {
+			return nil, fmt.Errorf("model output %q is %v; a classifier outputs float32 logits [N, classes]", out.Name, t.DType)
+		}
+		if t.Shape != nil && len(t.Shape) != 2 {
+			return nil, fmt.Errorf("model output %q has shape %v; a classifier outputs logits [N, classes]", out.Name, t.Shape)
+		}
+	}
+	return out, nil
+}
+
 // NewClassifier prepares m for inference: training-mode nodes are switched to
 // inference form on a copy (m itself is not modified) and a session is created.
 func NewClassifier(m *graph.Model, opts ortrt.Options, batch int) (*Classifier, error) {
@@ -68,10 +93,10 @@ func NewClassifier(m *graph.Model, opts ortrt.Options, batch int) (*Classifier, 
 	if err != nil {
 		return nil, err
 	}
-	if len(m.Graph.Outputs) < 1 {
-		return nil, errors.New("model has no outputs")
+	out, err := ModelOutput(m)
+	if err != nil {
+		return nil, err
 	}
-	out := m.Graph.Outputs[0]
 	classes := -1
 	if out.Type != nil && len(out.Type.Shape) == 2 && out.Type.Shape[1].Known() {
 		classes = int(out.Type.Shape[1].Size)

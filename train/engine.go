@@ -94,9 +94,11 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts ortrt.
 		fixedIn: map[int]*ortrt.Tensor{}, fixedOut: map[int]*ortrt.Tensor{},
 		running: map[string][]float32{}, bufs: map[int]*batchBufs{},
 	}
+	// Close through a copy: `return nil, err` sets e to nil before this runs.
+	built := e
 	defer func() {
 		if err != nil {
-			e.Close()
+			built.Close()
 		}
 	}()
 	inNames := make([]string, len(art.Inputs))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
@@ -41,7 +42,7 @@ type Outcome struct {
 
 // PrepareModel loads path and returns the original model and an untied
 // working copy with the number of parameters untying split apart; it
-// refuses a model whose gradient cannot be built (naming every node
+// refuses a model that is not a classifier (eval.ModelOutput), whose gradient cannot be built (naming every node
 // without a rule) or that has no trainable parameters.
 func PrepareModel(path string) (orig, work *graph.Model, untied int, err error) {
 	orig, err = onnxio.Load(path)
@@ -51,6 +52,9 @@ func PrepareModel(path string) (orig, work *graph.Model, untied int, err error) 
 	work, err = onnxio.Load(path)
 	if err != nil {
 		return nil, nil, 0, err
+	}
+	if _, err := eval.ModelOutput(work); err != nil {
+		return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	untied, err = graph.UntieIdentityInitializers(work.Graph)
 	if err != nil {

@@ -52,7 +52,7 @@ func compareCommand() *cli.Command {
 			if c.String("forget") == "" {
 				return usagef("--forget is required: the comparison is about the forget set")
 			}
-			if err := checkOutputs(c.String("json")); err != nil {
+			if err := checkOutputs(c, "json"); err != nil {
 				return err
 			}
 			r, err := newEvalRun(c)

@@ -166,17 +166,33 @@ func (r *evalRun) load(path, role string) (*graph.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s%w", prefix, err)
 	}
-	in, shape, err := eval.ModelInput(m)
-	if err != nil {
-		return nil, fmt.Errorf("%s%s: %w", prefix, path, err)
-	}
-	if err := data.CheckInput(r.ds, in.Name, shape); err != nil {
-		return nil, fmt.Errorf("%s%s: %w", prefix, path, err)
-	}
-	if k := staticClasses(m); k > 0 && r.ds.Classes > 0 && k != r.ds.Classes {
-		return nil, fmt.Errorf("%s%s outputs %d classes, dataset %s has %d", prefix, path, k, r.ds.Name, r.ds.Classes)
+	if err := checkModelData(m, path, r.ds); err != nil {
+		return nil, fmt.Errorf("%s%w", prefix, err)
 	}
 	return m, nil
+}
+
+// checkModelData checks that m, read from path, is a classifier that ds
+// can feed: one image input of the data's shape, one logits output, and as
+// many classes as the labels need (naming the first label out of range).
+func checkModelData(m *graph.Model, path string, ds *data.Dataset) error {
+	in, shape, err := eval.ModelInput(m)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := data.CheckInput(ds, in.Name, shape); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := eval.ModelOutput(m); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if k := staticClasses(m); k > 0 && ds.Classes > 0 && k != ds.Classes {
+		if err := ds.CheckLabels(k); err != nil {
+			return fmt.Errorf("%s outputs %d classes: %w", path, k, err)
+		}
+		return fmt.Errorf("%s outputs %d classes, dataset %s has %d", path, k, ds.Name, ds.Classes)
+	}
+	return nil
 }
 
 // staticClasses is the class count the model's output shape declares, or
@@ -242,15 +258,16 @@ func (r *evalRun) settings(met *eval.Metrics) eval.Settings {
 		MIA: eval.NewMIASettings(met, r.opts.MIA)}
 }
 
-// checkOutputs fails early, before any work, when an output's folder is
-// missing.
-func checkOutputs(paths ...string) error {
-	for _, p := range paths {
-		if p == "" || p == "-" {
-			continue
-		}
-		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
-			return fmt.Errorf("writing %s: folder %s does not exist", p, filepath.Dir(p))
+// checkOutputs runs checkOutPath, before any work, on each of the output
+// flags that is set and not "-" (stdout): never an input model, a folder,
+// or in a missing or read-only folder.
+func checkOutputs(c *cli.Context, flags ...string) error {
+	inputs := append([]string{c.String("model"), c.String("oracle")}, c.Args().Slice()...)
+	for _, f := range flags {
+		if p := c.String(f); p != "" && p != "-" {
+			if err := checkOutPath(f, p, inputs...); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -275,7 +292,7 @@ func evalCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("unexpected arguments %v", c.Args().Slice())
 			}
-			if err := checkOutputs(c.String("json"), c.String("report")); err != nil {
+			if err := checkOutputs(c, "json", "report"); err != nil {
 				return err
 			}
 			r, err := newEvalRun(c)

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/localize"
 	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
@@ -101,12 +100,8 @@ func runLocalize(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	in, shape, err := eval.ModelInput(work)
-	if err != nil {
-		return fmt.Errorf("%s: %w", modelPath, err)
-	}
-	if err := data.CheckInput(ds, in.Name, shape); err != nil {
-		return fmt.Errorf("%s: %w", modelPath, err)
+	if err := checkModelData(work, modelPath, ds); err != nil {
+		return err
 	}
 	ids, err := data.ReadIDs(c.String("forget"), ds.Train.Len())
 	if err != nil {
@@ -124,7 +119,7 @@ func runLocalize(c *cli.Context) error {
 		return errInterrupted
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", modelPath, err)
 	}
 	if p := c.String("scores"); p != "" {
 		if scores == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -68,8 +69,8 @@ func installSignals() {
 	}()
 }
 
-// checkOutPath refuses an output path equal to an input, or in a missing
-// folder, before any work is done.
+// checkOutPath refuses an output path equal to an input, an existing
+// folder, or in a missing or read-only folder, before any work is done.
 func checkOutPath(flag, out string, inputs ...string) error {
 	if out == "" {
 		return usagef("--%s is required", flag)
@@ -93,6 +94,21 @@ func checkOutPath(flag, out string, inputs ...string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("--%s %s: folder %s does not exist", flag, out, dir)
 	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return fmt.Errorf("--%s %s: is a folder; give the path of a file to write", flag, out)
+	}
+	// Outputs are written through a temporary file beside them: try one
+	// now rather than fail after the work.
+	f, err := os.CreateTemp(dir, ".unlearn-probe-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("--%s %s: folder %s is not writable (%v)", flag, out, dir, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return nil
 }
 
@@ -164,12 +180,8 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	in, shape, err := eval.ModelInput(m)
-	if err != nil {
-		return fmt.Errorf("%s: %w", modelPath, err)
-	}
-	if err := data.CheckInput(ds, in.Name, shape); err != nil {
-		return fmt.Errorf("%s: %w", modelPath, err)
+	if err := checkModelData(m, modelPath, ds); err != nil {
+		return err
 	}
 	idx := seq(ds.Train.Len())
 	if p := c.String("exclude"); p != "" {

@@ -143,7 +143,10 @@ func Setup(opts Options) error {
 		return err
 	}
 	ort.SetSharedLibraryPath(path)
-	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+	// Fatal only: every error comes back to us as a status and is reported
+	// in the tool's one error line; ONNX Runtime's own copy would be a
+	// second line on stderr.
+	if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
 		setupErr = fmt.Errorf("%w: loading %s failed (%v); is it ONNX Runtime %s.x for this platform? %s",
 			ErrLibrary, path, err, WantVersion, InstallHint)
 		return setupErr

@@ -1,0 +1,805 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/onnxio"
+)
+
+// TestBadInputMatrix runs the tool on every kind of bad input it must
+// refuse (issue 7, item 1): broken and unsuitable models, broken external
+// data, broken datasets, bad ids files, out-of-range flags and unusable
+// output paths. Every case must end with the documented exit code (1 bad
+// input, 2 usage), exactly one error line on stderr that names the culprit,
+// and no output file.
+//
+// With UNLEARN_TESTING_MD=FILE the table of cases, exit codes and messages
+// is written to FILE (make testing-md regenerates TESTING.md this way).
+func TestBadInputMatrix(t *testing.T) {
+	root := t.TempDir()
+	fx := newBadFixtures(t, root)
+	cases := badInputCases(fx)
+
+	var rows []badRow
+	for i, c := range cases {
+		c := c
+		name := fmt.Sprintf("%s/%s/%s", c.group, cmdName(c.cmd), c.name)
+		t.Run(name, func(t *testing.T) {
+			outDir := filepath.Join(root, "out", fmt.Sprint(i))
+			if err := os.MkdirAll(outDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := c.commandLine(fx, outDir)
+			var before map[string][]byte
+			if len(c.unchanged) > 0 {
+				before = map[string][]byte{}
+				for _, p := range c.unchanged {
+					before[p], _ = os.ReadFile(filepath.Join(testutil.RepoRoot(t), p))
+				}
+			}
+			start := time.Now()
+			r := runCLI(t, args...)
+			elapsed := time.Since(start)
+			culprits := make([]string, len(c.culprits))
+			for k, s := range c.culprits {
+				culprits[k] = strings.ReplaceAll(s, "{out}", outDir)
+			}
+			wantError(t, r, c.code, culprits...)
+			if ents, err := os.ReadDir(outDir); err != nil || len(ents) > 0 {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("output folder holds %v (%v); want nothing", names, err)
+			}
+			for _, p := range c.absent {
+				p = strings.ReplaceAll(p, "{out}", outDir)
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("%s exists after the error", p)
+					os.RemoveAll(p)
+				}
+			}
+			for _, p := range c.emptyDirs {
+				if ents, err := os.ReadDir(p); err != nil || len(ents) > 0 {
+					t.Errorf("%s: %d entries (%v); want an empty folder", p, len(ents), err)
+				}
+			}
+			for p, b := range before {
+				if after, _ := os.ReadFile(filepath.Join(testutil.RepoRoot(t), p)); !bytes.Equal(after, b) {
+					t.Errorf("%s changed", p)
+				}
+			}
+			rows = append(rows, badRow{c: c, outDir: outDir, args: args, result: r, elapsed: elapsed})
+		})
+	}
+	if path := os.Getenv("UNLEARN_TESTING_MD"); path != "" && !t.Failed() {
+		if len(rows) != len(cases) {
+			t.Fatalf("UNLEARN_TESTING_MD: only %d of %d cases ran (a -run filter?); the table needs all", len(rows), len(cases))
+		}
+		if err := os.WriteFile(path, badInputMarkdown(fx, rows), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s: %d cases", path, len(rows))
+	}
+}
+
+// badCase is one bad input given to one command.
+type badCase struct {
+	group, name string
+	cmd         string      // "" is the main command
+	set         [][2]string // flags replacing or adding to the command's defaults ({out}: the case's output folder)
+	drop        []string    // default flags to leave out
+	code        int
+	culprits    []string // every one must appear in the error line
+	absent      []string // paths that must not exist afterwards, besides the output folder's contents
+	emptyDirs   []string // folders that must still be empty afterwards
+	unchanged   []string // repository files that must be unchanged afterwards
+}
+
+func cmdName(cmd string) string {
+	if cmd == "" {
+		return "main"
+	}
+	return cmd
+}
+
+// commandDefaults are the flags each command gets unless a case replaces
+// them: good inputs, the bundled data, outputs in the case's folder, and
+// settings that make a case that wrongly passes quick.
+func commandDefaults(cmd string) [][2]string {
+	const m, f, d = "testdata/resnet_small_train.onnx", "testdata/demo/forget_nonIID.txt", "testdata/fashion"
+	switch cmd {
+	case "":
+		return [][2]string{{"--model", m}, {"--forget", f}, {"--data", d}, {"--out", "{out}/U.onnx"},
+			{"--method", "finetune"}, {"--epochs", "1"}, {"--threads", "2"}}
+	case "eval":
+		return [][2]string{{"--model", m}, {"--forget", f}, {"--data", d}, {"--json", "{out}/metrics.json"}, {"--threads", "2"}}
+	case "localize":
+		return [][2]string{{"--model", m}, {"--forget", f}, {"--data", d}, {"--out", "{out}/mask.json"}, {"--threads", "2"}}
+	case "train":
+		return [][2]string{{"--model", m}, {"--data", d}, {"--out", "{out}/T.onnx"}, {"--epochs", "1"}, {"--threads", "2"}}
+	case "export":
+		return [][2]string{{"--model", m}, {"--out", "{out}/U.safetensors"}}
+	}
+	panic("unknown command " + cmd)
+}
+
+// flags merges the defaults with the case's flags: a flag the case sets
+// replaces the default in place, new ones follow.
+func (c badCase) flags() [][2]string {
+	var out [][2]string
+	used := map[string]bool{}
+	for _, d := range commandDefaults(c.cmd) {
+		if slices.Contains(c.drop, d[0]) {
+			continue
+		}
+		for _, s := range c.set {
+			if s[0] == d[0] {
+				d = s
+				used[s[0]] = true
+			}
+		}
+		out = append(out, d)
+	}
+	for _, s := range c.set {
+		if !used[s[0]] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (c badCase) commandLine(fx *badFixtures, outDir string) []string {
+	var args []string
+	if c.cmd != "" {
+		args = append(args, c.cmd)
+	}
+	for _, f := range c.flags() {
+		args = append(args, f[0], strings.ReplaceAll(f[1], "{out}", outDir))
+	}
+	return args
+}
+
+// badFixtures are the bad inputs, built in a temporary folder.
+type badFixtures struct {
+	root     string
+	notWrite string // a folder the test cannot write to
+	m        map[string]string
+}
+
+func (fx *badFixtures) p(name string) string {
+	p, ok := fx.m[name]
+	if !ok {
+		panic("no fixture " + name)
+	}
+	return p
+}
+
+func newBadFixtures(t *testing.T, root string) *badFixtures {
+	fx := &badFixtures{root: root, m: map[string]string{}}
+	mkdir := func(parts ...string) string {
+		p := filepath.Join(append([]string{root}, parts...)...)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write := func(name, rel string, b []byte) string {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if name != "" {
+			fx.m[name] = p
+		}
+		return p
+	}
+
+	// Model files: damaged bytes of the bundled model.
+	good, err := os.ReadFile(model(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip := func(i int, bit uint) []byte {
+		b := bytes.Clone(good)
+		b[i] ^= 1 << bit
+		return b
+	}
+	write("truncated", "models/truncated.onnx", good[:len(good)/3])
+	write("empty", "models/empty.onnx", nil)
+	write("notonnx", "models/notes.onnx", []byte("these are not the weights you are looking for\n"))
+	// Byte 20 is the first byte of the graph's length (field 7 at byte 19):
+	// one bit more makes the graph run past the end of the file.
+	write("bitflip-length", "models/bitflip_length.onnx", flip(20, 4))
+	// Byte 51 is in the name of the first Conv's output,
+	// "/conv1/Conv_output_0": the flip renames it and the next node's input
+	// dangles.
+	write("bitflip-name", "models/bitflip_name.onnx", flip(51, 5))
+
+	// Models the tool cannot use.
+	saveModel := func(name string, g *graph.Graph) {
+		p := filepath.Join(mkdir("models"), name+".onnx")
+		if err := onnxio.Save(&graph.Model{Graph: g, IRVersion: 8, ProducerName: "badinput_test", Opsets: []graph.OpsetImport{{Version: 17}}}, p, nil); err != nil {
+			t.Fatal(err)
+		}
+		fx.m[name] = p
+	}
+	{ // Softplus has no gradient rule.
+		b := newModelBuilder(t)
+		x := b.input("input", graph.Float, "batch", 1, 28, 28)
+		h := b.op("Flatten", "flatten", "flat", x, intAttr("axis", 1))
+		h = b.op("Gemm", "fc", "fc_out", []*graph.Value{h, b.weight("fc.weight", 10, 784), b.weight("fc.bias", 10)}, intAttr("transB", 1))
+		b.output(b.op("Softplus", "softplus", "logits", h), graph.Float, "batch", 10)
+		saveModel("unsupported", b.g)
+	}
+	{ // No float initializer: the logits are a slice of the pixels.
+		b := newModelBuilder(t)
+		x := b.input("input", graph.Float, "batch", 1, 28, 28)
+		h := b.op("Flatten", "flatten", "flat", x, intAttr("axis", 1))
+		b.output(b.op("Slice", "slice", "logits", []*graph.Value{h, b.ints("starts", 0), b.ints("ends", 10), b.ints("axes", 1)}), graph.Float, "batch", 10)
+		saveModel("noparams", b.g)
+	}
+	classifier := func(b *modelBuilder, x *graph.Value, features int64) (flat, logits *graph.Value) {
+		flat = b.op("Flatten", "flatten", "flat", x, intAttr("axis", 1))
+		logits = b.op("Gemm", "fc", "logits", []*graph.Value{flat, b.weight("fc.weight", 10, features), b.weight("fc.bias", 10)}, intAttr("transB", 1))
+		return flat, logits
+	}
+	{ // A second data input.
+		b := newModelBuilder(t)
+		x := b.input("input", graph.Float, "batch", 1, 28, 28)
+		s := b.input("scale", graph.Float, 1)
+		x = b.op("Mul", "scale_input", "scaled", []*graph.Value{x, s})
+		_, l := classifier(b, x, 784)
+		b.output(l, graph.Float, "batch", 10)
+		saveModel("twoinputs", b.g)
+	}
+	{ // A second output: the features beside the logits.
+		b := newModelBuilder(t)
+		x := b.input("input", graph.Float, "batch", 1, 28, 28)
+		f, l := classifier(b, x, 784)
+		b.output(l, graph.Float, "batch", 10)
+		b.output(f, graph.Float, "batch", 784)
+		saveModel("twooutputs", b.g)
+	}
+	{ // Every input dimension dynamic, but the classifier wants 3×32×32
+		// values per example: 1×28×28 images cannot feed it.
+		b := newModelBuilder(t)
+		x := b.input("input", graph.Float, "batch", "channels", "height", "width")
+		_, l := classifier(b, x, 3*32*32)
+		b.output(l, graph.Float, "batch", 10)
+		saveModel("dynamic", b.g)
+	}
+	{ // A feature map, not logits.
+		b := newModelBuilder(t)
+		x := b.input("input", graph.Float, "batch", 1, 28, 28)
+		y := b.op("Conv", "conv", "features", []*graph.Value{x, b.weight("conv.weight", 4, 1, 3, 3), b.weight("conv.bias", 4)},
+			&graph.Attribute{Name: "pads", Type: graph.AttrInts, Ints: []int64{1, 1, 1, 1}})
+		b.output(y, graph.Float, "batch", 4, 28, 28)
+		saveModel("featuremap", b.g)
+	}
+	{ // Class indices (an export with the argmax inside), not logits.
+		b := newModelBuilder(t)
+		x := b.input("input", graph.Float, "batch", 1, 28, 28)
+		_, l := classifier(b, x, 784)
+		b.output(b.op("ArgMax", "argmax", "label", l, intAttr("axis", 1), intAttr("keepdims", 0)), graph.Int64, "batch")
+		saveModel("argmax", b.g)
+	}
+
+	// External data: the bundled model saved with its weights beside it,
+	// then the weights file removed or cut short.
+	for _, kind := range []string{"missing", "short"} {
+		m, err := onnxio.Load(model(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(mkdir("ext-"+kind), "model.onnx")
+		if err := onnxio.Save(m, p, &onnxio.SaveOptions{ExternalData: true}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(p + ".data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kind == "missing" {
+			err = os.Remove(p + ".data")
+		} else {
+			err = os.Truncate(p+".data", st.Size()/2)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx.m["ext-"+kind] = p
+	}
+
+	// Datasets: a small synthetic Fashion-MNIST (40 training and 20 test
+	// images of 28×28, labels i mod 10), damaged one way each.
+	idxFile := func(magic uint32, dims []uint32, payload []byte) []byte {
+		var b bytes.Buffer
+		binary.Write(&b, binary.BigEndian, magic)
+		for _, d := range dims {
+			binary.Write(&b, binary.BigEndian, d)
+		}
+		b.Write(payload)
+		return b.Bytes()
+	}
+	pixels := func(n, h, w int) []byte {
+		p := make([]byte, n*h*w)
+		for i := range p {
+			p[i] = byte(i * 7)
+		}
+		return p
+	}
+	labelBytes := func(n int) []byte {
+		l := make([]byte, n)
+		for i := range l {
+			l[i] = byte(i % 10)
+		}
+		return l
+	}
+	type idxSet struct{ trainImg, trainLab, testImg, testLab []byte }
+	synth := func(h, w int) idxSet {
+		return idxSet{
+			idxFile(0x803, []uint32{40, uint32(h), uint32(w)}, pixels(40, h, w)),
+			idxFile(0x801, []uint32{40}, labelBytes(40)),
+			idxFile(0x803, []uint32{20, uint32(h), uint32(w)}, pixels(20, h, w)),
+			idxFile(0x801, []uint32{20}, labelBytes(20)),
+		}
+	}
+	writeIDX := func(name string, s idxSet) {
+		dir := mkdir("data", name)
+		for f, b := range map[string][]byte{"train-images-idx3-ubyte": s.trainImg, "train-labels-idx1-ubyte": s.trainLab,
+			"t10k-images-idx3-ubyte": s.testImg, "t10k-labels-idx1-ubyte": s.testLab} {
+			write("", filepath.Join("data", name, f), b)
+		}
+		fx.m[name] = dir
+	}
+	s := synth(28, 28)
+	s.trainImg = idxFile(0x804, []uint32{40, 28, 28}, pixels(40, 28, 28)) // says 4 dimensions
+	writeIDX("idx-magic", s)
+	s = synth(28, 28)
+	s.trainImg = s.trainImg[:16+17*28*28+100] // 17 images and a bit of the 18th
+	writeIDX("idx-truncated", s)
+	s = synth(28, 28)
+	s.trainLab[8+7] = 10 // example 7: label 10 for a 10-class model
+	writeIDX("idx-label", s)
+	writeIDX("idx-size", synth(32, 32))
+	write("ids-small", "ids/small.txt", []byte("0\n1\n2\n"))
+	write("npz-magic", "data/arrays.npz", []byte("x_train,y_train\n0.1,3\n")) // a CSV named .npz
+
+	// CIFAR-10 with a label 12 in data_batch_3.bin, record 1.
+	{
+		rec := func(n, bad int) []byte {
+			var b []byte
+			for i := 0; i < n; i++ {
+				l := byte(i % 10)
+				if i == bad {
+					l = 12
+				}
+				b = append(b, l)
+				b = append(b, pixels(1, 3*32, 32)...)
+			}
+			return b
+		}
+		for k := 1; k <= 5; k++ {
+			bad := -1
+			if k == 3 {
+				bad = 1
+			}
+			write("", fmt.Sprintf("data/cifar-label/data_batch_%d.bin", k), rec(4, bad))
+		}
+		write("", "data/cifar-label/test_batch.bin", rec(4, -1))
+		fx.m["cifar-label"] = filepath.Join(root, "data", "cifar-label")
+	}
+
+	// Image folders: colour images for a grey-scale model, and one file
+	// that is not an image.
+	pngOf := func(rgb bool, seed int) []byte {
+		img := image.NewNRGBA(image.Rect(0, 0, 28, 28))
+		for y := 0; y < 28; y++ {
+			for x := 0; x < 28; x++ {
+				v := uint8(x*9 + y*5 + seed)
+				c := color.NRGBA{v, v, v, 255}
+				if rgb {
+					c = color.NRGBA{v, uint8(y * 9), uint8(x * 3), 255}
+				}
+				img.Set(x, y, c)
+			}
+		}
+		var b bytes.Buffer
+		if err := png.Encode(&b, img); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	for _, name := range []string{"folder-rgb", "folder-unreadable"} {
+		for _, split := range []string{"train", "test"} {
+			for _, class := range []string{"coat", "shirt"} {
+				for i := 0; i < 3; i++ {
+					b := pngOf(name == "folder-rgb", i)
+					if name == "folder-unreadable" && split == "train" && class == "shirt" && i == 1 {
+						b = b[:len(b)/2] // cut in the middle of the pixel data
+					}
+					write("", filepath.Join("data", name, split, class, fmt.Sprintf("%d.png", i)), b)
+				}
+			}
+		}
+		fx.m[name] = filepath.Join(root, "data", name)
+	}
+
+	// ids files for the bundled data (4000 training examples).
+	var all strings.Builder
+	for i := 0; i < 4000; i++ {
+		fmt.Fprintln(&all, i)
+	}
+	write("ids-range", "ids/out_of_range.txt", []byte("1\n2\n4000\n"))
+	write("ids-negative", "ids/negative.txt", []byte("# the forget set\n-1\n"))
+	write("ids-duplicate", "ids/duplicate.txt", []byte("5\n7\n5\n"))
+	write("ids-nonnumeric", "ids/words.txt", []byte("5\nfive\n"))
+	write("ids-empty", "ids/empty.txt", []byte("# nothing yet\n\n"))
+	write("ids-all", "ids/all.txt", []byte(all.String()))
+
+	// A folder this process cannot write to. Root writes through mode bits,
+	// so then sysfs, whose top level refuses new files to everyone.
+	fx.notWrite = mkdir("readonly")
+	if err := os.Chmod(fx.notWrite, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(fx.notWrite, 0o755) })
+	if f, err := os.CreateTemp(fx.notWrite, "probe"); err == nil {
+		f.Close()
+		os.Remove(f.Name())
+		fx.notWrite = "/sys"
+	}
+	fx.m["notwritable"] = fx.notWrite
+	fx.m["missingdir"] = filepath.Join(root, "no", "such", "folder")
+	// Output paths that are existing folders, one per command.
+	fx.m["existingdir"] = mkdir("existing")
+	for _, n := range []string{"U.onnx", "metrics.json", "mask.json", "T.onnx", "U.safetensors"} {
+		mkdir("existing", n)
+	}
+	return fx
+}
+
+// badInputCases lists every case. Culprits are the strings the error line
+// must contain: the file, flag, node, tensor, line or id at fault.
+func badInputCases(fx *badFixtures) []badCase {
+	var cs []badCase
+	add := func(c badCase) { cs = append(cs, c) }
+	base := func(p string) string { return filepath.Base(p) }
+	const bundled = "testdata/resnet_small_train.onnx"
+	allCmds := []string{"", "eval", "localize", "train", "export"}
+
+	// Model files.
+	for _, m := range []struct{ name, fixture, why string }{
+		{"truncated", "truncated", "truncated"},
+		{"empty", "empty", "empty"},
+		{"not ONNX (text)", "notonnx", "not an ONNX model"},
+		{"bit flip in a length", "bitflip-length", "truncated"},
+		{"bit flip in a value name", "bitflip-name", "not defined"},
+	} {
+		for _, cmd := range allCmds {
+			add(badCase{group: "model file", name: m.name, cmd: cmd, set: [][2]string{{"--model", fx.p(m.fixture)}},
+				code: exitError, culprits: []string{base(fx.p(m.fixture)), m.why}})
+		}
+	}
+	for _, cmd := range allCmds {
+		add(badCase{group: "model file", name: "missing", cmd: cmd, set: [][2]string{{"--model", filepath.Join(fx.root, "models", "nope.onnx")}},
+			code: exitError, culprits: []string{"nope.onnx"}})
+	}
+
+	// Models the tool cannot unlearn or evaluate.
+	// culprits: per command ("*": any other).
+	type byCmd map[string][]string
+	graphCases := []struct {
+		name, fixture string
+		cmds          []string
+		culprits      byCmd
+	}{
+		{"op without a gradient rule", "unsupported", []string{"", "localize", "train"}, byCmd{"*": {"unsupported.onnx", "Softplus", "softplus"}}},
+		{"no float parameters", "noparams", []string{"", "localize", "train"}, byCmd{"*": {"noparams.onnx", "no trainable parameters"},
+			"train": {"noparams.onnx", "no parameters"}}},
+		{"two data inputs", "twoinputs", []string{"", "eval", "localize", "train"}, byCmd{"*": {"twoinputs.onnx", "input", "scale"}}},
+		{"two outputs", "twooutputs", []string{"", "eval", "localize", "train"}, byCmd{"*": {"twooutputs.onnx", "logits", "flat"}}},
+		// Evaluation runs the model and ONNX Runtime names the node that
+		// fails; training needs C, H and W fixed in the model.
+		{"dynamic input shape the data cannot fill", "dynamic", []string{"", "eval", "localize", "train"}, byCmd{"*": {"dynamic.onnx", "fc", "784"},
+			"localize": {"dynamic.onnx", `"input"`, "static"}, "train": {"dynamic.onnx", `"input"`, "static"}}},
+		{"feature-map output", "featuremap", []string{"", "eval", "localize", "train"}, byCmd{"*": {"featuremap.onnx", "features"}}},
+		{"class-index output (int64)", "argmax", []string{"", "eval", "localize", "train"}, byCmd{"*": {"argmax.onnx", "label", "int64"}}},
+	}
+	for _, g := range graphCases {
+		for _, cmd := range g.cmds {
+			culprits, ok := g.culprits[cmd]
+			if !ok {
+				culprits = g.culprits["*"]
+			}
+			add(badCase{group: "model graph", name: g.name, cmd: cmd, set: [][2]string{{"--model", fx.p(g.fixture)}},
+				code: exitError, culprits: culprits})
+		}
+	}
+
+	// External data.
+	for _, e := range []struct{ name, fixture, why string }{
+		{"external data file missing", "ext-missing", "model.onnx.data"},
+		{"external data file short", "ext-short", "too short"},
+	} {
+		for _, cmd := range allCmds {
+			add(badCase{group: "external data", name: e.name, cmd: cmd, set: [][2]string{{"--model", fx.p(e.fixture)}},
+				code: exitError, culprits: []string{"model.onnx.data", e.why, `"`}})
+		}
+	}
+
+	// Datasets.
+	dataCases := []struct {
+		name, fixture string
+		cmds          []string
+		culprits      []string
+	}{
+		{"IDX wrong magic number", "idx-magic", []string{"", "eval", "localize", "train"}, []string{"train-images-idx3-ubyte", "magic", "0x00000804"}},
+		{"IDX truncated records", "idx-truncated", []string{"", "eval", "localize", "train"}, []string{"train-images-idx3-ubyte", "truncated"}},
+		{"IDX label out of range", "idx-label", []string{"", "eval", "localize", "train"}, []string{"train-labels-idx1-ubyte", "example 7", "label 10"}},
+		{"CIFAR-10 label out of range", "cifar-label", []string{"", "eval"}, []string{"data_batch_3.bin", "record 1", "label 12"}},
+		{"image size mismatch (32×32 for 28×28)", "idx-size", []string{"", "eval", "localize", "train"}, []string{"idx-size", "32×32", "28×28", `"input"`}},
+		{"channel mismatch (RGB for grey)", "folder-rgb", []string{"", "eval", "localize", "train"}, []string{"folder-rgb", "3×28×28", "1×28×28", `"input"`}},
+		{"unreadable image", "folder-unreadable", []string{"", "eval", "localize", "train"}, []string{filepath.Join("train", "shirt", "1.png"), "unreadable"}},
+		{".npz that is not a zip", "npz-magic", []string{"", "eval"}, []string{"arrays.npz"}},
+	}
+	for _, d := range dataCases {
+		for _, cmd := range d.cmds {
+			set := [][2]string{{"--data", fx.p(d.fixture)}}
+			if cmd != "train" && cmd != "export" {
+				set = append(set, [2]string{"--forget", fx.p("ids-small")})
+			}
+			add(badCase{group: "dataset", name: d.name, cmd: cmd, set: set, code: exitError, culprits: d.culprits})
+		}
+	}
+	add(badCase{group: "dataset", name: "missing", set: [][2]string{{"--data", filepath.Join(fx.root, "data", "nope")}},
+		code: exitError, culprits: []string{"nope"}})
+
+	// ids files.
+	idsCases := []struct {
+		name, fixture string
+		culprits      []string
+	}{
+		{"out of range", "ids-range", []string{"out_of_range.txt:3:", "4000"}},
+		{"negative", "ids-negative", []string{"negative.txt:2:", "-1"}},
+		{"duplicate", "ids-duplicate", []string{"duplicate.txt:3:", "5", "line 1"}},
+		{"non-numeric", "ids-nonnumeric", []string{"words.txt:2:", "five"}},
+		{"empty", "ids-empty", []string{"empty.txt", "no ids"}},
+		{"the whole training set", "ids-all", []string{"all.txt", "all 4000"}},
+	}
+	for _, c := range idsCases {
+		for _, cmd := range []string{"", "eval", "localize", "train"} {
+			flag := "--forget"
+			if cmd == "train" {
+				flag = "--exclude"
+			}
+			add(badCase{group: "ids file", name: c.name, cmd: cmd, set: [][2]string{{flag, fx.p(c.fixture)}}, code: exitError, culprits: c.culprits})
+		}
+	}
+
+	// Flags.
+	flagCases := []struct {
+		name, cmd, flag, value string
+	}{
+		{"budget 0", "", "--budget", "0"},
+		{"budget above 1", "", "--budget", "1.5"},
+		{"budget negative", "", "--budget", "-0.3"},
+		{"budget NaN", "", "--budget", "NaN"},
+		{"negative epochs", "", "--epochs", "-1"},
+		{"negative learning rate", "", "--lr", "-0.01"},
+		{"unknown method", "", "--method", "amnesia"},
+		{"budget 0", "localize", "--budget", "0"},
+		{"budget above 1", "localize", "--budget", "1.5"},
+		{"unknown strategy", "localize", "--strategy", "dartboard"},
+		{"negative epochs", "train", "--epochs", "-1"},
+		{"negative learning rate", "train", "--lr", "-0.05"},
+		{"zero batch size", "eval", "--batch-size", "0"},
+	}
+	for _, f := range flagCases {
+		add(badCase{group: "flags", name: f.name, cmd: f.cmd, set: [][2]string{{f.flag, f.value}}, code: exitUsage, culprits: []string{f.flag, f.value}})
+	}
+
+	// Output paths.
+	outFlag := map[string]string{"": "--out", "eval": "--json", "localize": "--out", "train": "--out", "export": "--out"}
+	outName := map[string]string{"": "U.onnx", "eval": "metrics.json", "localize": "mask.json", "train": "T.onnx", "export": "U.safetensors"}
+	for _, cmd := range allCmds {
+		f := outFlag[cmd]
+		add(badCase{group: "output", name: "equal to the input", cmd: cmd, set: [][2]string{{f, bundled}},
+			code: exitUsage, culprits: []string{f, "resnet_small_train.onnx", "input"}, unchanged: []string{bundled}})
+		missing := filepath.Join(fx.p("missingdir"), outName[cmd])
+		add(badCase{group: "output", name: "in a missing folder", cmd: cmd, set: [][2]string{{f, missing}},
+			code: exitError, culprits: []string{f, missing, "does not exist"}, absent: []string{fx.p("missingdir")}})
+		nw := filepath.Join(fx.p("notwritable"), outName[cmd])
+		add(badCase{group: "output", name: "in a folder that is not writable", cmd: cmd, set: [][2]string{{f, nw}},
+			code: exitError, culprits: []string{f, nw, "not writable"}, absent: []string{nw}})
+		dir := filepath.Join(fx.p("existingdir"), outName[cmd])
+		add(badCase{group: "output", name: "an existing folder", cmd: cmd, set: [][2]string{{f, dir}},
+			code: exitError, culprits: []string{f, dir, "folder"}, emptyDirs: []string{dir}})
+	}
+	return cs
+}
+
+type badRow struct {
+	c       badCase
+	outDir  string
+	args    []string
+	result  result
+	elapsed time.Duration
+}
+
+// badInputMarkdown renders the table of TESTING.md. Cases that differ only
+// in the command and give the same exit code and message share a row; temporary
+// paths become <tmp>/, each case's output folder <out>/.
+func badInputMarkdown(fx *badFixtures, rows []badRow) []byte {
+	clean := func(s, outDir string) string {
+		s = strings.ReplaceAll(s, "{out}", "<out>")
+		s = strings.ReplaceAll(s, outDir, "<out>")
+		return strings.ReplaceAll(s, fx.root, "<tmp>")
+	}
+	cell := func(s string) string {
+		s = strings.ReplaceAll(s, "|", `\|`)
+		return strings.ReplaceAll(s, "\n", " ")
+	}
+	flagString := func(r badRow) string {
+		var parts []string
+		for _, f := range r.c.set {
+			parts = append(parts, f[0]+" "+f[1])
+		}
+		return clean(strings.Join(parts, " "), r.outDir)
+	}
+	type line struct {
+		group, name, flags, msg string
+		code                    int
+		cmds                    []string
+	}
+	var lines []*line
+	index := map[string]*line{}
+	byCode := map[int]int{}
+	groups := map[string]int{}
+	var groupOrder []string
+	for _, r := range rows {
+		byCode[r.result.code]++
+		if groups[r.c.group] == 0 {
+			groupOrder = append(groupOrder, r.c.group)
+		}
+		groups[r.c.group]++
+		msg := clean(strings.TrimPrefix(strings.TrimRight(r.result.stderr, "\n"), "unlearn: error: "), r.outDir)
+		key := fmt.Sprintf("%s\x00%s\x00%d\x00%s", r.c.group, r.c.name, r.result.code, msg)
+		l := index[key]
+		if l == nil {
+			l = &line{group: r.c.group, name: r.c.name, flags: flagString(r), msg: msg, code: r.result.code}
+			index[key] = l
+			lines = append(lines, l)
+		}
+		cmd := cmdName(r.c.cmd)
+		if f := flagString(r); f != l.flags {
+			cmd += " (`" + f + "`)"
+		}
+		l.cmds = append(l.cmds, cmd)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "<!-- generated by TestBadInputMatrix (cmd/unlearn/badinput_test.go) with UNLEARN_TESTING_MD; do not edit -->\n")
+	fmt.Fprintf(&b, "**%d cases** in %d rows: %d with exit code 1, %d with exit code 2 (", len(rows), len(lines), byCode[exitError], byCode[exitUsage])
+	for i, g := range groupOrder {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", g, groups[g])
+	}
+	b.WriteString(").\n\n")
+	b.WriteString("Each case runs the built binary once with one bad input: the command's defaults (the bundled model, " +
+		"`testdata/demo/forget_nonIID.txt`, `testdata/fashion`, outputs in a fresh folder `<out>/`; the main command with " +
+		"`--method finetune --epochs 1`) with the flags shown replaced or added. `main` is `unlearn` without a subcommand; " +
+		"`<tmp>/` is the test's temporary folder. Every case checks the exit code, exactly one line on stderr naming the " +
+		"culprit, and that no output file exists afterwards.\n\n")
+	b.WriteString("| # | group | case | commands | flags | exit | message |\n|---|---|---|---|---|---|---|\n")
+	for i, l := range lines {
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | `%s` | %d | %s |\n", i+1, l.group, cell(l.name), cell(strings.Join(l.cmds, ", ")),
+			cell(l.flags), l.code, cell(l.msg))
+	}
+	return b.Bytes()
+}
+
+// modelBuilder makes the small models of the matrix; every mistake fails
+// the test.
+type modelBuilder struct {
+	t *testing.T
+	g *graph.Graph
+	n int
+}
+
+func newModelBuilder(t *testing.T) *modelBuilder {
+	return &modelBuilder{t: t, g: graph.NewGraph("badinput")}
+}
+
+// dims turns ints into fixed and strings into named dynamic dimensions.
+func dims(ds ...any) []graph.Dim {
+	out := make([]graph.Dim, len(ds))
+	for i, d := range ds {
+		switch v := d.(type) {
+		case int:
+			out[i] = graph.Dim{Size: int64(v)}
+		case string:
+			out[i] = graph.Dim{Size: -1, Param: v}
+		default:
+			panic(fmt.Sprintf("dim %v", d))
+		}
+	}
+	return out
+}
+
+func (b *modelBuilder) input(name string, dt graph.DType, ds ...any) *graph.Value {
+	b.t.Helper()
+	v, err := b.g.AddInput(name, &graph.Type{DType: dt, Shape: dims(ds...)})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return v
+}
+
+// weight adds a float initializer with small deterministic values.
+func (b *modelBuilder) weight(name string, shape ...int64) *graph.Value {
+	b.t.Helper()
+	v := make([]float32, graph.NumElements(shape))
+	for i := range v {
+		v[i] = float32((i*37)%17-8) / 100
+	}
+	w, err := b.g.AddInitializer(graph.NewFloat32(name, shape, v))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return w
+}
+
+func (b *modelBuilder) ints(name string, vals ...int64) *graph.Value {
+	b.t.Helper()
+	w, err := b.g.AddInitializer(graph.NewInt64(name, []int64{int64(len(vals))}, vals))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return w
+}
+
+// op adds a node named name with one output named out; in is a *graph.Value
+// or a []*graph.Value.
+func (b *modelBuilder) op(opType, name, out string, in any, attrs ...*graph.Attribute) *graph.Value {
+	b.t.Helper()
+	var ins []*graph.Value
+	switch v := in.(type) {
+	case *graph.Value:
+		ins = []*graph.Value{v}
+	case []*graph.Value:
+		ins = v
+	}
+	n, err := b.g.AddNode(opType, "", name, ins, []string{out}, attrs...)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return n.Output(0)
+}
+
+func (b *modelBuilder) output(v *graph.Value, dt graph.DType, ds ...any) {
+	v.Type = &graph.Type{DType: dt, Shape: dims(ds...)}
+	b.g.Outputs = append(b.g.Outputs, v)
+}
+
+func intAttr(name string, v int64) *graph.Attribute {
+	return &graph.Attribute{Name: name, Type: graph.AttrInt, I: v}
+}
