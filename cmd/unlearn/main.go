@@ -77,6 +77,7 @@ func newApp() *cli.App {
 			trainCommand(),
 			localizeCommand(),
 			exportCommand(),
+			experimentCommand(),
 			artifactsCommand(),
 			versionCommand(),
 		},
@@ -90,7 +91,12 @@ func newApp() *cli.App {
 	// before parsing (globalArgs); they are listed for the help text.
 	app.Flags = append(app.Flags, pipelineFlags()...)
 	for _, cmd := range app.Commands {
-		cmd.Flags = append(cmd.Flags, pipelineFlags()...)
+		for _, f := range pipelineFlags() {
+			if cmd.Name == "experiment" && f.Names()[0] == "config" {
+				continue // its own --config is the experiment file
+			}
+			cmd.Flags = append(cmd.Flags, f)
+		}
 	}
 	return app
 }

@@ -90,6 +90,8 @@ func (l *logger) fail(msg string, code int) {
 func globalArgs(app *cli.App, args []string) ([]string, error) {
 	var out []string
 	config, format := "", "text"
+	// experiment's own --config is its experiment file.
+	ownConfig := len(args) > 1 && args[1] == "experiment"
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if i == 0 {
@@ -98,6 +100,10 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+			out = append(out, a)
+			continue
+		}
+		if name == "config" && ownConfig {
 			out = append(out, a)
 			continue
 		}

@@ -1,0 +1,455 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/experiment"
+)
+
+func experimentCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "experiment",
+		Usage:     "the paper's comparison on your model and data: methods × budgets × seeds against retrained oracles",
+		ArgsUsage: " ",
+		Description: "Reads an experiment file (YAML, see README \"Experiments\"), then per seed trains the original\n" +
+			"(or takes it), draws the forget sets, retrains an oracle without each, and runs every method at\n" +
+			"every budget with the tool's own commands, each measured against its oracle. Every step is cached\n" +
+			"under the file's out folder by its settings: an interrupted experiment resumes where it stopped.\n" +
+			"Results are appended to <out>/results.jsonl; the table (mean ± 95 % CI over seeds) goes to stdout\n" +
+			"and <out>/RESULTS.md, with plots beside it. --report-only rebuilds the table from results.jsonl.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "config", Required: true, Usage: "experiment file (YAML)"},
+			&cli.BoolFlag{Name: "report-only", Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "list the steps and whether they are cached, run nothing"},
+		}, runtimeFlags()[:1]...),
+		Action: runExperiment,
+	}
+}
+
+// step runs one cached step of an experiment.
+type expRunner struct {
+	cfg     *experiment.Config
+	self    string
+	ortLib  string
+	dryRun  bool
+	results string
+}
+
+func runExperiment(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected arguments %v", c.Args().Slice())
+	}
+	cfg, err := experiment.Load(c.String("config"))
+	if err != nil {
+		return err
+	}
+	r := &expRunner{cfg: cfg, ortLib: c.String("ort-lib"), dryRun: c.Bool("dry-run"), results: filepath.Join(cfg.Out, "results.jsonl")}
+	if !c.Bool("report-only") {
+		if r.self, err = os.Executable(); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(cfg.Out, "runs"), 0o755); err != nil {
+			return err
+		}
+		if err := r.grid(); err != nil {
+			return err
+		}
+		if r.dryRun {
+			return nil
+		}
+	}
+	return r.report(c)
+}
+
+// grid runs every step in a fixed order.
+func (r *expRunner) grid() error {
+	ctx, _ := signalContext()
+	cfg := r.cfg
+	dataPath := cfg.Data
+	if dataPath == "" {
+		p, err := bundledData()
+		if err != nil {
+			return err
+		}
+		dataPath = p
+	}
+	ds, err := data.Open(dataPath, data.Options{})
+	if err != nil {
+		return err
+	}
+	labels := make([]int, ds.Train.Len())
+	for i := range labels {
+		labels[i] = ds.Train.Label(i)
+	}
+	dataSum, err := eval.HashPath(ds.Path)
+	if err != nil {
+		return err
+	}
+	base := cfg.Architecture
+	if base == "" {
+		base = cfg.Model
+	}
+	baseSum, err := fileSHA256(base)
+	if err != nil {
+		return err
+	}
+	for _, seed := range cfg.Seeds {
+		orig := cfg.Model
+		if orig == "" {
+			key := experiment.Key("original", baseSum, dataSum, cfg.Train, seed)
+			dir := filepath.Join(cfg.Out, "runs", "original-"+key)
+			if _, err := r.trainStep(ctx, dir, fmt.Sprintf("original (seed %d)", seed), base, "", seed); err != nil {
+				return err
+			}
+			orig = filepath.Join(dir, "model.onnx")
+		}
+		for _, fs := range cfg.ForgetSets {
+			ids, err := experiment.ForgetIDs(fs, seed, labels)
+			if err != nil {
+				return err
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "# forget set %s (%s, fraction %g, classes %v), seed %d: %d ids\n", fs.Name, fs.Kind, fs.Fraction, fs.Classes, seed, len(ids))
+			for _, id := range ids {
+				b.WriteString(strconv.Itoa(id) + "\n")
+			}
+			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", fs.Name, seed))
+			if !r.dryRun {
+				if err := writeFileAtomic(idsPath, []byte(b.String())); err != nil {
+					return err
+				}
+			}
+			idsKey := experiment.Key(b.String())
+			okey := experiment.Key("oracle", baseSum, dataSum, cfg.Train, seed, idsKey)
+			odir := filepath.Join(cfg.Out, "runs", "oracle-"+okey)
+			oracleS, err := r.trainStep(ctx, odir, fmt.Sprintf("oracle %s (seed %d)", fs.Name, seed), base, idsPath, seed)
+			if err != nil {
+				return err
+			}
+			oracle := filepath.Join(odir, "model.onnx")
+			if err := r.oracleRecord(ctx, odir, okey, fs, seed, oracle, idsPath, oracleS, len(ids)); err != nil {
+				return err
+			}
+			origKey := experiment.Key(orig, seed)
+			for _, m := range cfg.Methods {
+				budgets := m.Budgets
+				if len(budgets) == 0 {
+					budgets = []float64{0}
+				}
+				for _, budget := range budgets {
+					key := experiment.Key("run", m, budget, seed, idsKey, origKey, okey, cfg.NoMIA)
+					if err := r.methodStep(ctx, key, m, budget, fs, seed, orig, oracle, idsPath, oracleS, len(ids)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// exec runs the tool itself with args (JSON logs), returning its result
+// event. A signal to the experiment reaches the child as SIGTERM, so it
+// cleans up.
+func (r *expRunner) exec(ctx context.Context, what string, args ...string) (map[string]any, error) {
+	full := append([]string{}, args...)
+	full = append(full, "--log-format", "json", "--quiet")
+	if r.cfg.Threads > 0 {
+		full = append(full, "--threads", strconv.Itoa(r.cfg.Threads))
+	}
+	if r.cfg.Data != "" {
+		full = append(full, "--data", r.cfg.Data)
+	}
+	if r.ortLib != "" {
+		full = append(full, "--ort-lib", r.ortLib)
+	}
+	cmd := exec.Command(r.self, full...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Stdout = nil
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			cmd.Process.Signal(syscall.SIGTERM)
+		case <-done:
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	var result map[string]any
+	var msg string
+	sc := bufio.NewScanner(&stderr)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var ev map[string]any
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			msg = sc.Text()
+			continue
+		}
+		switch ev["event"] {
+		case "result":
+			result = ev
+		case "error":
+			msg, _ = ev["msg"].(string)
+		}
+	}
+	if cmd.ProcessState.ExitCode() == exitInterrupted {
+		return nil, errInterrupted
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: unlearn %s: %v: %s", what, strings.Join(args, " "), err, msg)
+	}
+	return result, nil
+}
+
+// trainStep trains base from scratch (without the ids in exclude, if set)
+// into dir/model.onnx unless dir/done.json exists; it returns the training
+// seconds.
+func (r *expRunner) trainStep(ctx context.Context, dir, what, base, exclude string, seed uint64) (float64, error) {
+	var done struct {
+		TrainS float64 `json:"train_s"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "done.json")); err == nil && json.Unmarshal(b, &done) == nil {
+		r.say(what, "cached")
+		return done.TrainS, nil
+	}
+	if r.dryRun {
+		r.say(what, "to run")
+		return 0, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	t := r.cfg.Train
+	args := []string{"train", "--model", base, "--from-scratch", "--out", filepath.Join(dir, "model.onnx"),
+		"--epochs", strconv.Itoa(t.Epochs), "--lr", fmt.Sprint(t.LR), "--batch-size", strconv.Itoa(t.BatchSize),
+		"--momentum", fmt.Sprint(t.Momentum), "--weight-decay", fmt.Sprint(t.WeightDecay), "--schedule", t.Schedule,
+		"--seed", strconv.FormatUint(seed, 10)}
+	if exclude != "" {
+		args = append(args, "--exclude", exclude)
+	}
+	r.say(what, "training")
+	start := time.Now()
+	res, err := r.exec(ctx, what, args...)
+	if err != nil {
+		return 0, err
+	}
+	done.TrainS, _ = res["train_s"].(float64)
+	if done.TrainS == 0 {
+		done.TrainS = time.Since(start).Seconds()
+	}
+	b, _ := json.Marshal(done)
+	return done.TrainS, writeFileAtomic(filepath.Join(dir, "done.json"), b)
+}
+
+// oracleRecord evaluates the oracle once (its own metrics; Δ is 0 by
+// definition) and records it.
+func (r *expRunner) oracleRecord(ctx context.Context, dir, key string, fs experiment.ForgetSet, seed uint64, oracle, ids string, trainS float64, n int) error {
+	recPath := filepath.Join(dir, "record.json")
+	if _, err := os.Stat(recPath); err == nil || r.dryRun {
+		return nil
+	}
+	metrics := filepath.Join(dir, "metrics.json")
+	args := []string{"eval", "--model", oracle, "--forget", ids, "--json", metrics}
+	if r.cfg.NoMIA {
+		args = append(args, "--no-mia")
+	}
+	if _, err := r.exec(ctx, "oracle evaluation", args...); err != nil {
+		return err
+	}
+	var doc struct {
+		Accuracy map[string]float64 `json:"accuracy"`
+		MIA      map[string]any     `json:"mia"`
+	}
+	if err := readJSON(metrics, &doc); err != nil {
+		return err
+	}
+	rec := experiment.Record{Schema: experiment.RecordSchema, Key: key, Kind: "oracle", ForgetSet: fs.Name, Seed: seed,
+		Name: "Retrain (oracle)", Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
+		Seconds: trainS, OracleSeconds: trainS, Forget: n}
+	for k := range doc.Accuracy {
+		rec.Delta[k] = 0
+	}
+	for k := range rec.MIA {
+		rec.Delta["mia_"+k] = 0
+	}
+	return r.record(recPath, rec)
+}
+
+func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Method, budget float64, fs experiment.ForgetSet, seed uint64, orig, oracle, ids string, oracleS float64, n int) error {
+	dir := filepath.Join(r.cfg.Out, "runs", "run-"+key)
+	what := fmt.Sprintf("%s α=%g on %s (seed %d)", m.Name, budget, fs.Name, seed)
+	recPath := filepath.Join(dir, "record.json")
+	if _, err := os.Stat(recPath); err == nil {
+		r.say(what, "cached")
+		return nil
+	}
+	if r.dryRun {
+		r.say(what, "to run")
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	metrics := filepath.Join(dir, "metrics.json")
+	args := []string{"--model", orig, "--forget", ids, "--oracle", oracle, "--out", filepath.Join(dir, "model.onnx"),
+		"--metrics", metrics, "--seed", strconv.FormatUint(seed, 10)}
+	if m.Method != "" {
+		args = append(args, "--method", m.Method)
+	}
+	if m.Strategy != "" {
+		args = append(args, "--strategy", m.Strategy)
+	}
+	if m.Algorithm != "" {
+		args = append(args, "--algorithm", m.Algorithm)
+	}
+	if budget > 0 {
+		args = append(args, "--budget", fmt.Sprint(budget))
+	}
+	if m.Epochs > 0 {
+		args = append(args, "--epochs", strconv.Itoa(m.Epochs))
+	}
+	if m.LR > 0 {
+		args = append(args, "--lr", fmt.Sprint(m.LR))
+	}
+	if r.cfg.NoMIA {
+		args = append(args, "--no-mia")
+	}
+	args = append(args, m.Args...)
+	r.say(what, "running")
+	if _, err := r.exec(ctx, what, args...); err != nil {
+		return err
+	}
+	var doc struct {
+		Accuracy   map[string]float64 `json:"accuracy"`
+		MIA        map[string]any     `json:"mia"`
+		Delta      struct{ Accuracy, MIA map[string]any }
+		Unlearning struct {
+			Strategy, Algorithm string
+			Budget              float64
+			Timings             eval.UnlearningTimings
+		}
+	}
+	if err := readJSON(metrics, &doc); err != nil {
+		return err
+	}
+	rec := experiment.Record{Schema: experiment.RecordSchema, Key: key, Kind: "run", ForgetSet: fs.Name, Seed: seed,
+		Name: m.Name, Strategy: doc.Unlearning.Strategy, Algorithm: doc.Unlearning.Algorithm, Budget: budget,
+		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: numbers(doc.Delta.Accuracy),
+		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: n}
+	for k, v := range numbers(doc.Delta.MIA) {
+		rec.Delta["mia_"+k] = v
+	}
+	// The model stays for inspection; metrics.json and record.json are the
+	// cache.
+	return r.record(recPath, rec)
+}
+
+// record writes the step's record and appends it to results.jsonl.
+func (r *expRunner) record(path string, rec experiment.Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(r.results, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b)
+}
+
+func (r *expRunner) say(what, state string) {
+	logs.info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
+}
+
+func (r *expRunner) report(c *cli.Context) error {
+	recs, err := experiment.ReadRecords(r.results)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s: no results yet; run the experiment first", r.results)
+		}
+		return err
+	}
+	rows := experiment.Summarize(recs)
+	table := experiment.Markdown(rows)
+	names, files, err := experiment.Plots(rows)
+	if err != nil {
+		return err
+	}
+	var md strings.Builder
+	md.WriteString("<!-- generated by `unlearn experiment --report-only` from results.jsonl; do not edit -->\n")
+	md.WriteString("Values are percentage points, Δ = oracle − model, mean ± 95 % CI over seeds (Student's t);\n")
+	md.WriteString("MIA is SalUn's SVC on the true label's confidence (share of the forget set called non-member);\n")
+	md.WriteString("avg |Δ| = (|Δ forget| + |Δ MIA|)/2; time ÷ retrain = (localize + unlearn seconds) ÷ the oracle's\n")
+	md.WriteString("training seconds; ★ marks the localized method (strategy other than full) closest to the oracle.\n")
+	md.WriteString(table)
+	if len(names) > 0 {
+		md.WriteString("\n")
+		for _, n := range names {
+			fmt.Fprintf(&md, "![%s](%s)\n", n, n)
+		}
+	}
+	files["RESULTS.md"] = []byte(md.String())
+	out := map[string][]byte{}
+	for n, b := range files {
+		out[filepath.Join(r.cfg.Out, n)] = b
+	}
+	if err := writeFilesAtomic(out); err != nil {
+		return err
+	}
+	fmt.Fprint(c.App.Writer, table)
+	fmt.Fprintf(c.App.Writer, "\nwrote %s and %d plots\n", filepath.Join(r.cfg.Out, "RESULTS.md"), len(names))
+	return nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// numbers keeps the numeric entries of a JSON object.
+func numbers(m map[string]any) map[string]float64 {
+	if m == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range m {
+		if f, ok := v.(float64); ok {
+			out[k] = f
+		}
+	}
+	return out
+}

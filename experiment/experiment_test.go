@@ -1,0 +1,131 @@
+package experiment
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// References: scipy.stats.t.ppf(0.975, n-1) · sd(ddof=1)/√n (scipy 1.10).
+func TestNewStat(t *testing.T) {
+	for _, c := range []struct {
+		xs       []float64
+		mean, ci float64
+	}{
+		{[]float64{1, 2, 3, 4}, 2.5, 2.054260256760879},
+		{[]float64{0.1, -0.3, 0.25}, 0.016666666666666673, 0.7062702484567662},
+		{[]float64{5, 5}, 5, 0},
+		{[]float64{7}, 7, 0},
+	} {
+		s := NewStat(c.xs)
+		if math.Abs(s.Mean-c.mean) > 1e-12 || math.Abs(s.CI-c.ci) > 1e-3*math.Max(c.ci, 1e-9) || s.N != len(c.xs) {
+			t.Errorf("%v: %+v, want mean %g ci %g", c.xs, s, c.mean, c.ci)
+		}
+	}
+}
+
+func TestForgetIDs(t *testing.T) {
+	labels := make([]int, 1000)
+	for i := range labels {
+		labels[i] = i % 10
+	}
+	iid, err := ForgetIDs(ForgetSet{Name: "a", Kind: "iid", Fraction: 0.1}, 3, labels)
+	if err != nil || len(iid) != 100 || !slices.IsSorted(iid) {
+		t.Fatalf("iid: %d ids, %v", len(iid), err)
+	}
+	again, _ := ForgetIDs(ForgetSet{Name: "a", Kind: "iid", Fraction: 0.1}, 3, labels)
+	other, _ := ForgetIDs(ForgetSet{Name: "a", Kind: "iid", Fraction: 0.1}, 4, labels)
+	if !slices.Equal(iid, again) || slices.Equal(iid, other) {
+		t.Error("the draw must depend on the seed and only on it")
+	}
+	non, err := ForgetIDs(ForgetSet{Name: "b", Kind: "non-iid", Fraction: 0.5, Classes: []int{2, 5}}, 3, labels)
+	if err != nil || len(non) != 100 {
+		t.Fatalf("non-iid: %d ids, %v", len(non), err)
+	}
+	per := map[int]int{}
+	for _, id := range non {
+		per[labels[id]]++
+	}
+	if len(per) > 2 || per[2]+per[5] != 100 {
+		t.Errorf("non-iid classes %v", per)
+	}
+	if _, err := ForgetIDs(ForgetSet{Name: "c", Kind: "non-iid", Fraction: 0.5, Classes: []int{42}}, 0, labels); err == nil {
+		t.Error("a class with no examples must be an error")
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := "architecture: a.onnx\ntrain: {epochs: 1, lr: 0.1}\nforget_sets: [{name: f, kind: iid, fraction: 0.1}]\nseeds: [0]\nout: o\nmethods: [{name: DEL, method: del, budgets: [0.3]}]\n"
+	for _, c := range []struct{ name, text, want string }{
+		{"ok", good, ""},
+		{"typo", good + "seedz: [1]\n", "seedz"},
+		{"both", good + "model: m.onnx\n", "exactly one"},
+		{"fraction", strings.Replace(good, "fraction: 0.1", "fraction: 1.5", 1), "fraction"},
+		{"kind", strings.Replace(good, "kind: iid", "kind: weird", 1), "weird"},
+		{"budget", strings.Replace(good, "budgets: [0.3]", "budgets: [0]", 1), "budget"},
+		{"no out", strings.Replace(good, "out: o\n", "", 1), "out"},
+		{"non-iid classes", strings.Replace(good, "kind: iid", "kind: non-iid", 1), "classes"},
+		{"dup method", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: A, method: del}, {name: A, method: finetune}]", 1), "unique"},
+	} {
+		p := filepath.Join(dir, c.name+".yaml")
+		os.WriteFile(p, []byte(c.text), 0o644)
+		_, err := Load(p)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %v, want one naming %q and the file", c.name, err, c.want)
+		}
+	}
+}
+
+func TestSummarizeAndMarkdown(t *testing.T) {
+	rec := func(kind, name, strategy string, budget float64, seed uint64, df, dm, dt, sec float64) Record {
+		return Record{Schema: RecordSchema, Key: Key(kind, name, budget, seed), Kind: kind, ForgetSet: "iid", Seed: seed, Name: name,
+			Strategy: strategy, Algorithm: "rft", Budget: budget, Accuracy: map[string]float64{"forget": 0.8 - df},
+			Delta: map[string]float64{"forget": df, "test": dt, "mia_" + MIAKey: dm}, Seconds: sec, OracleSeconds: 100}
+	}
+	recs := []Record{
+		rec("oracle", "Retrain (oracle)", "", 0, 0, 0, 0, 0, 100),
+		rec("oracle", "Retrain (oracle)", "", 0, 1, 0, 0, 0, 100),
+		rec("run", "Finetune", "full", 0, 0, -0.02, 0.01, 0, 10),
+		rec("run", "Finetune", "full", 0, 1, -0.04, 0.03, 0, 12),
+		rec("run", "DEL", "del", 0.3, 0, 0.01, -0.01, 0.01, 20),
+		rec("run", "DEL", "del", 0.3, 1, 0.03, 0.01, 0.01, 20),
+		rec("run", "DEL", "del", 0.1, 0, 0.05, 0.05, 0.01, 20),
+		rec("run", "DEL", "del", 0.1, 1, 0.05, 0.05, 0.01, 20),
+	}
+	// A rerun of a key replaces the earlier record.
+	dup := recs[2]
+	dup.Seconds = 11
+	rows := Summarize(append(recs, dup))
+	if len(rows) != 4 || !rows[0].Oracle || rows[1].Name != "Finetune" || rows[2].Budget != 0.1 || rows[3].Budget != 0.3 {
+		t.Fatalf("rows %+v", rows)
+	}
+	if !rows[3].Best || rows[2].Best || rows[1].Best {
+		t.Error("DEL at 0.3 is the closest localized method")
+	}
+	if g := rows[3].Gap.Mean; math.Abs(g-0.015) > 1e-12 { // ((0.01+0.01)/2 + (0.03+0.01)/2)/2
+		t.Errorf("gap %g", g)
+	}
+	if tm := rows[1].Time.Mean; math.Abs(tm-0.115) > 1e-12 {
+		t.Errorf("Finetune time ÷ retrain %g, want (0.11+0.12)/2 (the rerun replaces 0.10)", tm)
+	}
+	md := Markdown(rows)
+	for _, want := range []string{"| Retrain (oracle) |", "| **DEL** ★ | del + rft | 0.3 |", "+2.00 ± 12.71", "| 0.115 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	names, files, err := Plots(rows)
+	if err != nil || len(names) != 4 || len(files["methods-iid.png"]) < 1000 {
+		t.Errorf("plots %v: %v", names, err)
+	}
+}

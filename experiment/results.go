@@ -1,0 +1,285 @@
+package experiment
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+)
+
+// RecordSchema tags every line of results.jsonl.
+const RecordSchema = "unlearn.experiment/v1"
+
+// MIAKey is the membership-inference score the table reports: SalUn's SVC
+// on the true label's probability ("confidence"), the share of the forget
+// set called non-member.
+const MIAKey = "confidence"
+
+// Record is one line of results.jsonl: an oracle or one unlearning run,
+// measured against the oracle of its forget set and seed.
+type Record struct {
+	Schema    string  `json:"schema"`
+	Key       string  `json:"key"`
+	Kind      string  `json:"kind"` // "oracle" or "run"
+	ForgetSet string  `json:"forget_set"`
+	Seed      uint64  `json:"seed"`
+	Name      string  `json:"name"`
+	Strategy  string  `json:"strategy,omitempty"`
+	Algorithm string  `json:"algorithm,omitempty"`
+	Budget    float64 `json:"budget,omitempty"`
+	// Accuracy and MIA of the model; Delta = oracle − model for each key of
+	// both ("forget", "retain", "test", "train", "mia_<name>").
+	Accuracy map[string]float64 `json:"accuracy"`
+	MIA      map[string]float64 `json:"mia,omitempty"`
+	Delta    map[string]float64 `json:"delta"`
+	// Seconds is the run's localization + unlearning time, or the oracle's
+	// training time; OracleSeconds the oracle's training time.
+	Seconds       float64 `json:"seconds"`
+	OracleSeconds float64 `json:"oracle_seconds"`
+	Forget        int     `json:"forget"`
+}
+
+// ReadRecords reads results.jsonl. A later record with the same key
+// replaces an earlier one (a rerun).
+func ReadRecords(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return DecodeRecords(f, path)
+}
+
+// DecodeRecords reads JSON lines; name is used in errors.
+func DecodeRecords(r io.Reader, name string) ([]Record, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	var out []Record
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var rec Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
+		}
+		if rec.Schema != RecordSchema {
+			return nil, fmt.Errorf("%s:%d: schema %q, want %q", name, line, rec.Schema, RecordSchema)
+		}
+		out = append(out, rec)
+	}
+	return latest(out), sc.Err()
+}
+
+// latest keeps, for each key, the last record, at the place of the first.
+func latest(recs []Record) []Record {
+	byKey := map[string]int{}
+	var out []Record
+	for _, r := range recs {
+		if i, ok := byKey[r.Key]; ok {
+			out[i] = r
+			continue
+		}
+		byKey[r.Key] = len(out)
+		out = append(out, r)
+	}
+	return out
+}
+
+// Stat is a mean with the half-width of its 95 % confidence interval
+// (Student's t with n−1 degrees of freedom; 0 for n = 1).
+type Stat struct {
+	Mean, CI float64
+	N        int
+}
+
+// t975 holds Student's t quantile 0.975 for 1…30 degrees of freedom
+// (standard tables, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).
+var t975 = []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+
+// NewStat summarizes xs.
+func NewStat(xs []float64) Stat {
+	s := Stat{N: len(xs)}
+	if len(xs) == 0 {
+		return s
+	}
+	for _, x := range xs {
+		s.Mean += x
+	}
+	s.Mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return s
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - s.Mean) * (x - s.Mean)
+	}
+	sd := math.Sqrt(ss / float64(len(xs)-1))
+	t := 1.960
+	if df := len(xs) - 1; df <= len(t975) {
+		t = t975[df-1]
+	}
+	s.CI = t * sd / math.Sqrt(float64(len(xs)))
+	return s
+}
+
+// Row is one method (at one budget) on one forget set, over seeds.
+type Row struct {
+	ForgetSet string
+	Name      string
+	Strategy  string
+	Algorithm string
+	Budget    float64
+	Oracle    bool
+	// Forget is the model's forget accuracy; DForget, DMIA, DTest are
+	// oracle − model; Gap is (|DForget| + |DMIA|)/2 per seed; Time is the
+	// run's seconds ÷ the oracle's training seconds.
+	Forget, DForget, DMIA, DTest, Gap, Time Stat
+	Best                                    bool // best localized method on this forget set
+}
+
+// Localized reports whether the row's method changes a subset of the
+// parameters (its strategy is not full).
+func (r Row) Localized() bool { return !r.Oracle && r.Strategy != "" && r.Strategy != "full" }
+
+// Summarize groups the records into rows: per forget set (in order of first
+// appearance), the oracle first, then methods in order of first
+// appearance, budgets ascending.
+func Summarize(recs []Record) []Row {
+	recs = latest(recs)
+	type gk struct {
+		fs, name string
+		budget   float64
+	}
+	var order []gk
+	groups := map[gk][]Record{}
+	fsOrder := map[string]int{}
+	nameOrder := map[string]int{}
+	for _, r := range recs {
+		if _, ok := fsOrder[r.ForgetSet]; !ok {
+			fsOrder[r.ForgetSet] = len(fsOrder)
+		}
+		name := r.Name
+		if r.Kind == "oracle" {
+			name = ""
+		}
+		if _, ok := nameOrder[name]; !ok {
+			nameOrder[name] = len(nameOrder)
+		}
+		k := gk{r.ForgetSet, name, r.Budget}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.fs != b.fs {
+			return fsOrder[a.fs] < fsOrder[b.fs]
+		}
+		if (a.name == "") != (b.name == "") {
+			return a.name == ""
+		}
+		if a.name != b.name {
+			return nameOrder[a.name] < nameOrder[b.name]
+		}
+		return a.budget < b.budget
+	})
+	var rows []Row
+	for _, k := range order {
+		g := groups[k]
+		sort.Slice(g, func(i, j int) bool { return g[i].Seed < g[j].Seed })
+		r := Row{ForgetSet: k.fs, Name: g[0].Name, Strategy: g[0].Strategy, Algorithm: g[0].Algorithm, Budget: k.budget, Oracle: g[0].Kind == "oracle"}
+		var fo, df, dm, dt, gap, tm []float64
+		for _, rec := range g {
+			fo = append(fo, rec.Accuracy["forget"])
+			df = append(df, rec.Delta["forget"])
+			dt = append(dt, rec.Delta["test"])
+			m, ok := rec.Delta["mia_"+MIAKey]
+			if ok {
+				dm = append(dm, m)
+			}
+			gap = append(gap, (math.Abs(rec.Delta["forget"])+math.Abs(m))/2)
+			if rec.OracleSeconds > 0 {
+				tm = append(tm, rec.Seconds/rec.OracleSeconds)
+			}
+		}
+		r.Forget, r.DForget, r.DMIA, r.DTest, r.Gap, r.Time = NewStat(fo), NewStat(df), NewStat(dm), NewStat(dt), NewStat(gap), NewStat(tm)
+		rows = append(rows, r)
+	}
+	// Mark the best localized method per forget set.
+	best := map[string]int{}
+	for i, r := range rows {
+		if !r.Localized() {
+			continue
+		}
+		if j, ok := best[r.ForgetSet]; !ok || r.Gap.Mean < rows[j].Gap.Mean {
+			best[r.ForgetSet] = i
+		}
+	}
+	for _, i := range best {
+		rows[i].Best = true
+	}
+	return rows
+}
+
+func pts(s Stat) string {
+	if s.N == 0 {
+		return "–"
+	}
+	if s.N == 1 {
+		return fmt.Sprintf("%+.2f", 100*s.Mean)
+	}
+	return fmt.Sprintf("%+.2f ± %.2f", 100*s.Mean, 100*s.CI)
+}
+
+func abs(s Stat) string {
+	if s.N == 0 {
+		return "–"
+	}
+	if s.N == 1 {
+		return fmt.Sprintf("%.2f", 100*s.Mean)
+	}
+	return fmt.Sprintf("%.2f ± %.2f", 100*s.Mean, 100*s.CI)
+}
+
+// Markdown renders the rows as one table per forget set. Values are
+// percentage points (Δ = oracle − model), mean ± 95 % CI over seeds.
+func Markdown(rows []Row) string {
+	var b strings.Builder
+	fs := ""
+	for _, r := range rows {
+		if r.ForgetSet != fs {
+			fs = r.ForgetSet
+			fmt.Fprintf(&b, "\n**Forget set %s**\n\n", fs)
+			b.WriteString("| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time ÷ retrain | seeds |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+		}
+		name, how, alpha := r.Name, r.Strategy+" + "+r.Algorithm, "–"
+		if r.Oracle {
+			name, how = "Retrain (oracle)", "train from scratch without the forget set"
+		}
+		if r.Budget > 0 {
+			alpha = fmt.Sprintf("%g", r.Budget)
+		}
+		if r.Best {
+			name = "**" + name + "** ★"
+		}
+		tm := "1"
+		if !r.Oracle {
+			tm = "–"
+			if r.Time.N > 0 {
+				tm = fmt.Sprintf("%.3f", r.Time.Mean)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n",
+			name, how, alpha, abs(r.Forget), pts(r.DForget), pts(r.DMIA), pts(r.DTest), abs(r.Gap), tm, r.Forget.N)
+	}
+	return b.String()
+}
