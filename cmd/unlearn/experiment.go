@@ -312,7 +312,10 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 		return err
 	}
 	metrics := filepath.Join(dir, "metrics.json")
-	args := []string{"--model", orig, "--forget", ids, "--oracle", oracle, "--out", filepath.Join(dir, "model.onnx"),
+	// The original and the oracle are evaluated once per seed and forget
+	// set (the oracle by oracleRecord), not in every run; Δ is computed
+	// here from the two metrics files, as eval.NewDelta does.
+	args := []string{"--model", orig, "--forget", ids, "--no-before", "--out", filepath.Join(dir, "model.onnx"),
 		"--metrics", metrics, "--seed", strconv.FormatUint(seed, 10)}
 	if m.Method != "" {
 		args = append(args, "--method", m.Method)
@@ -340,10 +343,16 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 	if _, err := r.exec(ctx, what, args...); err != nil {
 		return err
 	}
+	var odoc struct {
+		Accuracy map[string]float64 `json:"accuracy"`
+		MIA      map[string]any     `json:"mia"`
+	}
+	if err := readJSON(filepath.Join(filepath.Dir(oracle), "metrics.json"), &odoc); err != nil {
+		return err
+	}
 	var doc struct {
 		Accuracy   map[string]float64 `json:"accuracy"`
 		MIA        map[string]any     `json:"mia"`
-		Delta      struct{ Accuracy, MIA map[string]any }
 		Unlearning struct {
 			Strategy, Algorithm string
 			Budget              float64
@@ -355,10 +364,18 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 	}
 	rec := experiment.Record{Schema: experiment.RecordSchema, Key: key, Kind: "run", ForgetSet: fs.Name, Seed: seed,
 		Name: m.Name, Strategy: doc.Unlearning.Strategy, Algorithm: doc.Unlearning.Algorithm, Budget: budget,
-		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: numbers(doc.Delta.Accuracy),
+		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
 		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: n}
-	for k, v := range numbers(doc.Delta.MIA) {
-		rec.Delta["mia_"+k] = v
+	for k, v := range doc.Accuracy {
+		if o, ok := odoc.Accuracy[k]; ok {
+			rec.Delta[k] = o - v
+		}
+	}
+	om := numbers(odoc.MIA)
+	for k, v := range rec.MIA {
+		if o, ok := om[k]; ok {
+			rec.Delta["mia_"+k] = o - v
+		}
 	}
 	// The model stays for inspection; metrics.json and record.json are the
 	// cache.

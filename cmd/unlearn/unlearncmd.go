@@ -59,6 +59,7 @@ func unlearnFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Usage: "unlearned model (default: <model>-unlearned.onnx beside the input)"},
 		&cli.StringFlag{Name: "metrics", Usage: "metrics JSON, schema unlearn.metrics/v1 (default: <out without .onnx>.metrics.json)"},
 		&cli.StringFlag{Name: "report", Usage: "also write a self-contained HTML report with plots to `FILE`"},
+		&cli.BoolFlag{Name: "no-before", Usage: "do not evaluate the input model (metrics.json then has no before section)"},
 		&cli.StringFlag{Name: "classifier", Usage: "classifier layer name when the default (the layer producing the logits) is wrong"},
 	}, append(miaFlags(), withBatchSize(dataFlags(), 128, "examples per step")...)...), runtimeFlags()...)
 }
@@ -205,9 +206,11 @@ func runUnlearn(c *cli.Context) error {
 	start := time.Now()
 
 	t0 := time.Now()
-	before, err := r.evaluate(m, s.model, "before")
-	if err != nil {
-		return err
+	var before *eval.Metrics
+	if !c.Bool("no-before") {
+		if before, err = r.evaluate(m, s.model, "before"); err != nil {
+			return err
+		}
 	}
 	var omet *eval.Metrics
 	if om != nil {
@@ -297,11 +300,13 @@ func runUnlearn(c *cli.Context) error {
 	if rep.Data, rep.Forget, err = r.provenance(); err != nil {
 		return fail(err)
 	}
-	bi, err := modelInfo(s.model)
-	if err != nil {
-		return fail(err)
+	if before != nil {
+		bi, err := modelInfo(s.model)
+		if err != nil {
+			return fail(err)
+		}
+		rep.Before = &eval.Section{Model: bi, Metrics: before}
 	}
-	rep.Before = &eval.Section{Model: bi, Metrics: before}
 	if omet != nil {
 		oi, err := modelInfo(s.oracle)
 		if err != nil {
@@ -328,11 +333,14 @@ func runUnlearn(c *cli.Context) error {
 		return fail(errInterrupted)
 	}
 	u := rep.Unlearning
-	res := []any{"out", s.out, "metrics", s.metrics, "accuracy", after.Accuracy, "before_accuracy", before.Accuracy,
+	res := []any{"out", s.out, "metrics", s.metrics, "accuracy", after.Accuracy,
 		"changed_params", outcome.Audit.ChangedParams, "total_params", outcome.Audit.TotalParams,
 		"outside_mask_bit_identical", outcome.Audit.BitIdentical, "timings", tm}
 	if s.report != "" {
 		res = append(res, "report", s.report)
+	}
+	if before != nil {
+		res = append(res, "before_accuracy", before.Accuracy)
 	}
 	if omet != nil {
 		res = append(res, "oracle_accuracy", omet.Accuracy, "avg_gap", rep.Delta.AvgGap)
