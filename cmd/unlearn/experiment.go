@@ -298,7 +298,10 @@ func (r *expRunner) oracleRecord(ctx context.Context, dir, key string, fs experi
 
 func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Method, budget float64, fs experiment.ForgetSet, seed uint64, orig, oracle, ids string, oracleS float64, n int) error {
 	dir := filepath.Join(r.cfg.Out, "runs", "run-"+key)
-	what := fmt.Sprintf("%s α=%g on %s (seed %d)", m.Name, budget, fs.Name, seed)
+	what := fmt.Sprintf("%s on %s (seed %d)", m.Name, fs.Name, seed)
+	if budget > 0 {
+		what = fmt.Sprintf("%s α=%g on %s (seed %d)", m.Name, budget, fs.Name, seed)
+	}
 	recPath := filepath.Join(dir, "record.json")
 	if _, err := os.Stat(recPath); err == nil {
 		r.say(what, "cached")
