@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/unlearn
 export CGO_ENABLED := 1
 
-.PHONY: all build ort deps test test-short conformance fuzz demo vet fmt generate clean
+.PHONY: all build ort deps test test-short conformance fuzz testing-md demo vet fmt generate clean
 
 all: build
 
@@ -38,6 +38,15 @@ fuzz:
 	  echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
 	  $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; \
 	done
+
+# Regenerates TESTING.md: the bad-input matrix (TestBadInputMatrix writes
+# its table), then scripts/fuzz-report.sh appends the executions of each
+# fuzz target. A FUZZTIME given to make reaches the script; otherwise its
+# own default, 10 s per target, applies.
+testing-md: ort
+	UNLEARN_REQUIRE_ORT=1 UNLEARN_TESTING_MD=$(CURDIR)/TESTING.md $(GO) test -count=1 -run '^TestBadInputMatrix$$' ./cmd/unlearn
+	@sed -n 's/.*\*\*\([0-9]*\) cases\*\*.*/bad-input cases: \1/p' TESTING.md
+	FUZZ_TARGETS="$(FUZZ_TARGETS)" $(if $(filter-out file,$(origin FUZZTIME)),FUZZTIME=$(FUZZTIME)) GO=$(GO) ./scripts/fuzz-report.sh TESTING.md
 
 test-short: ort
 	$(GO) test -short ./...
