@@ -132,7 +132,7 @@ func critMem(ctx context.Context, m *graph.Model, nm *graph.NeuronMap, split *da
 		if err != nil {
 			return nil, nil, st, err
 		}
-		pred0 := argmax(r.Logits)
+		pred0 := train.Argmax(r.Logits)
 		backup, chosen = backup[:0], chosen[:0]
 		flipped := false
 		for step := 0; step < maxSteps; step++ {
@@ -172,7 +172,7 @@ func critMem(ctx context.Context, m *graph.Model, nm *graph.NeuronMap, split *da
 			if r, err = e.StepFilled(1); err != nil {
 				return nil, nil, st, err
 			}
-			if argmax(r.Logits) != pred0 {
+			if train.Argmax(r.Logits) != pred0 {
 				flipped = true
 				break
 			}
@@ -199,16 +199,6 @@ func critMem(ctx context.Context, m *graph.Model, nm *graph.NeuronMap, split *da
 		}
 	}
 	return counts, weight, st, nil
-}
-
-func argmax(v []float32) int {
-	best := 0
-	for k, x := range v {
-		if x > v[best] {
-			best = k
-		}
-	}
-	return best
 }
 
 // critMemMask ranks the neurons zeroed for at least one example by the

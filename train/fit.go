@@ -114,7 +114,7 @@ func Fit(ctx context.Context, e *Engine, split *data.Split, idx []int, o FitOpti
 			t++
 			lossSum += res.Loss * float64(len(sel))
 			for k, i := range sel {
-				if argmax(res.Logits[k*classes:(k+1)*classes]) == split.Label(i) {
+				if Argmax(res.Logits[k*classes:(k+1)*classes]) == split.Label(i) {
 					correct++
 				}
 			}
@@ -134,7 +134,8 @@ func Fit(ctx context.Context, e *Engine, split *data.Split, idx []int, o FitOpti
 	return stats, nil
 }
 
-func argmax(v []float32) int {
+// Argmax is the index of the largest value (the first one on ties).
+func Argmax(v []float32) int {
 	best := 0
 	for i, x := range v {
 		if x > v[best] {

@@ -127,27 +127,40 @@ func (r *run) gradSum(e *train.Engine, idx []int, phase string) ([][]float32, er
 	for j, p := range params {
 		sum[j] = make([]float32, len(p.Data))
 	}
+	err := r.gradBatches(e, idx, phase, func(n int) {
+		for j, p := range params {
+			for i, g := range p.Grad {
+				sum[j][i] += g * float32(n)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// gradBatches runs forward and backward on the batches of idx in order
+// (batch-mean cross-entropy, the model as the engine was built), checks the
+// gradients are finite, reports progress, and calls use with the batch size
+// while the engine's gradients hold that batch's.
+func (r *run) gradBatches(e *train.Engine, idx []int, phase string, use func(n int)) error {
 	batches := data.Batches(len(idx), r.cfg.BatchSize, false, nil)
 	sel := make([]int, 0, r.cfg.BatchSize)
 	for s, b := range batches {
 		if err := r.ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		sel = pick(sel, idx, b)
 		out, err := lossStep(e, r.split, sel, 1, phase)
 		if err != nil {
-			return nil, fmt.Errorf("%s batch %d: %w", phase, s+1, err)
+			return fmt.Errorf("%s batch %d: %w", phase, s+1, err)
 		}
-		if err := train.CheckFinite(params); err != nil {
-			return nil, fmt.Errorf("%s batch %d: %w", phase, s+1, err)
+		if err := train.CheckFinite(e.Params()); err != nil {
+			return fmt.Errorf("%s batch %d: %w", phase, s+1, err)
 		}
-		n := float32(len(sel))
-		for j, p := range params {
-			for i, g := range p.Grad {
-				sum[j][i] += g * n
-			}
-		}
+		use(len(sel))
 		r.progress(Progress{Phase: phase, Step: s + 1, Steps: len(batches), Loss: out.loss})
 	}
-	return sum, nil
+	return nil
 }

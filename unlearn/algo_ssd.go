@@ -1,10 +1,8 @@
 package unlearn
 
 import (
-	"fmt"
 	"sort"
 
-	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -86,20 +84,9 @@ func (r *run) importance(e *train.Engine, idx []int, phase string) (map[string][
 			imp[p.Name] = make([]float32, len(p.Data))
 		}
 	}
-	batches := data.Batches(len(idx), r.cfg.BatchSize, false, nil)
-	sel := make([]int, 0, r.cfg.BatchSize)
-	for s, b := range batches {
-		if err := r.ctx.Err(); err != nil {
-			return nil, err
-		}
-		sel = pick(sel, idx, b)
-		out, err := lossStep(e, r.split, sel, 1, phase)
-		if err != nil {
-			return nil, fmt.Errorf("%s batch %d: %w", phase, s+1, err)
-		}
-		if err := train.CheckFinite(e.Params()); err != nil {
-			return nil, fmt.Errorf("%s batch %d: %w", phase, s+1, err)
-		}
+	batches := 0
+	err := r.gradBatches(e, idx, phase, func(int) {
+		batches++
 		for _, p := range e.Params() {
 			if a := imp[p.Name]; a != nil {
 				for i, g := range p.Grad {
@@ -107,9 +94,11 @@ func (r *run) importance(e *train.Engine, idx []int, phase string) (map[string][
 				}
 			}
 		}
-		r.progress(Progress{Phase: phase, Step: s + 1, Steps: len(batches), Loss: out.loss})
+	})
+	if err != nil {
+		return nil, err
 	}
-	n := float32(len(batches))
+	n := float32(batches)
 	for _, a := range imp {
 		for i := range a {
 			a[i] /= n
