@@ -651,7 +651,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	}
 	tm := &graph.Model{
 		Graph: b.g, IRVersion: max(m.IRVersion, 8), ProducerName: "unlearn-autodiff",
-		Opsets: opsets(m, opset),
+		Opsets: opsets(m, opset, b.usedNCHWc),
 		Doc:    fmt.Sprintf("training graph of %q (BN %v, loss %s)", orig.Name, spec.BN, lossName(spec.Loss)),
 	}
 	art.Model = tm
@@ -736,12 +736,15 @@ func (b *builder) checkGrad(n *graph.Node, i int, g, x *graph.Value) {
 
 // opsets returns the training graph's imports: ai.onnx at opset, plus the
 // original model's other domains.
-func opsets(m *graph.Model, opset int64) []graph.OpsetImport {
+func opsets(m *graph.Model, opset int64, nchwc bool) []graph.OpsetImport {
 	out := []graph.OpsetImport{{Domain: "", Version: opset}}
 	for _, o := range m.Opsets {
-		if o.Domain != "" && o.Domain != "ai.onnx" {
+		if o.Domain != "" && o.Domain != "ai.onnx" && !(nchwc && o.Domain == nchwcDomain) {
 			out = append(out, o)
 		}
+	}
+	if nchwc {
+		out = append(out, graph.OpsetImport{Domain: nchwcDomain, Version: 1})
 	}
 	return out
 }

@@ -41,6 +41,8 @@ type builder struct {
 	// convForms records the Conv gradient formulations used, in order
 	// ("input:<form>", "weight:<form>"), for tests.
 	convForms []string
+	// usedNCHWc: the graph has com.microsoft.nchwc nodes (nchwc.go).
+	usedNCHWc bool
 }
 
 func newBuilder(orig *graph.Graph, opset int64, spec Spec) *builder {

@@ -34,6 +34,16 @@ const (
 type ConvGrad struct {
 	Input  string // "", ConvInputTranspose or ConvInputFlipped
 	Weight string // "", ConvWeightTrick, ConvWeightGemm or ConvWeightBatched
+	// NCHWcBlock, when positive, runs 2-D float Conv nodes with a kernel
+	// larger than 1×1 and channel counts that are multiples of it (group 1)
+	// on ONNX Runtime's blocked-layout kernels (the CPU execution provider's
+	// com.microsoft.nchwc Conv, ReorderInput and ReorderOutput): the
+	// forward Conv, and the input gradient where the flipped form applies.
+	// It must be the block size of the ONNX Runtime that runs the graph on
+	// this machine (16 with AVX-512, 8 with AVX2), which
+	// train/runtime.NCHWcBlockSize reports. Opt-in: the zero value keeps
+	// standard ai.onnx Conv, which any build and device runs. See nchwc.go.
+	NCHWcBlock int64
 }
 
 func (c ConvGrad) check() error {
@@ -83,8 +93,11 @@ func gradConv(c *ctx) []*graph.Value {
 
 // chooseInputForm picks dX's formulation: the flipped Conv wherever it
 // applies (stride 1, pads ≤ d(k−1)). Measured with ONNX Runtime 1.24 on 2
-// cores, batch 128, 3×3 pad 1: 64 ch 28×28 ConvTranspose 44 ms, flipped
-// Conv 28 ms; 512 ch 4×4 55 ms against 40 ms (bench/RESULTS.md).
+// cores (bench/conv_forms.sh, bench/RESULTS.md), batch 128, 3×3 pad 1,
+// ConvTranspose against the flipped Conv: 64 ch 28×28 34.8 against 27.2 ms,
+// 128 ch 14×14 30.5 against 22.3 ms, 256 ch 7×7 31.4 against 29.7 ms,
+// 512 ch 4×4 54.1 against 42.7 ms; the flipped Conv on the NCHWc kernels
+// (nchwc.go, where they apply) 20.2, 23.4, 17.9 and 28.6 ms.
 func (b *builder) chooseInputForm(geo convGeom) string {
 	form := b.spec.ConvGrad.Input
 	if form == ConvInputTranspose {
@@ -115,6 +128,10 @@ func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *gr
 	sp := len(xs) - 2
 	form := b.chooseInputForm(geo)
 	b.convForms = append(b.convForms, "input:"+form)
+	if form == ConvInputFlipped && b.nchwcApplies(xs, b.shape(W), geo, b.dtype(G)) {
+		b.convForms = append(b.convForms, "input:nchwc")
+		return b.convInputGradNCHWc(G, W, geo, xs)
+	}
 	if form == ConvInputTranspose {
 		op := make([]int64, sp)
 		for i := range op {
@@ -141,7 +158,21 @@ func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *gr
 			flip = true
 		}
 	}
-	if flip {
+	if flip && b.dtype(W) == graph.Float {
+		// Reversing the flattened kernel axis reverses every spatial axis.
+		// A MatMul with the K×K anti-identity is exact (one product by 1,
+		// the rest by 0; a non-finite weight turns its row into NaN) and
+		// fast; a Slice with negative steps copies element by element
+		// (512×512×3×3: 5.7–8.7 against 1.0–2.5 ms, bench/RESULTS.md).
+		K := prod(geo.k)
+		J := make([]float64, K*K)
+		for i := range K {
+			J[i*K+K-1-i] = 1
+		}
+		ts := b.shape(Wt)
+		Wt = b.op1("MatMul", []*graph.Value{b.reshape(Wt, []int64{-1, K}), b.constF(graph.Float, []int64{K, K}, J)})
+		Wt = b.reshape(Wt, ts)
+	} else if flip {
 		starts, ends, steps := make([]int64, sp), make([]int64, sp), make([]int64, sp)
 		for i := range starts {
 			starts[i], ends[i], steps[i] = -1, math.MinInt64, -1
@@ -167,11 +198,14 @@ const (
 
 // chooseWeightForm picks dW's formulation for X's spatial shape xs and the
 // output spatial shape os (nil if not static). Measured with ONNX Runtime
-// 1.24 on 2 cores, batch 128, 3×3 (bench/RESULTS.md): the trick is 2–4×
-// slower than the windowed forms everywhere (e.g. 64 ch 28×28: trick 110–
-// 180 ms, gemm 54 ms, bmm 40 ms; 256 ch 7×7: 72, 32, 47 ms); bmm wins on
-// large output planes, gemm elsewhere. Grouped convolutions keep the trick
-// (not measured).
+// 1.24 on 2 cores (bench/conv_forms.sh, bench/RESULTS.md), batch 128, 3×3
+// pad 1, trick / gemm / bmm: 64 ch 28×28 98.1 / 52.6 / 38.5 ms, 128 ch
+// 14×14 62.8 / 36.7 / 37.3 ms, 256 ch 7×7 50.9 / 29.3 / 41.3 ms, 512 ch
+// 4×4 61.8 / 34.8 / 93.9 ms: the trick is 1.7–2.5× slower than the best
+// windowed form; bmm wins on large output planes, gemm elsewhere. At
+// stride 2 the three are within noise of each other except bmm at small
+// planes (256→512 7×7: 30.0 / 25.8 / 55.6 ms). Grouped convolutions keep
+// the trick (not measured).
 func (b *builder) chooseWeightForm(geo convGeom, Cg int64, os []int64) string {
 	if os == nil || !allKnown(os) {
 		return ConvWeightTrick

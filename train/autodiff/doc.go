@@ -1,7 +1,10 @@
 // Package autodiff generates, from a forward ONNX graph, one training graph
 // that any ONNX Runtime build runs as an ordinary model: forward, loss, and
 // the gradient of every parameter, in standard ai.onnx ops only (no
-// com.microsoft ops, none of the *Grad ops of ORT's training builds).
+// com.microsoft ops, none of the *Grad ops of ORT's training builds). The
+// one opt-in exception is Spec.ConvGrad.NCHWcBlock: Conv on the CPU
+// execution provider's NCHWc kernels (com.microsoft.nchwc, nchwc.go), for a
+// graph that runs on an ONNX Runtime known to have them.
 //
 // # API
 //

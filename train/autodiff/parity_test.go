@@ -9,6 +9,7 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
+	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
 )
 
 // parityTol is the acceptance bound: max relative error per tensor.
@@ -85,72 +86,88 @@ func feedsFor(t *testing.T, m *graph.Model, art *Artifacts) map[string]*graph.Te
 }
 
 func TestParityPyTorch(t *testing.T) {
-	for _, name := range parityModels {
-		for _, mode := range []BNMode{BNInference, BNTraining} {
-			t.Run(name+"/"+mode.String(), func(t *testing.T) {
-				m := loadModel(t, name)
-				suffix := "eval"
-				if mode == BNTraining {
-					suffix = "train"
-				}
-				ref := loadNPZ(t, name+"_grads_"+suffix+".npz")
-				art, err := Build(m, Spec{BN: mode})
-				if err != nil {
-					t.Fatal(err)
-				}
-				r := newRunner(t, art)
-				out := r.run(t, feedsFor(t, m, art))
-				if mode == BNInference {
-					lref := loadNPZ(t, name+"_logits.npz")["logits"].Float32s()
-					logits, _ := out[m.Graph.Outputs[0].Name].Float32s()
-					if e := testutil.MaxRelErr(logits, lref); e > parityTol {
-						t.Errorf("logits: max rel err %.3g", e)
-					}
-				}
-				have := map[string]bool{}
-				worst := 0.0
-				// Some gradients are zero in exact arithmetic (a conv bias
-				// before a training-mode BatchNormalization, attention key
-				// biases: softmax ignores a shift); their float64 reference
-				// is ~1e-8 of the largest gradient, and a relative error
-				// against it means nothing. A tensor whose reference is
-				// below zeroBelow × the model's largest reference entry is
-				// measured against zeroFloor × that entry instead; every
-				// other tensor against its own largest entry.
-				const zeroBelow, zeroFloor = 1e-5, 1e-2
-				gmax := 0.0
-				for _, w := range ref {
-					for _, v := range w.Float32s() {
-						gmax = max(gmax, math.Abs(float64(v)))
-					}
-				}
-				for _, p := range art.Params {
-					have[p] = true
-					want, ok := ref[p]
-					if !ok {
-						t.Errorf("parameter %q has no PyTorch reference gradient", p)
-						continue
-					}
-					got, _ := out["grad/"+p].Float32s()
-					floor := 0.0
-					if maxAbs(want.Float32s()) < zeroBelow*gmax {
-						floor = zeroFloor * gmax
-					}
-					e := maxRelErrFloor(got, want.Float32s(), floor)
-					worst = max(worst, e)
-					if e > parityTol {
-						t.Errorf("grad/%s: max rel err %.3g > %g", p, e, parityTol)
-					}
-				}
-				for k := range ref {
-					if !have[k] {
-						t.Errorf("PyTorch has a gradient for %q, the training graph does not", k)
-					}
-				}
-				t.Logf("%d parameters, worst max rel err %.3g, %d nodes", len(art.Params), worst, len(art.Model.Graph.Nodes()))
-			})
+	// Also with the Conv nodes on ONNX Runtime's NCHWc kernels (nchwc.go,
+	// opt-in) where this machine has them.
+	blocks := []int64{0}
+	if ortrt.Setup(ortrt.Options{}) == nil {
+		if B := ortrt.NCHWcBlockSize(ortrt.Options{}); B > 0 {
+			blocks = append(blocks, B)
 		}
 	}
+	for _, name := range parityModels {
+		for _, mode := range []BNMode{BNInference, BNTraining} {
+			for _, block := range blocks {
+				sub := name + "/" + mode.String()
+				if block > 0 {
+					sub += "/nchwc"
+				}
+				t.Run(sub, func(t *testing.T) { parityCase(t, name, mode, block) })
+			}
+		}
+	}
+}
+
+func parityCase(t *testing.T, name string, mode BNMode, block int64) {
+	m := loadModel(t, name)
+	suffix := "eval"
+	if mode == BNTraining {
+		suffix = "train"
+	}
+	ref := loadNPZ(t, name+"_grads_"+suffix+".npz")
+	art, err := Build(m, Spec{BN: mode, ConvGrad: ConvGrad{NCHWcBlock: block}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, art)
+	out := r.run(t, feedsFor(t, m, art))
+	if mode == BNInference {
+		lref := loadNPZ(t, name+"_logits.npz")["logits"].Float32s()
+		logits, _ := out[m.Graph.Outputs[0].Name].Float32s()
+		if e := testutil.MaxRelErr(logits, lref); e > parityTol {
+			t.Errorf("logits: max rel err %.3g", e)
+		}
+	}
+	have := map[string]bool{}
+	worst := 0.0
+	// Some gradients are zero in exact arithmetic (a conv bias
+	// before a training-mode BatchNormalization, attention key
+	// biases: softmax ignores a shift); their float64 reference
+	// is ~1e-8 of the largest gradient, and a relative error
+	// against it means nothing. A tensor whose reference is
+	// below zeroBelow × the model's largest reference entry is
+	// measured against zeroFloor × that entry instead; every
+	// other tensor against its own largest entry.
+	const zeroBelow, zeroFloor = 1e-5, 1e-2
+	gmax := 0.0
+	for _, w := range ref {
+		for _, v := range w.Float32s() {
+			gmax = max(gmax, math.Abs(float64(v)))
+		}
+	}
+	for _, p := range art.Params {
+		have[p] = true
+		want, ok := ref[p]
+		if !ok {
+			t.Errorf("parameter %q has no PyTorch reference gradient", p)
+			continue
+		}
+		got, _ := out["grad/"+p].Float32s()
+		floor := 0.0
+		if maxAbs(want.Float32s()) < zeroBelow*gmax {
+			floor = zeroFloor * gmax
+		}
+		e := maxRelErrFloor(got, want.Float32s(), floor)
+		worst = max(worst, e)
+		if e > parityTol {
+			t.Errorf("grad/%s: max rel err %.3g > %g", p, e, parityTol)
+		}
+	}
+	for k := range ref {
+		if !have[k] {
+			t.Errorf("PyTorch has a gradient for %q, the training graph does not", k)
+		}
+	}
+	t.Logf("%d parameters, worst max rel err %.3g, %d nodes", len(art.Params), worst, len(art.Model.Graph.Nodes()))
 }
 
 // maxRelErrFloor is max|a−b| / max(max|b|, floor).

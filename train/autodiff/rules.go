@@ -63,7 +63,7 @@ func init() {
 		"Where":   {diff: []int{1, 2}, grad: gradWhere},
 		// Dense and convolution.
 		"Gemm": {diff: all, grad: gradGemm}, "MatMul": {diff: all, grad: gradMatMul},
-		"Conv": {diff: all, grad: gradConv}, "ConvTranspose": {diff: all, grad: gradConvTranspose},
+		"Conv": {diff: all, grad: gradConv, fwd: fwdConv}, "ConvTranspose": {diff: all, grad: gradConvTranspose},
 		// Pooling.
 		"MaxPool":           {diff: []int{0}, grad: gradMaxPool, fwd: fwdMaxPool},
 		"AveragePool":       {diff: []int{0}, grad: gradAveragePool},

@@ -1,0 +1,272 @@
+package autodiff
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/onnxio"
+	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+)
+
+// TestConvFormTimings times the formulations of a Conv's forward and
+// gradients on the layer shapes of a CIFAR-style ResNet-18 at 28×28 input
+// (the measurements that conv.go and nchwc.go cite; bench/conv_forms.sh runs
+// it, bench/RESULTS.md has the numbers). Each variant is a graph of its own
+// in its own ONNX Runtime session: the forward Conv (plain and NCHWc), dX in
+// each input form, dW in each weight form, plus the convolution trick on the
+// NCHWc kernels (measured, not used). The variants of a layer run
+// interleaved, one run each per round, with a pause before each run so that
+// the previous session's spinning thread pool has gone idle (every session
+// has its own pool; a spinning worker would take a core from the next one).
+// The median over the rounds is reported. Every variant of a kind must agree
+// with the first (to 1e-4 of the largest value).
+//
+// It runs only when UNLEARN_CONV_BENCH=1. UNLEARN_CONV_BENCH_BATCH (128),
+// _THREADS (2), _ROUNDS (7), _SETTLE_MS (100) change the setup, _ONLY=i runs
+// layer i alone, _DUMP=dir writes every graph to dir (for bench/ortprof).
+func TestConvFormTimings(t *testing.T) {
+	if os.Getenv("UNLEARN_CONV_BENCH") != "1" {
+		t.Skip("set UNLEARN_CONV_BENCH=1 to run (bench/conv_forms.sh)")
+	}
+	testutil.RequireORT(t)
+	envInt := func(name string, def int) int {
+		if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v >= 0 {
+			return v
+		}
+		return def
+	}
+	batch := int64(envInt("UNLEARN_CONV_BENCH_BATCH", 128))
+	threads := envInt("UNLEARN_CONV_BENCH_THREADS", 2)
+	rounds := max(envInt("UNLEARN_CONV_BENCH_ROUNDS", 7), 1)
+	settle := time.Duration(envInt("UNLEARN_CONV_BENCH_SETTLE_MS", 100)) * time.Millisecond
+	block := ortrt.NCHWcBlockSize(ortrt.Options{})
+
+	type layer struct {
+		c, m, hw, k, s, p int64
+	}
+	layers := []layer{
+		{64, 64, 28, 3, 1, 1},   // layer1
+		{64, 128, 28, 3, 2, 1},  // layer2.0.conv1
+		{128, 128, 14, 3, 1, 1}, // layer2
+		{128, 256, 14, 3, 2, 1}, // layer3.0.conv1
+		{256, 256, 7, 3, 1, 1},  // layer3
+		{256, 512, 7, 3, 2, 1},  // layer4.0.conv1
+		{512, 512, 4, 3, 1, 1},  // layer4
+		{64, 128, 28, 1, 2, 0},  // layer2.0.downsample
+		{256, 512, 7, 1, 2, 0},  // layer4.0.downsample
+		{1, 64, 28, 3, 1, 1},    // conv1 (stem)
+	}
+	if f := os.Getenv("UNLEARN_CONV_BENCH_ONLY"); f != "" {
+		i, err := strconv.Atoi(f)
+		if err != nil || i < 0 || i >= len(layers) {
+			t.Fatalf("UNLEARN_CONV_BENCH_ONLY=%q: want a layer index in [0, %d)", f, len(layers))
+		}
+		layers = layers[i : i+1]
+	}
+	type variant struct {
+		name string
+		kind string // "forward", "dX", "dW"
+		form ConvGrad
+	}
+	variants := []variant{
+		{"forward Conv", "forward", ConvGrad{}},
+		{"dX convtranspose", "dX", ConvGrad{Input: ConvInputTranspose}},
+		{"dX flipped", "dX", ConvGrad{Input: ConvInputFlipped}},
+		{"dW trick", "dW", ConvGrad{Weight: ConvWeightTrick}},
+		{"dW gemm", "dW", ConvGrad{Weight: ConvWeightGemm}},
+		{"dW bmm", "dW", ConvGrad{Weight: ConvWeightBatched}},
+	}
+	if block > 0 {
+		variants = append(variants,
+			variant{"forward nchwc", "forward", ConvGrad{NCHWcBlock: block}},
+			variant{"dX flipped nchwc", "dX", ConvGrad{Input: ConvInputFlipped, NCHWcBlock: block}},
+			variant{"dW trick nchwc", "dW", ConvGrad{Weight: "trick-nchwc", NCHWcBlock: block}},
+		)
+	}
+	fmt.Printf("Conv forward and gradients: batch %d, %d threads, ONNX Runtime %s (NCHWc block %d), median of %d interleaved rounds\n",
+		batch, threads, ortrt.Version(), block, rounds)
+	fmt.Printf("%-22s %-18s %8s %8s  %s\n", "layer", "variant", "ms", "GFLOP/s", "forms the builder used")
+	rng := rand.New(rand.NewPCG(3, 4))
+	randT := func(shape ...int64) *ortrt.Tensor {
+		v := make([]float32, prod(shape))
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		x, err := ortrt.NewFloat32(shape, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { x.Close() })
+		return x
+	}
+	for li, l := range layers {
+		geo := convGeom{k: []int64{l.k, l.k}, s: []int64{l.s, l.s}, d: []int64{1, 1},
+			pb: []int64{l.p, l.p}, pe: []int64{l.p, l.p}, group: 1}
+		o := (l.hw+2*l.p-l.k)/l.s + 1
+		flops := 2 * float64(batch*l.m*o*o*l.c*l.k*l.k)
+		feeds := map[string]*ortrt.Tensor{
+			"X": randT(batch, l.c, l.hw, l.hw), "W": randT(l.m, l.c, l.k, l.k), "G": randT(batch, l.m, o, o),
+		}
+		type run struct {
+			v     variant
+			s     *ortrt.Session
+			in    []*ortrt.Tensor
+			out   []*ortrt.Tensor
+			forms []string
+			times []float64
+		}
+		var runs []*run
+		for _, v := range variants {
+			if v.form.Weight == "trick-nchwc" && (l.c%block != 0 || l.m%block != 0) {
+				continue
+			}
+			data, inNames, forms := convBenchGraph(t, v.kind, v.form, geo, l.c, l.m, l.hw, o)
+			if dir := os.Getenv("UNLEARN_CONV_BENCH_DUMP"); dir != "" {
+				name := fmt.Sprintf("%s/%d_%s.onnx", dir, li, strings.ReplaceAll(v.name, " ", "_"))
+				if err := os.WriteFile(name, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := ortrt.NewSession(data, inNames, []string{"out"}, ortrt.Options{Threads: threads})
+			if err != nil {
+				t.Fatalf("%s: %v", v.name, err)
+			}
+			t.Cleanup(func() { s.Close() })
+			r := &run{v: v, s: s, forms: forms, out: make([]*ortrt.Tensor, 1)}
+			for _, n := range inNames {
+				r.in = append(r.in, feeds[n])
+			}
+			runs = append(runs, r)
+		}
+		for round := 0; round <= rounds; round++ {
+			for _, r := range runs {
+				time.Sleep(settle)
+				t0 := time.Now()
+				if err := r.s.Run(r.in, r.out); err != nil {
+					t.Fatalf("%s: %v", r.v.name, err)
+				}
+				if round > 0 { // round 0 warms up
+					r.times = append(r.times, time.Since(t0).Seconds())
+				}
+			}
+		}
+		name := fmt.Sprintf("%d→%d %d×%d k%d s%d", l.c, l.m, l.hw, l.hw, l.k, l.s)
+		ref := map[string][]float32{}
+		for _, r := range runs {
+			got := r.out[0].Float32s()
+			if want, ok := ref[r.v.kind]; !ok {
+				ref[r.v.kind] = got
+			} else if d, m := maxDiff(got, want); len(got) != len(want) || d > 1e-4*m {
+				t.Errorf("%s: %s differs from the first %s variant: max |Δ| %g, max |value| %g", name, r.v.name, r.v.kind, d, m)
+			}
+		}
+		for _, r := range runs {
+			slices.Sort(r.times)
+			med := r.times[len(r.times)/2]
+			fmt.Printf("%-22s %-18s %8.1f %8.0f  %s\n", name, r.v.name, 1e3*med, flops/med/1e9, strings.Join(r.forms, " "))
+			r.out[0].Close()
+		}
+	}
+}
+
+// maxDiff returns max|a−b| and max|b|.
+func maxDiff(a, b []float32) (d, m float64) {
+	for i := range min(len(a), len(b)) {
+		m = max(m, math.Abs(float64(b[i])))
+		d = max(d, math.Abs(float64(a[i])-float64(b[i])))
+	}
+	return d, m
+}
+
+// convBenchGraph returns the serialized graph of one variant (kind forward:
+// Y = Conv(X, W); dX: the input gradient from G = dY; dW: the weight
+// gradient) with a dynamic batch dimension like a training graph's, its
+// input names and the forms the builder used.
+func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, c, m, hw, o int64) ([]byte, []string, []string) {
+	t.Helper()
+	b := newBuilder(graph.NewGraph("convbench"), 17, Spec{ConvGrad: form})
+	batch := graph.Dim{Size: -1, Param: "batch"}
+	d := func(n int64) graph.Dim { return graph.Dim{Size: n} }
+	input := func(name string, dims ...graph.Dim) *graph.Value {
+		v, err := b.g.AddInput(name, &graph.Type{DType: graph.Float, Shape: dims})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.ti(v)
+		return v
+	}
+	k := geo.k[0]
+	xs := []int64{b.sym(), c, hw, hw}
+	var out *graph.Value
+	var names []string
+	switch kind {
+	case "forward":
+		X := input("X", batch, d(c), d(hw), d(hw))
+		W := input("W", d(m), d(c), d(k), d(k))
+		if b.nchwcApplies(b.shape(X), b.shape(W), geo, graph.Float) {
+			ys := []int64{b.shape(X)[0], m, o, o}
+			out, _ = b.nchwcConv(X, b.nchwcFilter(W, m, c, geo.k, false), nil, m, geo, ys, "")
+			b.convForms = append(b.convForms, "forward:nchwc")
+		} else {
+			out = b.op1("Conv", []*graph.Value{X, W}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
+				aIs("pads", concat64(geo.pb, geo.pe)))
+		}
+		names = []string{"X", "W"}
+	case "dX":
+		G := input("G", batch, d(m), d(o), d(o))
+		W := input("W", d(m), d(c), d(k), d(k))
+		out = b.convInputGrad(G, W, geo, xs)
+		names = []string{"G", "W"}
+	case "dW":
+		X := input("X", batch, d(c), d(hw), d(hw))
+		G := input("G", batch, d(m), d(o), d(o))
+		if form.Weight == "trick-nchwc" {
+			out = convWeightGradTrickNCHWc(b, X, G, geo, c, m, hw, o)
+			b.convForms = append(b.convForms, "weight:trick-nchwc")
+		} else {
+			out = b.convWeightGrad(X, G, geo, []int64{m, c, k, k})
+		}
+		names = []string{"X", "G"}
+	}
+	out = b.identityAs(out, "out")
+	out.Type = &graph.Type{DType: graph.Float}
+	b.g.Outputs = []*graph.Value{out}
+	data, err := onnxio.Encode(&graph.Model{Graph: b.g, IRVersion: 8, Opsets: opsets(&graph.Model{}, 17, b.usedNCHWc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, names, b.convForms
+}
+
+// convWeightGradTrickNCHWc is the convolution trick (convWeightGradTrick) on
+// the NCHWc kernels, measured for nchwc.go's note and not used: Xᵀ
+// [C, N, H, W] blocked over N, dYᵀ as the filter [M, N, O…] in OIHWBiBo, the
+// result [C, M, k′…] reordered back. The batch must be a multiple of the
+// block (the benchmark's is).
+func convWeightGradTrickNCHWc(b *builder, X, G *graph.Value, geo convGeom, c, m, hw, o int64) *graph.Value {
+	B := b.spec.ConvGrad.NCHWcBlock
+	const n = -1 // batch, from the data
+	Xr := b.nchwc("ReorderInput", []*graph.Value{b.transpose(X, []int64{1, 0, 2, 3})}, []int64{c, b.sym(), hw, hw})
+	// ReorderInput of dY: [N/B, B(n), M/B, O, B(m)] → [N/B, M/B, O, B(n), B(m)] → [M/B, N/B, O, B(n), B(m)].
+	Gr := b.nchwc("ReorderInput", []*graph.Value{G}, []int64{b.sym(), m, o, o})
+	Gr = b.transpose(b.reshape(Gr, []int64{n, B, m / B, o * o, B}), []int64{0, 2, 3, 1, 4})
+	Gr = b.reshape(b.transpose(Gr, []int64{1, 0, 2, 3, 4}), []int64{m, n, o, o})
+	kp := (hw+geo.pb[0]+geo.pe[0]-geo.s[0]*(o-1)-1)/geo.d[0] + 1
+	T := b.nchwc("Conv", []*graph.Value{Xr, Gr}, []int64{c, m, kp, kp}, aIs("kernel_shape", []int64{o, o}),
+		aIs("strides", geo.d), aIs("dilations", geo.s), aIs("pads", concat64(geo.pb, geo.pe)), aI("group", 1))
+	T = b.nchwc("ReorderOutput", []*graph.Value{T}, []int64{c, m, kp, kp}, aI("channels", m))
+	T = b.transpose(T, []int64{1, 0, 2, 3})
+	if kp != geo.k[0] {
+		T = b.op1("Slice", []*graph.Value{T, b.i64(0, 0), b.i64(geo.k...), b.i64(2, 3)})
+	}
+	return T
+}
