@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""PyTorch side of the training-step benchmark (bench/train_step.sh).
+
+One step = forward in train mode, mean cross-entropy, backward, SGD
+(momentum 0.9) update, on one fixed random batch. Prints one JSON line:
+model, threads, batch, median step seconds, images/s, peak RSS (VmHWM) in MB,
+the RSS before the first step (base_mb: interpreter, libraries, model,
+batch) and the cores other processes kept busy meanwhile (others_cores). Run one model per process so that peak memory is per model:
+
+  /usr/bin/python3 bench/train_step.py --model resnet18 --threads 2
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_models  # noqa: E402
+
+
+def status_mb(field):
+    """A memory field of /proc/self/status (VmHWM: peak RSS, VmRSS: RSS now), in MB."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def busy_seconds():
+    """CPU seconds the whole machine has spent busy so far (/proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def own_seconds():
+    t = os.times()
+    return t.user + t.system
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True, choices=make_models.MODELS)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=10)
+    a = ap.parse_args()
+
+    torch.set_num_threads(a.threads)
+    model = make_models.build(a.model)
+    torch.set_num_threads(a.threads)  # importing make_testdata changes it
+    model.train()
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(a.batch, 1, 28, 28, generator=g)
+    y = torch.randint(0, 10, (a.batch,), generator=g)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    base = status_mb("VmRSS")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(a.warmup):
+        step()
+    times = []
+    busy0, own0, wall0 = busy_seconds(), own_seconds(), time.perf_counter()
+    for _ in range(a.steps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    wall = time.perf_counter() - wall0
+    # Cores used by other processes while the steps ran (contention).
+    others = max(busy_seconds() - busy0 - (own_seconds() - own0), 0) / wall
+    med = statistics.median(times)
+    print(json.dumps({
+        "impl": "pytorch", "model": a.model, "threads": torch.get_num_threads(), "batch": a.batch,
+        "steps": a.steps, "median_s": med, "min_s": min(times), "images_per_s": a.batch / med,
+        "peak_mb": round(status_mb("VmHWM"), 1), "base_mb": round(base, 1), "others_cores": round(others, 2), "version": torch.__version__,
+    }))
+
+
+if __name__ == "__main__":
+    main()

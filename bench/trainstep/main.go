@@ -1,0 +1,238 @@
+// Command trainstep times one training step of an ONNX classifier the way
+// unlearn trains it: one ONNX Runtime run of the generated training graph
+// (forward, mean cross-entropy, backward; BatchNormalization in training
+// mode) plus the SGD update (momentum 0.9) in Go on the parameter tensors
+// that ONNX Runtime reads in place (train.Engine). It is the unlearn side of
+// bench/train_step.sh.
+//
+//	go run ./bench/trainstep -model bench/models/resnet18_cifar.onnx -threads 2
+//
+// It prints one JSON line: median step seconds over -steps timed steps after
+// -warmup untimed ones, images/s, the peak resident set size of the process
+// (VmHWM) in MB and its resident set size before the first step (base_mb:
+// runtime library, model, session, batch buffers), and the cores other
+// processes kept busy meanwhile. -nchwc builds the graph with the opt-in
+// NCHWc Conv kernels (impl "unlearn-nchwc"); -dump writes the training graph
+// (for bench/ortprof).
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/train"
+	"github.com/unlearn-tool/unlearn/train/autodiff"
+	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+)
+
+type result struct {
+	Impl       string  `json:"impl"`
+	Model      string  `json:"model"`
+	Threads    int     `json:"threads"`
+	Batch      int     `json:"batch"`
+	Steps      int     `json:"steps"`
+	MedianS    float64 `json:"median_s"`
+	MinS       float64 `json:"min_s"`
+	ImagesPerS float64 `json:"images_per_s"`
+	PeakMB     float64 `json:"peak_mb"`
+	BaseMB     float64 `json:"base_mb"`
+	// UpdateS is the median time of the SGD update (Go) within a step.
+	UpdateS  float64 `json:"update_s"`
+	BuildS   float64 `json:"build_s"`   // autodiff.Build
+	SessionS float64 `json:"session_s"` // encoding + ONNX Runtime session creation
+	Nodes    int     `json:"nodes"`     // nodes of the training graph
+	// CPUShare is the process's CPU time over the wall time of the timed
+	// steps: about the thread count when nothing else ran on the machine.
+	CPUShare float64 `json:"cpu_share"`
+	// OthersCores is the CPU other processes used meanwhile, in cores
+	// (contention: the machine's busy time less this process's).
+	OthersCores float64 `json:"others_cores"`
+	ORT         string  `json:"ort"`
+	NCHWc       int64   `json:"nchwc"` // the NCHWc block size (-nchwc; 0: plain Conv)
+}
+
+func main() {
+	model := flag.String("model", "", "ONNX model (training export)")
+	name := flag.String("name", "", "model name in the output (default: the file name)")
+	threads := flag.Int("threads", runtime.NumCPU(), "ONNX Runtime intra-op threads")
+	batch := flag.Int("batch", 128, "batch size")
+	warmup := flag.Int("warmup", 3, "untimed steps")
+	steps := flag.Int("steps", 10, "timed steps")
+	dump := flag.String("dump", "", "write the training graph to this file")
+	lib := flag.String("ort-lib", "", "libonnxruntime.so.1 (default: ONNXRUNTIME_LIB, then .ort/)")
+	var spec autodiff.Spec
+	flag.StringVar(&spec.ConvGrad.Input, "conv-input", "", "force the Conv input-gradient form (convtranspose, flipped)")
+	flag.StringVar(&spec.ConvGrad.Weight, "conv-weight", "", "force the Conv weight-gradient form (trick, gemm, bmm)")
+	nchwc := flag.Bool("nchwc", false, "run Conv on ONNX Runtime's NCHWc kernels (autodiff.ConvGrad.NCHWcBlock, opt-in; "+
+		"train.Engine builds plain Conv)")
+	flag.Parse()
+	spec.BN = autodiff.BNTraining
+	if *model == "" {
+		fmt.Fprintln(os.Stderr, "trainstep: -model is required")
+		os.Exit(2)
+	}
+	if err := run(*model, *name, spec, *nchwc, *threads, *batch, *warmup, *steps, *dump, *lib); err != nil {
+		fmt.Fprintln(os.Stderr, "trainstep:", err)
+		os.Exit(1)
+	}
+}
+
+func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warmup, steps int, dump, lib string) error {
+	if name == "" {
+		name = strings.TrimSuffix(path[strings.LastIndex(path, "/")+1:], ".onnx")
+	}
+	m, err := onnxio.Load(path)
+	if err != nil {
+		return err
+	}
+	if nchwc {
+		if spec.ConvGrad.NCHWcBlock = ortrt.NCHWcBlockSize(ortrt.Options{LibPath: lib}); spec.ConvGrad.NCHWcBlock == 0 {
+			return fmt.Errorf("-nchwc: ONNX Runtime has no NCHWc kernels on this machine")
+		}
+	}
+	t0 := time.Now()
+	art, err := autodiff.Build(m, spec)
+	if err != nil {
+		return err
+	}
+	buildS := time.Since(t0).Seconds()
+	if dump != "" {
+		b, err := onnxio.Encode(art.Model)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(dump, b, 0o644); err != nil {
+			return err
+		}
+	}
+	t0 = time.Now()
+	e, err := train.NewEngineFromArtifacts(m, art, ortrt.Options{LibPath: lib, Threads: threads})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	sessS := time.Since(t0).Seconds()
+
+	x, labels, weights, _, err := e.Inputs(batch)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for i := range labels {
+		labels[i] = int64(rng.IntN(e.Classes()))
+		weights[i] = 1
+	}
+	opt := &train.SGD{Momentum: 0.9}
+	var upd float64
+	step := func() error {
+		if _, err := e.StepFilled(batch); err != nil {
+			return err
+		}
+		t := time.Now()
+		err := opt.Step(e.Params(), 0.01)
+		upd = time.Since(t).Seconds()
+		return err
+	}
+	base := statusMB("VmRSS")
+	for i := 0; i < warmup; i++ {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	times := make([]float64, steps)
+	upds := make([]float64, steps)
+	cpu0, busy0, wall0 := cpuSeconds(), busySeconds(), time.Now()
+	for i := range times {
+		t := time.Now()
+		if err := step(); err != nil {
+			return err
+		}
+		times[i] = time.Since(t).Seconds()
+		upds[i] = upd
+	}
+	impl := "unlearn"
+	if nchwc {
+		impl = "unlearn-nchwc"
+	}
+	wall := time.Since(wall0).Seconds()
+	own := cpuSeconds() - cpu0
+	share := own / wall
+	others := max(busySeconds()-busy0-own, 0) / wall
+	med := median(times)
+	return json.NewEncoder(os.Stdout).Encode(result{
+		Impl: impl, Model: name, Threads: threads, Batch: batch, Steps: steps,
+		MedianS: med, MinS: slices.Min(times), ImagesPerS: float64(batch) / med,
+		PeakMB: statusMB("VmHWM"), BaseMB: base, UpdateS: median(upds), BuildS: buildS, SessionS: sessS, Nodes: len(art.Model.Graph.Nodes()),
+		CPUShare: share, OthersCores: others, ORT: ortrt.Version(), NCHWc: spec.ConvGrad.NCHWcBlock,
+	})
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// cpuSeconds is the user and system CPU time of the process so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// busySeconds is the CPU time the whole machine has spent busy so far
+// (/proc/stat: all but idle and iowait, in USER_HZ = 100 ticks a second).
+func busySeconds() float64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	var busy float64
+	for i, s := range f[1:min(len(f), 9)] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		v, _ := strconv.ParseFloat(s, 64)
+		busy += v
+	}
+	return busy / 100
+}
+
+// statusMB is a memory field of /proc/self/status in MB (VmHWM: peak
+// resident set size, VmRSS: resident set size now).
+func statusMB(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
+			kb, err := strconv.ParseFloat(f[1], 64)
+			if err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return -1
+}
