@@ -117,6 +117,18 @@ type Config struct {
 	SSD   SSDConfig
 	IU    IUConfig
 
+	// Schedule is ScheduleFixed ("" or "fixed": Epochs at LR) or
+	// ScheduleAuto ("auto": a learning-rate range test, then epochs until
+	// the oracle-free proxies say the forget set looks unseen and utility
+	// has recovered; training algorithms only). In auto mode Epochs, when
+	// set, is the cap (unless Auto.MaxEpochs is), and LR, when set, is used
+	// as is instead of the range test's choice.
+	Schedule string
+	Auto     AutoConfig
+	// Proxies configures the oracle-free proxies (auto mode, or fixed mode
+	// with Proxies.Track).
+	Proxies ProxyConfig
+
 	Runtime ortrt.Options
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
@@ -126,7 +138,8 @@ type Config struct {
 type Progress struct {
 	Algorithm string
 	// Phase: "train" (descent on the retain set, or on retain + relabelled
-	// forget), "ascent" (neggrad), "max" and "min" (scrub),
+	// forget), "ascent" (neggrad), "max" and "min" (scrub), "lr-range"
+	// (the auto schedule's range test: Step of Steps over all candidates),
 	// "importance-forget" and "importance-full" (ssd), "gradients-forget",
 	// "gradients-retain" and "woodfisher" (iu).
 	Phase         string
@@ -152,6 +165,12 @@ type Result struct {
 	Seconds float64
 	// Notes say, in words, what the algorithm did.
 	Notes []string
+	// Proxies are the oracle-free proxies (auto mode, or
+	// Config.Proxies.Track; nil otherwise).
+	Proxies *ProxyLog
+	// Auto reports the auto schedule's learning rate, stopping epoch and
+	// reason (nil in fixed mode).
+	Auto *AutoResult
 }
 
 type algorithm struct {
@@ -250,6 +269,7 @@ func (c Config) withDefaults(d Config) Config {
 	zf(&c.SSD.Alpha, d.SSD.Alpha)
 	zf(&c.SSD.Lambda, d.SSD.Lambda)
 	zf(&c.IU.Alpha, d.IU.Alpha)
+	c.Proxies = c.Proxies.withDefaults()
 	zf(&c.IU.Damping, d.IU.Damping)
 	if c.IU.Samples == 0 {
 		c.IU.Samples = int(c.IU.Damping) + 2
@@ -274,7 +294,7 @@ func (c Config) check() error {
 	case c.IU.Damping <= 0 || c.IU.Samples < 1 || !(c.IU.Alpha > 0) || math.IsInf(c.IU.Alpha, 0):
 		return fmt.Errorf("%w: IU settings %+v", ErrInput, c.IU)
 	}
-	return nil
+	return c.Proxies.check()
 }
 
 // run is the state of one Run call.
@@ -289,6 +309,9 @@ type run struct {
 	params []string
 	isPar  map[string]bool
 	split  *data.Split
+	// proxy is set when the proxies are computed, auto in auto mode.
+	proxy *proxyState
+	auto  *autoState
 }
 
 // Run unlearns in.Forget from in.Model with the named algorithm and writes
@@ -302,8 +325,12 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	userEpochs, userLR := cfg.Epochs, cfg.LR
 	cfg = cfg.withDefaults(Defaults(algo))
 	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if err := cfg.resolveSchedule(algo, userEpochs, userLR); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -317,6 +344,17 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if cfg.Schedule == ScheduleAuto || cfg.Proxies.Track {
+		if err := r.setupProxies(a); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Schedule == ScheduleAuto {
+		r.auto = &autoState{rangeTest: len(cfg.Auto.LRs) > 0}
+		r.res.Auto = &AutoResult{MaxEpochs: cfg.Auto.MaxEpochs}
+		r.note("auto schedule: at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ reference + %g and held-out accuracy ≥ the input model's − %g (after at least %d)",
+			cfg.Auto.MaxEpochs, cfg.Auto.ForgetTolerance, cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
 	}
 	if err := a.run(r); err != nil {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
@@ -338,6 +376,15 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		if n > 0 {
 			r.res.Changed[name] = n
 		}
+	}
+	if r.proxy != nil && !isTraining(algo) {
+		ps := time.Now()
+		p, err := r.evalProxies(r.in.Model)
+		if err != nil {
+			return nil, err
+		}
+		r.proxy.log.After = *p
+		r.proxy.log.Seconds += time.Since(ps).Seconds()
 	}
 	r.res.Seconds = time.Since(start).Seconds()
 	return r.res, nil
@@ -545,46 +592,63 @@ type loop struct {
 }
 
 func (r *run) fit(l loop) error {
+	if r.auto != nil {
+		return r.fitAuto(l)
+	}
 	for ep := 0; ep < l.epochs; ep++ {
-		start := time.Now()
-		steps, step, err := l.epoch(ep)
-		if err != nil {
+		if err := r.trainEpoch(l, ep, l.lr(ep), l.epochs); err != nil {
 			return err
 		}
-		lr := l.lr(ep)
-		var lossSum float64
-		var correct, seen int
-		for s := 0; s < steps; s++ {
-			if err := r.ctx.Err(); err != nil {
+		if r.proxy != nil {
+			if err := r.proxiesAfter(l.e, ep+1, l.lr(ep)); err != nil {
 				return err
 			}
-			out, err := step(s)
-			if err != nil {
-				return fmt.Errorf("epoch %d step %d: %w", ep+1, s+1, err)
-			}
-			if err := train.CheckFinite(l.e.Params()); err != nil {
-				return fmt.Errorf("epoch %d step %d: %w (lower the learning rate)", ep+1, s+1, err)
-			}
-			if l.hook != nil {
-				out.loss += l.hook(ep, l.e.Params())
-			}
-			if err := l.opt.Step(l.e.Params(), lr); err != nil {
-				return err
-			}
-			if out.stat {
-				lossSum += out.loss * float64(out.seen)
-				correct += out.correct
-				seen += out.seen
-			}
-			r.progress(Progress{Phase: out.phase, Epoch: ep + 1, Epochs: l.epochs, Step: s + 1, Steps: steps, Loss: out.loss, LR: lr})
 		}
-		st := train.EpochStats{Epoch: ep + 1, Seconds: time.Since(start).Seconds()}
-		if seen > 0 {
-			st.Loss = lossSum / float64(seen)
-			st.Accuracy = float64(correct) / float64(seen)
-		}
-		r.res.Epochs = append(r.res.Epochs, st)
 	}
+	return nil
+}
+
+// trainEpoch runs epoch ep (0-based) of l at learning rate lr and appends
+// its statistics to the result; epochs is what progress reports as the
+// number of epochs.
+func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int) error {
+	start := time.Now()
+	steps, step, err := l.epoch(ep)
+	if err != nil {
+		return err
+	}
+	var lossSum float64
+	var correct, seen int
+	for s := 0; s < steps; s++ {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		out, err := step(s)
+		if err != nil {
+			return fmt.Errorf("epoch %d step %d: %w", ep+1, s+1, err)
+		}
+		if err := train.CheckFinite(l.e.Params()); err != nil {
+			return fmt.Errorf("epoch %d step %d: %w (lower the learning rate)", ep+1, s+1, err)
+		}
+		if l.hook != nil {
+			out.loss += l.hook(ep, l.e.Params())
+		}
+		if err := l.opt.Step(l.e.Params(), lr); err != nil {
+			return err
+		}
+		if out.stat {
+			lossSum += out.loss * float64(out.seen)
+			correct += out.correct
+			seen += out.seen
+		}
+		r.progress(Progress{Phase: out.phase, Epoch: ep + 1, Epochs: epochs, Step: s + 1, Steps: steps, Loss: out.loss, LR: lr})
+	}
+	st := train.EpochStats{Epoch: ep + 1, Seconds: time.Since(start).Seconds()}
+	if seen > 0 {
+		st.Loss = lossSum / float64(seen)
+		st.Accuracy = float64(correct) / float64(seen)
+	}
+	r.res.Epochs = append(r.res.Epochs, st)
 	return nil
 }
 

@@ -106,6 +106,9 @@ func runSCRUB(r *run) error {
 			return r.cfg.LR * math.Pow(0.1, float64(k))
 		},
 		epoch: func(ep int) (int, stepFunc, error) {
+			if ep == 0 { // the auto schedule's range test runs epoch 0 first
+				maxLoss, maxSteps = 0, 0
+			}
 			var fb [][]int
 			if ep < sc.MaxSteps {
 				fb = trainBatches(len(r.in.Forget), sc.ForgetBatchSize, forder)

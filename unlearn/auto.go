@@ -1,0 +1,763 @@
+package unlearn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/train"
+)
+
+// Schedules (Config.Schedule).
+const (
+	// ScheduleFixed trains for Config.Epochs at Config.LR (the default).
+	ScheduleFixed = "fixed"
+	// ScheduleAuto picks the learning rate with a range test and the number
+	// of epochs with the oracle-free proxies; see AutoConfig.
+	ScheduleAuto = "auto"
+)
+
+// ProxyConfig configures the oracle-free proxies (eval.Proxies): computed in
+// auto mode always, in fixed mode when Track is set.
+//
+// The held-out slice: round(HoldoutFraction·|retain|) retain examples,
+// clamped to [HoldoutMin, HoldoutMax] and to at most half of the retain set,
+// drawn uniformly without replacement with PCG(Config.Seed, stream 0x401d)
+// (one stream of the run's seed, so the same seed holds out the same
+// examples for every algorithm). They are removed from the retain set the
+// algorithm trains on, in fixed mode with Track too, so that the proxies
+// mean the same in both modes; Result.Proxies.Holdout lists them.
+type ProxyConfig struct {
+	// Track computes the proxies in fixed mode: for the input model, after
+	// every epoch of a training algorithm, and for the result (ssd and iu:
+	// before and after only).
+	Track bool
+	// HoldoutFraction is the share of the retain set held out [0.1];
+	// HoldoutMin [50] and HoldoutMax [2000] bound the slice's size.
+	HoldoutFraction        float64
+	HoldoutMin, HoldoutMax int
+	// IIDAlpha is the significance of the χ² test that decides whether the
+	// forget set is IID (eval.NewProxyReference) [1e-3].
+	IIDAlpha float64
+	// Feature is the proxy MIA's feature ("" = "confidence"; see
+	// eval.ProxyMIA) and NoMIA skips the attack.
+	Feature string
+	NoMIA   bool
+}
+
+// AutoConfig configures the auto schedule (Config.Schedule = "auto") of the
+// training algorithms (rft, finetune, neggrad, neggrad+, random-label,
+// l1-sparse, scrub). Zero values take the defaults in brackets; a negative
+// tolerance means zero.
+//
+// 1. Learning-rate range test (skipped when Config.LR is set: that rate is
+// used). From the state the algorithm starts from (after rft's reset),
+// each candidate in LRs runs RangeSteps steps of the algorithm's own first
+// epoch (the same batches for every candidate, spread evenly over the
+// epoch, so scrub's max- and min-steps both take part) at a constant rate
+// with fresh momentum; then the mean cross-entropy of a probe of
+// min(512, |retain|) retain examples (training part, drawn with the run's
+// seed) is measured in inference mode, and the state is restored. The rule
+// (ChooseLR): the largest candidate whose probe loss is finite and at most
+// RangeSlack above the smallest probe loss; a candidate that diverged
+// (non-finite gradient, weight or logit) is out, and so is every larger one.
+// Larger rates forget faster; the slack keeps the ones that cost retain
+// loss out.
+//
+// 2. Training: the algorithm's own schedule stretched over MaxEpochs
+// (Config.Epochs becomes the cap: rft's and finetune's cosine reach
+// 0.01·lr at the cap, l1-sparse's penalty decays over it) and scaled to the
+// chosen rate. After every epoch the proxies are measured and the stopping
+// rule (Decide) applied: stop once, after at least MinEpochs epochs,
+//
+//	forget accuracy ≤ reference accuracy + ForgetTolerance   (looks unseen)
+//	held-out accuracy ≥ the input model's − UtilityTolerance (utility back)
+//
+// or at MaxEpochs. The model of the stopping epoch is the result.
+//
+// "The input model's" held-out level is, by default (UtilityBaseline
+// "test"), its accuracy on unseen examples distributed like the held-out
+// slice: its test accuracy re-weighted to the slice's class shares
+// (eval.MatchedAccuracy; ProxyLog.BeforeMatchedTest). Its accuracy on the
+// slice itself ("holdout") is a training accuracy: the model memorised
+// those examples, and a run that resets or unlearns (and does not train on
+// the slice) cannot be expected to return to it. On the demo the original
+// scores 0.881 on the slice, rft plateaus at 0.82 there while its test
+// accuracy is back at the original's 0.84, so "holdout" would always run to
+// the cap.
+type AutoConfig struct {
+	// MaxEpochs is the hard cap [Config.Epochs when set, else twice the
+	// fixed default, at least 3: rft 20, finetune 10, neggrad 3, neggrad+
+	// 3, random-label 10, l1-sparse 10, scrub 6].
+	MaxEpochs int
+	// MinEpochs is the fewest epochs before the rule may stop [1].
+	MinEpochs int
+	// ForgetTolerance [0.03] and UtilityTolerance [0.03] are the rule's
+	// tolerances, as fractions (0.03 = 3 points of accuracy).
+	ForgetTolerance, UtilityTolerance float64
+	// LRs are the range test's candidates [the fixed default rate ×
+	// 10^(k/2), k = −2..2].
+	LRs []float64
+	// RangeSteps is the number of steps per candidate [10].
+	RangeSteps int
+	// RangeSlack is how far (nats) above the best probe loss a larger
+	// candidate may be [0.05].
+	RangeSlack float64
+	// UtilityBaseline is what the held-out accuracy must come back to:
+	// "test" (the input model's test accuracy weighted like the held-out
+	// slice) or "holdout" (the input model's accuracy on the slice) ["test"].
+	UtilityBaseline string
+}
+
+// Utility baselines (AutoConfig.UtilityBaseline).
+const (
+	UtilityTest    = "test"
+	UtilityHoldout = "holdout"
+)
+
+// StopReason says why an auto run stopped.
+type StopReason string
+
+const (
+	// StopUnseen: the forget set looks unseen and utility has recovered.
+	StopUnseen StopReason = "unseen-and-recovered"
+	// StopMaxEpochs: the cap was reached first.
+	StopMaxEpochs StopReason = "max-epochs"
+)
+
+// Decision is the stopping rule's verdict after one epoch.
+type Decision struct {
+	Stop   bool       `json:"stop"`
+	Reason StopReason `json:"reason,omitempty"`
+	// ForgetOK and UtilityOK are the rule's two conditions.
+	ForgetOK  bool `json:"forget_ok"`
+	UtilityOK bool `json:"utility_ok"`
+	// Detail says the same in words, with the numbers.
+	Detail string `json:"detail"`
+}
+
+// Decide applies the auto schedule's stopping rule after epoch
+// len(history): history[e−1] are the proxies after epoch e, target the
+// held-out accuracy utility must come back to (see UtilityBaseline). a must
+// have its defaults filled (Run does it; a zero MaxEpochs never stops for
+// the cap).
+func (a AutoConfig) Decide(target float64, history []eval.Proxies) Decision {
+	e := len(history)
+	if e == 0 {
+		return Decision{Detail: "no epoch trained yet"}
+	}
+	p := history[e-1]
+	ft, ut := max(a.ForgetTolerance, 0), max(a.UtilityTolerance, 0)
+	d := Decision{
+		ForgetOK:  p.ForgetAccuracy <= p.ReferenceAccuracy+ft,
+		UtilityOK: p.HoldoutAccuracy >= target-ut,
+	}
+	forget := fmt.Sprintf("forget accuracy %.3f vs reference %.3f (%+.3f, tolerance %.3g)", p.ForgetAccuracy, p.ReferenceAccuracy, p.ForgetAccuracy-p.ReferenceAccuracy, ft)
+	utility := fmt.Sprintf("held-out retain accuracy %.3f vs target %.3f (%+.3f, tolerance %.3g)", p.HoldoutAccuracy, target, p.HoldoutAccuracy-target, ut)
+	switch {
+	case d.ForgetOK && d.UtilityOK && e >= max(a.MinEpochs, 1):
+		d.Stop, d.Reason = true, StopUnseen
+		d.Detail = fmt.Sprintf("epoch %d: the forget set looks unseen (%s) and utility has recovered (%s)", e, forget, utility)
+	case a.MaxEpochs > 0 && e >= a.MaxEpochs:
+		d.Stop, d.Reason = true, StopMaxEpochs
+		var why []string
+		if !d.ForgetOK {
+			why = append(why, "the forget set still looks seen: "+forget)
+		}
+		if !d.UtilityOK {
+			why = append(why, "utility has not recovered: "+utility)
+		}
+		if len(why) == 0 {
+			why = append(why, fmt.Sprintf("both conditions hold but MinEpochs is %d", a.MinEpochs))
+		}
+		d.Detail = fmt.Sprintf("reached the cap of %d epochs; %s", a.MaxEpochs, joinSemi(why))
+	default:
+		d.Detail = fmt.Sprintf("epoch %d: %s; %s", e, forget, utility)
+	}
+	return d
+}
+
+func joinSemi(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += "; "
+		}
+		out += x
+	}
+	return out
+}
+
+// LRTrial is one candidate of the range test. Loss is the probe's mean
+// cross-entropy after the trial steps (0 when Diverged).
+type LRTrial struct {
+	LR       float64 `json:"lr"`
+	Loss     float64 `json:"loss"`
+	Diverged bool    `json:"diverged"`
+}
+
+// ChooseLR is the range test's rule: among the trials (any order), the
+// largest rate whose loss is at most slack above the smallest loss, taking
+// no rate at or above the smallest one that diverged. ok is false when
+// every trial diverged.
+func ChooseLR(trials []LRTrial, slack float64) (lr float64, ok bool) {
+	t := slices.Clone(trials)
+	sort.Slice(t, func(i, j int) bool { return t[i].LR < t[j].LR })
+	var usable []LRTrial
+	for _, x := range t {
+		if x.Diverged || math.IsNaN(x.Loss) || math.IsInf(x.Loss, 0) {
+			break
+		}
+		usable = append(usable, x)
+	}
+	if len(usable) == 0 {
+		return 0, false
+	}
+	best := math.Inf(1)
+	for _, x := range usable {
+		best = min(best, x.Loss)
+	}
+	for i := len(usable) - 1; i >= 0; i-- {
+		if usable[i].Loss <= best+max(slack, 0) {
+			return usable[i].LR, true
+		}
+	}
+	return usable[0].LR, true // unreachable: the best one qualifies
+}
+
+// AutoResult reports what the auto schedule chose.
+type AutoResult struct {
+	// LR is the rate used (the range test's choice, or Config.LR).
+	LR float64 `json:"lr"`
+	// RangeTest holds the candidates' trials (empty when Config.LR was
+	// given); StartLoss is the probe loss before any trial step,
+	// RangeSteps the steps per candidate.
+	RangeTest  []LRTrial `json:"lr_range_test,omitempty"`
+	StartLoss  float64   `json:"start_loss,omitempty"`
+	RangeSteps int       `json:"range_steps,omitempty"`
+	RangeS     float64   `json:"range_s"`
+	// UtilityTarget is the held-out accuracy the rule asked for (before
+	// the tolerance) and UtilityBaseline where it came from.
+	UtilityTarget   float64 `json:"utility_target"`
+	UtilityBaseline string  `json:"utility_baseline"`
+	// StopEpoch is the last epoch trained, MaxEpochs the cap.
+	StopEpoch int        `json:"stop_epoch"`
+	MaxEpochs int        `json:"max_epochs"`
+	Reason    StopReason `json:"reason"`
+	Detail    string     `json:"detail"`
+}
+
+// EpochProxies are the proxies after one epoch, with the rate the epoch
+// used, the stopping rule's verdict (auto mode) and the seconds the
+// measurement took.
+type EpochProxies struct {
+	Epoch int     `json:"epoch"`
+	LR    float64 `json:"lr"`
+	eval.Proxies
+	Decision *Decision `json:"decision,omitempty"`
+	Seconds  float64   `json:"seconds"`
+}
+
+// ProxyLog is the proxies of a run (Result.Proxies).
+type ProxyLog struct {
+	Reference *eval.ProxyReference `json:"reference"`
+	// Holdout lists the held-out retain examples (training-split indices);
+	// the run did not train on them.
+	Holdout     []int `json:"-"`
+	HoldoutSize int   `json:"holdout"`
+	// Before are the input model's proxies, After the result's; Epochs
+	// has one entry per trained epoch (none for ssd and iu).
+	// BeforeMatchedTest is the input model's test accuracy weighted like
+	// the held-out slice (eval.MatchedAccuracy): its level on unseen
+	// examples distributed like the slice.
+	BeforeMatchedTest float64        `json:"before_matched_test"`
+	Before            eval.Proxies   `json:"before"`
+	After             eval.Proxies   `json:"after"`
+	Epochs            []EpochProxies `json:"epochs,omitempty"`
+	Seconds           float64        `json:"seconds"`
+}
+
+const (
+	streamHoldout = 0x401d
+	streamProbe   = 0x960b
+)
+
+// proxyState is what a run with proxies keeps.
+type proxyState struct {
+	log     *ProxyLog
+	scratch *graph.Model // engine states are written here to be evaluated
+	opts    eval.ProxyOptions
+}
+
+// autoState is what an auto run keeps.
+type autoState struct {
+	rangeTest bool
+	probe     []int
+}
+
+// isTraining reports whether algo trains in epochs (auto applies).
+func isTraining(algo string) bool {
+	return algo != "ssd" && algo != "iu"
+}
+
+// resolveSchedule checks the schedule and, in auto mode, sets the cap;
+// userEpochs and userLR are the caller's Config.Epochs and Config.LR before
+// defaults.
+func (c *Config) resolveSchedule(algo string, userEpochs int, userLR float64) error {
+	switch c.Schedule {
+	case "", ScheduleFixed:
+		c.Schedule = ScheduleFixed
+		return nil
+	case ScheduleAuto:
+	default:
+		return fmt.Errorf("%w: schedule %q; choose %q or %q", ErrInput, c.Schedule, ScheduleFixed, ScheduleAuto)
+	}
+	if !isTraining(algo) {
+		return fmt.Errorf("%w: schedule auto applies to the training algorithms, not %s", ErrInput, algo)
+	}
+	a := &c.Auto
+	if a.MaxEpochs == 0 {
+		if userEpochs > 0 {
+			a.MaxEpochs = userEpochs
+		} else {
+			a.MaxEpochs = max(3, 2*Defaults(algo).Epochs)
+		}
+	}
+	if a.MinEpochs == 0 {
+		a.MinEpochs = 1
+	}
+	if a.ForgetTolerance == 0 {
+		a.ForgetTolerance = 0.03
+	}
+	if a.UtilityTolerance == 0 {
+		a.UtilityTolerance = 0.03
+	}
+	a.ForgetTolerance, a.UtilityTolerance = max(a.ForgetTolerance, 0), max(a.UtilityTolerance, 0)
+	if len(a.LRs) == 0 {
+		base := Defaults(algo).LR
+		for k := -2; k <= 2; k++ {
+			a.LRs = append(a.LRs, base*math.Pow(10, float64(k)/2))
+		}
+	} else {
+		a.LRs = slices.Clone(a.LRs)
+	}
+	if a.RangeSteps == 0 {
+		a.RangeSteps = 10
+	}
+	if a.RangeSlack == 0 {
+		a.RangeSlack = 0.05
+	}
+	switch a.UtilityBaseline {
+	case "":
+		a.UtilityBaseline = UtilityTest
+	case UtilityTest, UtilityHoldout:
+	default:
+		return fmt.Errorf("%w: utility baseline %q; choose %q or %q", ErrInput, a.UtilityBaseline, UtilityTest, UtilityHoldout)
+	}
+	switch {
+	case a.MaxEpochs < 1 || a.MinEpochs < 1 || a.MinEpochs > a.MaxEpochs:
+		return fmt.Errorf("%w: auto schedule epochs: min %d, max %d", ErrInput, a.MinEpochs, a.MaxEpochs)
+	case a.RangeSteps < 1:
+		return fmt.Errorf("%w: auto schedule range steps %d", ErrInput, a.RangeSteps)
+	case math.IsNaN(a.ForgetTolerance) || math.IsNaN(a.UtilityTolerance) || math.IsNaN(a.RangeSlack):
+		return fmt.Errorf("%w: auto schedule tolerance NaN", ErrInput)
+	}
+	for _, lr := range a.LRs {
+		if !(lr > 0) || math.IsInf(lr, 0) {
+			return fmt.Errorf("%w: range-test learning rate %v", ErrInput, lr)
+		}
+	}
+	if userLR != 0 {
+		a.LRs = nil
+	}
+	c.Epochs = a.MaxEpochs
+	return nil
+}
+
+func (p ProxyConfig) withDefaults() ProxyConfig {
+	if p.HoldoutFraction == 0 {
+		p.HoldoutFraction = 0.1
+	}
+	if p.HoldoutMin == 0 {
+		p.HoldoutMin = 50
+	}
+	if p.HoldoutMax == 0 {
+		p.HoldoutMax = 2000
+	}
+	if p.IIDAlpha == 0 {
+		p.IIDAlpha = eval.DefaultIIDAlpha
+	}
+	return p
+}
+
+func (p ProxyConfig) check() error {
+	if !(p.HoldoutFraction > 0 && p.HoldoutFraction < 1) || p.HoldoutMin < 1 || p.HoldoutMax < p.HoldoutMin {
+		return fmt.Errorf("%w: held-out slice: fraction %v, min %d, max %d", ErrInput, p.HoldoutFraction, p.HoldoutMin, p.HoldoutMax)
+	}
+	if !(p.IIDAlpha > 0 && p.IIDAlpha < 1) {
+		return fmt.Errorf("%w: IID test significance %v", ErrInput, p.IIDAlpha)
+	}
+	if p.Feature != "" {
+		if _, err := eval.ParseFeature(p.Feature); err != nil {
+			return fmt.Errorf("%w: proxy MIA feature %q", ErrInput, p.Feature)
+		}
+	}
+	return nil
+}
+
+// HoldoutSize returns the size of the held-out slice of a retain set of n
+// examples under p (defaults filled): round(HoldoutFraction·n) clamped to
+// [HoldoutMin, HoldoutMax] and to ⌊n/2⌋.
+func (p ProxyConfig) HoldoutSize(n int) int {
+	k := int(math.Round(p.HoldoutFraction * float64(n)))
+	k = min(max(k, p.HoldoutMin), p.HoldoutMax)
+	return min(k, n/2)
+}
+
+// setupProxies holds the slice out of the retain set, picks the reference,
+// prepares the scratch model and measures the input model.
+func (r *run) setupProxies(a algorithm) error {
+	start := time.Now()
+	in := r.in
+	pc := r.cfg.Proxies
+	if len(in.Forget) == 0 {
+		return fmt.Errorf("%w: the proxies need a non-empty forget set", ErrInput)
+	}
+	if in.Data.Test == nil || in.Data.Test.Len() == 0 {
+		return fmt.Errorf("%w: the proxies need test examples (the reference of what unseen looks like)", ErrInput)
+	}
+	k := pc.HoldoutSize(len(in.Retain))
+	if k < 1 {
+		return fmt.Errorf("%w: a retain set of %d examples leaves none to hold out for the proxies", ErrInput, len(in.Retain))
+	}
+	perm := r.rng(streamHoldout).Perm(len(in.Retain))
+	out := make([]bool, len(in.Retain))
+	hold := make([]int, 0, k)
+	for _, j := range perm[:k] {
+		out[j] = true
+		hold = append(hold, in.Retain[j])
+	}
+	sort.Ints(hold)
+	keep := make([]int, 0, len(in.Retain)-k)
+	for j, i := range in.Retain {
+		if !out[j] {
+			keep = append(keep, i)
+		}
+	}
+	r.in.Retain = keep
+	if a.usesRetain && len(keep) == 0 {
+		return fmt.Errorf("%w: no retain example left to train on after holding out %d", ErrInput, k)
+	}
+	trainLabels := labelsOf(in.Data.Train)
+	testLabels := labelsOf(in.Data.Test)
+	classes := in.Data.Classes
+	for _, y := range append(slices.Clone(trainLabels), testLabels...) {
+		classes = max(classes, y+1)
+	}
+	ref, err := eval.NewProxyReference(trainLabels, testLabels, in.Forget, classes, pc.IIDAlpha)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	raw, err := onnxio.Encode(in.Model)
+	if err != nil {
+		return err
+	}
+	scratch, err := onnxio.Decode(raw, "")
+	if err != nil {
+		return err
+	}
+	r.proxy = &proxyState{
+		log:     &ProxyLog{Reference: ref, Holdout: hold, HoldoutSize: k},
+		scratch: scratch,
+		opts:    eval.ProxyOptions{Feature: pc.Feature, NoMIA: pc.NoMIA},
+	}
+	p, matched, err := r.evalBefore(in.Model)
+	if err != nil {
+		return err
+	}
+	r.proxy.log.Before = *p
+	r.proxy.log.BeforeMatchedTest = matched
+	r.proxy.log.After = *p
+	r.res.Proxies = r.proxy.log
+	kind := "IID: the reference is the whole test split"
+	if !ref.IID {
+		kind = fmt.Sprintf("non-IID (χ² %.1f > %.1f): the reference is the %d test examples of classes %v, weighted by the forget set's shares", ref.ChiSquare, ref.Critical, ref.NTest, ref.Classes)
+	}
+	r.note("proxies: %d retain examples held out (not trained on); forget set %s; input model: forget accuracy %.3f, reference %.3f, held-out %.3f, test weighted like the held-out slice %.3f",
+		k, kind, p.ForgetAccuracy, p.ReferenceAccuracy, p.HoldoutAccuracy, matched)
+	r.proxy.log.Seconds += time.Since(start).Seconds()
+	return nil
+}
+
+func labelsOf(s interface {
+	Len() int
+	Label(int) int
+}) []int {
+	out := make([]int, s.Len())
+	for i := range out {
+		out[i] = s.Label(i)
+	}
+	return out
+}
+
+// evalBefore measures the input model on the proxy groups and its test
+// accuracy weighted like the held-out slice.
+func (r *run) evalBefore(m *graph.Model) (*eval.Proxies, float64, error) {
+	ps := r.proxy
+	c, err := eval.NewClassifier(m, r.cfg.Runtime, 256)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer c.Close()
+	f, h, rf, err := eval.ProxyLogits(c, r.in.Data, r.in.Forget, ps.log.Holdout, ps.log.Reference)
+	if err != nil {
+		return nil, 0, err
+	}
+	p, err := eval.ComputeProxies(f, h, rf, ps.log.Reference, ps.opts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("proxies of the input model: %w", err)
+	}
+	test := r.in.Data.Test
+	lg, err := c.Logits(test, seqInts(test.Len()), nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	matched, ok, err := eval.MatchedAccuracy(eval.Outputs{Logits: lg, Labels: labelsOf(test), Classes: c.Classes()}, h.Labels)
+	if err != nil {
+		return nil, 0, fmt.Errorf("proxies of the input model: %w", err)
+	}
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: no test example of the held-out slice's classes", ErrInput)
+	}
+	return p, matched, nil
+}
+
+func seqInts(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// evalProxies measures m on the proxy groups.
+func (r *run) evalProxies(m *graph.Model) (*eval.Proxies, error) {
+	ps := r.proxy
+	p, err := eval.EvaluateProxies(m, r.in.Data, r.in.Forget, ps.log.Holdout, ps.log.Reference, r.cfg.Runtime, 256, ps.opts)
+	if err != nil {
+		if errors.Is(err, eval.ErrNonFinite) {
+			return nil, fmt.Errorf("%w: %v", train.ErrNonFinite, err)
+		}
+		return nil, fmt.Errorf("proxies: %w", err)
+	}
+	return p, nil
+}
+
+// proxiesAfter measures the engine's state after epoch ep (1-based).
+func (r *run) proxiesAfter(e *train.Engine, ep int, lr float64) error {
+	start := time.Now()
+	if _, err := e.WriteBack(r.proxy.scratch.Graph); err != nil {
+		return err
+	}
+	p, err := r.evalProxies(r.proxy.scratch)
+	if err != nil {
+		return fmt.Errorf("epoch %d: %w", ep, err)
+	}
+	sec := time.Since(start).Seconds()
+	log := r.proxy.log
+	log.Epochs = append(log.Epochs, EpochProxies{Epoch: ep, LR: lr, Proxies: *p, Seconds: sec})
+	log.After = *p
+	log.Seconds += sec
+	return nil
+}
+
+// engineState is a copy of an engine's parameters and running statistics.
+type engineState struct {
+	params  [][]float32
+	running map[string][]float32
+}
+
+func saveState(e *train.Engine) engineState {
+	s := engineState{running: map[string][]float32{}}
+	for _, p := range e.Params() {
+		s.params = append(s.params, slices.Clone(p.Data))
+	}
+	for name, v := range e.Running() {
+		s.running[name] = slices.Clone(v)
+	}
+	return s
+}
+
+func (s engineState) restore(e *train.Engine) {
+	for i, p := range e.Params() {
+		copy(p.Data, s.params[i])
+	}
+	copyRunning(e.Running(), s.running)
+}
+
+// probeLoss is the mean cross-entropy of the engine's state on the probe
+// examples in inference mode (+Inf for non-finite logits).
+func (r *run) probeLoss(e *train.Engine) (float64, error) {
+	if _, err := e.WriteBack(r.proxy.scratch.Graph); err != nil {
+		return 0, err
+	}
+	c, err := eval.NewClassifier(r.proxy.scratch, r.cfg.Runtime, 256)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	lg, err := c.Logits(r.split, r.auto.probe, nil)
+	if err != nil {
+		return 0, err
+	}
+	for _, v := range lg {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return math.Inf(1), nil
+		}
+	}
+	o := eval.Outputs{Logits: lg, Labels: labelsOf(r.split.Subset(r.auto.probe)), Classes: c.Classes()}
+	var s float64
+	for _, l := range eval.CrossEntropy(o) {
+		s += l
+	}
+	return s / float64(o.Len()), nil
+}
+
+// rangeTest runs the learning-rate range test on l and returns the chosen
+// rate; the engine's state is restored.
+func (r *run) rangeTest(l loop) (float64, error) {
+	a := r.cfg.Auto
+	res := r.res.Auto
+	e := l.e
+	start := time.Now()
+	probe := r.rng(streamProbe).Perm(len(r.in.Retain))
+	probe = probe[:min(len(probe), 512)]
+	for i, j := range probe {
+		probe[i] = r.in.Retain[j]
+	}
+	sort.Ints(probe)
+	r.auto.probe = probe
+	state := saveState(e)
+	defer state.restore(e)
+	steps, step, err := l.epoch(0)
+	if err != nil {
+		return 0, err
+	}
+	k := min(a.RangeSteps, steps)
+	idx := make([]int, k)
+	for i := range idx {
+		idx[i] = i * steps / k
+	}
+	res.RangeSteps = k
+	if res.StartLoss, err = r.probeLoss(e); err != nil {
+		return 0, err
+	}
+	lrs := slices.Clone(a.LRs)
+	sort.Float64s(lrs)
+	total := k * len(lrs)
+	for c, lr := range lrs {
+		state.restore(e)
+		opt := r.optimizer()
+		trial := LRTrial{LR: lr}
+		for i, s := range idx {
+			if err := r.ctx.Err(); err != nil {
+				return 0, err
+			}
+			out, err := step(s)
+			if err != nil {
+				return 0, fmt.Errorf("range test at lr %g: %w", lr, err)
+			}
+			if math.IsNaN(out.loss) || math.IsInf(out.loss, 0) || train.CheckFinite(e.Params()) != nil {
+				trial.Diverged = true
+				break
+			}
+			if l.hook != nil {
+				l.hook(0, e.Params())
+			}
+			if err := opt.Step(e.Params(), lr); err != nil {
+				return 0, err
+			}
+			if checkFiniteData(e.Params()) != nil {
+				trial.Diverged = true
+				break
+			}
+			r.progress(Progress{Phase: "lr-range", Step: c*k + i + 1, Steps: total, Loss: out.loss, LR: lr})
+		}
+		if !trial.Diverged {
+			loss, err := r.probeLoss(e)
+			if err != nil {
+				return 0, err
+			}
+			if math.IsInf(loss, 0) || math.IsNaN(loss) {
+				trial.Diverged = true
+			} else {
+				trial.Loss = loss
+			}
+		}
+		res.RangeTest = append(res.RangeTest, trial)
+	}
+	res.RangeS = time.Since(start).Seconds()
+	lr, ok := ChooseLR(res.RangeTest, a.RangeSlack)
+	if !ok {
+		return 0, fmt.Errorf("%w: every range-test learning rate diverged (%v); give smaller candidates", train.ErrNonFinite, lrs)
+	}
+	return lr, nil
+}
+
+// fitAuto is fit under the auto schedule.
+func (r *run) fitAuto(l loop) error {
+	a := r.cfg.Auto
+	res := r.res.Auto
+	lr := r.cfg.LR
+	if r.auto.rangeTest {
+		var err error
+		if lr, err = r.rangeTest(l); err != nil {
+			return err
+		}
+		var parts []string
+		for _, t := range res.RangeTest {
+			if t.Diverged {
+				parts = append(parts, fmt.Sprintf("%.3g: diverged", t.LR))
+			} else {
+				parts = append(parts, fmt.Sprintf("%.3g: %.4f", t.LR, t.Loss))
+			}
+		}
+		r.note("auto schedule: learning-rate range test, %d steps per candidate, retain probe loss (start %.4f) %s; chose lr %g (largest within %g of the best)",
+			res.RangeSteps, res.StartLoss, joinSemi(parts), lr, a.RangeSlack)
+	} else {
+		r.note("auto schedule: learning rate %g as given (no range test)", lr)
+	}
+	res.LR = lr
+	res.UtilityBaseline = a.UtilityBaseline
+	res.UtilityTarget = r.proxy.log.BeforeMatchedTest
+	if a.UtilityBaseline == UtilityHoldout {
+		res.UtilityTarget = r.proxy.log.Before.HoldoutAccuracy
+	}
+	scale := lr / r.cfg.LR
+	var hist []eval.Proxies
+	for ep := 0; ep < l.epochs; ep++ {
+		elr := l.lr(ep) * scale
+		if err := r.trainEpoch(l, ep, elr, l.epochs); err != nil {
+			return err
+		}
+		if err := r.proxiesAfter(l.e, ep+1, elr); err != nil {
+			return err
+		}
+		log := r.proxy.log
+		hist = append(hist, log.After)
+		d := a.Decide(res.UtilityTarget, hist)
+		log.Epochs[len(log.Epochs)-1].Decision = &d
+		if d.Stop {
+			res.StopEpoch, res.Reason, res.Detail = ep+1, d.Reason, d.Detail
+			break
+		}
+	}
+	r.note("auto schedule: stopped after epoch %d of at most %d (%s): %s", res.StopEpoch, res.MaxEpochs, res.Reason, res.Detail)
+	return nil
+}

@@ -1,0 +1,165 @@
+package unlearn
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/eval"
+)
+
+// stopEpoch feeds history one epoch at a time to Decide and returns the
+// first decision to stop and its epoch (0 if none).
+func stopEpoch(a AutoConfig, target float64, history []eval.Proxies) (int, Decision) {
+	for e := 1; e <= len(history); e++ {
+		if d := a.Decide(target, history[:e]); d.Stop {
+			return e, d
+		}
+	}
+	return 0, Decision{}
+}
+
+// px builds the proxies of one epoch: forget, reference and held-out
+// accuracy.
+func px(forget, ref, holdout float64) eval.Proxies {
+	return eval.Proxies{ForgetAccuracy: forget, ReferenceAccuracy: ref, HoldoutAccuracy: holdout, ForgetGap: forget - ref}
+}
+
+// The stopping rule on per-epoch proxy sequences whose right stopping
+// epoch is known: the first epoch at which the forget set looks unseen
+// (forget ≤ reference + tolerance) and held-out accuracy is back within
+// tolerance of the target, not before MinEpochs, or the cap.
+func TestStoppingRule(t *testing.T) {
+	base := AutoConfig{MaxEpochs: 8, MinEpochs: 1, ForgetTolerance: 0.03, UtilityTolerance: 0.03}
+	const target = 0.84 // utility is back at ≥ 0.81
+	cases := []struct {
+		name    string
+		a       AutoConfig
+		history []eval.Proxies
+		epoch   int
+		reason  StopReason
+		detail  string
+	}{
+		{
+			// rft-like: the reset forgets at once, utility recovers slowly;
+			// epoch 4 is the first with held-out ≥ 0.81 (epoch 3's 0.809
+			// misses by a hair), while the forget set stays unseen.
+			"reset then recovery", base, []eval.Proxies{
+				px(0.08, 0.09, 0.53), px(0.50, 0.52, 0.72), px(0.66, 0.65, 0.809),
+				px(0.70, 0.68, 0.815), px(0.72, 0.70, 0.83),
+			}, 4, StopUnseen, "epoch 4: the forget set looks unseen",
+		},
+		{
+			// finetune-like: utility never left, forgetting is the slow part;
+			// epoch 3 has forget exactly at reference + tolerance (≤ holds).
+			"slow forgetting", base, []eval.Proxies{
+				px(0.89, 0.80, 0.88), px(0.86, 0.80, 0.87), px(0.83, 0.80, 0.86), px(0.80, 0.80, 0.86),
+			}, 3, StopUnseen, "",
+		},
+		{
+			// the forget set is remembered until the cap
+			"cap, still remembered", base, []eval.Proxies{
+				px(0.89, 0.80, 0.88), px(0.88, 0.80, 0.88), px(0.87, 0.80, 0.88), px(0.87, 0.80, 0.88),
+				px(0.86, 0.80, 0.88), px(0.86, 0.80, 0.88), px(0.85, 0.80, 0.88), px(0.85, 0.80, 0.88),
+				px(0.80, 0.80, 0.88),
+			}, 8, StopMaxEpochs, "the forget set still looks seen",
+		},
+		{
+			"cap, utility not back", base, []eval.Proxies{
+				px(0.1, 0.1, 0.5), px(0.2, 0.2, 0.6), px(0.3, 0.3, 0.7), px(0.4, 0.4, 0.75),
+				px(0.5, 0.5, 0.76), px(0.6, 0.6, 0.77), px(0.6, 0.6, 0.78), px(0.6, 0.6, 0.79),
+			}, 8, StopMaxEpochs, "utility has not recovered",
+		},
+		{
+			// both conditions hold after epoch 1, but at least 3 epochs
+			"min epochs", AutoConfig{MaxEpochs: 8, MinEpochs: 3, ForgetTolerance: 0.03, UtilityTolerance: 0.03}, []eval.Proxies{
+				px(0.7, 0.7, 0.85), px(0.7, 0.7, 0.85), px(0.7, 0.7, 0.85), px(0.7, 0.7, 0.85),
+			}, 3, StopUnseen, "",
+		},
+		{
+			// a good epoch that later degrades: the rule stops at the first
+			"first good epoch", base, []eval.Proxies{
+				px(0.5, 0.6, 0.7), px(0.65, 0.65, 0.82), px(0.80, 0.65, 0.83),
+			}, 2, StopUnseen, "",
+		},
+		{
+			// zero tolerances (negative means zero): equality suffices
+			"zero tolerance", AutoConfig{MaxEpochs: 5, MinEpochs: 1, ForgetTolerance: -1, UtilityTolerance: -1}, []eval.Proxies{
+				px(0.72, 0.70, 0.85), px(0.70, 0.70, 0.83), px(0.70, 0.70, 0.84),
+			}, 3, StopUnseen, "",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, d := stopEpoch(c.a, target, c.history)
+			if e != c.epoch || d.Reason != c.reason || !strings.Contains(d.Detail, c.detail) {
+				t.Errorf("stopped at epoch %d (%s: %s), want %d (%s, %q)", e, d.Reason, d.Detail, c.epoch, c.reason, c.detail)
+			}
+			if d.Reason == StopUnseen && (!d.ForgetOK || !d.UtilityOK) {
+				t.Errorf("decision %+v", d)
+			}
+		})
+	}
+	if d := base.Decide(target, nil); d.Stop {
+		t.Errorf("stopped before any epoch: %+v", d)
+	}
+}
+
+// The range test's rule: the largest rate within the slack of the best
+// probe loss; a divergence rules out that rate and every larger one.
+func TestChooseLR(t *testing.T) {
+	tr := func(lr, loss float64) LRTrial { return LRTrial{LR: lr, Loss: loss} }
+	div := func(lr float64) LRTrial { return LRTrial{LR: lr, Diverged: true} }
+	for _, c := range []struct {
+		name   string
+		trials []LRTrial
+		want   float64
+		ok     bool
+	}{
+		// the demo's rft range test (probe loss after 10 steps from the reset)
+		{"rft demo", []LRTrial{tr(0.003, 4.239), tr(0.0095, 3.321), tr(0.03, 2.562), tr(0.095, 5.145), tr(0.3, 105.3)}, 0.03, true},
+		{"within slack", []LRTrial{tr(0.01, 0.50), tr(0.03, 0.48), tr(0.1, 0.52), tr(0.3, 0.60)}, 0.1, true},
+		{"unordered", []LRTrial{tr(0.3, 0.60), tr(0.1, 0.52), tr(0.01, 0.50), tr(0.03, 0.48)}, 0.1, true},
+		{"divergence stops the scan", []LRTrial{tr(0.01, 0.50), tr(0.03, 0.49), div(0.1), tr(0.3, 0.40)}, 0.03, true},
+		{"all diverge", []LRTrial{div(0.1), div(1)}, 0, false},
+		{"first diverges", []LRTrial{div(0.01), tr(0.1, 0.3)}, 0, false},
+	} {
+		got, ok := ChooseLR(c.trials, 0.05)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s: %g %v, want %g %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestHoldoutSize(t *testing.T) {
+	p := ProxyConfig{}.withDefaults()
+	for _, c := range []struct{ n, want int }{
+		{3600, 360}, {100, 50}, {60, 30}, {1, 0}, {50000, 2000}, {1000, 100},
+	} {
+		if got := p.HoldoutSize(c.n); got != c.want {
+			t.Errorf("HoldoutSize(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+}
+
+// Bad schedule settings are input errors, before any work.
+func TestScheduleErrors(t *testing.T) {
+	for _, c := range []struct {
+		algo string
+		cfg  Config
+	}{
+		{"rft", Config{Schedule: "cosine"}},
+		{"ssd", Config{Schedule: ScheduleAuto}},
+		{"iu", Config{Schedule: ScheduleAuto}},
+		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{MinEpochs: 5, MaxEpochs: 2}}},
+		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{LRs: []float64{0.1, -1}}}},
+		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{UtilityBaseline: "oracle"}}},
+		{"rft", Config{Proxies: ProxyConfig{Track: true, HoldoutFraction: 1.5}}},
+		{"rft", Config{Proxies: ProxyConfig{Track: true, Feature: "loss"}}},
+	} {
+		_, err := Run(t.Context(), c.algo, Input{}, c.cfg)
+		if !errors.Is(err, ErrInput) {
+			t.Errorf("%s %+v: %v, want ErrInput", c.algo, c.cfg, err)
+		}
+	}
+}
