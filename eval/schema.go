@@ -52,6 +52,14 @@ type Unlearning struct {
 	Momentum    float64 `json:"momentum"`
 	WeightDecay float64 `json:"weight_decay"`
 	Seed        uint64  `json:"seed"`
+	// Schedule is "fixed" (Epochs at LR) or "auto" (Auto says what it
+	// chose; Epochs and LR are then the epochs trained and the rate used).
+	Schedule string        `json:"schedule"`
+	Auto     *AutoSchedule `json:"auto,omitempty"`
+	// Proxies are the oracle-free proxies (held-out retain utility, the
+	// forget set against class-matched test examples, a proxy MIA) before,
+	// during and after the run; absent with --proxies=false.
+	Proxies *ProxyLog `json:"proxies,omitempty"`
 	// Mask summarizes the localization (selected parameters per layer; the
 	// element lists go to a separate mask file).
 	Mask any `json:"mask,omitempty"`

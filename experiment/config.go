@@ -80,6 +80,12 @@ type Method struct {
 	Budgets   []float64 `yaml:"budgets" json:"-"`
 	Epochs    int       `yaml:"epochs" json:"epochs,omitempty"`
 	LR        float64   `yaml:"lr" json:"lr,omitempty"`
+	// Schedule "auto" runs the main command with --schedule auto (epochs
+	// and lr, when given, are then the cap and a fixed rate; MaxEpochs is
+	// --max-epochs). Empty or "fixed": the recipe as given, trained on the
+	// whole retain set (--proxies=false), as the paper's recipes are.
+	Schedule  string `yaml:"schedule" json:"schedule,omitempty"`
+	MaxEpochs int    `yaml:"max_epochs" json:"max_epochs,omitempty"`
 	// Args are more flags for the main command, e.g. ["--weight-decay", "5e-4"].
 	Args []string `yaml:"args" json:"args,omitempty"`
 }
@@ -161,8 +167,17 @@ func (c *Config) check() error {
 				return fmt.Errorf("%w: method %s: budget %g outside (0, 1]", ErrConfig, m.Name, b)
 			}
 		}
-		if m.Epochs < 0 || m.LR < 0 {
-			return fmt.Errorf("%w: method %s: epochs and lr must be ≥ 0", ErrConfig, m.Name)
+		if m.Epochs < 0 || m.LR < 0 || m.MaxEpochs < 0 {
+			return fmt.Errorf("%w: method %s: epochs, max_epochs and lr must be ≥ 0", ErrConfig, m.Name)
+		}
+		switch m.Schedule {
+		case "", "fixed":
+			if m.MaxEpochs > 0 {
+				return fmt.Errorf("%w: method %s: max_epochs applies to schedule auto", ErrConfig, m.Name)
+			}
+		case "auto":
+		default:
+			return fmt.Errorf("%w: method %s: schedule %q (want fixed or auto)", ErrConfig, m.Name, m.Schedule)
 		}
 	}
 	return nil

@@ -41,6 +41,13 @@ type Record struct {
 	Seconds       float64 `json:"seconds"`
 	OracleSeconds float64 `json:"oracle_seconds"`
 	Forget        int     `json:"forget"`
+	// Schedule is "auto" for a run under the auto schedule (empty for a
+	// fixed recipe); Epochs and LR are then the epochs it trained and the
+	// rate it chose, Stop why it stopped.
+	Schedule string  `json:"schedule,omitempty"`
+	Epochs   int     `json:"epochs,omitempty"`
+	LR       float64 `json:"lr,omitempty"`
+	Stop     string  `json:"stop,omitempty"`
 }
 
 // ReadRecords reads results.jsonl. A later record with the same key
@@ -142,6 +149,9 @@ type Row struct {
 	// run's seconds ÷ the oracle's training seconds.
 	Forget, DForget, DMIA, DTest, Gap, Time Stat
 	Best                                    bool // best localized method on this forget set
+	// Auto rows: Epochs are the epochs the auto schedule trained.
+	Auto   bool
+	Epochs Stat
 }
 
 // Localized reports whether the row's method changes a subset of the
@@ -196,8 +206,12 @@ func Summarize(recs []Record) []Row {
 		g := groups[k]
 		sort.Slice(g, func(i, j int) bool { return g[i].Seed < g[j].Seed })
 		r := Row{ForgetSet: k.fs, Name: g[0].Name, Strategy: g[0].Strategy, Algorithm: g[0].Algorithm, Budget: k.budget, Oracle: g[0].Kind == "oracle"}
-		var fo, df, dm, dt, gap, tm []float64
+		r.Auto = g[0].Schedule == "auto"
+		var fo, df, dm, dt, gap, tm, ep []float64
 		for _, rec := range g {
+			if rec.Schedule == "auto" {
+				ep = append(ep, float64(rec.Epochs))
+			}
 			fo = append(fo, rec.Accuracy["forget"])
 			df = append(df, rec.Delta["forget"])
 			dt = append(dt, rec.Delta["test"])
@@ -211,6 +225,9 @@ func Summarize(recs []Record) []Row {
 			}
 		}
 		r.Forget, r.DForget, r.DMIA, r.DTest, r.Gap, r.Time = NewStat(fo), NewStat(df), NewStat(dm), NewStat(dt), NewStat(gap), NewStat(tm)
+		if r.Auto {
+			r.Epochs = NewStat(ep)
+		}
 		rows = append(rows, r)
 	}
 	// Mark the best localized method per forget set.
@@ -267,6 +284,9 @@ func Markdown(rows []Row) string {
 		}
 		if r.Budget > 0 {
 			alpha = fmt.Sprintf("%g", r.Budget)
+		}
+		if r.Auto {
+			how += fmt.Sprintf(", auto: %.1f epochs", r.Epochs.Mean)
 		}
 		if r.Best {
 			name = "**" + name + "** ★"

@@ -121,26 +121,24 @@ const (
 	UtilityHoldout = "holdout"
 )
 
-// StopReason says why an auto run stopped.
-type StopReason string
-
-const (
-	// StopUnseen: the forget set looks unseen and utility has recovered.
-	StopUnseen StopReason = "unseen-and-recovered"
-	// StopMaxEpochs: the cap was reached first.
-	StopMaxEpochs StopReason = "max-epochs"
+// The reports of the proxies and of the auto schedule are eval's types, so
+// that metrics.json and the HTML report carry them (see eval.ProxyLog).
+type (
+	ProxyLog     = eval.ProxyLog
+	EpochProxies = eval.EpochProxies
+	Decision     = eval.ProxyDecision
+	AutoResult   = eval.AutoSchedule
+	LRTrial      = eval.LRTrial
+	StopReason   = string
 )
 
-// Decision is the stopping rule's verdict after one epoch.
-type Decision struct {
-	Stop   bool       `json:"stop"`
-	Reason StopReason `json:"reason,omitempty"`
-	// ForgetOK and UtilityOK are the rule's two conditions.
-	ForgetOK  bool `json:"forget_ok"`
-	UtilityOK bool `json:"utility_ok"`
-	// Detail says the same in words, with the numbers.
-	Detail string `json:"detail"`
-}
+// Why an auto run stopped (AutoResult.Reason).
+const (
+	// StopUnseen: the forget set looks unseen and utility has recovered.
+	StopUnseen = "unseen-and-recovered"
+	// StopMaxEpochs: the cap was reached first.
+	StopMaxEpochs = "max-epochs"
+)
 
 // Decide applies the auto schedule's stopping rule after epoch
 // len(history): history[e−1] are the proxies after epoch e, target the
@@ -194,14 +192,6 @@ func joinSemi(s []string) string {
 	return out
 }
 
-// LRTrial is one candidate of the range test. Loss is the probe's mean
-// cross-entropy after the trial steps (0 when Diverged).
-type LRTrial struct {
-	LR       float64 `json:"lr"`
-	Loss     float64 `json:"loss"`
-	Diverged bool    `json:"diverged"`
-}
-
 // ChooseLR is the range test's rule: among the trials (any order), the
 // largest rate whose loss is at most slack above the smallest loss, taking
 // no rate at or above the smallest one that diverged. ok is false when
@@ -229,58 +219,6 @@ func ChooseLR(trials []LRTrial, slack float64) (lr float64, ok bool) {
 		}
 	}
 	return usable[0].LR, true // unreachable: the best one qualifies
-}
-
-// AutoResult reports what the auto schedule chose.
-type AutoResult struct {
-	// LR is the rate used (the range test's choice, or Config.LR).
-	LR float64 `json:"lr"`
-	// RangeTest holds the candidates' trials (empty when Config.LR was
-	// given); StartLoss is the probe loss before any trial step,
-	// RangeSteps the steps per candidate.
-	RangeTest  []LRTrial `json:"lr_range_test,omitempty"`
-	StartLoss  float64   `json:"start_loss,omitempty"`
-	RangeSteps int       `json:"range_steps,omitempty"`
-	RangeS     float64   `json:"range_s"`
-	// UtilityTarget is the held-out accuracy the rule asked for (before
-	// the tolerance) and UtilityBaseline where it came from.
-	UtilityTarget   float64 `json:"utility_target"`
-	UtilityBaseline string  `json:"utility_baseline"`
-	// StopEpoch is the last epoch trained, MaxEpochs the cap.
-	StopEpoch int        `json:"stop_epoch"`
-	MaxEpochs int        `json:"max_epochs"`
-	Reason    StopReason `json:"reason"`
-	Detail    string     `json:"detail"`
-}
-
-// EpochProxies are the proxies after one epoch, with the rate the epoch
-// used, the stopping rule's verdict (auto mode) and the seconds the
-// measurement took.
-type EpochProxies struct {
-	Epoch int     `json:"epoch"`
-	LR    float64 `json:"lr"`
-	eval.Proxies
-	Decision *Decision `json:"decision,omitempty"`
-	Seconds  float64   `json:"seconds"`
-}
-
-// ProxyLog is the proxies of a run (Result.Proxies).
-type ProxyLog struct {
-	Reference *eval.ProxyReference `json:"reference"`
-	// Holdout lists the held-out retain examples (training-split indices);
-	// the run did not train on them.
-	Holdout     []int `json:"-"`
-	HoldoutSize int   `json:"holdout"`
-	// Before are the input model's proxies, After the result's; Epochs
-	// has one entry per trained epoch (none for ssd and iu).
-	// BeforeMatchedTest is the input model's test accuracy weighted like
-	// the held-out slice (eval.MatchedAccuracy): its level on unseen
-	// examples distributed like the slice.
-	BeforeMatchedTest float64        `json:"before_matched_test"`
-	Before            eval.Proxies   `json:"before"`
-	After             eval.Proxies   `json:"after"`
-	Epochs            []EpochProxies `json:"epochs,omitempty"`
-	Seconds           float64        `json:"seconds"`
 }
 
 const (

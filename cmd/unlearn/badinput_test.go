@@ -603,6 +603,8 @@ func badInputCases(fx *badFixtures) []badCase {
 		{"negative epochs", "", "--epochs", "-1"},
 		{"negative learning rate", "", "--lr", "-0.01"},
 		{"unknown method", "", "--method", "amnesia"},
+		{"unknown schedule", "", "--schedule", "sometimes"},
+		{"negative max epochs", "", "--max-epochs", "-2"},
 		{"budget 0", "localize", "--budget", "0"},
 		{"budget above 1", "localize", "--budget", "1.5"},
 		{"unknown strategy", "localize", "--strategy", "dartboard"},
@@ -613,6 +615,10 @@ func badInputCases(fx *badFixtures) []badCase {
 	for _, f := range flagCases {
 		add(badCase{group: "flags", name: f.name, cmd: f.cmd, set: [][2]string{{f.flag, f.value}}, code: exitUsage, culprits: []string{f.flag, f.value}})
 	}
+	add(badCase{group: "flags", name: "auto schedule for an algorithm without epochs", set: [][2]string{{"--schedule", "auto"}, {"--method", "ssd"}},
+		code: exitUsage, culprits: []string{"--schedule auto", "ssd"}})
+	add(badCase{group: "flags", name: "max epochs with a fixed schedule", set: [][2]string{{"--max-epochs", "5"}},
+		code: exitUsage, culprits: []string{"--max-epochs", "--schedule auto"}})
 
 	// Output paths.
 	outFlag := map[string]string{"": "--out", "eval": "--json", "localize": "--out", "train": "--out", "export": "--out"}

@@ -341,6 +341,14 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 	if r.cfg.NoMIA {
 		args = append(args, "--no-mia")
 	}
+	if m.Schedule == "auto" {
+		args = append(args, "--schedule", "auto")
+		if m.MaxEpochs > 0 {
+			args = append(args, "--max-epochs", strconv.Itoa(m.MaxEpochs))
+		}
+	} else {
+		args = append(args, "--proxies=false")
+	}
 	args = append(args, m.Args...)
 	r.say(what, "running")
 	if _, err := r.exec(ctx, what, args...); err != nil {
@@ -360,6 +368,7 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 			Strategy, Algorithm string
 			Budget              float64
 			Timings             eval.UnlearningTimings
+			Auto                *eval.AutoSchedule
 		}
 	}
 	if err := readJSON(metrics, &doc); err != nil {
@@ -369,6 +378,9 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 		Name: m.Name, Strategy: doc.Unlearning.Strategy, Algorithm: doc.Unlearning.Algorithm, Budget: budget,
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
 		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: n}
+	if a := doc.Unlearning.Auto; a != nil {
+		rec.Schedule, rec.Epochs, rec.LR, rec.Stop = "auto", a.StopEpoch, a.LR, a.Reason
+	}
 	for k, v := range doc.Accuracy {
 		if o, ok := odoc.Accuracy[k]; ok {
 			rec.Delta[k] = o - v

@@ -24,6 +24,7 @@ no_mia: true
 out: %s
 methods:
   - {name: DEL, method: del, budgets: [0.3], epochs: 1}
+  - {name: DEL (auto), method: del, budgets: [0.3], schedule: auto, max_epochs: 2}
 `, model(t), out)))
 	r := runCLI(t, "experiment", "--config", cfg)
 	if r.code != 0 {
@@ -33,11 +34,28 @@ methods:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := bytes.Count(results, []byte("\n")); n != 2 {
-		t.Fatalf("%d records, want the oracle and one run:\n%s", n, results)
+	if n := bytes.Count(results, []byte("\n")); n != 3 {
+		t.Fatalf("%d records, want the oracle and two runs:\n%s", n, results)
+	}
+	// The auto row records what the schedule chose; the fixed row trained
+	// without holding out (no proxies in its metrics).
+	lines := strings.Split(strings.TrimSpace(string(results)), "\n")
+	if !strings.Contains(lines[2], `"schedule":"auto"`) || !strings.Contains(lines[2], `"stop":"`) || strings.Contains(lines[1], `"schedule"`) {
+		t.Errorf("records:\n%s", results)
+	}
+	runs, _ := filepath.Glob(filepath.Join(out, "runs", "run-*", "metrics.json"))
+	withProxies := 0
+	for _, p := range runs {
+		if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(`"proxies"`)) {
+			withProxies++
+		}
+	}
+	if len(runs) != 2 || withProxies != 1 {
+		t.Errorf("%d run metrics, %d with proxies; want 2 and 1", len(runs), withProxies)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "RESULTS.md"))
-	if err != nil || !bytes.Contains(md, []byte("| Retrain (oracle) |")) || !bytes.Contains(md, []byte("| **DEL** ★ | del + rft | 0.3 |")) {
+	if err != nil || !bytes.Contains(md, []byte("| Retrain (oracle) |")) || !bytes.Contains(md, []byte(" | del + rft | 0.3 |")) ||
+		!bytes.Contains(md, []byte(" | del + rft, auto: ")) || !bytes.Contains(md, []byte(" ★ |")) {
 		t.Fatalf("RESULTS.md (%v):\n%s", err, md)
 	}
 	// Resume: everything cached, nothing appended.

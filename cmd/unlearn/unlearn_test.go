@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -151,4 +152,89 @@ func TestUnlearnBadInput(t *testing.T) {
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
+}
+
+// TestUnlearnAutoSchedule runs --schedule auto end to end and checks what
+// metrics.json, the terminal and the report say about the choice and the
+// proxies; --proxies=false leaves them out.
+func TestUnlearnAutoSchedule(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "u.onnx")
+	report := filepath.Join(dir, "u.html")
+	r := runCLI(t, "--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--data", "testdata/fashion",
+		"--method", "finetune", "--schedule", "auto", "--max-epochs", "2", "--no-before", "--out", out, "--report", report, "--threads", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"auto schedule: lr ", "from a range test over 5 rates", "of at most 2", "proxies (no oracle)", "360 examples, not trained on"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	var doc struct {
+		Unlearning struct {
+			Schedule string  `json:"schedule"`
+			Epochs   int     `json:"epochs"`
+			LR       float64 `json:"lr"`
+			Auto     *struct {
+				LR        float64 `json:"lr"`
+				StopEpoch int     `json:"stop_epoch"`
+				MaxEpochs int     `json:"max_epochs"`
+				Reason    string  `json:"reason"`
+				RangeTest []struct {
+					LR float64 `json:"lr"`
+				} `json:"lr_range_test"`
+			} `json:"auto"`
+			Proxies *struct {
+				Holdout   int `json:"holdout"`
+				Reference struct {
+					IID     bool  `json:"iid"`
+					Classes []int `json:"classes"`
+				} `json:"reference"`
+				Before, After struct {
+					ForgetAccuracy float64 `json:"forget_accuracy"`
+				}
+				Epochs []struct {
+					Decision *struct{ Stop bool } `json:"decision"`
+				} `json:"epochs"`
+			} `json:"proxies"`
+			Log struct {
+				Epochs []any `json:"epochs"`
+			} `json:"log"`
+		} `json:"unlearning"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "u.metrics.json"))
+	if err != nil || json.Unmarshal(b, &doc) != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	u := doc.Unlearning
+	a, p := u.Auto, u.Proxies
+	if u.Schedule != "auto" || a == nil || p == nil {
+		t.Fatalf("metrics.json unlearning: %s", b)
+	}
+	inRange := false
+	for _, c := range a.RangeTest {
+		inRange = inRange || c.LR == a.LR
+	}
+	if len(a.RangeTest) != 5 || !inRange || a.MaxEpochs != 2 || a.StopEpoch < 1 || a.StopEpoch > 2 || a.Reason == "" ||
+		u.Epochs != a.StopEpoch || u.LR != a.LR || len(u.Log.Epochs) != a.StopEpoch {
+		t.Errorf("auto %+v, epochs %d lr %g, %d logged epochs", a, u.Epochs, u.LR, len(u.Log.Epochs))
+	}
+	if p.Holdout != 360 || p.Reference.IID || !slices.Equal(p.Reference.Classes, []int{2, 5}) || len(p.Epochs) != a.StopEpoch ||
+		p.Epochs[len(p.Epochs)-1].Decision == nil || p.Epochs[len(p.Epochs)-1].Decision.Stop != true || p.After.ForgetAccuracy >= p.Before.ForgetAccuracy {
+		t.Errorf("proxies %+v", p)
+	}
+	if html, err := os.ReadFile(report); err != nil || !bytes.Contains(html, []byte("Oracle-free proxies")) || !bytes.Contains(html, []byte("auto schedule")) {
+		t.Errorf("report lacks the proxies (%v)", err)
+	}
+
+	// A fixed run without proxies trains on the whole retain set.
+	r = runCLI(t, "--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--data", "testdata/fashion",
+		"--method", "neggrad", "--proxies=false", "--no-before", "--out", out, "--threads", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "u.metrics.json")); bytes.Contains(b, []byte(`"proxies"`)) || !bytes.Contains(b, []byte(`"schedule": "fixed"`)) || strings.Contains(r.stdout, "proxies (no oracle)") {
+		t.Errorf("--proxies=false: metrics %s", b)
+	}
 }

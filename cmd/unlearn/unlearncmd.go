@@ -51,7 +51,10 @@ func unlearnFlags() []cli.Flag {
 		&cli.StringFlag{Name: "algorithm", Usage: "unlearning algorithm, overriding --method's: " + strings.Join(unlearn.Algorithms(), ", ")},
 		&cli.Float64Flag{Name: "budget", Value: 0.3, Usage: "fraction of all trainable parameters the strategy selects, in (0, 1]"},
 		&cli.IntFlag{Name: "epochs", Usage: "training epochs (0: the algorithm's default, see README)"},
-		&cli.Float64Flag{Name: "lr", Usage: "learning rate (0: the algorithm's default, see README)"},
+		&cli.Float64Flag{Name: "lr", Usage: "learning rate (0: the algorithm's default, see README; with --schedule auto, given skips the range test)"},
+		&cli.StringFlag{Name: "schedule", Value: unlearn.ScheduleFixed, Usage: "fixed (--epochs at --lr) or auto (a learning-rate range test, then epochs until the oracle-free proxies say the forget set looks unseen and utility is back; training algorithms only)"},
+		&cli.IntFlag{Name: "max-epochs", Usage: "with --schedule auto, the cap on epochs (0: --epochs if given, else twice the algorithm's default)"},
+		&cli.BoolFlag{Name: "proxies", Value: true, Usage: "hold out a slice of the retain set (10 %, 50 to 2,000 examples; not trained on) and report the oracle-free proxies; --proxies=false trains on the whole retain set (needed by --schedule auto)"},
 		&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for resets, example order and random labels"},
 		&cli.StringFlag{Name: "oracle", Usage: "a model retrained without the forget set (e.g. `unlearn train --exclude`): adds Δ = oracle − unlearned"},
 		&cli.StringFlag{Name: "mask", Usage: "a mask file from `unlearn localize` (unlearn.mask/v1) to use instead of localizing"},
@@ -137,6 +140,29 @@ func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
 	if lr := c.Float64("lr"); lr > 0 {
 		s.cfg.LR = lr
 	}
+	switch sched := c.String("schedule"); sched {
+	case unlearn.ScheduleFixed:
+	case unlearn.ScheduleAuto:
+		if s.algorithm == "ssd" || s.algorithm == "iu" {
+			return nil, usagef("--schedule auto: %s does not train in epochs; auto applies to rft, finetune, neggrad, neggrad+, random-label, l1-sparse and scrub", s.algorithm)
+		}
+		if !c.Bool("proxies") {
+			return nil, usagef("--schedule auto --proxies=false: the auto schedule stops on the proxies; drop --proxies=false")
+		}
+		// Zero epochs and rate: Run picks the cap and runs the range test.
+		s.cfg.Schedule, s.cfg.Epochs, s.cfg.LR = sched, c.Int("epochs"), c.Float64("lr")
+		s.cfg.Auto.MaxEpochs = c.Int("max-epochs")
+	default:
+		return nil, usagef("--schedule %q: unknown; choose fixed or auto", sched)
+	}
+	if c.Int("max-epochs") < 0 {
+		return nil, usagef("--max-epochs %d: must be ≥ 0", c.Int("max-epochs"))
+	}
+	if c.IsSet("max-epochs") && s.cfg.Schedule != unlearn.ScheduleAuto {
+		return nil, usagef("--max-epochs applies to --schedule auto; with a fixed schedule use --epochs")
+	}
+	s.cfg.Proxies.Track = c.Bool("proxies")
+	s.cfg.Proxies.NoMIA = c.Bool("no-mia")
 	s.cfg.BatchSize = s.batch
 	s.cfg.Seed = c.Uint64("seed")
 	s.out = c.String("out")
@@ -242,9 +268,20 @@ func runUnlearn(c *cli.Context) error {
 	}
 	tm.LocalizeS = time.Since(t0).Seconds()
 
-	logs.info("unlearn", fmt.Sprintf("unlearning: algorithm %s, %d epochs, lr %g, batch %d, seed %d; forget %d, retain %d examples",
-		s.algorithm, s.cfg.Epochs, s.cfg.LR, s.cfg.BatchSize, s.cfg.Seed, len(r.forget), len(r.retain)),
-		"algorithm", s.algorithm, "epochs", s.cfg.Epochs, "lr", s.cfg.LR, "batch_size", s.cfg.BatchSize, "seed", s.cfg.Seed,
+	if s.cfg.Proxies.Track && (r.ds.Test == nil || r.ds.Test.Len() == 0) {
+		if s.cfg.Schedule == unlearn.ScheduleAuto {
+			return fmt.Errorf("--schedule auto: --data %s has no test split, and the proxies need test examples to show what unseen looks like", r.ds.Path)
+		}
+		s.cfg.Proxies.Track = false
+		logs.info("proxies", fmt.Sprintf("no proxies: --data %s has no test split", r.ds.Path), "reason", "no test split")
+	}
+	sched := fmt.Sprintf("%d epochs, lr %g", s.cfg.Epochs, s.cfg.LR)
+	if s.cfg.Schedule == unlearn.ScheduleAuto {
+		sched = "auto schedule"
+	}
+	logs.info("unlearn", fmt.Sprintf("unlearning: algorithm %s, %s, batch %d, seed %d; forget %d, retain %d examples",
+		s.algorithm, sched, s.cfg.BatchSize, s.cfg.Seed, len(r.forget), len(r.retain)),
+		"algorithm", s.algorithm, "schedule", s.cfg.Schedule, "epochs", s.cfg.Epochs, "lr", s.cfg.LR, "batch_size", s.cfg.BatchSize, "seed", s.cfg.Seed,
 		"forget", len(r.forget), "retain", len(r.retain))
 	bar := newProgress(s.algorithm)
 	s.cfg.Progress = func(p unlearn.Progress) {
@@ -351,6 +388,12 @@ func runUnlearn(c *cli.Context) error {
 	if u.RetrainEstimateS > 0 {
 		res = append(res, "retrain_estimate_s", u.RetrainEstimateS, "speedup", u.Speedup)
 	}
+	if u.Proxies != nil {
+		res = append(res, "proxies", u.Proxies.After)
+	}
+	if u.Auto != nil {
+		res = append(res, "auto", map[string]any{"lr": u.Auto.LR, "stop_epoch": u.Auto.StopEpoch, "max_epochs": u.Auto.MaxEpochs, "reason": u.Auto.Reason})
+	}
 	logs.result("result", res...)
 	fmt.Fprintf(c.App.Writer, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical\n",
 		s.out, outcome.Audit.ChangedParams, outcome.Audit.TotalParams, 100*float64(outcome.Audit.ChangedParams)/float64(outcome.Audit.TotalParams), len(outcome.Audit.Changed))
@@ -359,6 +402,16 @@ func runUnlearn(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "; retraining from scratch (%d epochs) would take about %.0f s, %.1f× this run", u.RetrainEpochs, u.RetrainEstimateS, u.Speedup)
 	}
 	fmt.Fprintln(c.App.Writer)
+	if a := u.Auto; a != nil {
+		how := "as given"
+		if len(a.RangeTest) > 0 {
+			how = fmt.Sprintf("from a range test over %d rates", len(a.RangeTest))
+		}
+		fmt.Fprintf(c.App.Writer, "auto schedule: lr %g (%s), stopped after epoch %d of at most %d (%s)\n", a.LR, how, a.StopEpoch, a.MaxEpochs, a.Reason)
+	}
+	if p := u.Proxies; p != nil {
+		fmt.Fprintln(c.App.Writer, proxiesLine(p))
+	}
 	for _, n := range u.Notes {
 		fmt.Fprintf(c.App.Writer, "note: %s\n", n)
 	}
@@ -368,6 +421,17 @@ func runUnlearn(c *cli.Context) error {
 	}
 	fmt.Fprintln(c.App.Writer)
 	return nil
+}
+
+// proxiesLine summarises the oracle-free proxies for the terminal.
+func proxiesLine(p *eval.ProxyLog) string {
+	b, a := p.Before, p.After
+	line := fmt.Sprintf("proxies (no oracle): forget accuracy %.2f%% → %.2f%%, unseen reference %.2f%%; held-out retain accuracy %.2f%% → %.2f%% (%d examples, not trained on)",
+		100*b.ForgetAccuracy, 100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, 100*b.HoldoutAccuracy, 100*a.HoldoutAccuracy, p.HoldoutSize)
+	if a.MIA != nil && b.MIA != nil {
+		line += fmt.Sprintf("; proxy MIA (%s) on the forget set %.2f%% → %.2f%%, on the reference %.2f%%", a.MIA.Feature, 100*b.MIA.Forget, 100*a.MIA.Forget, 100*a.MIA.Reference)
+	}
+	return line
 }
 
 // maskSummary returns a mask's elements and its summary for metrics.json
@@ -391,18 +455,26 @@ func maskSummary(mk *localize.Mask) (map[string][]bool, map[string]any, error) {
 // trains in epochs over known examples.
 func unlearningSection(s *runSettings, o *unlearn.Outcome, maskInfo map[string]any, tm eval.UnlearningTimings, nForget, nRetain int) *eval.Unlearning {
 	u := &eval.Unlearning{Method: s.method, Strategy: s.strategy, Algorithm: s.algorithm, Budget: s.budget,
-		Epochs: s.cfg.Epochs, LR: s.cfg.LR, BatchSize: s.cfg.BatchSize, Momentum: s.cfg.Momentum,
+		Epochs: s.cfg.Epochs, LR: s.cfg.LR, Schedule: unlearn.ScheduleFixed, Proxies: o.Result.Proxies,
+		BatchSize: s.cfg.BatchSize, Momentum: s.cfg.Momentum,
 		WeightDecay: s.cfg.WeightDecay, Seed: s.cfg.Seed, Mask: maskInfo, Audit: o.Audit, Timings: tm,
 		Log: map[string]any{"epochs": o.Result.Epochs, "reset": o.Result.Reset, "notes": o.Result.Notes}}
 	if o.Note != "" {
 		u.Notes = append(u.Notes, o.Note)
 	}
+	if a := o.Result.Auto; a != nil {
+		u.Schedule, u.Auto, u.Epochs, u.LR = unlearn.ScheduleAuto, a, a.StopEpoch, a.LR
+	}
+	trained := nRetain // the retain examples the run trained on
+	if o.Result.Proxies != nil {
+		trained -= o.Result.Proxies.HoldoutSize
+	}
 	perEpoch := 0 // examples one epoch of the algorithm trains on
 	switch s.algorithm {
 	case "rft", "finetune", "l1-sparse":
-		perEpoch = nRetain
+		perEpoch = trained
 	case "random-label":
-		perEpoch = nRetain + nForget
+		perEpoch = trained + nForget
 	}
 	if s.retrainEpochs > 0 {
 		var sec float64

@@ -267,8 +267,10 @@ func gap(v *float64) string {
 	return fmt.Sprintf("%.2f", 100**v)
 }
 
+func frac(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }
+
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct": pct, "points": points, "gap": gap,
+	"pct": pct, "points": points, "gap": gap, "frac": frac,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -316,8 +318,17 @@ dd { margin: 0; word-break: break-all; }
 <dt>method</dt><dd>{{.Method}}: localization {{.Strategy}}{{if ne .Strategy "full"}} (budget {{.Budget}}){{end}}, algorithm {{.Algorithm}}, {{.Epochs}} epochs, lr {{.LR}}, batch {{.BatchSize}}, seed {{.Seed}}</dd>
 {{with .Audit}}<dt>changed</dt><dd>{{.ChangedParams}} of {{.TotalParams}} parameters in {{len .Changed}} tensors; every other parameter bit-identical to the input</dd>{{end}}
 <dt>time</dt><dd>localize {{printf "%.1f" .Timings.LocalizeS}} s, unlearn {{printf "%.1f" .Timings.UnlearnS}} s{{if .RetrainEstimateS}}; retraining from scratch would take about {{printf "%.0f" .RetrainEstimateS}} s ({{printf "%.1f" .Speedup}}× this run){{end}}</dd>
+{{with .Auto}}<dt>auto schedule</dt><dd>lr {{.LR}}{{if .RangeTest}} chosen by a range test ({{range $i, $t := .RangeTest}}{{if $i}}, {{end}}{{$t.LR}}: {{if $t.Diverged}}diverged{{else}}{{printf "%.4f" $t.Loss}}{{end}}{{end}}; retain probe loss after {{.RangeSteps}} steps){{end}}; stopped after epoch {{.StopEpoch}} of at most {{.MaxEpochs}} ({{.Reason}}): {{.Detail}}</dd>{{end}}
 {{range .Notes}}<dt class="note">note</dt><dd class="note">{{.}}</dd>{{end}}
-</dl>{{end}}
+</dl>
+{{with .Proxies}}<h2>Oracle-free proxies</h2>
+<p>What can be measured without a retrained oracle: accuracy on {{.HoldoutSize}} retain examples held out of training (utility), the forget set against test examples that show what "never seen" looks like ({{if .Reference.IID}}an IID forget set: the whole test split{{else}}a non-IID forget set: the {{.Reference.NTest}} test examples of classes {{.Reference.Classes}}, weighted like the forget set{{end}}), and a membership-inference SVC fitted on held-out members against those reference non-members. Forgetting looks complete when the forget accuracy is near the reference's and the proxy MIA scores the forget set like the reference.</p>
+<table>
+<tr><th class="name">model</th><th>forget acc</th><th>reference acc</th><th>held-out acc</th><th>forget loss</th><th>reference loss</th>{{if .Before.MIA}}<th>MIA forget</th><th>MIA reference</th>{{end}}<th class="name">rule</th></tr>
+<tr><td class="name">input</td><td>{{frac .Before.ForgetAccuracy}}</td><td>{{frac .Before.ReferenceAccuracy}}</td><td>{{frac .Before.HoldoutAccuracy}}</td><td>{{printf "%.4f" .Before.ForgetLoss}}</td><td>{{printf "%.4f" .Before.ReferenceLoss}}</td>{{with .Before.MIA}}<td>{{frac .Forget}}</td><td>{{frac .Reference}}</td>{{end}}<td class="help">test accuracy weighted like the held-out slice: {{frac .BeforeMatchedTest}}</td></tr>
+{{range .Epochs}}<tr><td class="name">epoch {{.Epoch}} (lr {{printf "%.3g" .LR}})</td><td>{{frac .ForgetAccuracy}}</td><td>{{frac .ReferenceAccuracy}}</td><td>{{frac .HoldoutAccuracy}}</td><td>{{printf "%.4f" .ForgetLoss}}</td><td>{{printf "%.4f" .ReferenceLoss}}</td>{{with .MIA}}<td>{{frac .Forget}}</td><td>{{frac .Reference}}</td>{{end}}<td class="help">{{with .Decision}}{{if .Stop}}stop: {{.Reason}}{{else}}go on{{end}}{{end}}</td></tr>
+{{end}}<tr><td class="name">result</td><td>{{frac .After.ForgetAccuracy}}</td><td>{{frac .After.ReferenceAccuracy}}</td><td>{{frac .After.HoldoutAccuracy}}</td><td>{{printf "%.4f" .After.ForgetLoss}}</td><td>{{printf "%.4f" .After.ReferenceLoss}}</td>{{with .After.MIA}}<td>{{frac .Forget}}</td><td>{{frac .Reference}}</td>{{end}}<td class="help"></td></tr>
+</table>{{end}}{{end}}
 {{if .R.Oracle}}<p>Δ = oracle − model, in percentage points; agreement is the share of examples on which the two models predict the same class.</p>{{end}}
 {{range .Figures}}
 <h2>{{.Heading}}</h2>

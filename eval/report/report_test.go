@@ -162,3 +162,38 @@ func TestHTMLWithoutOracle(t *testing.T) {
 		t.Error("empty report rendered")
 	}
 }
+
+// The unlearning section shows the auto schedule's choice and the proxies'
+// trajectory, with the numbers of the log.
+func TestHTMLProxies(t *testing.T) {
+	model := metrics(t, 1, 3)
+	mia := func(f, r float64) *eval.ProxyMIA { return &eval.ProxyMIA{Feature: "confidence", Forget: f, Reference: r} }
+	stop := &eval.ProxyDecision{Stop: true, Reason: "unseen-and-recovered"}
+	rep := &eval.Report{Schema: eval.Schema, Model: &eval.ModelInfo{Path: "m.onnx"}, Data: &eval.DataInfo{Path: "d"}, Metrics: model,
+		Unlearning: &eval.Unlearning{Method: "del", Strategy: "del", Algorithm: "rft", Schedule: "auto", Epochs: 2, LR: 0.03,
+			Auto: &eval.AutoSchedule{LR: 0.03, RangeTest: []eval.LRTrial{{LR: 0.01, Loss: 0.5}, {LR: 0.03, Loss: 0.51}, {LR: 0.1, Diverged: true}}, RangeSteps: 10,
+				StopEpoch: 2, MaxEpochs: 20, Reason: "unseen-and-recovered", Detail: "epoch 2: looks unseen"},
+			Proxies: &eval.ProxyLog{Reference: &eval.ProxyReference{IID: false, Classes: []int{2, 5}, NTest: 198}, HoldoutSize: 360, BeforeMatchedTest: 0.821,
+				Before: eval.Proxies{ForgetAccuracy: 0.8925, ReferenceAccuracy: 0.6931, HoldoutAccuracy: 0.8806, MIA: mia(0.2525, 0.5202)},
+				Epochs: []eval.EpochProxies{{Epoch: 1, LR: 0.03, Proxies: eval.Proxies{ForgetAccuracy: 0.5, ReferenceAccuracy: 0.6, HoldoutAccuracy: 0.7, MIA: mia(0.6, 0.5)}, Decision: &eval.ProxyDecision{}},
+					{Epoch: 2, LR: 0.015, Proxies: eval.Proxies{ForgetAccuracy: 0.6925, ReferenceAccuracy: 0.6931, HoldoutAccuracy: 0.8028, MIA: mia(0.4925, 0.5202)}, Decision: stop}},
+				After: eval.Proxies{ForgetAccuracy: 0.6925, ReferenceAccuracy: 0.6931, HoldoutAccuracy: 0.8028, MIA: mia(0.4925, 0.5202)}},
+		}}
+	page, err := HTML(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPage(t, page)
+	s := string(page)
+	for _, want := range []string{"Oracle-free proxies", "0.1: diverged", "stopped after epoch 2 of at most 20 (unseen-and-recovered)",
+		"198 test examples of classes [2 5]", "360 retain examples", "89.25%", "69.31%", "80.28%", "49.25%", "52.02%", "82.10%",
+		"epoch 1 (lr 0.03)", "go on", "stop: unseen-and-recovered"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	rep.Unlearning.Proxies, rep.Unlearning.Auto = nil, nil
+	if page, err = HTML(rep); err != nil || strings.Contains(string(page), "Oracle-free proxies") {
+		t.Errorf("no proxies: err %v, section shown %v", err, strings.Contains(string(page), "Oracle-free proxies"))
+	}
+}
