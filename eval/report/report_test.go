@@ -167,7 +167,9 @@ func TestHTMLWithoutOracle(t *testing.T) {
 // trajectory, with the numbers of the log.
 func TestHTMLProxies(t *testing.T) {
 	model := metrics(t, 1, 3)
-	mia := func(f, r float64) *eval.ProxyMIA { return &eval.ProxyMIA{Feature: "confidence", Forget: f, Reference: r} }
+	mia := func(f, r float64) *eval.ProxyMIA {
+		return &eval.ProxyMIA{Feature: "confidence", Forget: f, Reference: r}
+	}
 	stop := &eval.ProxyDecision{Stop: true, Reason: "unseen-and-recovered"}
 	rep := &eval.Report{Schema: eval.Schema, Model: &eval.ModelInfo{Path: "m.onnx"}, Data: &eval.DataInfo{Path: "d"}, Metrics: model,
 		Unlearning: &eval.Unlearning{Method: "del", Strategy: "del", Algorithm: "rft", Schedule: "auto", Epochs: 2, LR: 0.03,
