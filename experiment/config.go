@@ -47,6 +47,11 @@ type Config struct {
 	Out string `yaml:"out"`
 	// NoMIA skips the attacks (faster; the MIA columns are then empty).
 	NoMIA bool `yaml:"no_mia"`
+	// Title heads RESULTS.md; Notes names a hand-written Markdown file
+	// (machine, discussion) that RESULTS.md includes verbatim after the
+	// table, so the whole file is still generated from results.jsonl.
+	Title string `yaml:"title"`
+	Notes string `yaml:"notes"`
 }
 
 // Recipe is a training recipe (the train command's flags).

@@ -15,7 +15,10 @@ import (
 func TestExperimentSmall(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "exp")
+	notes := writeFile(t, "notes.md", []byte("## Discussion\n\nHand-written words."))
 	cfg := writeFile(t, "exp.yaml", []byte(fmt.Sprintf(`architecture: %s
+title: Small grid
+notes: %s
 train: {epochs: 1, lr: 0.05, weight_decay: 5e-4}
 forget_sets: [{name: non-iid, kind: non-iid, classes: [2, 5], fraction: 0.5}]
 seeds: [0]
@@ -25,7 +28,7 @@ out: %s
 methods:
   - {name: DEL, method: del, budgets: [0.3], epochs: 1}
   - {name: DEL (auto), method: del, budgets: [0.3], schedule: auto, max_epochs: 2}
-`, model(t), out)))
+`, model(t), notes, out)))
 	r := runCLI(t, "experiment", "--config", cfg)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -55,7 +58,9 @@ methods:
 	}
 	md, err := os.ReadFile(filepath.Join(out, "RESULTS.md"))
 	if err != nil || !bytes.Contains(md, []byte("| Retrain (oracle) |")) || !bytes.Contains(md, []byte(" | del + rft | 0.3 |")) ||
-		!bytes.Contains(md, []byte(" | del + rft, auto: ")) || !bytes.Contains(md, []byte(" ★ |")) {
+		!bytes.Contains(md, []byte(" | del + rft, auto: ")) || !bytes.Contains(md, []byte(" ★ |")) ||
+		!bytes.Contains(md, []byte("# Small grid\n")) || !bytes.Contains(md, []byte("Reproduce: `unlearn experiment --config ")) ||
+		!bytes.HasSuffix(md, []byte("## Discussion\n\nHand-written words.\n")) {
 		t.Fatalf("RESULTS.md (%v):\n%s", err, md)
 	}
 	// Resume: everything cached, nothing appended.
