@@ -12,9 +12,9 @@ import (
 // ORT's own graph optimizer uses them only for Conv nodes with constant
 // weights (it reorders the weights once); a training graph's weights are
 // inputs, so the builder emits them itself when Spec.ConvGrad.NCHWcBlock is
-// set (opt-in: the graph then needs an ONNX Runtime with these contrib
-// kernels and that block size; train.Engine does not set it), reordering
-// the weights in the graph on every run:
+// set (the graph then needs an ONNX Runtime with these contrib kernels and
+// that block size; train.NewEngine sets it to the runtime's own, Build's
+// zero value does not), reordering the weights in the graph on every run:
 //
 //	Xb = ReorderInput(X)                                  [N, C, H, W] blocked
 //	Wb = Reshape(Transpose(Reshape(ReorderInput(Reshape(W, [M, C, K, 1])), [M/B, B, C/B, K, B]),
