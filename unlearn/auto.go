@@ -14,6 +14,12 @@ import (
 	"github.com/unlearn-tool/unlearn/train"
 )
 
+// AutoVersion numbers the auto schedule's rule (range test, stretching,
+// stopping rule and their defaults). Bump it with every change that can
+// change a result: the experiment cache keys auto runs by it, so results of
+// an older rule are never reused (version 1 keys predate the number).
+const AutoVersion = 1
+
 // Schedules (Config.Schedule).
 const (
 	// ScheduleFixed trains for Config.Epochs at Config.LR (the default).

@@ -20,6 +20,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
 func experimentCommand() *cli.Command {
@@ -154,6 +155,9 @@ func (r *expRunner) grid() error {
 				}
 				for _, budget := range budgets {
 					key := experiment.Key("run", m, budget, seed, idsKey, origKey, okey, cfg.NoMIA)
+					if m.Schedule == unlearn.ScheduleAuto && unlearn.AutoVersion > 1 {
+						key = experiment.Key(key, "auto", unlearn.AutoVersion)
+					}
 					if err := r.methodStep(ctx, key, m, budget, fs, seed, orig, oracle, idsPath, oracleS, len(ids)); err != nil {
 						return err
 					}
