@@ -19,8 +19,8 @@ const (
 	// ConvWeightTrick: dW = Conv(Xᵀ, dYᵀ) with batch and channel axes
 	// swapped (the classic trick; any group).
 	ConvWeightTrick = "trick"
-	// ConvWeightGemm: dW = one Gemm of dYᵀ [M, N·O] with the im2col matrix
-	// of Xᵀ [C·K, N·O] (K = ∏k windows of X made by Pad and Slice).
+	// ConvWeightGemm: dW = one Gemm of dYᵀ [M, O·N] with the im2col matrix
+	// of Xᵀ [C·K, O·N] (K = ∏k windows of X made by Pad and Slice).
 	ConvWeightGemm = "gemm"
 	// ConvWeightBatched: per kernel offset, a batched MatMul of dY [N, M, O]
 	// with the window of X [N, C, O] transposed, summed over N.
@@ -303,12 +303,12 @@ func (b *builder) convWindows(x *graph.Value, a0 int, geo convGeom, os []int64) 
 	}
 }
 
-// convWeightGradGemm (ConvWeightGemm): with Xᵀ = X with batch and channel
-// axes swapped (per group: [g, C/g, N, S…]) and its windows w_j
+// convWeightGradGemm (ConvWeightGemm): with Xᵀ = Transpose(X) [C, S…, N]
+// (per group: [g, C/g, N, S…]), dYᵀ likewise, and the windows w_j of Xᵀ
 // (convWindows, one per kernel offset j),
 //
-//	cols = Reshape(Concat_j(Unsqueeze(w_j)), [C/g·K, N·O])        per group
-//	dW   = Reshape(Gemm(Reshape(dYᵀ, [M/g, N·O]), cols, transB=1), [M, C/g, k…])
+//	cols = Reshape(Concat_j(Unsqueeze(w_j)), [C/g·K, O·N])        per group
+//	dW   = Reshape(Gemm(Reshape(dYᵀ, [M/g, O·N]), cols, transB=1), [M, C/g, k…])
 //
 // (a batched MatMul over the groups when g > 1): one large product with
 // the reduction over batch and output positions inside.
@@ -318,13 +318,17 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 	grp, M, Cg := geo.group, ws[0], ws[1]
 	K := prod(geo.k)
 	var XT, GT *graph.Value
-	a0 := 2 // first spatial axis of XT
+	// a0: first spatial axis of XT; cat: the axis the windows stack on.
+	a0, cat := 1, int64(1)
 	if grp == 1 {
-		perm := concat64([]int64{1, 0}, iota64(2, 2+sp))
+		// [C, S…, N]: the batch innermost, so that every window is a copy
+		// of runs of N floats (with [C, N, S…] a 4×4 window copies runs
+		// of 4, a stride-2 one single floats).
+		perm := append(iota64(1, 2+sp), 0)
 		XT = b.transpose(X, perm)
 		GT = b.reshape(b.transpose(G, perm), []int64{M, -1})
 	} else {
-		a0 = 3
+		a0, cat = 3, 2
 		perm := concat64([]int64{1, 2, 0}, iota64(3, 3+sp))
 		XT = b.transpose(b.reshape(X, concat64([]int64{0, grp, Cg}, xs[2:])), perm)
 		GT = b.reshape(b.transpose(b.reshape(G, concat64([]int64{0, grp, M / grp}, os)), perm), []int64{grp, M / grp, -1})
@@ -336,9 +340,9 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 	} else {
 		us := make([]*graph.Value, len(wins))
 		for i, w := range wins {
-			us[i] = b.unsqueeze(w, []int64{int64(a0 - 1)})
+			us[i] = b.unsqueeze(w, []int64{cat})
 		}
-		cols = b.op1("Concat", us, aI("axis", int64(a0-1)))
+		cols = b.op1("Concat", us, aI("axis", cat))
 	}
 	var R *graph.Value
 	if grp == 1 {
