@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/unlearn
 export CGO_ENABLED := 1
 
-.PHONY: all build ort deps test test-short conformance fuzz testing-md demo vet fmt generate clean
+.PHONY: all build ort deps test test-large test-short conformance fuzz testing-md demo vet fmt generate clean
 
 all: build
 
@@ -21,6 +21,11 @@ build:
 test: deps ort
 	$(GO) vet ./...
 	UNLEARN_REQUIRE_ORT=1 $(GO) test -count=1 -timeout 30m ./...
+
+# A model over 2 GB through external data, unlearned (needs ~20 GB of free memory,
+# ~6 GB of disk, several minutes; not part of `make test`).
+test-large: deps ort
+	UNLEARN_REQUIRE_ORT=1 $(GO) test -count=1 -tags large -run TestLargeModel -timeout 90m -v ./cmd/unlearn/
 
 # The ONNX conformance suite (libonnx-testdata) through onnxio and ONNX Runtime,
 # with its pass/fail/skip summary and the reason for every skip.
