@@ -94,12 +94,12 @@ func gradConv(c *ctx) []*graph.Value {
 }
 
 // chooseInputForm picks dX's formulation: the flipped Conv wherever it
-// applies (stride 1, pads ≤ d(k−1)). Measured with ONNX Runtime 1.24 on 2
-// cores (bench/conv_forms.sh, bench/RESULTS.md), batch 128, 3×3 pad 1,
-// ConvTranspose against the flipped Conv: 64 ch 28×28 34.8 against 27.2 ms,
-// 128 ch 14×14 30.5 against 22.3 ms, 256 ch 7×7 31.4 against 29.7 ms,
-// 512 ch 4×4 54.1 against 42.7 ms; the flipped Conv on the NCHWc kernels
-// (nchwc.go, where they apply) 20.2, 23.4, 17.9 and 28.6 ms.
+// applies (stride 1, pads ≤ d(k−1)). Measured with ONNX Runtime 1.24, one
+// thread (bench/conv_forms.sh, bench/RESULTS.md), batch 128, 3×3 pad 1,
+// ConvTranspose against the flipped Conv: 64 ch 28×28 68.9 against 62.2 ms,
+// 128 ch 14×14 73.1 against 56.2 ms, 256 ch 7×7 85.2 against 66.0 ms,
+// 512 ch 4×4 126.1 against 74.5 ms; the flipped Conv on the NCHWc kernels
+// (nchwc.go, where they apply) 52.3, 50.2, 46.1 and 70.3 ms.
 func (b *builder) chooseInputForm(geo convGeom) string {
 	form := b.spec.ConvGrad.Input
 	if form == ConvInputTranspose {
@@ -165,7 +165,8 @@ func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *gr
 		// A MatMul with the K×K anti-identity is exact (one product by 1,
 		// the rest by 0; a non-finite weight turns its row into NaN) and
 		// fast; a Slice with negative steps copies element by element
-		// (512×512×3×3: 5.7–8.7 against 1.0–2.5 ms, bench/RESULTS.md).
+		// (512×512×3×3: 5.7–8.7 ms measured earlier on 2 threads, the
+		// MatMul 1.1–1.3 ms on one; bench/RESULTS.md).
 		K := prod(geo.k)
 		J := make([]float64, K*K)
 		for i := range K {
@@ -198,16 +199,18 @@ const (
 	batchedMinC   = 8
 )
 
-// chooseWeightForm picks dW's formulation for X's spatial shape xs and the
-// output spatial shape os (nil if not static). Measured with ONNX Runtime
-// 1.24 on 2 cores (bench/conv_forms.sh, bench/RESULTS.md), batch 128, 3×3
-// pad 1, trick / gemm / bmm: 64 ch 28×28 98.1 / 52.6 / 38.5 ms, 128 ch
-// 14×14 62.8 / 36.7 / 37.3 ms, 256 ch 7×7 50.9 / 29.3 / 41.3 ms, 512 ch
-// 4×4 61.8 / 34.8 / 93.9 ms: the trick is 1.7–2.5× slower than the best
-// windowed form; bmm wins on large output planes, gemm elsewhere. At
-// stride 2 the three are within noise of each other except bmm at small
-// planes (256→512 7×7: 30.0 / 25.8 / 55.6 ms). Grouped convolutions keep
-// the trick (not measured).
+// chooseWeightForm picks dW's formulation for the output spatial shape os
+// (nil if not static). Measured with ONNX Runtime 1.24, one thread
+// (bench/conv_forms.sh, bench/RESULTS.md), batch 128, 3×3 pad 1, trick /
+// gemm / bmm: 64 ch 28×28 171.7 / 100.3 / 84.0 ms, 128 ch 14×14 129.8 /
+// 79.7 / 79.0 ms, 256 ch 7×7 106.0 / 57.3 / 87.0 ms, 512 ch 4×4 125.8 /
+// 68.7 / 159.9 ms: the trick is 1.6–2× slower than the best windowed
+// form; bmm wins on large output planes, gemm elsewhere. At stride 2 gemm
+// wins (64→128 28×28: 78.7 / 48.7 / 69.5 ms; 256→512 7×7: 66.8 / 42.3 /
+// 104.3 ms). A 1×1 kernel at stride 2 on a large input plane goes to bmm:
+// gemm transposes all of X for the quarter it reads (64→128 28×28: gemm
+// 12.9, bmm 5.1 ms; 256→512 7×7: 4.6 against 8.7 ms). Grouped
+// convolutions keep the trick (not measured).
 func (b *builder) chooseWeightForm(geo convGeom, Cg int64, os []int64) string {
 	if os == nil || !allKnown(os) {
 		return ConvWeightTrick
@@ -218,7 +221,11 @@ func (b *builder) chooseWeightForm(geo convGeom, Cg int64, os []int64) string {
 	if geo.group != 1 {
 		return ConvWeightTrick
 	}
-	if prod(os) >= batchedMinOut && Cg >= batchedMinC {
+	plane := prod(os) // a 1×1 kernel: the input plane it reads from
+	if prod(geo.k) == 1 {
+		plane *= prod(geo.s)
+	}
+	if plane >= batchedMinOut && Cg >= batchedMinC {
 		return ConvWeightBatched
 	}
 	return ConvWeightGemm

@@ -60,6 +60,7 @@ func TestConvFormChoice(t *testing.T) {
 	g3 := func(s, p int64) convGeom {
 		return convGeom{k: []int64{3, 3}, s: []int64{s, s}, d: []int64{1, 1}, pb: []int64{p, p}, pe: []int64{p, p}, group: 1}
 	}
+	g1s2 := convGeom{k: []int64{1, 1}, s: []int64{2, 2}, d: []int64{1, 1}, pb: []int64{0, 0}, pe: []int64{0, 0}, group: 1}
 	for _, c := range []struct {
 		geo    convGeom
 		cg, o  int64
@@ -71,6 +72,8 @@ func TestConvFormChoice(t *testing.T) {
 		{g3(2, 1), 64, 14, ConvWeightGemm, ConvInputTranspose},
 		{g3(1, 1), 128, 14, ConvWeightGemm, ConvInputFlipped},
 		{g3(1, 1), 512, 4, ConvWeightGemm, ConvInputFlipped},
+		{g1s2, 64, 14, ConvWeightBatched, ConvInputTranspose},
+		{g1s2, 256, 4, ConvWeightGemm, ConvInputTranspose},
 	} {
 		if w := b.chooseWeightForm(c.geo, c.cg, []int64{c.o, c.o}); w != c.weight {
 			t.Errorf("C/g %d, output %d×%d, stride %d: weight form %s, want %s", c.cg, c.o, c.o, c.geo.s[0], w, c.weight)
