@@ -225,6 +225,14 @@ func RemoveTemps() {
 	})
 }
 
+// TrackTemp registers a file that RemoveTemps removes: an output staged
+// under a temporary name by the caller, until UntrackTemp.
+func TrackTemp(path string) { temps.Store(path, true) }
+
+// UntrackTemp forgets a file registered with TrackTemp (it was renamed into
+// place or removed).
+func UntrackTemp(path string) { temps.Delete(path) }
+
 // writeTemp writes a temporary file beside final and syncs it.
 func writeTemp(final string, write func(io.Writer) error) (*atomicFile, error) {
 	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")

@@ -28,6 +28,9 @@ type Job struct {
 	// Out is where the unlearned model is written (atomically; never over
 	// ModelPath).
 	Out string
+	// Location names the external data file (beside Out) of a model that
+	// needs one; empty: Out's name + ".data".
+	Location string
 }
 
 // Outcome is what Execute did.
@@ -135,7 +138,7 @@ func Execute(ctx context.Context, job Job) (*Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := onnxio.Save(out, job.Out, &onnxio.SaveOptions{Protect: []string{job.ModelPath}}); err != nil {
+	if err := onnxio.Save(out, job.Out, &onnxio.SaveOptions{Protect: []string{job.ModelPath}, Location: job.Location}); err != nil {
 		return nil, err
 	}
 	return &Outcome{Result: res, Audit: audit, Note: note, Seconds: time.Since(start).Seconds()}, nil

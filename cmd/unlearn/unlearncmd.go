@@ -14,6 +14,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/localize"
+	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -289,15 +290,29 @@ func runUnlearn(c *cli.Context) error {
 			bar.update(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
 		}
 	}
+	// The model is staged under a hidden name and renamed into place only
+	// after its metrics are written: even a SIGKILL, which cannot be
+	// handled, never leaves a model without its metrics under --out. (An
+	// external data file, for models over 2 GB, gets its final name at once;
+	// the model that refers to it comes last.)
+	stage := filepath.Join(filepath.Dir(s.out), fmt.Sprintf(".%s.partial-%d", filepath.Base(s.out), os.Getpid()))
+	dataPath := s.out + ".data"
+	_, statErr := os.Stat(dataPath)
+	hadData, committed := statErr == nil, false
+	onnxio.TrackTemp(stage)
+	defer func() {
+		os.Remove(stage)
+		onnxio.UntrackTemp(stage)
+		if !committed && !hadData {
+			os.Remove(dataPath) // external data of a model that was not kept
+		}
+	}()
 	t0 = time.Now()
 	outcome, err := unlearn.Execute(ctx, unlearn.Job{
 		ModelPath: s.model, Data: r.ds, Forget: r.forget, Algorithm: s.algorithm, Config: s.cfg,
-		Mask: mask, Classifier: c.String("classifier"), Out: s.out,
+		Mask: mask, Classifier: c.String("classifier"), Out: stage, Location: filepath.Base(s.out) + ".data",
 	})
 	if ctx.Err() != nil {
-		if err == nil {
-			os.Remove(s.out) // written just before the signal: no model without metrics
-		}
 		return errInterrupted
 	}
 	if err != nil {
@@ -309,14 +324,13 @@ func runUnlearn(c *cli.Context) error {
 			"epoch", ep.Epoch, "loss", ep.Loss, "accuracy", ep.Accuracy, "seconds", ep.Seconds)
 	}
 
-	// From here on a failure removes the model written above: a model
-	// without its metrics is a partial output.
+	// From here on a failure leaves no model (the deferred removal of the
+	// staged file): a model without its metrics is a partial output.
 	fail := func(err error) error {
-		os.Remove(s.out)
-		return fmt.Errorf("%w (removed %s)", err, s.out)
+		return fmt.Errorf("%w (no model written to %s)", err, s.out)
 	}
 	t0 = time.Now()
-	um, err := r.load(s.out, "unlearned")
+	um, err := r.load(stage, "unlearned")
 	if err != nil {
 		return fail(err)
 	}
@@ -331,9 +345,10 @@ func runUnlearn(c *cli.Context) error {
 	tm.TotalS = time.Since(start).Seconds()
 
 	rep := &eval.Report{Schema: eval.Schema, Tool: "unlearn " + Version, Metrics: after, Settings: r.settings(after)}
-	if rep.Model, err = modelInfo(s.out); err != nil {
+	if rep.Model, err = modelInfo(stage); err != nil {
 		return fail(err)
 	}
+	rep.Model.Path = s.out
 	if rep.Data, rep.Forget, err = r.provenance(); err != nil {
 		return fail(err)
 	}
@@ -362,13 +377,21 @@ func runUnlearn(c *cli.Context) error {
 	if err := emitTo(c, rep, s.metrics, s.report); err != nil {
 		return fail(err)
 	}
-	if ctx.Err() != nil { // the signal came while the files were written
+	unwrite := func() {
 		os.Remove(s.metrics)
 		if s.report != "" {
 			os.Remove(s.report)
 		}
+	}
+	if ctx.Err() != nil { // the signal came while the files were written
+		unwrite()
 		return fail(errInterrupted)
 	}
+	if err := os.Rename(stage, s.out); err != nil {
+		unwrite()
+		return fail(err)
+	}
+	committed = true
 	u := rep.Unlearning
 	res := []any{"out", s.out, "metrics", s.metrics, "accuracy", after.Accuracy,
 		"changed_params", outcome.Audit.ChangedParams, "total_params", outcome.Audit.TotalParams,
