@@ -120,6 +120,19 @@ func (a *Array) Int64s() ([]int64, error) {
 	return out, nil
 }
 
+// Ints is Int64s converted to int (labels and indices).
+func (a *Array) Ints() ([]int, error) {
+	v, err := a.Int64s()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out, nil
+}
+
 func (a *Array) at(i int) float64 {
 	switch a.DType {
 	case "|u1", "|b1":

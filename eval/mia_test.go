@@ -64,15 +64,11 @@ func (r *miaRef) array(t testing.TB, key string) *data.Array {
 
 func (r *miaRef) ints(t testing.TB, key string) []int {
 	t.Helper()
-	v, err := r.array(t, key).Int64s()
+	v, err := r.array(t, key).Ints()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]int, len(v))
-	for i, x := range v {
-		out[i] = int(x)
-	}
-	return out
+	return v
 }
 
 // outputs returns the stored PyTorch logits of model tag on group g.

@@ -40,15 +40,11 @@ type proxyRef struct {
 
 func ints(t *testing.T, a *data.Array) []int {
 	t.Helper()
-	v, err := a.Int64s()
+	v, err := a.Ints()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]int, len(v))
-	for i, x := range v {
-		out[i] = int(x)
-	}
-	return out
+	return v
 }
 
 // The proxies agree with an independent NumPy/SciPy/scikit-learn

@@ -63,15 +63,11 @@ func TestMatchesPyTorch(t *testing.T) {
 		if a == nil {
 			t.Fatalf("fixture has no %s", key)
 		}
-		v, err := a.Int64s()
+		v, err := a.Ints()
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := make([]int, len(v))
-		for i, x := range v {
-			out[i] = int(x)
-		}
-		return out
+		return v
 	}
 	cases := []struct {
 		algo    string
