@@ -27,17 +27,17 @@ import (
 // flip(W)ᵀ, the flip being a reversed Slice over K on the blocked filter,
 // whose rows are B×B contiguous floats.
 //
-// Measured with ONNX Runtime 1.24 on 2 cores (AVX-512, block 16, batch 128,
+// Measured with ONNX Runtime 1.24, one thread (AVX-512, block 16, batch 128,
 // 3×3 pad 1; bench/conv_forms.sh, bench/RESULTS.md), plain Conv against
-// NCHWc including every reorder: 64 ch 28×28 22.3 against 19.9 ms, 128 ch
-// 14×14 21.3 against 17.6 ms, 256 ch 7×7 29.8 against 22.3 ms, 512 ch 4×4
-// 31.9 against 30.6 ms; the flipped input gradient 27.2, 22.3, 29.7, 42.7
-// against 20.2, 23.4, 17.9, 28.6 ms. A whole ResNet-18 training step
-// (bench/trainstep -nchwc 16 against -nchwc -1) took 10–22 % less. The
-// weight gradient keeps its plain forms: the convolution trick on the NCHWc
-// kernels (TestConvFormTimings's "dW trick nchwc") beat the windowed forms
-// only at some stride-2 layers, and needs a batch that is a multiple of the
-// block.
+// NCHWc including every reorder: 64 ch 28×28 63.8 against 50.1 ms, 128 ch
+// 14×14 56.5 against 46.3 ms, 256 ch 7×7 56.2 against 49.0 ms, 512 ch 4×4
+// 69.1 against 70.0 ms; the flipped input gradient 62.2, 56.2, 66.0, 74.5
+// against 52.3, 50.2, 46.1, 70.3 ms. A whole ResNet-18 training step takes
+// 9 % less CPU time on one thread and 14 % less time on two
+// (bench/RESULTS.md). The weight gradient keeps its plain
+// forms: the convolution trick on the NCHWc kernels (TestConvFormTimings's
+// "dW trick nchwc") is slower than the best windowed form at every layer,
+// and needs a batch that is a multiple of the block.
 
 const nchwcDomain = "com.microsoft.nchwc"
 
