@@ -4,7 +4,8 @@
 // com.microsoft ops, none of the *Grad ops of ORT's training builds). The
 // one opt-in exception is Spec.ConvGrad.NCHWcBlock: Conv on the CPU
 // execution provider's NCHWc kernels (com.microsoft.nchwc, nchwc.go), for a
-// graph that runs on an ONNX Runtime known to have them.
+// graph that runs on an ONNX Runtime known to have them (train.NewEngine
+// opts in wherever its runtime has them; Build's zero value does not).
 //
 // # API
 //
