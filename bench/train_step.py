@@ -5,7 +5,9 @@ One step = forward in train mode, mean cross-entropy, backward, SGD
 (momentum 0.9) update, on one fixed random batch. Prints one JSON line:
 model, threads, batch, median step seconds, images/s, peak RSS (VmHWM) in MB,
 the RSS before the first step (base_mb: interpreter, libraries, model,
-batch) and the cores other processes kept busy meanwhile (others_cores). Run one model per process so that peak memory is per model:
+batch), the cores other processes kept busy meanwhile (others_cores) and the
+median CPU seconds of the process per step (cpu_s: with one thread, a
+measure that other processes on the machine barely disturb). Run one model per process so that peak memory is per model:
 
   /usr/bin/python3 bench/train_step.py --model resnet18 --threads 2
 """
@@ -76,12 +78,13 @@ def main():
 
     for _ in range(a.warmup):
         step()
-    times = []
+    times, cpu = [], []
     busy0, own0, wall0 = busy_seconds(), own_seconds(), time.perf_counter()
     for _ in range(a.steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), own_seconds()
         step()
         times.append(time.perf_counter() - t0)
+        cpu.append(own_seconds() - c0)
     wall = time.perf_counter() - wall0
     # Cores used by other processes while the steps ran (contention).
     others = max(busy_seconds() - busy0 - (own_seconds() - own0), 0) / wall
@@ -89,7 +92,8 @@ def main():
     print(json.dumps({
         "impl": "pytorch", "model": a.model, "threads": torch.get_num_threads(), "batch": a.batch,
         "steps": a.steps, "median_s": med, "min_s": min(times), "images_per_s": a.batch / med,
-        "peak_mb": round(status_mb("VmHWM"), 1), "base_mb": round(base, 1), "others_cores": round(others, 2), "version": torch.__version__,
+        "peak_mb": round(status_mb("VmHWM"), 1), "base_mb": round(base, 1), "others_cores": round(others, 2),
+        "cpu_s": statistics.median(cpu), "version": torch.__version__,
     }))
 
 

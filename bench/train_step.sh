@@ -10,9 +10,11 @@
 # always runs first. Each process reports the median of its timed steps; the
 # table gives the median over the rounds, the ratio of those medians and the
 # range of the per-round ratios (PyTorch and unlearn of the same round).
-# "unlearn" is the training graph train.Engine builds (standard ai.onnx ops);
-# "+NCHWc" is the same with the opt-in NCHWc Conv kernels of ONNX Runtime's
-# CPU provider (autodiff.ConvGrad.NCHWcBlock), where this machine has them.
+# "unlearn" is the plain training graph (standard ai.onnx ops, what
+# `unlearn artifacts` exports); "+NCHWc" is the same with the NCHWc Conv
+# kernels of ONNX Runtime's CPU provider (autodiff.ConvGrad.NCHWcBlock), which
+# train.NewEngine uses by default where this machine has them: the tool's
+# own training speed is the "+NCHWc" column.
 # Generates bench/models/ (bench/make_models.py) if missing. Needs Debian's
 # python3-torch and python3-torchvision, and ONNX Runtime (make ort).
 #
@@ -152,11 +154,21 @@ blocks = sorted({r["nchwc"] for r in rows if r["impl"] == "unlearn-nchwc"})
 print(f"PyTorch {next(r['version'] for r in rows if r['impl'] == 'pytorch')}, "
       f"ONNX Runtime {next(r['ort'] for r in rows if r['impl'] == 'unlearn')}"
       + (f", NCHWc block {blocks[0]}" if blocks else ""))
+if rows[0]["threads"] == 1:
+    print("CPU seconds per step, median over rounds (one thread each: barely disturbed by other processes):")
+    for model in models:
+        tc = med(r["cpu_s"] for r in of(model, "pytorch"))
+        line = f"  {model}: PyTorch {tc:.3f} s, unlearn {med(r['cpu_s'] for r in of(model, 'unlearn')):.3f} s " \
+               f"(speed ratio {tc / med(r['cpu_s'] for r in of(model, 'unlearn')):.2f})"
+        if of(model, "unlearn-nchwc"):
+            nc = med(r["cpu_s"] for r in of(model, "unlearn-nchwc"))
+            line += f", +NCHWc {nc:.3f} s (ratio {tc / nc:.2f})"
+        print(line)
 others = [r["others_cores"] for r in rows]
 print(f"cores other processes kept busy during the timed steps: {min(others):.2f}–{max(others):.2f} "
       f"(median {med(others):.2f})")
 if med(others) > 0.2:
-    print("WARNING: other processes were using the CPU. Oversubscription slows PyTorch's OpenMP threads (which\n"
-          "wait for each other at every operation) far more than ONNX Runtime's pool, which favours unlearn:\n"
-          "these ratios overstate unlearn; compare on an idle machine.")
+    print("WARNING: other processes were using the CPU: these are not an idle machine's timings. With more than\n"
+          "one thread, oversubscription slows PyTorch's OpenMP threads (which wait for each other at every\n"
+          "operation) far more than ONNX Runtime's pool, which overstates unlearn; compare on an idle machine.")
 PY

@@ -11,8 +11,8 @@
 // -warmup untimed ones, images/s, the peak resident set size of the process
 // (VmHWM) in MB and its resident set size before the first step (base_mb:
 // runtime library, model, session, batch buffers), and the cores other
-// processes kept busy meanwhile. -nchwc builds the graph with the opt-in
-// NCHWc Conv kernels (impl "unlearn-nchwc"); -dump writes the training graph
+// processes kept busy meanwhile. -nchwc builds the graph with the NCHWc
+// Conv kernels (impl "unlearn-nchwc"), train.NewEngine's default; -dump writes the training graph
 // (for bench/ortprof).
 package main
 
@@ -57,8 +57,11 @@ type result struct {
 	// OthersCores is the CPU other processes used meanwhile, in cores
 	// (contention: the machine's busy time less this process's).
 	OthersCores float64 `json:"others_cores"`
-	ORT         string  `json:"ort"`
-	NCHWc       int64   `json:"nchwc"` // the NCHWc block size (-nchwc; 0: plain Conv)
+	// CPUS is the median CPU time of the process per step: with one
+	// thread, a measure that other processes barely disturb.
+	CPUS  float64 `json:"cpu_s"`
+	ORT   string  `json:"ort"`
+	NCHWc int64   `json:"nchwc"` // the NCHWc block size (-nchwc; 0: plain Conv)
 }
 
 func main() {
@@ -73,8 +76,8 @@ func main() {
 	var spec autodiff.Spec
 	flag.StringVar(&spec.ConvGrad.Input, "conv-input", "", "force the Conv input-gradient form (convtranspose, flipped)")
 	flag.StringVar(&spec.ConvGrad.Weight, "conv-weight", "", "force the Conv weight-gradient form (trick, gemm, bmm)")
-	nchwc := flag.Bool("nchwc", false, "run Conv on ONNX Runtime's NCHWc kernels (autodiff.ConvGrad.NCHWcBlock, opt-in; "+
-		"train.Engine builds plain Conv)")
+	nchwc := flag.Bool("nchwc", false, "run Conv on ONNX Runtime's NCHWc kernels (autodiff.ConvGrad.NCHWcBlock; "+
+		"train.NewEngine's default; without it the plain graph that artifacts export)")
 	flag.Parse()
 	spec.BN = autodiff.BNTraining
 	if *model == "" {
@@ -153,14 +156,16 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 		}
 	}
 	times := make([]float64, steps)
+	cpus := make([]float64, steps)
 	upds := make([]float64, steps)
 	cpu0, busy0, wall0 := cpuSeconds(), busySeconds(), time.Now()
 	for i := range times {
-		t := time.Now()
+		t, c := time.Now(), cpuSeconds()
 		if err := step(); err != nil {
 			return err
 		}
 		times[i] = time.Since(t).Seconds()
+		cpus[i] = cpuSeconds() - c
 		upds[i] = upd
 	}
 	impl := "unlearn"
@@ -176,7 +181,7 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 		Impl: impl, Model: name, Threads: threads, Batch: batch, Steps: steps,
 		MedianS: med, MinS: slices.Min(times), ImagesPerS: float64(batch) / med,
 		PeakMB: statusMB("VmHWM"), BaseMB: base, UpdateS: median(upds), BuildS: buildS, SessionS: sessS, Nodes: len(art.Model.Graph.Nodes()),
-		CPUShare: share, OthersCores: others, ORT: ortrt.Version(), NCHWc: spec.ConvGrad.NCHWcBlock,
+		CPUShare: share, OthersCores: others, CPUS: median(cpus), ORT: ortrt.Version(), NCHWc: spec.ConvGrad.NCHWcBlock,
 	})
 }
 
