@@ -22,10 +22,7 @@ func Batches(n, batchSize int, shuffle bool, rng *rand.Rand) [][]int {
 		}
 		order = rng.Perm(n)
 	} else {
-		order = make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
+		order = Range(n)
 	}
 	out := make([][]int, 0, (n+batchSize-1)/batchSize)
 	for lo := 0; lo < n; lo += batchSize {

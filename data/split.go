@@ -77,6 +77,28 @@ func (s *Split) row(i int) int {
 // Label returns the label of example i. It panics if i is out of range.
 func (s *Split) Label(i int) int { return int(s.labels[s.row(i)]) }
 
+// Labels returns the labels of the examples idx, or of every example when
+// idx is nil. It panics if an index is out of range.
+func (s *Split) Labels(idx []int) []int {
+	if idx == nil {
+		idx = Range(s.Len())
+	}
+	out := make([]int, len(idx))
+	for k, i := range idx {
+		out[k] = s.Label(i)
+	}
+	return out
+}
+
+// Range returns the indices 0, 1, …, n−1.
+func Range(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
 // ID returns the id of example i in the split it was originally read as
 // (the index an ids file refers to). For a Split that is not a subset,
 // ID(i) == i. It panics if i is out of range.

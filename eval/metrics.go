@@ -157,11 +157,11 @@ func Evaluate(m *graph.Model, ds *data.Dataset, forget, retain []int, opts Optio
 		}
 		return func(done, total int) { opts.Progress(s, done, total) }
 	}
-	trainLogits, err := cl.Logits(ds.Train, seq(ds.Train.Len()), stage("train"))
+	trainLogits, err := cl.Logits(ds.Train, data.Range(ds.Train.Len()), stage("train"))
 	if err != nil {
 		return nil, err
 	}
-	testLogits, err := cl.Logits(ds.Test, seq(ds.Test.Len()), stage("test"))
+	testLogits, err := cl.Logits(ds.Test, data.Range(ds.Test.Len()), stage("test"))
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +173,8 @@ func Evaluate(m *graph.Model, ds *data.Dataset, forget, retain []int, opts Optio
 		return nil, fmt.Errorf("model outputs %d classes, dataset %s has %d: %w", classes, ds.Name, ds.Classes, ErrClasses)
 	}
 	forward := time.Since(start)
-	train := Outputs{Logits: trainLogits, Labels: splitLabels(ds.Train), Classes: classes}
-	test := Outputs{Logits: testLogits, Labels: splitLabels(ds.Test), Classes: classes}
+	train := Outputs{Logits: trainLogits, Labels: ds.Train.Labels(nil), Classes: classes}
+	test := Outputs{Logits: testLogits, Labels: ds.Test.Labels(nil), Classes: classes}
 	met, err := EvaluateOutputs(train, test, forget, retain, opts)
 	if err != nil {
 		return nil, err
@@ -182,14 +182,6 @@ func Evaluate(m *graph.Model, ds *data.Dataset, forget, retain []int, opts Optio
 	met.Timings.ForwardS = forward.Seconds()
 	met.Timings.TotalS = time.Since(start).Seconds()
 	return met, nil
-}
-
-func splitLabels(s *data.Split) []int {
-	out := make([]int, s.Len())
-	for i := range out {
-		out[i] = s.Label(i)
-	}
-	return out
 }
 
 func checkSplit(n int, forget, retain []int, noMIA bool) error {
@@ -378,7 +370,7 @@ func NewAgreement(a, b *Metrics) (*Agreement, error) {
 	}
 	same := func(x, y []int, idx []int) float64 {
 		if idx == nil {
-			idx = seq(len(x))
+			idx = data.Range(len(x))
 		}
 		if len(idx) == 0 {
 			return 0

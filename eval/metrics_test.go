@@ -213,7 +213,7 @@ func TestEvaluateOutputs(t *testing.T) {
 		t.Fatalf("no forget set: %+v %v", met, err)
 	}
 	// Retain empty: MIA impossible, accuracy still possible with NoMIA.
-	all := seq(60)
+	all := data.Range(60)
 	if _, err := EvaluateOutputs(train, test, all, []int{}, Options{}); !errors.Is(err, ErrNoRetain) {
 		t.Errorf("retain empty: %v", err)
 	}
@@ -224,12 +224,12 @@ func TestEvaluateOutputs(t *testing.T) {
 	if _, err := EvaluateOutputs(train, test, []int{}, all, Options{}); !errors.Is(err, ErrEmptyForget) {
 		t.Errorf("empty forget: %v", err)
 	}
-	if _, err := EvaluateOutputs(train, test, []int{0, 0}, seq(60)[1:], Options{}); !errors.Is(err, ErrShape) {
+	if _, err := EvaluateOutputs(train, test, []int{0, 0}, data.Range(60)[1:], Options{}); !errors.Is(err, ErrShape) {
 		t.Errorf("overlapping ids: %v", err)
 	}
 	// Test split smaller than retain is SalUn's normal case; retain smaller
 	// than test is an adjustment: all of retain are members.
-	met, err = EvaluateOutputs(train, test, seq(50), seq(60)[50:], Options{})
+	met, err = EvaluateOutputs(train, test, data.Range(50), data.Range(60)[50:], Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/svc"
 )
 
@@ -268,7 +269,7 @@ func LossAttack(forgetLoss, testLoss []float64, opts MIAOptions) (*LossAttackRes
 	rng := rand.New(rand.NewPCG(o.Seed, 0x6d69615f6c6f7373)) // "mia_loss"
 	pick := func(n int) []int {
 		if n == k {
-			return seq(n)
+			return data.Range(n)
 		}
 		p := rng.Perm(n)[:k]
 		slices.Sort(p)
@@ -347,12 +348,4 @@ func MIA(members, nonMembers, target Outputs, opts MIAOptions) (*MIAResult, erro
 	}
 	report(total)
 	return res, nil
-}
-
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }

@@ -148,7 +148,7 @@ func NewProxyReference(trainLabels, testLabels, forget []int, classes int, alpha
 	}
 	ref.IID = ref.DoF < 1 || !(ref.ChiSquare > ref.Critical)
 	all := func() {
-		ref.Test = seq(len(testLabels))
+		ref.Test = data.Range(len(testLabels))
 	}
 	if ref.IID {
 		all()
@@ -460,11 +460,7 @@ func ProxyLogits(c *Classifier, ds *data.Dataset, forget, holdout []int, ref *Pr
 		if err != nil {
 			return Outputs{}, err
 		}
-		o := Outputs{Logits: lg, Labels: make([]int, len(idx)), Classes: c.Classes()}
-		for k, i := range idx {
-			o.Labels[k] = s.Label(i)
-		}
-		return o, nil
+		return Outputs{Logits: lg, Labels: s.Labels(idx), Classes: c.Classes()}, nil
 	}
 	if f, err = run(ds.Train, forget); err != nil {
 		return

@@ -6,8 +6,10 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
@@ -180,22 +182,11 @@ func (a AutoConfig) Decide(target float64, history []eval.Proxies) Decision {
 		if len(why) == 0 {
 			why = append(why, fmt.Sprintf("both conditions hold but MinEpochs is %d", a.MinEpochs))
 		}
-		d.Detail = fmt.Sprintf("reached the cap of %d epochs; %s", a.MaxEpochs, joinSemi(why))
+		d.Detail = fmt.Sprintf("reached the cap of %d epochs; %s", a.MaxEpochs, strings.Join(why, "; "))
 	default:
 		d.Detail = fmt.Sprintf("epoch %d: %s; %s", e, forget, utility)
 	}
 	return d
-}
-
-func joinSemi(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += "; "
-		}
-		out += x
-	}
-	return out
 }
 
 // ChooseLR is the range test's rule: among the trials (any order), the
@@ -398,8 +389,8 @@ func (r *run) setupProxies(a algorithm) error {
 	if a.usesRetain && len(keep) == 0 {
 		return fmt.Errorf("%w: no retain example left to train on after holding out %d", ErrInput, k)
 	}
-	trainLabels := labelsOf(in.Data.Train)
-	testLabels := labelsOf(in.Data.Test)
+	trainLabels := in.Data.Train.Labels(nil)
+	testLabels := in.Data.Test.Labels(nil)
 	classes := in.Data.Classes
 	for _, y := range append(slices.Clone(trainLabels), testLabels...) {
 		classes = max(classes, y+1)
@@ -439,17 +430,6 @@ func (r *run) setupProxies(a algorithm) error {
 	return nil
 }
 
-func labelsOf(s interface {
-	Len() int
-	Label(int) int
-}) []int {
-	out := make([]int, s.Len())
-	for i := range out {
-		out[i] = s.Label(i)
-	}
-	return out
-}
-
 // evalBefore measures the input model on the proxy groups and its test
 // accuracy weighted like the held-out slice.
 func (r *run) evalBefore(m *graph.Model) (*eval.Proxies, float64, error) {
@@ -468,11 +448,11 @@ func (r *run) evalBefore(m *graph.Model) (*eval.Proxies, float64, error) {
 		return nil, 0, fmt.Errorf("proxies of the input model: %w", err)
 	}
 	test := r.in.Data.Test
-	lg, err := c.Logits(test, seqInts(test.Len()), nil)
+	lg, err := c.Logits(test, data.Range(test.Len()), nil)
 	if err != nil {
 		return nil, 0, err
 	}
-	matched, ok, err := eval.MatchedAccuracy(eval.Outputs{Logits: lg, Labels: labelsOf(test), Classes: c.Classes()}, h.Labels)
+	matched, ok, err := eval.MatchedAccuracy(eval.Outputs{Logits: lg, Labels: test.Labels(nil), Classes: c.Classes()}, h.Labels)
 	if err != nil {
 		return nil, 0, fmt.Errorf("proxies of the input model: %w", err)
 	}
@@ -480,14 +460,6 @@ func (r *run) evalBefore(m *graph.Model) (*eval.Proxies, float64, error) {
 		return nil, 0, fmt.Errorf("%w: no test example of the held-out slice's classes", ErrInput)
 	}
 	return p, matched, nil
-}
-
-func seqInts(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }
 
 // evalProxies measures m on the proxy groups.
@@ -565,7 +537,7 @@ func (r *run) probeLoss(e *train.Engine) (float64, error) {
 			return math.Inf(1), nil
 		}
 	}
-	o := eval.Outputs{Logits: lg, Labels: labelsOf(r.split.Subset(r.auto.probe)), Classes: c.Classes()}
+	o := eval.Outputs{Logits: lg, Labels: r.split.Labels(r.auto.probe), Classes: c.Classes()}
 	var s float64
 	for _, l := range eval.CrossEntropy(o) {
 		s += l
@@ -673,7 +645,7 @@ func (r *run) fitAuto(l loop) error {
 			}
 		}
 		r.note("auto schedule: learning-rate range test, %d steps per candidate, retain probe loss (start %.4f) %s; chose lr %g (largest within %g of the best)",
-			res.RangeSteps, res.StartLoss, joinSemi(parts), lr, a.RangeSlack)
+			res.RangeSteps, res.StartLoss, strings.Join(parts, "; "), lr, a.RangeSlack)
 	} else {
 		r.note("auto schedule: learning rate %g as given (no range test)", lr)
 	}

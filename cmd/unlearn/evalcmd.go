@@ -564,22 +564,6 @@ func writeTemp(path string, b []byte) (string, error) {
 	return tmp, nil
 }
 
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
-}
-
-func labels(s *data.Split, idx []int) []int {
-	out := make([]int, len(idx))
-	for i, j := range idx {
-		out[i] = s.Label(j)
-	}
-	return out
-}
-
 func pick[T any](v []T, idx []int) []T {
 	out := make([]T, len(idx))
 	for i, j := range idx {

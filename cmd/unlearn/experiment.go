@@ -94,10 +94,7 @@ func (r *expRunner) grid() error {
 	if err != nil {
 		return err
 	}
-	labels := make([]int, ds.Train.Len())
-	for i := range labels {
-		labels[i] = ds.Train.Label(i)
-	}
+	labels := ds.Train.Labels(nil)
 	dataSum, err := eval.HashPath(ds.Path)
 	if err != nil {
 		return err

@@ -68,7 +68,7 @@ func TestExportRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	logits, err := cl.Logits(ds.Test, seq(expect.Images), nil)
+	logits, err := cl.Logits(ds.Test, data.Range(expect.Images), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,7 @@ func runTrain(c *cli.Context) error {
 	if err := checkModelData(m, modelPath, ds); err != nil {
 		return err
 	}
-	idx := seq(ds.Train.Len())
+	idx := data.Range(ds.Train.Len())
 	if p := c.String("exclude"); p != "" {
 		ids, err := data.ReadIDs(p, ds.Train.Len())
 		if err != nil {
@@ -335,12 +335,12 @@ func evalAccuracy(path string, ds *data.Dataset, opts ortrt.Options, batch int) 
 	defer cl.Close()
 	out := map[string]float64{}
 	for name, s := range map[string]*data.Split{"train": ds.Train, "test": ds.Test} {
-		idx := seq(s.Len())
+		idx := data.Range(s.Len())
 		logits, err := cl.Logits(s, idx, nil)
 		if err != nil {
 			return nil, err
 		}
-		out[name] = eval.Accuracy(eval.Argmax(logits, cl.Classes()), labels(s, idx))
+		out[name] = eval.Accuracy(eval.Argmax(logits, cl.Classes()), s.Labels(idx))
 	}
 	return out, nil
 }
