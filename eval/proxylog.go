@@ -39,6 +39,9 @@ type EpochProxies struct {
 type ProxyDecision struct {
 	Stop   bool   `json:"stop"`
 	Reason string `json:"reason,omitempty"`
+	// Epoch is the epoch whose model is the result when Stop (the last
+	// one when the rule is met, else the one closest to meeting it).
+	Epoch int `json:"epoch,omitempty"`
 	// ForgetOK and UtilityOK are the rule's two conditions.
 	ForgetOK  bool `json:"forget_ok"`
 	UtilityOK bool `json:"utility_ok"`
@@ -62,8 +65,11 @@ type AutoSchedule struct {
 	// the tolerance) and UtilityBaseline where it came from.
 	UtilityTarget   float64 `json:"utility_target"`
 	UtilityBaseline string  `json:"utility_baseline"`
-	// StopEpoch is the last epoch trained, MaxEpochs the cap.
+	// StopEpoch is the last epoch trained, Epoch the epoch whose model is
+	// the result (StopEpoch unless the run stopped without meeting the
+	// rule: then the epoch closest to it), MaxEpochs the cap.
 	StopEpoch int    `json:"stop_epoch"`
+	Epoch     int    `json:"epoch"`
 	MaxEpochs int    `json:"max_epochs"`
 	Reason    string `json:"reason"`
 	Detail    string `json:"detail"`

@@ -2,6 +2,7 @@ package unlearn
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -105,6 +106,44 @@ func TestStoppingRule(t *testing.T) {
 	}
 }
 
+// Without meeting the rule, a run stops at the cap or after Patience
+// epochs without getting closer, and its result is the epoch of least
+// violation (the earliest on a tie), not the last one.
+func TestStoppingRuleBestEpoch(t *testing.T) {
+	const target = 0.84 // utility is back at ≥ 0.83 (tolerance 0.01)
+	a := AutoConfig{MaxEpochs: 8, MinEpochs: 1, Patience: 2, ForgetTolerance: 0.01, UtilityTolerance: 0.01}
+	cases := []struct {
+		name        string
+		a           AutoConfig
+		history     []eval.Proxies
+		stop, epoch int
+		reason      StopReason
+	}{
+		// scrub-like collapse after a good start: violations 0.04, 0.02,
+		// 0.5, 0.6: no progress for 2 epochs after epoch 2
+		{"collapse", a, []eval.Proxies{px(0.85, 0.80, 0.83), px(0.83, 0.80, 0.83), px(0.3, 0.3, 0.33), px(0.2, 0.2, 0.23), px(0.85, 0.80, 0.83)}, 4, 2, StopNoProgress},
+		// still improving at the cap: the last epoch
+		{"cap, improving", AutoConfig{MaxEpochs: 3, MinEpochs: 1, Patience: 2, ForgetTolerance: 0.01, UtilityTolerance: 0.01},
+			[]eval.Proxies{px(0.9, 0.8, 0.83), px(0.88, 0.8, 0.83), px(0.86, 0.8, 0.83)}, 3, 3, StopMaxEpochs},
+		// a tie between epochs 1 and 3 (violation 0.05) at the cap: the earlier
+		{"cap, tie", AutoConfig{MaxEpochs: 3, MinEpochs: 1, Patience: 5, ForgetTolerance: 0.01, UtilityTolerance: 0.01},
+			[]eval.Proxies{px(0.86, 0.8, 0.83), px(0.9, 0.8, 0.83), px(0.86, 0.8, 0.83)}, 3, 1, StopMaxEpochs},
+		// the rule is met: that epoch, whatever came before
+		{"met", a, []eval.Proxies{px(0.9, 0.8, 0.7), px(0.81, 0.8, 0.83)}, 2, 2, StopUnseen},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, d := stopEpoch(c.a, target, c.history)
+			if e != c.stop || d.Epoch != c.epoch || d.Reason != c.reason {
+				t.Errorf("stopped at %d with result epoch %d (%s: %s), want %d, %d (%s)", e, d.Epoch, d.Reason, d.Detail, c.stop, c.epoch, c.reason)
+			}
+		})
+	}
+	if v := a.Violation(target, px(0.85, 0.80, 0.80)); math.Abs(v-0.07) > 1e-12 {
+		t.Errorf("violation %v, want 0.04 + 0.03", v)
+	}
+}
+
 // The range test's rule: the largest rate within the slack of the best
 // probe loss; a divergence rules out that rate and every larger one.
 func TestChooseLR(t *testing.T) {
@@ -134,7 +173,7 @@ func TestChooseLR(t *testing.T) {
 func TestHoldoutSize(t *testing.T) {
 	p := ProxyConfig{}.withDefaults()
 	for _, c := range []struct{ n, want int }{
-		{3600, 360}, {100, 50}, {60, 30}, {1, 0}, {50000, 2000}, {1000, 100},
+		{3600, 180}, {100, 50}, {60, 30}, {1, 0}, {50000, 2000}, {1000, 100}, {4000, 200}, {10000, 500},
 	} {
 		if got := p.HoldoutSize(c.n); got != c.want {
 			t.Errorf("HoldoutSize(%d) = %d, want %d", c.n, got, c.want)

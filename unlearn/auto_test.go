@@ -105,7 +105,10 @@ func TestAutoSchedule(t *testing.T) {
 
 // With Config.LR given there is no range test, and an auto run that goes
 // to its cap trains exactly as a fixed run of as many epochs with the
-// proxies tracked: same held-out slice, same batches, same schedule.
+// proxies tracked: same held-out slice, same batches, same schedule, so the
+// same proxies after every epoch. Its result is the epoch closest to the
+// rule: the fixed run's model when that is the last, else the state the
+// proxies of that epoch describe.
 func TestAutoWithoutRangeTestMatchesFixed(t *testing.T) {
 	testutil.RequireORT(t)
 	d := loadDemo(t)
@@ -127,13 +130,22 @@ func TestAutoWithoutRangeTestMatchesFixed(t *testing.T) {
 	if rf.Auto != nil || rf.Proxies == nil || len(rf.Proxies.Epochs) != 2 || rf.Proxies.Epochs[1].Decision != nil {
 		t.Errorf("fixed with tracking: auto %v, proxies %+v", rf.Auto, rf.Proxies)
 	}
-	for name, v := range auto {
-		if !bitsEqual(v, fixed[name]) {
-			t.Errorf("%s differs between auto at its cap and fixed", name)
+	for ep := range 2 {
+		if a, b := ra.Proxies.Epochs[ep].Proxies, rf.Proxies.Epochs[ep].Proxies; a.MIA == nil || b.MIA == nil || *a.MIA != *b.MIA || withoutMIA(a) != withoutMIA(b) {
+			t.Errorf("epoch %d: proxies differ: %+v vs %+v", ep+1, a, b)
 		}
 	}
-	if a, b := ra.Proxies.After, rf.Proxies.After; a.MIA == nil || b.MIA == nil || *a.MIA != *b.MIA || withoutMIA(a) != withoutMIA(b) {
-		t.Errorf("proxies differ: %+v vs %+v", ra.Proxies.After, rf.Proxies.After)
+	best := ra.Auto.Epoch
+	if best < 1 || best > 2 || withoutMIA(ra.Proxies.After) != withoutMIA(ra.Proxies.Epochs[best-1].Proxies) {
+		t.Fatalf("result epoch %d, proxies %+v", best, ra.Proxies.After)
+	}
+	t.Logf("result: epoch %d (%s)", best, ra.Auto.Reason)
+	if best == 2 {
+		for name, v := range auto {
+			if !bitsEqual(v, fixed[name]) {
+				t.Errorf("%s differs between auto at its cap and fixed", name)
+			}
+		}
 	}
 }
 
@@ -162,9 +174,9 @@ func withoutMIA(p eval.Proxies) eval.Proxies {
 // mask): finetune under the auto schedule picks its rate by the range test
 // and stops well before its cap of 10 epochs, because the forget set looks
 // unseen (forget accuracy down to the class-matched test accuracy) while
-// held-out utility is at the input model's level. Measured: lr 0.01,
-// stops after epoch 2, forget 0.892 → 0.787, test 0.841 → 0.813 (oracle
-// 0.698 / 0.831; fixed finetune, 5 epochs: 0.805 / 0.839).
+// held-out utility is at the input model's level. Measured (rule version
+// 2): lr 0.0316, stops after epoch 5, forget 0.892 → 0.715, test 0.841 →
+// 0.811 (oracle 0.698 / 0.831; fixed finetune, 5 epochs: 0.805 / 0.839).
 func TestAutoStopsOnDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains on the demo for about a minute")
@@ -188,11 +200,11 @@ func TestAutoStopsOnDemo(t *testing.T) {
 	if a.LR < 0.001 || a.LR > 0.1 || a.UtilityBaseline != UtilityTest || a.UtilityTarget != pl.BeforeMatchedTest {
 		t.Errorf("auto: %+v", a)
 	}
-	if ref := pl.Reference; ref.IID || !slices.Equal(ref.Classes, []int{2, 5}) || pl.HoldoutSize != 360 {
+	if ref := pl.Reference; ref.IID || !slices.Equal(ref.Classes, []int{2, 5}) || pl.HoldoutSize != 180 {
 		t.Errorf("reference %+v, held out %d", ref, pl.HoldoutSize)
 	}
 	after := pl.After
-	if after.ForgetGap > 0.03 || after.HoldoutAccuracy < a.UtilityTarget-0.03 || pl.Before.ForgetGap <= 0.03 {
+	if after.ForgetGap > 0.01 || after.HoldoutAccuracy < a.UtilityTarget-0.01 || pl.Before.ForgetGap <= 0.01 || a.Epoch != a.StopEpoch {
 		t.Errorf("before %+v, after %+v", pl.Before, after)
 	}
 	f := accuracy(t, m, d.ds.Train, d.forget)
