@@ -101,35 +101,39 @@ func NewClassifier(m *graph.Model, opts ortrt.Options, batch int) (*Classifier, 
 	if out.Type != nil && len(out.Type.Shape) == 2 && out.Type.Shape[1].Known() {
 		classes = int(out.Type.Shape[1].Size)
 	}
-	buf, err := inferenceBytes(m)
+	im, err := inferenceModel(m)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := ortrt.NewSession(buf, []string{in.Name}, []string{out.Name}, opts)
+	sess, err := ortrt.NewSessionForModel(im, []string{in.Name}, []string{out.Name}, opts)
 	if err != nil {
 		return nil, err
 	}
 	return &Classifier{sess: sess, input: in.Name, output: out.Name, shape: shape, classes: classes, batch: batch}, nil
 }
 
-// inferenceBytes serializes m in inference form without touching m.
-func inferenceBytes(m *graph.Model) ([]byte, error) {
-	raw, err := onnxio.Encode(m)
+// inferenceModel returns m in inference form without touching m: m itself
+// when no node is in training form, else a copy switched by
+// graph.InferenceForm (onnxio.Clone: also for a model over 2 GB).
+func inferenceModel(m *graph.Model) (*graph.Model, error) {
+	training := false
+	for _, n := range m.Graph.Nodes() {
+		if n.IsDefaultDomain() && (n.OpType == "BatchNormalization" && n.AttrInt("training_mode", 0) != 0 || n.OpType == "Dropout" && n.Input(2) != nil) {
+			training = true
+			break
+		}
+	}
+	if !training {
+		return m, nil
+	}
+	cp, err := onnxio.Clone(m)
 	if err != nil {
 		return nil, err
 	}
-	cp, err := onnxio.Decode(raw, "")
-	if err != nil {
+	if _, err := graph.InferenceForm(cp.Graph); err != nil {
 		return nil, err
 	}
-	n, err := graph.InferenceForm(cp.Graph)
-	if err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return raw, nil
-	}
-	return onnxio.Encode(cp)
+	return cp, nil
 }
 
 // Close releases the session.

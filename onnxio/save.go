@@ -214,19 +214,19 @@ type atomicFile struct {
 // temps holds the temporary files of saves in flight.
 var temps sync.Map
 
-// RemoveTemps removes the temporary files of every save in flight, for a
-// process that must exit at once (a second Ctrl-C): the final files are
-// then either complete or absent.
+// RemoveTemps removes the temporary files (and folders, with what they
+// hold) of every save in flight, for a process that must exit at once (a
+// second Ctrl-C): the final files are then either complete or absent.
 func RemoveTemps() {
 	temps.Range(func(k, _ any) bool {
-		os.Remove(k.(string))
+		os.RemoveAll(k.(string))
 		temps.Delete(k)
 		return true
 	})
 }
 
-// TrackTemp registers a file that RemoveTemps removes: an output staged
-// under a temporary name by the caller, until UntrackTemp.
+// TrackTemp registers a file or folder that RemoveTemps removes: an output
+// staged under a temporary name by the caller, until UntrackTemp.
 func TrackTemp(path string) { temps.Store(path, true) }
 
 // UntrackTemp forgets a file registered with TrackTemp (it was renamed into

@@ -7,7 +7,6 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
-	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
 )
@@ -103,10 +102,6 @@ func EngineSpec(opts EngineOptions) autodiff.Spec {
 
 // NewEngineFromArtifacts opens a session for artifacts built from m.
 func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts ortrt.Options) (e *Engine, err error) {
-	buf, err := onnxio.Encode(art.Model)
-	if err != nil {
-		return nil, fmt.Errorf("train: encoding the training graph: %w", err)
-	}
 	e = &Engine{
 		art: art, g: m.Graph, inputs: art.Inputs, outputs: art.Outputs,
 		fixedIn: map[int]*ortrt.Tensor{}, fixedOut: map[int]*ortrt.Tensor{},
@@ -127,7 +122,7 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts ortrt.
 	for i, io := range art.Outputs {
 		outNames[i] = io.Name
 	}
-	e.sess, err = ortrt.NewSession(buf, inNames, outNames, opts)
+	e.sess, err = ortrt.NewSessionForModel(art.Model, inNames, outNames, opts)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}

@@ -448,11 +448,7 @@ func (r *run) setupProxies(a algorithm) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInput, err)
 	}
-	raw, err := onnxio.Encode(in.Model)
-	if err != nil {
-		return err
-	}
-	scratch, err := onnxio.Decode(raw, "")
+	scratch, err := onnxio.Clone(in.Model)
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,14 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"unsafe"
 
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/onnxio"
 )
 
 // Session runs one ONNX model. It is not safe for concurrent Run calls.
@@ -24,37 +27,113 @@ type IOInfo struct {
 	Shape []int64 // -1 for dynamic dimensions
 }
 
+// NewSessionForModel creates a session for m with the given inputs and
+// outputs (nil: all of the model's). A model within protobuf's 2 GB limit
+// is handed to ONNX Runtime as one buffer. A larger one cannot be: it is
+// written with external data to a temporary folder (under TMPDIR, so that
+// needs room for the weights), ONNX Runtime loads it from there, and the
+// folder is removed once the session exists (ONNX Runtime has read or
+// mapped the data by then; on Linux a mapping outlives the file's name).
+func NewSessionForModel(m *graph.Model, inputs, outputs []string, opts Options) (*Session, error) {
+	buf, err := onnxio.Encode(m)
+	if err == nil {
+		return NewSession(buf, inputs, outputs, opts)
+	}
+	if !errors.Is(err, onnxio.ErrTooLarge) {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "unlearn-session-*")
+	if err != nil {
+		return nil, fmt.Errorf("onnxruntime: a folder for a model over 2 GB: %w", err)
+	}
+	onnxio.TrackTemp(dir)
+	defer func() {
+		os.RemoveAll(dir)
+		onnxio.UntrackTemp(dir)
+	}()
+	path := filepath.Join(dir, "model.onnx")
+	if err := onnxio.Save(m, path, &onnxio.SaveOptions{ExternalData: true}); err != nil {
+		return nil, fmt.Errorf("onnxruntime: writing a model over 2 GB for ONNX Runtime: %w", err)
+	}
+	so, err := sessionOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer so.Destroy()
+	if inputs == nil || outputs == nil {
+		small, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if inputs, outputs, err = ioNames(small, inputs, outputs); err != nil {
+			return nil, err
+		}
+	}
+	s, err := ort.NewDynamicAdvancedSession(path, inputs, outputs, so)
+	if err != nil {
+		return nil, fmt.Errorf("onnxruntime: creating session: %w", err)
+	}
+	return &Session{s: s, inputs: inputs, outputs: outputs}, nil
+}
+
 // NewSession creates a session for a serialized model. inputs and outputs
 // name, in order, the values Run takes and returns; nil means all of the
 // model's, in the model's order.
 func NewSession(model []byte, inputs, outputs []string, opts Options) (*Session, error) {
+	so, err := sessionOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer so.Destroy()
+	if inputs == nil || outputs == nil {
+		if inputs, outputs, err = ioNames(model, inputs, outputs); err != nil {
+			return nil, err
+		}
+	}
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, outputs, so)
+	if err != nil {
+		return nil, fmt.Errorf("onnxruntime: creating session: %w", err)
+	}
+	return &Session{s: s, inputs: inputs, outputs: outputs}, nil
+}
+
+// ioNames fills nil inputs or outputs with all of the model's, in order.
+func ioNames(model []byte, inputs, outputs []string) ([]string, []string, error) {
+	ins, outs, err := ort.GetInputOutputInfoWithONNXData(model)
+	if err != nil {
+		return nil, nil, fmt.Errorf("onnxruntime: reading model inputs and outputs: %w", err)
+	}
+	if inputs == nil {
+		for _, i := range ins {
+			inputs = append(inputs, i.Name)
+		}
+	}
+	if outputs == nil {
+		for _, o := range outs {
+			outputs = append(outputs, o.Name)
+		}
+	}
+	return inputs, outputs, nil
+}
+
+// sessionOptions are the options of every session (the caller destroys
+// them).
+func sessionOptions(opts Options) (_ *ort.SessionOptions, err error) {
 	if err := Setup(opts); err != nil {
 		return nil, err
 	}
 	if err := CheckDevice(opts.Device, LibraryPath()); err != nil {
 		return nil, err
 	}
-	if inputs == nil || outputs == nil {
-		ins, outs, err := ort.GetInputOutputInfoWithONNXData(model)
-		if err != nil {
-			return nil, fmt.Errorf("onnxruntime: reading model inputs and outputs: %w", err)
-		}
-		if inputs == nil {
-			for _, i := range ins {
-				inputs = append(inputs, i.Name)
-			}
-		}
-		if outputs == nil {
-			for _, o := range outs {
-				outputs = append(outputs, o.Name)
-			}
-		}
-	}
 	so, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, fmt.Errorf("onnxruntime: session options: %w", err)
 	}
-	defer so.Destroy()
+	defer func() {
+		if err != nil {
+			so.Destroy()
+		}
+	}()
 	if err := so.SetIntraOpNumThreads(opts.threads()); err != nil {
 		return nil, fmt.Errorf("onnxruntime: threads: %w", err)
 	}
@@ -80,11 +159,7 @@ func NewSession(model []byte, inputs, outputs []string, opts Options) (*Session,
 				"libraries on the library path; use --device cpu to run on the CPU", err)
 		}
 	}
-	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, outputs, so)
-	if err != nil {
-		return nil, fmt.Errorf("onnxruntime: creating session: %w", err)
-	}
-	return &Session{s: s, inputs: inputs, outputs: outputs}, nil
+	return so, nil
 }
 
 // Inputs and Outputs return the names the session binds, in Run's order.

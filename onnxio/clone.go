@@ -1,0 +1,49 @@
+package onnxio
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/unlearn-tool/unlearn/graph"
+)
+
+// Clone returns a deep copy of m, made by encoding and decoding it. A model
+// over protobuf's 2 GB limit cannot be encoded into one buffer: it is copied
+// through a temporary folder (under TMPDIR, which needs room for the
+// weights) with external data, removed before Clone returns; the copy holds
+// its data in memory.
+func Clone(m *graph.Model) (*graph.Model, error) {
+	raw, err := Encode(m)
+	if err == nil {
+		return Decode(raw, "")
+	}
+	if !errors.Is(err, ErrTooLarge) {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "unlearn-copy-*")
+	if err != nil {
+		return nil, fmt.Errorf("onnxio: a copy of a model over 2 GB: %w", err)
+	}
+	TrackTemp(dir)
+	defer func() {
+		os.RemoveAll(dir)
+		UntrackTemp(dir)
+	}()
+	path := filepath.Join(dir, "model.onnx")
+	if err := Save(m, path, &SaveOptions{ExternalData: true}); err != nil {
+		return nil, err
+	}
+	return Load(path)
+}
+
+// LimitForTest lowers the 2 GB limit of Encode and Save to n bytes until the
+// returned function restores it, so that tests of other packages can take
+// the paths for models over 2 GB with small models. Not for use outside
+// tests (it is not safe for concurrent use).
+func LimitForTest(n int) (restore func()) {
+	old := protoLimit
+	protoLimit = n
+	return func() { protoLimit = old }
+}
