@@ -166,7 +166,7 @@ func TestUnlearnAutoSchedule(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"auto schedule: lr ", "from a range test over 5 rates", "of at most 2", "proxies (no oracle)", "360 examples, not trained on"} {
+	for _, want := range []string{"auto schedule: lr ", "from a range test over 5 rates", "of at most 2", "proxies (no oracle)", "180 examples, not trained on"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
@@ -220,7 +220,7 @@ func TestUnlearnAutoSchedule(t *testing.T) {
 		u.Epochs != a.StopEpoch || u.LR != a.LR || len(u.Log.Epochs) != a.StopEpoch {
 		t.Errorf("auto %+v, epochs %d lr %g, %d logged epochs", a, u.Epochs, u.LR, len(u.Log.Epochs))
 	}
-	if p.Holdout != 360 || p.Reference.IID || !slices.Equal(p.Reference.Classes, []int{2, 5}) || len(p.Epochs) != a.StopEpoch ||
+	if p.Holdout != 180 || p.Reference.IID || !slices.Equal(p.Reference.Classes, []int{2, 5}) || len(p.Epochs) != a.StopEpoch ||
 		p.Epochs[len(p.Epochs)-1].Decision == nil || p.Epochs[len(p.Epochs)-1].Decision.Stop != true || p.After.ForgetAccuracy >= p.Before.ForgetAccuracy {
 		t.Errorf("proxies %+v", p)
 	}

@@ -415,7 +415,7 @@ func runUnlearn(c *cli.Context) error {
 		res = append(res, "proxies", u.Proxies.After)
 	}
 	if u.Auto != nil {
-		res = append(res, "auto", map[string]any{"lr": u.Auto.LR, "stop_epoch": u.Auto.StopEpoch, "max_epochs": u.Auto.MaxEpochs, "reason": u.Auto.Reason})
+		res = append(res, "auto", map[string]any{"lr": u.Auto.LR, "stop_epoch": u.Auto.StopEpoch, "epoch": u.Auto.Epoch, "max_epochs": u.Auto.MaxEpochs, "reason": u.Auto.Reason})
 	}
 	logs.result("result", res...)
 	fmt.Fprintf(c.App.Writer, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical\n",
@@ -430,7 +430,11 @@ func runUnlearn(c *cli.Context) error {
 		if len(a.RangeTest) > 0 {
 			how = fmt.Sprintf("from a range test over %d rates", len(a.RangeTest))
 		}
-		fmt.Fprintf(c.App.Writer, "auto schedule: lr %g (%s), stopped after epoch %d of at most %d (%s)\n", a.LR, how, a.StopEpoch, a.MaxEpochs, a.Reason)
+		result := ""
+		if a.Epoch != a.StopEpoch {
+			result = fmt.Sprintf("; the result is epoch %d, the closest to the rule", a.Epoch)
+		}
+		fmt.Fprintf(c.App.Writer, "auto schedule: lr %g (%s), stopped after epoch %d of at most %d (%s)%s\n", a.LR, how, a.StopEpoch, a.MaxEpochs, a.Reason, result)
 	}
 	if p := u.Proxies; p != nil {
 		fmt.Fprintln(c.App.Writer, proxiesLine(p))

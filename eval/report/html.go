@@ -318,7 +318,7 @@ dd { margin: 0; word-break: break-all; }
 <dt>method</dt><dd>{{.Method}}: localization {{.Strategy}}{{if ne .Strategy "full"}} (budget {{.Budget}}){{end}}, algorithm {{.Algorithm}}, {{.Epochs}} epochs, lr {{.LR}}, batch {{.BatchSize}}, seed {{.Seed}}</dd>
 {{with .Audit}}<dt>changed</dt><dd>{{.ChangedParams}} of {{.TotalParams}} parameters in {{len .Changed}} tensors; every other parameter bit-identical to the input</dd>{{end}}
 <dt>time</dt><dd>localize {{printf "%.1f" .Timings.LocalizeS}} s, unlearn {{printf "%.1f" .Timings.UnlearnS}} s{{if .RetrainEstimateS}}; retraining from scratch would take about {{printf "%.0f" .RetrainEstimateS}} s ({{printf "%.1f" .Speedup}}× this run){{end}}</dd>
-{{with .Auto}}<dt>auto schedule</dt><dd>lr {{.LR}}{{if .RangeTest}} chosen by a range test ({{range $i, $t := .RangeTest}}{{if $i}}, {{end}}{{$t.LR}}: {{if $t.Diverged}}diverged{{else}}{{printf "%.4f" $t.Loss}}{{end}}{{end}}; retain probe loss after {{.RangeSteps}} steps){{end}}; stopped after epoch {{.StopEpoch}} of at most {{.MaxEpochs}} ({{.Reason}}): {{.Detail}}</dd>{{end}}
+{{with .Auto}}<dt>auto schedule</dt><dd>lr {{.LR}}{{if .RangeTest}} chosen by a range test ({{range $i, $t := .RangeTest}}{{if $i}}, {{end}}{{$t.LR}}: {{if $t.Diverged}}diverged{{else}}{{printf "%.4f" $t.Loss}}{{end}}{{end}}; retain probe loss after {{.RangeSteps}} steps){{end}}; stopped after epoch {{.StopEpoch}} of at most {{.MaxEpochs}} ({{.Reason}}){{if ne .Epoch .StopEpoch}}, result: epoch {{.Epoch}}{{end}}: {{.Detail}}</dd>{{end}}
 {{range .Notes}}<dt class="note">note</dt><dd class="note">{{.}}</dd>{{end}}
 </dl>
 {{with .Proxies}}<h2>Oracle-free proxies</h2>
