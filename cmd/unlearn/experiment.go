@@ -45,11 +45,19 @@ func experimentCommand() *cli.Command {
 
 // step runs one cached step of an experiment.
 type expRunner struct {
-	cfg     *experiment.Config
-	self    string
-	ortLib  string
-	dryRun  bool
+	cfg    *experiment.Config
+	self   string
+	ortLib string
+	dryRun bool
+	// silent (with dryRun) plans the grid without saying anything: the
+	// report's way to learn the keys of the config's steps.
+	silent  bool
 	results string
+	// keys holds the keys of every oracle and run of the config, filled
+	// by grid: the report shows only their records, so that records of
+	// settings the config no longer has (a changed recipe, an older auto
+	// rule) never mix into its rows.
+	keys map[string]bool
 }
 
 func runExperiment(c *cli.Context) error {
@@ -74,12 +82,19 @@ func runExperiment(c *cli.Context) error {
 		if r.dryRun {
 			return nil
 		}
+	} else {
+		r.dryRun, r.silent = true, true
+		if err := r.grid(); err != nil {
+			return fmt.Errorf("listing the config's steps: %w", err)
+		}
 	}
 	return r.report(c)
 }
 
-// grid runs every step in a fixed order.
+// grid runs every step in a fixed order (with dryRun, lists them) and
+// fills r.keys.
 func (r *expRunner) grid() error {
+	r.keys = map[string]bool{}
 	ctx, _ := signalContext()
 	cfg := r.cfg
 	dataPath := cfg.Data
@@ -135,6 +150,7 @@ func (r *expRunner) grid() error {
 			}
 			idsKey := experiment.Key(b.String())
 			okey := experiment.Key("oracle", baseSum, dataSum, cfg.Train, seed, idsKey)
+			r.keys[okey] = true
 			odir := filepath.Join(cfg.Out, "runs", "oracle-"+okey)
 			oracleS, err := r.trainStep(ctx, odir, fmt.Sprintf("oracle %s (seed %d)", fs.Name, seed), base, idsPath, seed)
 			if err != nil {
@@ -155,6 +171,7 @@ func (r *expRunner) grid() error {
 					if m.Schedule == unlearn.ScheduleAuto && unlearn.AutoVersion > 1 {
 						key = experiment.Key(key, "auto", unlearn.AutoVersion)
 					}
+					r.keys[key] = true
 					if err := r.methodStep(ctx, key, m, budget, fs, seed, orig, oracle, idsPath, oracleS, len(ids)); err != nil {
 						return err
 					}
@@ -419,6 +436,9 @@ func (r *expRunner) record(path string, rec experiment.Record) error {
 }
 
 func (r *expRunner) say(what, state string) {
+	if r.silent {
+		return
+	}
 	logs.info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
 }
 
@@ -429,6 +449,15 @@ func (r *expRunner) report(c *cli.Context) error {
 			return fmt.Errorf("%s: no results yet; run the experiment first", r.results)
 		}
 		return err
+	}
+	if r.keys != nil {
+		kept := recs[:0]
+		for _, rec := range recs {
+			if r.keys[rec.Key] {
+				kept = append(kept, rec)
+			}
+		}
+		recs = kept
 	}
 	rows := experiment.Summarize(recs)
 	table := experiment.Markdown(rows)
