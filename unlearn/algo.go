@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -344,6 +345,13 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if in.Mask != nil && !anySelected(in.Mask) {
+		what := "nothing changes"
+		if algo == "rft" {
+			what = "only the classifier, which rft always trains, changes"
+		}
+		r.note("warning: the mask selects no parameter (a budget smaller than the first neuron the strategy ranks takes none): %s; raise --budget", what)
 	}
 	if cfg.Schedule == ScheduleAuto || cfg.Proxies.Track {
 		if err := r.setupProxies(a); err != nil {
@@ -717,4 +725,14 @@ func checkFiniteData(params []*train.Param) error {
 		}
 	}
 	return nil
+}
+
+// anySelected reports whether mask selects at least one element.
+func anySelected(mask map[string][]bool) bool {
+	for _, m := range mask {
+		if slices.Contains(m, true) {
+			return true
+		}
+	}
+	return false
 }
