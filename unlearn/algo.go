@@ -604,7 +604,7 @@ func (r *run) fit(l loop) error {
 		return r.fitAuto(l)
 	}
 	for ep := 0; ep < l.epochs; ep++ {
-		if err := r.trainEpoch(l, ep, l.lr(ep), l.epochs); err != nil {
+		if err := r.trainEpoch(l, ep, l.lr(ep), l.epochs, false); err != nil {
 			return err
 		}
 		if r.proxy != nil {
@@ -618,8 +618,9 @@ func (r *run) fit(l loop) error {
 
 // trainEpoch runs epoch ep (0-based) of l at learning rate lr and appends
 // its statistics to the result; epochs is what progress reports as the
-// number of epochs.
-func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int) error {
+// number of epochs. With anneal, the rate of step s of n is
+// lr·AnnealFactor(s, n): a cosine from lr to 0.01·lr within the epoch.
+func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int, anneal bool) error {
 	start := time.Now()
 	steps, step, err := l.epoch(ep)
 	if err != nil {
@@ -641,7 +642,11 @@ func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int) error {
 		if l.hook != nil {
 			out.loss += l.hook(ep, l.e.Params())
 		}
-		if err := l.opt.Step(l.e.Params(), lr); err != nil {
+		slr := lr
+		if anneal {
+			slr = lr * AnnealFactor(s, steps)
+		}
+		if err := l.opt.Step(l.e.Params(), slr); err != nil {
 			return err
 		}
 		if out.stat {
@@ -649,7 +654,7 @@ func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int) error {
 			correct += out.correct
 			seen += out.seen
 		}
-		r.progress(Progress{Phase: out.phase, Epoch: ep + 1, Epochs: epochs, Step: s + 1, Steps: steps, Loss: out.loss, LR: lr})
+		r.progress(Progress{Phase: out.phase, Epoch: ep + 1, Epochs: epochs, Step: s + 1, Steps: steps, Loss: out.loss, LR: slr})
 	}
 	st := train.EpochStats{Epoch: ep + 1, Seconds: time.Since(start).Seconds()}
 	if seen > 0 {

@@ -202,3 +202,27 @@ func TestScheduleErrors(t *testing.T) {
 		}
 	}
 }
+
+// The auto schedule's annealing within an epoch: the full rate at the
+// first step, a cosine down to near annealFloor at the last, never below.
+func TestAnnealFactor(t *testing.T) {
+	const n = 422 // steps of an epoch over 54,000 examples in batches of 128
+	if f := AnnealFactor(0, n); f != 1 {
+		t.Errorf("first step %v", f)
+	}
+	if f := AnnealFactor(n/2, n); math.Abs(f-(annealFloor+(1-annealFloor)/2)) > 1e-12 {
+		t.Errorf("half way %v", f)
+	}
+	last := AnnealFactor(n-1, n)
+	if last < annealFloor || last > annealFloor+1e-4 {
+		t.Errorf("last step %v, want just above %v", last, annealFloor)
+	}
+	for s := 1; s < n; s++ {
+		if AnnealFactor(s, n) >= AnnealFactor(s-1, n) {
+			t.Fatalf("not decreasing at step %d", s)
+		}
+	}
+	if AnnealFactor(0, 1) != 1 {
+		t.Error("a one-step epoch must run at its rate")
+	}
+}
