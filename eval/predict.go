@@ -116,14 +116,7 @@ func NewClassifier(m *graph.Model, opts ortrt.Options, batch int) (*Classifier, 
 // when no node is in training form, else a copy switched by
 // graph.InferenceForm (onnxio.Clone: also for a model over 2 GB).
 func inferenceModel(m *graph.Model) (*graph.Model, error) {
-	training := false
-	for _, n := range m.Graph.Nodes() {
-		if n.IsDefaultDomain() && (n.OpType == "BatchNormalization" && n.AttrInt("training_mode", 0) != 0 || n.OpType == "Dropout" && n.Input(2) != nil) {
-			training = true
-			break
-		}
-	}
-	if !training {
+	if !graph.HasTrainingForm(m.Graph) {
 		return m, nil
 	}
 	cp, err := onnxio.Clone(m)

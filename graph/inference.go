@@ -62,6 +62,21 @@ func InferenceForm(g *Graph) (int, error) {
 	return changed, nil
 }
 
+// HasTrainingForm reports whether InferenceForm could change g: a
+// BatchNormalization in training mode, or a Dropout with a training_mode
+// input (InferenceForm decides whether it is a constant true).
+func HasTrainingForm(g *Graph) bool {
+	for _, n := range g.Nodes() {
+		if !n.IsDefaultDomain() {
+			continue
+		}
+		if n.OpType == "BatchNormalization" && n.AttrInt("training_mode", 0) != 0 || n.OpType == "Dropout" && n.Input(2) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (n *Node) removeAttr(name string) {
 	for i, a := range n.Attrs {
 		if a.Name == name {

@@ -11,9 +11,7 @@ import (
 
 // Clone returns a deep copy of m, made by encoding and decoding it. A model
 // over protobuf's 2 GB limit cannot be encoded into one buffer: it is copied
-// through a temporary folder (under TMPDIR, which needs room for the
-// weights) with external data, removed before Clone returns; the copy holds
-// its data in memory.
+// through WithTempCopy; the copy holds its data in memory.
 func Clone(m *graph.Model) (*graph.Model, error) {
 	raw, err := Encode(m)
 	if err == nil {
@@ -22,9 +20,22 @@ func Clone(m *graph.Model) (*graph.Model, error) {
 	if !errors.Is(err, ErrTooLarge) {
 		return nil, err
 	}
+	var cp *graph.Model
+	err = WithTempCopy(m, func(path string) (err error) {
+		cp, err = Load(path)
+		return err
+	})
+	return cp, err
+}
+
+// WithTempCopy saves m with external data in a new temporary folder (under
+// TMPDIR, which needs room for the weights), calls use with the model's
+// path, and removes the folder, also on a second Ctrl-C (RemoveTemps). It
+// is how a model over protobuf's 2 GB limit reaches code that reads files.
+func WithTempCopy(m *graph.Model, use func(path string) error) error {
 	dir, err := os.MkdirTemp("", "unlearn-copy-*")
 	if err != nil {
-		return nil, fmt.Errorf("onnxio: a copy of a model over 2 GB: %w", err)
+		return fmt.Errorf("onnxio: a temporary folder for a model over 2 GB: %w", err)
 	}
 	TrackTemp(dir)
 	defer func() {
@@ -33,9 +44,9 @@ func Clone(m *graph.Model) (*graph.Model, error) {
 	}()
 	path := filepath.Join(dir, "model.onnx")
 	if err := Save(m, path, &SaveOptions{ExternalData: true}); err != nil {
-		return nil, err
+		return err
 	}
-	return Load(path)
+	return use(path)
 }
 
 // LimitForTest lowers the 2 GB limit of Encode and Save to n bytes until the

@@ -607,11 +607,11 @@ func (r *run) probeLoss(e *train.Engine) (float64, error) {
 		if _, err := e.LoadBatch(r.split, idx); err != nil {
 			return 0, err
 		}
-		if _, _, _, teacher, err := e.Inputs(len(idx)); err != nil {
+		_, _, _, teacher, err := e.Inputs(len(idx))
+		if err != nil {
 			return 0, err
-		} else {
-			clear(teacher) // scrub's KL term: a defined teacher; only the logits are read
 		}
+		clear(teacher) // scrub's KL term: a defined teacher; only the logits are read
 		out, err := e.StepFilled(len(idx))
 		if errors.Is(err, train.ErrNonFinite) {
 			return math.Inf(1), nil

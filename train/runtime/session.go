@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"unsafe"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -29,11 +28,11 @@ type IOInfo struct {
 
 // NewSessionForModel creates a session for m with the given inputs and
 // outputs (nil: all of the model's). A model within protobuf's 2 GB limit
-// is handed to ONNX Runtime as one buffer. A larger one cannot be: it is
-// written with external data to a temporary folder (under TMPDIR, so that
-// needs room for the weights), ONNX Runtime loads it from there, and the
-// folder is removed once the session exists (ONNX Runtime has read or
-// mapped the data by then; on Linux a mapping outlives the file's name).
+// is handed to ONNX Runtime as one buffer. A larger one cannot be: ONNX
+// Runtime loads it from a temporary copy with external data
+// (onnxio.WithTempCopy), removed once the session exists (ONNX Runtime has
+// read or mapped the data by then; on Linux a mapping outlives the file's
+// name).
 func NewSessionForModel(m *graph.Model, inputs, outputs []string, opts Options) (*Session, error) {
 	buf, err := onnxio.Encode(m)
 	if err == nil {
@@ -42,44 +41,32 @@ func NewSessionForModel(m *graph.Model, inputs, outputs []string, opts Options) 
 	if !errors.Is(err, onnxio.ErrTooLarge) {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "unlearn-session-*")
-	if err != nil {
-		return nil, fmt.Errorf("onnxruntime: a folder for a model over 2 GB: %w", err)
-	}
-	onnxio.TrackTemp(dir)
-	defer func() {
-		os.RemoveAll(dir)
-		onnxio.UntrackTemp(dir)
-	}()
-	path := filepath.Join(dir, "model.onnx")
-	if err := onnxio.Save(m, path, &onnxio.SaveOptions{ExternalData: true}); err != nil {
-		return nil, fmt.Errorf("onnxruntime: writing a model over 2 GB for ONNX Runtime: %w", err)
-	}
-	so, err := sessionOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	defer so.Destroy()
-	if inputs == nil || outputs == nil {
-		small, err := os.ReadFile(path)
+	var s *Session
+	err = onnxio.WithTempCopy(m, func(path string) error {
+		small, err := os.ReadFile(path) // the graph, without the weights
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if inputs, outputs, err = ioNames(small, inputs, outputs); err != nil {
-			return nil, err
-		}
-	}
-	s, err := ort.NewDynamicAdvancedSession(path, inputs, outputs, so)
-	if err != nil {
-		return nil, fmt.Errorf("onnxruntime: creating session: %w", err)
-	}
-	return &Session{s: s, inputs: inputs, outputs: outputs}, nil
+		s, err = newSession(small, inputs, outputs, opts, func(so *ort.SessionOptions, in, out []string) (*ort.DynamicAdvancedSession, error) {
+			return ort.NewDynamicAdvancedSession(path, in, out, so)
+		})
+		return err
+	})
+	return s, err
 }
 
 // NewSession creates a session for a serialized model. inputs and outputs
 // name, in order, the values Run takes and returns; nil means all of the
 // model's, in the model's order.
 func NewSession(model []byte, inputs, outputs []string, opts Options) (*Session, error) {
+	return newSession(model, inputs, outputs, opts, func(so *ort.SessionOptions, in, out []string) (*ort.DynamicAdvancedSession, error) {
+		return ort.NewDynamicAdvancedSessionWithONNXData(model, in, out, so)
+	})
+}
+
+// newSession fills nil inputs or outputs from model (a serialized graph)
+// and creates the session with create.
+func newSession(model []byte, inputs, outputs []string, opts Options, create func(*ort.SessionOptions, []string, []string) (*ort.DynamicAdvancedSession, error)) (*Session, error) {
 	so, err := sessionOptions(opts)
 	if err != nil {
 		return nil, err
@@ -90,7 +77,7 @@ func NewSession(model []byte, inputs, outputs []string, opts Options) (*Session,
 			return nil, err
 		}
 	}
-	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, outputs, so)
+	s, err := create(so, inputs, outputs)
 	if err != nil {
 		return nil, fmt.Errorf("onnxruntime: creating session: %w", err)
 	}
