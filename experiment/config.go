@@ -93,6 +93,11 @@ type Method struct {
 	MaxEpochs int    `yaml:"max_epochs" json:"max_epochs,omitempty"`
 	// Args are more flags for the main command, e.g. ["--weight-decay", "5e-4"].
 	Args []string `yaml:"args" json:"args,omitempty"`
+	// Default runs the main command as a user who chooses nothing would:
+	// no method, strategy, algorithm, budget, recipe or schedule flags, so
+	// the row measures the tool's recommended default (the runner keys it
+	// by the default's description, so a changed default runs again).
+	Default bool `yaml:"default" json:"default,omitempty"`
 }
 
 // Load reads and checks an experiment file; relative paths in it are
@@ -164,6 +169,13 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: methods[%d]: a unique name is required", ErrConfig, i)
 		}
 		names["m:"+m.Name] = true
+		if m.Default {
+			if m.Method != "" || m.Strategy != "" || m.Algorithm != "" || len(m.Budgets) > 0 || m.Epochs != 0 ||
+				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || len(m.Args) > 0 {
+				return fmt.Errorf("%w: method %s: default runs the main command without choices; drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs and args", ErrConfig, m.Name)
+			}
+			continue
+		}
 		if m.Method == "" && m.Algorithm == "" {
 			return fmt.Errorf("%w: method %s: give method or algorithm", ErrConfig, m.Name)
 		}

@@ -69,6 +69,8 @@ func TestLoadErrors(t *testing.T) {
 		{"budget", strings.Replace(good, "budgets: [0.3]", "budgets: [0]", 1), "budget"},
 		{"no out", strings.Replace(good, "out: o\n", "", 1), "out"},
 		{"non-iid classes", strings.Replace(good, "kind: iid", "kind: non-iid", 1), "classes"},
+		{"default with choices", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: D, default: true, epochs: 2}]", 1), "without choices"},
+		{"default alone", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: D, default: true}]", 1), ""},
 		{"dup method", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: A, method: del}, {name: A, method: finetune}]", 1), "unique"},
 	} {
 		p := filepath.Join(dir, c.name+".yaml")

@@ -171,6 +171,9 @@ func (r *expRunner) grid() error {
 					if m.Schedule == unlearn.ScheduleAuto && unlearn.AutoVersion > 1 {
 						key = experiment.Key(key, "auto", unlearn.AutoVersion)
 					}
+					if m.Default {
+						key = experiment.Key(key, "default", recommendedString())
+					}
 					r.keys[key] = true
 					if err := r.methodStep(ctx, key, m, budget, fs, seed, orig, oracle, idsPath, oracleS, len(ids)); err != nil {
 						return err
@@ -338,36 +341,12 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 	// here from the two metrics files, as eval.NewDelta does.
 	args := []string{"--model", orig, "--forget", ids, "--no-before", "--out", filepath.Join(dir, "model.onnx"),
 		"--metrics", metrics, "--seed", strconv.FormatUint(seed, 10)}
-	if m.Method != "" {
-		args = append(args, "--method", m.Method)
-	}
-	if m.Strategy != "" {
-		args = append(args, "--strategy", m.Strategy)
-	}
-	if m.Algorithm != "" {
-		args = append(args, "--algorithm", m.Algorithm)
-	}
-	if budget > 0 {
-		args = append(args, "--budget", fmt.Sprint(budget))
-	}
-	if m.Epochs > 0 {
-		args = append(args, "--epochs", strconv.Itoa(m.Epochs))
-	}
-	if m.LR > 0 {
-		args = append(args, "--lr", fmt.Sprint(m.LR))
+	if !m.Default { // a default row leaves every choice to the recommended default
+		args = append(args, recipeArgs(m, budget)...)
 	}
 	if r.cfg.NoMIA {
 		args = append(args, "--no-mia")
 	}
-	if m.Schedule == "auto" {
-		args = append(args, "--schedule", "auto")
-		if m.MaxEpochs > 0 {
-			args = append(args, "--max-epochs", strconv.Itoa(m.MaxEpochs))
-		}
-	} else {
-		args = append(args, "--proxies=false")
-	}
-	args = append(args, m.Args...)
 	r.say(what, "running")
 	if _, err := r.exec(ctx, what, args...); err != nil {
 		return err
@@ -396,6 +375,9 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 		Name: m.Name, Strategy: doc.Unlearning.Strategy, Algorithm: doc.Unlearning.Algorithm, Budget: budget,
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
 		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: n}
+	if m.Default && doc.Unlearning.Strategy != "full" {
+		rec.Budget = doc.Unlearning.Budget // the default's, for the α column
+	}
 	if a := doc.Unlearning.Auto; a != nil {
 		rec.Schedule, rec.Epochs, rec.LR, rec.Stop = "auto", a.StopEpoch, a.LR, a.Reason
 	}
@@ -413,6 +395,40 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 	// The model stays for inspection; metrics.json and record.json are the
 	// cache.
 	return r.record(recPath, rec)
+}
+
+// recipeArgs are the main command's flags for a method row at a budget (0:
+// none). Every choice is explicit, the schedule too, so that a change of the
+// tool's defaults never changes what a cached key means.
+func recipeArgs(m experiment.Method, budget float64) []string {
+	var args []string
+	if m.Method != "" {
+		args = append(args, "--method", m.Method)
+	}
+	if m.Strategy != "" {
+		args = append(args, "--strategy", m.Strategy)
+	}
+	if m.Algorithm != "" {
+		args = append(args, "--algorithm", m.Algorithm)
+	}
+	if budget > 0 {
+		args = append(args, "--budget", fmt.Sprint(budget))
+	}
+	if m.Epochs > 0 {
+		args = append(args, "--epochs", strconv.Itoa(m.Epochs))
+	}
+	if m.LR > 0 {
+		args = append(args, "--lr", fmt.Sprint(m.LR))
+	}
+	if m.Schedule == unlearn.ScheduleAuto {
+		args = append(args, "--schedule", unlearn.ScheduleAuto)
+		if m.MaxEpochs > 0 {
+			args = append(args, "--max-epochs", strconv.Itoa(m.MaxEpochs))
+		}
+	} else {
+		args = append(args, "--schedule", unlearn.ScheduleFixed, "--proxies=false")
+	}
+	return append(args, m.Args...)
 }
 
 // record writes the step's record and appends it to results.jsonl.

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
 // TestExperimentSmall runs a one-seed grid (tiny training recipe), resumes
@@ -29,6 +32,7 @@ out: %s
 methods:
   - {name: DEL, method: del, budgets: [0.3], epochs: 1}
   - {name: DEL (auto), method: del, budgets: [0.3], schedule: auto, max_epochs: 2}
+  - {name: Default, default: true}
 `, model(t), notes, out)))
 	r := runCLI(t, "experiment", "--config", cfg)
 	if r.code != 0 {
@@ -38,14 +42,23 @@ methods:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := bytes.Count(results, []byte("\n")); n != 3 {
-		t.Fatalf("%d records, want the oracle and two runs:\n%s", n, results)
+	if n := bytes.Count(results, []byte("\n")); n != 4 {
+		t.Fatalf("%d records, want the oracle and three runs:\n%s", n, results)
 	}
 	// The auto row records what the schedule chose; the fixed row trained
 	// without holding out (no proxies in its metrics).
 	lines := strings.Split(strings.TrimSpace(string(results)), "\n")
 	if !strings.Contains(lines[2], `"schedule":"auto"`) || !strings.Contains(lines[2], `"stop":"`) || strings.Contains(lines[1], `"schedule"`) {
 		t.Errorf("records:\n%s", results)
+	}
+	// The default row ran what the main command runs without choices.
+	var def experiment.Record
+	if err := json.Unmarshal([]byte(lines[3]), &def); err != nil {
+		t.Fatal(err)
+	}
+	if want := methods[recommended.Method][1]; def.Name != "Default" || def.Algorithm != want ||
+		(def.Schedule == unlearn.ScheduleAuto) != (recommended.Schedule == unlearn.ScheduleAuto) {
+		t.Errorf("default row: %s, algorithm %s, schedule %q; want algorithm %s, schedule %s", def.Name, def.Algorithm, def.Schedule, want, recommended.Schedule)
 	}
 	runs, _ := filepath.Glob(filepath.Join(out, "runs", "run-*", "metrics.json"))
 	withProxies := 0
@@ -54,8 +67,10 @@ methods:
 			withProxies++
 		}
 	}
-	if len(runs) != 2 || withProxies != 1 {
-		t.Errorf("%d run metrics, %d with proxies; want 2 and 1", len(runs), withProxies)
+	// The auto row and the default row (the main command reports the
+	// proxies unless told not to); the fixed row trains on the whole retain set.
+	if len(runs) != 3 || withProxies != 2 {
+		t.Errorf("%d run metrics, %d with proxies; want 3 and 2", len(runs), withProxies)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "RESULTS.md"))
 	if err != nil || !bytes.Contains(md, []byte("| Retrain (oracle) |")) || !bytes.Contains(md, []byte(" | del + rft | 0.3 |")) ||

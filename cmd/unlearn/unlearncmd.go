@@ -35,6 +35,24 @@ var methods = map[string][2]string{
 	"iu":             {"full", "iu"},
 }
 
+// recommended is what `unlearn --model M --forget ids.txt` runs when no
+// method, budget or schedule is given (issue 8; README "Which method").
+// The experiment grid's default rows are keyed by its String, so changing
+// it reruns them.
+var recommended = struct {
+	Method   string
+	Budget   float64
+	Schedule string
+}{Method: "del", Budget: 0.3, Schedule: unlearn.ScheduleFixed}
+
+func recommendedString() string {
+	s := fmt.Sprintf("--method %s --budget %g --schedule %s", recommended.Method, recommended.Budget, recommended.Schedule)
+	if recommended.Schedule == unlearn.ScheduleAuto {
+		s += fmt.Sprintf(" (auto rule %d)", unlearn.AutoVersion)
+	}
+	return s
+}
+
 func methodNames() string {
 	var out []string
 	for k := range methods {
@@ -47,13 +65,13 @@ func methodNames() string {
 func unlearnFlags() []cli.Flag {
 	return append(append([]cli.Flag{
 		&cli.StringFlag{Name: "model", Usage: "the trained ONNX classifier (never modified)"},
-		&cli.StringFlag{Name: "method", Value: "del", Usage: "del (DEL localization + reset-and-finetune), salun (SalLoc + random labels), or a baseline: " + methodNames()},
+		&cli.StringFlag{Name: "method", Value: recommended.Method, Usage: "del (DEL localization + reset-and-finetune), salun (SalLoc + random labels), or a baseline: " + methodNames()},
 		&cli.StringFlag{Name: "strategy", Usage: "localization strategy, overriding --method's: del, salloc, critmem, deepest, shallowest, random, full"},
 		&cli.StringFlag{Name: "algorithm", Usage: "unlearning algorithm, overriding --method's: " + strings.Join(unlearn.Algorithms(), ", ")},
-		&cli.Float64Flag{Name: "budget", Value: 0.3, Usage: "fraction of all trainable parameters the strategy selects, in (0, 1]"},
+		&cli.Float64Flag{Name: "budget", Value: recommended.Budget, Usage: "fraction of all trainable parameters the strategy selects, in (0, 1]"},
 		&cli.IntFlag{Name: "epochs", Usage: "training epochs (0: the algorithm's default, see README)"},
 		&cli.Float64Flag{Name: "lr", Usage: "learning rate (0: the algorithm's default, see README; with --schedule auto, given skips the range test)"},
-		&cli.StringFlag{Name: "schedule", Value: unlearn.ScheduleFixed, Usage: "fixed (--epochs at --lr) or auto (a learning-rate range test, then epochs until the oracle-free proxies say the forget set looks unseen and utility is back; training algorithms only)"},
+		&cli.StringFlag{Name: "schedule", Value: recommended.Schedule, Usage: "fixed (--epochs at --lr) or auto (a learning-rate range test, then epochs until the oracle-free proxies say the forget set looks unseen and utility is back; training algorithms only)"},
 		&cli.IntFlag{Name: "max-epochs", Usage: "with --schedule auto, the cap on epochs (0: --epochs if given, else twice the algorithm's default)"},
 		&cli.BoolFlag{Name: "proxies", Value: true, Usage: "hold out a slice of the retain set (5 %, 100 to 2,000 examples; not trained on) and report the oracle-free proxies; --proxies=false trains on the whole retain set (needed by --schedule auto)"},
 		&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for resets, example order and random labels"},
