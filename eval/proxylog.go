@@ -65,6 +65,10 @@ type AutoSchedule struct {
 	// the tolerance) and UtilityBaseline where it came from.
 	UtilityTarget   float64 `json:"utility_target"`
 	UtilityBaseline string  `json:"utility_baseline"`
+	// ForgetTolerance and UtilityTolerance are the rule's tolerances
+	// (fractions of accuracy).
+	ForgetTolerance  float64 `json:"forget_tolerance"`
+	UtilityTolerance float64 `json:"utility_tolerance"`
 	// StopEpoch is the last epoch trained, Epoch the epoch whose model is
 	// the result (StopEpoch unless the run stopped without meeting the
 	// rule: then the epoch closest to it), MaxEpochs the cap.

@@ -737,6 +737,7 @@ func (r *run) fitAuto(l loop) error {
 	}
 	res.LR = lr
 	res.UtilityBaseline = a.UtilityBaseline
+	res.ForgetTolerance, res.UtilityTolerance = max(a.ForgetTolerance, 0), max(a.UtilityTolerance, 0)
 	res.UtilityTarget = r.proxy.log.BeforeMatchedTest
 	if a.UtilityBaseline == UtilityHoldout {
 		res.UtilityTarget = r.proxy.log.Before.HoldoutAccuracy

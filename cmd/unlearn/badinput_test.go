@@ -605,6 +605,8 @@ func badInputCases(fx *badFixtures) []badCase {
 		{"unknown method", "", "--method", "amnesia"},
 		{"unknown schedule", "", "--schedule", "sometimes"},
 		{"negative max epochs", "", "--max-epochs", "-2"},
+		{"negative forget tolerance", "", "--forget-tolerance", "-0.01"},
+		{"utility tolerance of 100 points", "", "--utility-tolerance", "1"},
 		{"budget 0", "localize", "--budget", "0"},
 		{"budget above 1", "localize", "--budget", "1.5"},
 		{"unknown strategy", "localize", "--strategy", "dartboard"},
@@ -619,6 +621,8 @@ func badInputCases(fx *badFixtures) []badCase {
 		code: exitUsage, culprits: []string{"--schedule auto", "ssd"}})
 	add(badCase{group: "flags", name: "max epochs with a fixed schedule", set: [][2]string{{"--max-epochs", "5"}},
 		code: exitUsage, culprits: []string{"--max-epochs", "--schedule auto"}})
+	add(badCase{group: "flags", name: "forget tolerance with a fixed schedule", set: [][2]string{{"--forget-tolerance", "0.005"}},
+		code: exitUsage, culprits: []string{"--forget-tolerance", "--schedule auto"}})
 
 	// Output paths.
 	outFlag := map[string]string{"": "--out", "eval": "--json", "localize": "--out", "train": "--out", "export": "--out"}

@@ -162,7 +162,8 @@ func TestUnlearnAutoSchedule(t *testing.T) {
 	out := filepath.Join(dir, "u.onnx")
 	report := filepath.Join(dir, "u.html")
 	r := runCLI(t, "--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--data", "testdata/fashion",
-		"--method", "finetune", "--schedule", "auto", "--max-epochs", "2", "--no-before", "--out", out, "--report", report, "--threads", "2")
+		"--method", "finetune", "--schedule", "auto", "--max-epochs", "2", "--forget-tolerance", "0.02", "--utility-tolerance", "0",
+		"--no-before", "--out", out, "--report", report, "--threads", "2")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -177,10 +178,12 @@ func TestUnlearnAutoSchedule(t *testing.T) {
 			Epochs   int     `json:"epochs"`
 			LR       float64 `json:"lr"`
 			Auto     *struct {
-				LR        float64 `json:"lr"`
-				StopEpoch int     `json:"stop_epoch"`
-				MaxEpochs int     `json:"max_epochs"`
-				Reason    string  `json:"reason"`
+				LR        float64  `json:"lr"`
+				ForgetTol float64  `json:"forget_tolerance"`
+				UtilTol   *float64 `json:"utility_tolerance"`
+				StopEpoch int      `json:"stop_epoch"`
+				MaxEpochs int      `json:"max_epochs"`
+				Reason    string   `json:"reason"`
 				RangeTest []struct {
 					LR float64 `json:"lr"`
 				} `json:"lr_range_test"`
@@ -219,6 +222,9 @@ func TestUnlearnAutoSchedule(t *testing.T) {
 	if len(a.RangeTest) != 5 || !inRange || a.MaxEpochs != 2 || a.StopEpoch < 1 || a.StopEpoch > 2 || a.Reason == "" ||
 		u.Epochs != a.StopEpoch || u.LR != a.LR || len(u.Log.Epochs) != a.StopEpoch {
 		t.Errorf("auto %+v, epochs %d lr %g, %d logged epochs", a, u.Epochs, u.LR, len(u.Log.Epochs))
+	}
+	if a.ForgetTol != 0.02 || a.UtilTol == nil || *a.UtilTol != 0 {
+		t.Errorf("tolerances: forget %g, utility %v; want the flags' 0.02 and 0", a.ForgetTol, a.UtilTol)
 	}
 	if p.Holdout != 180 || p.Reference.IID || !slices.Equal(p.Reference.Classes, []int{2, 5}) || len(p.Epochs) != a.StopEpoch ||
 		p.Epochs[len(p.Epochs)-1].Decision == nil || p.Epochs[len(p.Epochs)-1].Decision.Stop != true || p.After.ForgetAccuracy >= p.Before.ForgetAccuracy {

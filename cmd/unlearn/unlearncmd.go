@@ -73,6 +73,8 @@ func unlearnFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "lr", Usage: "learning rate (0: the algorithm's default, see README; with --schedule auto, given skips the range test)"},
 		&cli.StringFlag{Name: "schedule", Value: recommended.Schedule, Usage: "fixed (--epochs at --lr) or auto (a learning-rate range test, then epochs until the oracle-free proxies say the forget set looks unseen and utility is back; training algorithms only)"},
 		&cli.IntFlag{Name: "max-epochs", Usage: "with --schedule auto, the cap on epochs (0: --epochs if given, else twice the algorithm's default)"},
+		&cli.Float64Flag{Name: "forget-tolerance", Usage: "with --schedule auto, how far (a fraction: 0.01 = 1 point) the forget accuracy may stay above the reference's when stopping (default 0.01, the rule's; see README)"},
+		&cli.Float64Flag{Name: "utility-tolerance", Usage: "with --schedule auto, how far (a fraction) held-out accuracy may stay below the input model's when stopping (default 0.01, the rule's)"},
 		&cli.BoolFlag{Name: "proxies", Value: true, Usage: "hold out a slice of the retain set (5 %, 100 to 2,000 examples; not trained on) and report the oracle-free proxies; --proxies=false trains on the whole retain set (needed by --schedule auto)"},
 		&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for resets, example order and random labels"},
 		&cli.StringFlag{Name: "oracle", Usage: "a model retrained without the forget set (e.g. `unlearn train --exclude`): adds Δ = oracle − unlearned"},
@@ -180,6 +182,24 @@ func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
 	if c.IsSet("max-epochs") && s.cfg.Schedule != unlearn.ScheduleAuto {
 		return nil, usagef("--max-epochs applies to --schedule auto; with a fixed schedule use --epochs")
 	}
+	for _, f := range []string{"forget-tolerance", "utility-tolerance"} {
+		if !c.IsSet(f) {
+			continue
+		}
+		if v := c.Float64(f); !(v >= 0 && v < 1) {
+			return nil, usagef("--%s %g: must be a fraction in [0, 1) (0.01 = 1 point of accuracy)", f, v)
+		}
+		if s.cfg.Schedule != unlearn.ScheduleAuto {
+			return nil, usagef("--%s applies to --schedule auto (the stopping rule's tolerance)", f)
+		}
+	}
+	tol := func(f string) float64 {
+		if v := c.Float64(f); v > 0 || !c.IsSet(f) {
+			return v // 0 when unset: the rule's default
+		}
+		return -1 // an explicit 0: no tolerance (unlearn.AutoConfig reads negative as zero)
+	}
+	s.cfg.Auto.ForgetTolerance, s.cfg.Auto.UtilityTolerance = tol("forget-tolerance"), tol("utility-tolerance")
 	s.cfg.Proxies.Track = c.Bool("proxies")
 	s.cfg.Proxies.NoMIA = c.Bool("no-mia")
 	s.cfg.BatchSize = s.batch
