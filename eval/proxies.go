@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -204,6 +205,10 @@ type Proxies struct {
 	// ForgetGap is ForgetAccuracy − ReferenceAccuracy: near 0 when the
 	// forget set looks unseen, positive while it is remembered.
 	ForgetGap float64 `json:"forget_gap"`
+	// TestAccuracy is the accuracy on the whole test split (EvaluateProxies;
+	// ComputeProxies leaves it 0): utility on unseen examples of every
+	// class, which the held-out slice, seen by the input model, is not.
+	TestAccuracy float64 `json:"test_accuracy"`
 	// MIA is nil with ProxyOptions.NoMIA.
 	MIA *ProxyMIA `json:"mia,omitempty"`
 }
@@ -484,5 +489,35 @@ func EvaluateProxies(m *graph.Model, ds *data.Dataset, forget, holdout []int, re
 	if err != nil {
 		return nil, err
 	}
-	return ComputeProxies(f, h, r, ref, opts)
+	p, err := ComputeProxies(f, h, r, ref, opts)
+	if err != nil {
+		return nil, err
+	}
+	p.TestAccuracy, err = testAccuracy(c, ds.Test, ref.Test, r)
+	return p, err
+}
+
+// testAccuracy is the accuracy on the whole test split given the outputs
+// r of its rows in (ascending indices); the other rows are run on c.
+func testAccuracy(c *Classifier, test *data.Split, in []int, r Outputs) (float64, error) {
+	n := test.Len()
+	pred, labels := Argmax(r.Logits, r.Classes), r.Labels
+	if len(in) < n {
+		rest := make([]int, 0, n-len(in))
+		j := 0
+		for i := range n {
+			if j < len(in) && in[j] == i {
+				j++
+				continue
+			}
+			rest = append(rest, i)
+		}
+		lg, err := c.Logits(test, rest, nil)
+		if err != nil {
+			return 0, err
+		}
+		pred = append(pred, Argmax(lg, c.Classes())...)
+		labels = append(slices.Clone(labels), test.Labels(rest)...)
+	}
+	return Accuracy(pred, labels), nil
 }

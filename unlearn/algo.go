@@ -361,8 +361,8 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	if cfg.Schedule == ScheduleAuto {
 		r.auto = &autoState{rangeTest: len(cfg.Auto.LRs) > 0}
 		r.res.Auto = &AutoResult{MaxEpochs: cfg.Auto.MaxEpochs}
-		r.note("auto schedule: at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ reference + %g and held-out accuracy ≥ the input model's − %g (after at least %d)",
-			cfg.Auto.MaxEpochs, cfg.Auto.ForgetTolerance, cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
+		r.note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ reference + %g and %s ≥ the input model's − %g (after at least %d)",
+			AutoVersion, cfg.Auto.MaxEpochs, cfg.Auto.ForgetTolerance, cfg.Auto.utilityName(), cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
 	}
 	if err := a.run(r); err != nil {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {

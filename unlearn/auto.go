@@ -20,7 +20,7 @@ import (
 // stopping rule and their defaults). Bump it with every change that can
 // change a result: the experiment cache keys auto runs by it, so results of
 // an older rule are never reused (version 1 keys predate the number).
-const AutoVersion = 3
+const AutoVersion = 4
 
 // Schedules (Config.Schedule).
 const (
@@ -88,7 +88,7 @@ type ProxyConfig struct {
 // rule (Decide) applied: stop once, after at least MinEpochs epochs,
 //
 //	forget accuracy ≤ reference accuracy + ForgetTolerance   (looks unseen)
-//	held-out accuracy ≥ the input model's − UtilityTolerance (utility back)
+//	test accuracy ≥ the input model's − UtilityTolerance     (utility back)
 //
 // or at MaxEpochs, or when Violation (how far from both conditions) has not
 // improved for Patience epochs. The result is the model of the epoch that
@@ -108,16 +108,24 @@ type ProxyConfig struct {
 // run that misses returns its best epoch (the last before), Patience stops
 // a run that collapsed (SCRUB's unbounded ascent at the largest rate).
 //
-// "The input model's" held-out level is, by default (UtilityBaseline
-// "test"), its accuracy on unseen examples distributed like the held-out
-// slice: its test accuracy re-weighted to the slice's class shares
-// (eval.MatchedAccuracy; ProxyLog.BeforeMatchedTest). Its accuracy on the
-// slice itself ("holdout") is a training accuracy: the model memorised
-// those examples, and a run that resets or unlearns (and does not train on
-// the slice) cannot be expected to return to it. On the demo the original
-// scores 0.881 on the slice, rft plateaus at 0.82 there while its test
-// accuracy is back at the original's 0.84, so "holdout" would always run to
-// the cap.
+// Version 4 measures utility on the whole test split (UtilityBaseline
+// "test"; Proxies.TestAccuracy) against the input model's test accuracy.
+// Versions 2–3 measured it on the held-out retain slice against the input
+// model's test accuracy weighted like the slice ("holdout-matched"), which
+// misleads twice where it matters: the input model trained on the slice,
+// so a run that keeps most of its parameters (DEL resets 10 %) still
+// scores above its true utility there; and a non-IID forget set leaves
+// its classes under-represented in the slice, so damage to those classes
+// hardly shows. On full Fashion-MNIST, seed 0, non-IID, DEL(auto) α = 0.1
+// met the version-3 rule at epoch 2 with held-out accuracy 0.908 while its
+// test accuracy was 0.895, 2 points under the oracle's
+// (experiments/fashion-mnist/NOTES.md). The test split is what the user
+// already has as "unseen" (the forget reference is drawn from it); the
+// rule only compares against it, it never trains on it. "holdout" (the
+// slice against the input model's own accuracy on it) is a training
+// accuracy the run cannot be expected to return to: on the demo the
+// original scores 0.881 on the slice and rft plateaus at 0.82 there while
+// its test accuracy is back at the original's 0.84.
 type AutoConfig struct {
 	// MaxEpochs is the hard cap [Config.Epochs when set, else twice the
 	// fixed default, at least 3: rft 20, finetune 10, neggrad 3, neggrad+
@@ -143,17 +151,37 @@ type AutoConfig struct {
 	// By default each epoch anneals (AnnealFactor), so that the rule
 	// judges the state at a low rate after every epoch.
 	NoAnneal bool
-	// UtilityBaseline is what the held-out accuracy must come back to:
-	// "test" (the input model's test accuracy weighted like the held-out
-	// slice) or "holdout" (the input model's accuracy on the slice) ["test"].
+	// UtilityBaseline is how the rule measures utility and what it must
+	// come back to: "test" (the accuracy on the whole test split against the
+	// input model's; version 4), "holdout-matched" (the held-out slice's
+	// accuracy against the input model's test accuracy weighted like the
+	// slice; version 3) or "holdout" (the slice against the input model's
+	// accuracy on it) ["test"].
 	UtilityBaseline string
 }
 
 // Utility baselines (AutoConfig.UtilityBaseline).
 const (
 	UtilityTest    = "test"
+	UtilityMatched = "holdout-matched"
 	UtilityHoldout = "holdout"
 )
+
+// utility is the accuracy the rule holds against its target: the test
+// split's by default, the held-out slice's under the holdout baselines.
+func (a AutoConfig) utility(p eval.Proxies) float64 {
+	if a.UtilityBaseline == UtilityTest || a.UtilityBaseline == "" {
+		return p.TestAccuracy
+	}
+	return p.HoldoutAccuracy
+}
+
+func (a AutoConfig) utilityName() string {
+	if a.UtilityBaseline == UtilityTest || a.UtilityBaseline == "" {
+		return "test accuracy"
+	}
+	return "held-out retain accuracy"
+}
 
 // The reports of the proxies and of the auto schedule are eval's types, so
 // that metrics.json and the HTML report carry them (see eval.ProxyLog).
@@ -178,13 +206,14 @@ const (
 
 // Violation is how far the proxies p are from the stopping rule's two
 // conditions, in accuracy: the forget accuracy's excess over reference +
-// ForgetTolerance plus the held-out accuracy's shortfall under target −
+// ForgetTolerance plus the utility's (test accuracy's, by default) shortfall
+// under target −
 // UtilityTolerance (0 when both hold). A run that stops for the cap or for
 // lack of progress returns its epoch of least violation (the earliest on a
 // tie).
 func (a AutoConfig) Violation(target float64, p eval.Proxies) float64 {
 	ft, ut := max(a.ForgetTolerance, 0), max(a.UtilityTolerance, 0)
-	return max(0, p.ForgetAccuracy-p.ReferenceAccuracy-ft) + max(0, target-ut-p.HoldoutAccuracy)
+	return max(0, p.ForgetAccuracy-p.ReferenceAccuracy-ft) + max(0, target-ut-a.utility(p))
 }
 
 // BestEpoch returns the 1-based epoch of history with the least Violation
@@ -213,10 +242,11 @@ func (a AutoConfig) Decide(target float64, history []eval.Proxies) Decision {
 	ft, ut := max(a.ForgetTolerance, 0), max(a.UtilityTolerance, 0)
 	d := Decision{
 		ForgetOK:  p.ForgetAccuracy <= p.ReferenceAccuracy+ft,
-		UtilityOK: p.HoldoutAccuracy >= target-ut,
+		UtilityOK: a.utility(p) >= target-ut,
 	}
 	forget := fmt.Sprintf("forget accuracy %.3f vs reference %.3f (%+.3f, tolerance %.3g)", p.ForgetAccuracy, p.ReferenceAccuracy, p.ForgetAccuracy-p.ReferenceAccuracy, ft)
-	utility := fmt.Sprintf("held-out retain accuracy %.3f vs target %.3f (%+.3f, tolerance %.3g)", p.HoldoutAccuracy, target, p.HoldoutAccuracy-target, ut)
+	u := a.utility(p)
+	utility := fmt.Sprintf("%s %.3f vs target %.3f (%+.3f, tolerance %.3g)", a.utilityName(), u, target, u-target, ut)
 	switch {
 	case d.ForgetOK && d.UtilityOK && e >= max(a.MinEpochs, 1):
 		d.Stop, d.Reason, d.Epoch = true, StopUnseen, e
@@ -350,9 +380,9 @@ func (c *Config) resolveSchedule(algo string, userEpochs int, userLR float64) er
 	switch a.UtilityBaseline {
 	case "":
 		a.UtilityBaseline = UtilityTest
-	case UtilityTest, UtilityHoldout:
+	case UtilityTest, UtilityMatched, UtilityHoldout:
 	default:
-		return fmt.Errorf("%w: utility baseline %q; choose %q or %q", ErrInput, a.UtilityBaseline, UtilityTest, UtilityHoldout)
+		return fmt.Errorf("%w: utility baseline %q; choose %q, %q or %q", ErrInput, a.UtilityBaseline, UtilityTest, UtilityMatched, UtilityHoldout)
 	}
 	switch {
 	case a.MaxEpochs < 1 || a.MinEpochs < 1 || a.MinEpochs > a.MaxEpochs:
@@ -481,8 +511,8 @@ func (r *run) setupProxies(a algorithm) error {
 	if !ref.IID {
 		kind = fmt.Sprintf("non-IID (χ² %.1f > %.1f): the reference is the %d test examples of classes %v, weighted by the forget set's shares", ref.ChiSquare, ref.Critical, ref.NTest, ref.Classes)
 	}
-	r.note("proxies: %d retain examples held out (not trained on); forget set %s; input model: forget accuracy %.3f, reference %.3f, held-out %.3f, test weighted like the held-out slice %.3f",
-		k, kind, p.ForgetAccuracy, p.ReferenceAccuracy, p.HoldoutAccuracy, matched)
+	r.note("proxies: %d retain examples held out (not trained on); forget set %s; input model: forget accuracy %.3f, reference %.3f, held-out %.3f, test %.3f (weighted like the held-out slice %.3f)",
+		k, kind, p.ForgetAccuracy, p.ReferenceAccuracy, p.HoldoutAccuracy, p.TestAccuracy, matched)
 	r.proxy.log.Seconds += time.Since(start).Seconds()
 	return nil
 }
@@ -516,6 +546,7 @@ func (r *run) evalBefore(m *graph.Model) (*eval.Proxies, float64, error) {
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: no test example of the held-out slice's classes", ErrInput)
 	}
+	p.TestAccuracy = eval.Accuracy(eval.Argmax(lg, c.Classes()), test.Labels(nil))
 	return p, matched, nil
 }
 
@@ -738,9 +769,13 @@ func (r *run) fitAuto(l loop) error {
 	res.LR = lr
 	res.UtilityBaseline = a.UtilityBaseline
 	res.ForgetTolerance, res.UtilityTolerance = max(a.ForgetTolerance, 0), max(a.UtilityTolerance, 0)
-	res.UtilityTarget = r.proxy.log.BeforeMatchedTest
-	if a.UtilityBaseline == UtilityHoldout {
+	switch a.UtilityBaseline {
+	case UtilityMatched:
+		res.UtilityTarget = r.proxy.log.BeforeMatchedTest
+	case UtilityHoldout:
 		res.UtilityTarget = r.proxy.log.Before.HoldoutAccuracy
+	default:
+		res.UtilityTarget = r.proxy.log.Before.TestAccuracy
 	}
 	scale := lr / r.cfg.LR
 	var hist []eval.Proxies

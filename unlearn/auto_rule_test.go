@@ -20,10 +20,34 @@ func stopEpoch(a AutoConfig, target float64, history []eval.Proxies) (int, Decis
 	return 0, Decision{}
 }
 
-// px builds the proxies of one epoch: forget, reference and held-out
-// accuracy.
-func px(forget, ref, holdout float64) eval.Proxies {
-	return eval.Proxies{ForgetAccuracy: forget, ReferenceAccuracy: ref, HoldoutAccuracy: holdout, ForgetGap: forget - ref}
+// px builds the proxies of one epoch: forget, reference and utility
+// accuracy (held-out and test alike, so that every baseline reads it).
+func px(forget, ref, utility float64) eval.Proxies {
+	return eval.Proxies{ForgetAccuracy: forget, ReferenceAccuracy: ref, HoldoutAccuracy: utility, TestAccuracy: utility, ForgetGap: forget - ref}
+}
+
+// The baseline decides which accuracy is utility: version 4's test split by
+// default, the held-out slice under the holdout baselines. Here the slice
+// says recovered while the test split does not (a partial reset still
+// scores on examples the input model trained on).
+func TestUtilityBaseline(t *testing.T) {
+	p := eval.Proxies{ForgetAccuracy: 0.80, ReferenceAccuracy: 0.80, HoldoutAccuracy: 0.91, TestAccuracy: 0.89}
+	for _, c := range []struct {
+		baseline string
+		stop     bool
+		wantText string
+	}{
+		{"", false, "test accuracy 0.890 vs target 0.910"},
+		{UtilityTest, false, "test accuracy 0.890"},
+		{UtilityMatched, true, "held-out retain accuracy 0.910"},
+		{UtilityHoldout, true, "held-out retain accuracy 0.910"},
+	} {
+		a := AutoConfig{UtilityBaseline: c.baseline, ForgetTolerance: 0.01, UtilityTolerance: 0.01, MinEpochs: 1, MaxEpochs: 10}
+		d := a.Decide(0.91, []eval.Proxies{p})
+		if d.Stop != c.stop || !strings.Contains(d.Detail, c.wantText) {
+			t.Errorf("baseline %q: stop %v (%s), want %v and %q", c.baseline, d.Stop, d.Detail, c.stop, c.wantText)
+		}
+	}
 }
 
 // The stopping rule on per-epoch proxy sequences whose right stopping

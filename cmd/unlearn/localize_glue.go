@@ -53,7 +53,7 @@ func localizeCommand() *cli.Command {
 			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
 			&cli.StringFlag{Name: "forget", Required: true, Usage: "ids file of the forget set"},
 			&cli.StringFlag{Name: "strategy", Value: "del", Usage: "del, salloc, critmem, deepest, shallowest, random, full"},
-			&cli.Float64Flag{Name: "budget", Value: 0.3, Usage: "fraction of all trainable parameters, in (0, 1]"},
+			&cli.Float64Flag{Name: "budget", Value: recommended.Budget, Usage: "fraction of all trainable parameters, in (0, 1]"},
 			&cli.IntFlag{Name: "topk", Usage: "del: h, the number of top element scores averaged per neuron (0: max(1, ⌊0.1·C_out⌋))"},
 			&cli.BoolFlag{Name: "element-rank", Usage: "del: rank single elements by their neuron's score (the reference code; may split a neuron)"},
 			&cli.StringFlag{Name: "random-of", Value: "del", Usage: "random: the strategy whose per-layer counts to match"},

@@ -173,6 +173,7 @@ func TestUnlearnAutoSchedule(t *testing.T) {
 		}
 	}
 	var doc struct {
+		Accuracy   map[string]float64 `json:"accuracy"`
 		Unlearning struct {
 			Schedule string  `json:"schedule"`
 			Epochs   int     `json:"epochs"`
@@ -196,6 +197,7 @@ func TestUnlearnAutoSchedule(t *testing.T) {
 				} `json:"reference"`
 				Before, After struct {
 					ForgetAccuracy float64 `json:"forget_accuracy"`
+					TestAccuracy   float64 `json:"test_accuracy"`
 				}
 				Epochs []struct {
 					Decision *struct{ Stop bool } `json:"decision"`
@@ -229,6 +231,11 @@ func TestUnlearnAutoSchedule(t *testing.T) {
 	if p.Holdout != 180 || p.Reference.IID || !slices.Equal(p.Reference.Classes, []int{2, 5}) || len(p.Epochs) != a.StopEpoch ||
 		p.Epochs[len(p.Epochs)-1].Decision == nil || p.Epochs[len(p.Epochs)-1].Decision.Stop != true || p.After.ForgetAccuracy >= p.Before.ForgetAccuracy {
 		t.Errorf("proxies %+v", p)
+	}
+	// The rule's utility is the test split's accuracy, measured apart from
+	// the evaluation that reports it.
+	if got, want := p.After.TestAccuracy, doc.Accuracy["test"]; got != want || got == 0 {
+		t.Errorf("proxies' test accuracy %v, evaluation's %v", got, want)
 	}
 	if html, err := os.ReadFile(report); err != nil || !bytes.Contains(html, []byte("Oracle-free proxies")) || !bytes.Contains(html, []byte("auto schedule")) {
 		t.Errorf("report lacks the proxies (%v)", err)

@@ -43,7 +43,7 @@ var recommended = struct {
 	Method   string
 	Budget   float64
 	Schedule string
-}{Method: "del", Budget: 0.3, Schedule: unlearn.ScheduleFixed}
+}{Method: "del", Budget: 0.1, Schedule: unlearn.ScheduleAuto}
 
 func recommendedString() string {
 	s := fmt.Sprintf("--method %s --budget %g --schedule %s", recommended.Method, recommended.Budget, recommended.Schedule)
@@ -71,7 +71,7 @@ func unlearnFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "budget", Value: recommended.Budget, Usage: "fraction of all trainable parameters the strategy selects, in (0, 1]"},
 		&cli.IntFlag{Name: "epochs", Usage: "training epochs (0: the algorithm's default, see README)"},
 		&cli.Float64Flag{Name: "lr", Usage: "learning rate (0: the algorithm's default, see README; with --schedule auto, given skips the range test)"},
-		&cli.StringFlag{Name: "schedule", Value: recommended.Schedule, Usage: "fixed (--epochs at --lr) or auto (a learning-rate range test, then epochs until the oracle-free proxies say the forget set looks unseen and utility is back; training algorithms only)"},
+		&cli.StringFlag{Name: "schedule", Usage: "fixed (--epochs at --lr) or auto (a learning-rate range test, then epochs until the oracle-free proxies say the forget set looks unseen and utility is back; training algorithms only); default: auto for training algorithms, fixed when --epochs, --lr or --proxies=false gives a recipe"},
 		&cli.IntFlag{Name: "max-epochs", Usage: "with --schedule auto, the cap on epochs (0: --epochs if given, else twice the algorithm's default)"},
 		&cli.Float64Flag{Name: "forget-tolerance", Usage: "with --schedule auto, how far (a fraction: 0.01 = 1 point) the forget accuracy may stay above the reference's when stopping (default 0.01, the rule's; see README)"},
 		&cli.Float64Flag{Name: "utility-tolerance", Usage: "with --schedule auto, how far (a fraction) held-out accuracy may stay below the input model's when stopping (default 0.01, the rule's)"},
@@ -161,7 +161,16 @@ func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
 	if lr := c.Float64("lr"); lr > 0 {
 		s.cfg.LR = lr
 	}
-	switch sched := c.String("schedule"); sched {
+	sched := c.String("schedule")
+	if sched == "" {
+		// The recommended default (auto) unless the flags already make
+		// a fixed recipe, or the algorithm does not train in epochs.
+		sched = recommended.Schedule
+		if c.IsSet("epochs") || c.IsSet("lr") || !c.Bool("proxies") || s.algorithm == "ssd" || s.algorithm == "iu" {
+			sched = unlearn.ScheduleFixed
+		}
+	}
+	switch sched {
 	case unlearn.ScheduleFixed:
 	case unlearn.ScheduleAuto:
 		if s.algorithm == "ssd" || s.algorithm == "iu" {
@@ -460,7 +469,13 @@ func runUnlearn(c *cli.Context) error {
 		s.out, outcome.Audit.ChangedParams, outcome.Audit.TotalParams, 100*float64(outcome.Audit.ChangedParams)/float64(outcome.Audit.TotalParams), len(outcome.Audit.Changed))
 	fmt.Fprintf(c.App.Writer, "time: localize %.1f s, unlearn %.1f s", tm.LocalizeS, tm.UnlearnS)
 	if u.RetrainEstimateS > 0 {
-		fmt.Fprintf(c.App.Writer, "; retraining from scratch (%d epochs) would take about %.0f s, %.1f× this run", u.RetrainEpochs, u.RetrainEstimateS, u.Speedup)
+		fmt.Fprintf(c.App.Writer, "; retraining from scratch (%d epochs) would take about %.0f s, ", u.RetrainEpochs, u.RetrainEstimateS)
+		if u.Speedup >= 1 {
+			fmt.Fprintf(c.App.Writer, "%.1f× this run", u.Speedup)
+		} else {
+			// Say it plainly: on a small model, retraining can be cheaper.
+			fmt.Fprintf(c.App.Writer, "so this run cost %.1f× retraining", 1/u.Speedup)
+		}
 	}
 	fmt.Fprintln(c.App.Writer)
 	if a := u.Auto; a != nil {
@@ -491,8 +506,8 @@ func runUnlearn(c *cli.Context) error {
 // proxiesLine summarises the oracle-free proxies for the terminal.
 func proxiesLine(p *eval.ProxyLog) string {
 	b, a := p.Before, p.After
-	line := fmt.Sprintf("proxies (no oracle): forget accuracy %.2f%% → %.2f%%, unseen reference %.2f%%; held-out retain accuracy %.2f%% → %.2f%% (%d examples, not trained on)",
-		100*b.ForgetAccuracy, 100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, 100*b.HoldoutAccuracy, 100*a.HoldoutAccuracy, p.HoldoutSize)
+	line := fmt.Sprintf("proxies (no oracle): forget accuracy %.2f%% → %.2f%%, unseen reference %.2f%%; test accuracy %.2f%% → %.2f%%; held-out retain accuracy %.2f%% → %.2f%% (%d examples, not trained on)",
+		100*b.ForgetAccuracy, 100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, 100*b.TestAccuracy, 100*a.TestAccuracy, 100*b.HoldoutAccuracy, 100*a.HoldoutAccuracy, p.HoldoutSize)
 	if a.MIA != nil && b.MIA != nil {
 		line += fmt.Sprintf("; proxy MIA (%s) on the forget set %.2f%% → %.2f%%, on the reference %.2f%%", a.MIA.Feature, 100*b.MIA.Forget, 100*a.MIA.Forget, 100*a.MIA.Reference)
 	}
