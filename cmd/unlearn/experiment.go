@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,9 +187,11 @@ func (r *expRunner) grid() error {
 }
 
 // exec runs the tool itself with args (JSON logs), returning its result
-// event. A signal to the experiment reaches the child as SIGTERM, so it
-// cleans up.
-func (r *expRunner) exec(ctx context.Context, what string, args ...string) (map[string]any, error) {
+// event. The log events also stream into logPath as they come (unless it
+// is empty), so that a long step can be watched (tail -f) and a failed one
+// read afterwards. A signal to the experiment reaches the child as
+// SIGTERM, so it cleans up.
+func (r *expRunner) exec(ctx context.Context, what, logPath string, args ...string) (map[string]any, error) {
 	full := append([]string{}, args...)
 	full = append(full, "--log-format", "json", "--quiet")
 	if r.cfg.Threads > 0 {
@@ -203,6 +206,14 @@ func (r *expRunner) exec(ctx context.Context, what string, args ...string) (map[
 	cmd := exec.Command(r.self, full...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if logPath != "" {
+		lf, err := os.Create(logPath)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		defer lf.Close()
+		cmd.Stderr = io.MultiWriter(&stderr, lf)
+	}
 	cmd.Stdout = nil
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -271,7 +282,7 @@ func (r *expRunner) trainStep(ctx context.Context, dir, what, base, exclude stri
 	}
 	r.say(what, "training")
 	start := time.Now()
-	res, err := r.exec(ctx, what, args...)
+	res, err := r.exec(ctx, what, filepath.Join(dir, "log.jsonl"), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -295,7 +306,7 @@ func (r *expRunner) oracleRecord(ctx context.Context, dir, key string, fs experi
 	if r.cfg.NoMIA {
 		args = append(args, "--no-mia")
 	}
-	if _, err := r.exec(ctx, "oracle evaluation", args...); err != nil {
+	if _, err := r.exec(ctx, "oracle evaluation", filepath.Join(dir, "eval-log.jsonl"), args...); err != nil {
 		return err
 	}
 	var doc struct {
@@ -347,8 +358,8 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 	if r.cfg.NoMIA {
 		args = append(args, "--no-mia")
 	}
-	r.say(what, "running")
-	if _, err := r.exec(ctx, what, args...); err != nil {
+	r.say(what, "running (log: "+filepath.Join(dir, "log.jsonl")+")")
+	if _, err := r.exec(ctx, what, filepath.Join(dir, "log.jsonl"), args...); err != nil {
 		return err
 	}
 	var odoc struct {

@@ -67,6 +67,13 @@ methods:
 			withProxies++
 		}
 	}
+	// Every step streams its log into its directory, ending in its result.
+	for _, p := range runs {
+		lg, err := os.ReadFile(filepath.Join(filepath.Dir(p), "log.jsonl"))
+		if err != nil || !bytes.Contains(lg, []byte(`"event":"result"`)) {
+			t.Errorf("%s: log.jsonl without a result event (%v): %.300s", filepath.Dir(p), err, lg)
+		}
+	}
 	// The auto row and the default row (the main command reports the
 	// proxies unless told not to); the fixed row trains on the whole retain set.
 	if len(runs) != 3 || withProxies != 2 {
