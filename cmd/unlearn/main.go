@@ -66,10 +66,13 @@ func newApp() *cli.App {
 		Usage:   "remove the influence of training examples from an ONNX classifier",
 		Version: Version,
 		Description: "unlearn takes a trained classifier exported as ONNX and the ids of training examples to forget,\n" +
-			"and writes an unlearned ONNX model with the metrics that show it worked.",
+			"and writes an unlearned ONNX model with the metrics that show it worked.\n\n" +
+			"Without choices it runs the recommended default, " + recommendedString() + ":\n" +
+			"DEL localization, then reset-and-finetune for as long as oracle-free proxies say is needed\n" +
+			"(README, \"Which method\"); --epochs, --lr or --proxies=false give a fixed recipe instead.",
 		Flags:     unlearnFlags(),
 		Action:    runUnlearn,
-		UsageText: "unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.3] [--oracle O.onnx] [--out U.onnx]\n   unlearn COMMAND [flags]",
+		UsageText: "unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.1] [--oracle O.onnx] [--out U.onnx]\n   unlearn COMMAND [flags]",
 		Commands: []*cli.Command{
 			inspectCommand(),
 			evalCommand(),
