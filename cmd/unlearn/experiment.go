@@ -59,6 +59,11 @@ type expRunner struct {
 	// settings the config no longer has (a changed recipe, an older auto
 	// rule) never mix into its rows.
 	keys map[string]bool
+	// done holds the records already in results.jsonl by key. They are the
+	// cache of record: a step whose key has a record is not run again,
+	// even where out/runs/ is gone (a fresh clone of a repository that
+	// commits results.jsonl but not the models).
+	done map[string]experiment.Record
 }
 
 func runExperiment(c *cli.Context) error {
@@ -96,6 +101,14 @@ func runExperiment(c *cli.Context) error {
 // fills r.keys.
 func (r *expRunner) grid() error {
 	r.keys = map[string]bool{}
+	r.done = map[string]experiment.Record{}
+	if recs, err := experiment.ReadRecords(r.results); err == nil {
+		for _, rec := range recs {
+			r.done[rec.Key] = rec
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	ctx, _ := signalContext()
 	cfg := r.cfg
 	dataPath := cfg.Data
@@ -124,14 +137,25 @@ func (r *expRunner) grid() error {
 		return err
 	}
 	for _, seed := range cfg.Seeds {
+		// The original is trained when the first run of its seed needs it:
+		// a seed whose runs all have records needs no model at all.
 		orig := cfg.Model
+		var origDir string
 		if orig == "" {
 			key := experiment.Key("original", baseSum, dataSum, cfg.Train, seed)
-			dir := filepath.Join(cfg.Out, "runs", "original-"+key)
-			if _, err := r.trainStep(ctx, dir, fmt.Sprintf("original (seed %d)", seed), base, "", seed); err != nil {
+			origDir = filepath.Join(cfg.Out, "runs", "original-"+key)
+			orig = filepath.Join(origDir, "model.onnx")
+		}
+		origReady := origDir == ""
+		needOrig := func() error {
+			if origReady {
+				return nil
+			}
+			if _, err := r.trainStep(ctx, origDir, fmt.Sprintf("original (seed %d)", seed), base, "", seed); err != nil {
 				return err
 			}
-			orig = filepath.Join(dir, "model.onnx")
+			origReady = true
+			return nil
 		}
 		for _, fs := range cfg.ForgetSets {
 			ids, err := experiment.ForgetIDs(fs, seed, labels)
@@ -153,13 +177,17 @@ func (r *expRunner) grid() error {
 			okey := experiment.Key("oracle", baseSum, dataSum, cfg.Train, seed, idsKey)
 			r.keys[okey] = true
 			odir := filepath.Join(cfg.Out, "runs", "oracle-"+okey)
-			oracleS, err := r.trainStep(ctx, odir, fmt.Sprintf("oracle %s (seed %d)", fs.Name, seed), base, idsPath, seed)
-			if err != nil {
-				return err
-			}
-			oracle := filepath.Join(odir, "model.onnx")
-			if err := r.oracleRecord(ctx, odir, okey, fs, seed, oracle, idsPath, oracleS, len(ids)); err != nil {
-				return err
+			what := fmt.Sprintf("oracle %s (seed %d)", fs.Name, seed)
+			if _, ok := r.done[okey]; ok {
+				r.say(what, "cached (results.jsonl)")
+			} else {
+				oracleS, err := r.trainStep(ctx, odir, what, base, idsPath, seed)
+				if err != nil {
+					return err
+				}
+				if err := r.oracleRecord(ctx, odir, okey, fs, seed, filepath.Join(odir, "model.onnx"), idsPath, oracleS, len(ids)); err != nil {
+					return err
+				}
 			}
 			origKey := experiment.Key(orig, seed)
 			for _, m := range cfg.Methods {
@@ -176,7 +204,7 @@ func (r *expRunner) grid() error {
 						key = experiment.Key(key, "default", recommendedString())
 					}
 					r.keys[key] = true
-					if err := r.methodStep(ctx, key, m, budget, fs, seed, orig, oracle, idsPath, oracleS, len(ids)); err != nil {
+					if err := r.methodStep(ctx, key, m, budget, fs, seed, orig, needOrig, okey, idsPath, len(ids)); err != nil {
 						return err
 					}
 				}
@@ -298,7 +326,17 @@ func (r *expRunner) trainStep(ctx context.Context, dir, what, base, exclude stri
 // definition) and records it.
 func (r *expRunner) oracleRecord(ctx context.Context, dir, key string, fs experiment.ForgetSet, seed uint64, oracle, ids string, trainS float64, n int) error {
 	recPath := filepath.Join(dir, "record.json")
-	if _, err := os.Stat(recPath); err == nil || r.dryRun {
+	if b, err := os.ReadFile(recPath); err == nil {
+		// Recorded once but missing from results.jsonl: the runs still
+		// need it to measure against.
+		var rec experiment.Record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fmt.Errorf("%s: %v", recPath, err)
+		}
+		r.done[key] = rec
+		return nil
+	}
+	if r.dryRun {
 		return nil
 	}
 	metrics := filepath.Join(dir, "metrics.json")
@@ -328,20 +366,34 @@ func (r *expRunner) oracleRecord(ctx context.Context, dir, key string, fs experi
 	return r.record(recPath, rec)
 }
 
-func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Method, budget float64, fs experiment.ForgetSet, seed uint64, orig, oracle, ids string, oracleS float64, n int) error {
+// methodStep runs one method at one budget (unless results.jsonl or its
+// directory has its record), measured against the oracle record okey;
+// needOrig makes sure the original model exists.
+func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Method, budget float64, fs experiment.ForgetSet, seed uint64, orig string, needOrig func() error, okey, ids string, n int) error {
 	dir := filepath.Join(r.cfg.Out, "runs", "run-"+key)
 	what := fmt.Sprintf("%s on %s (seed %d)", m.Name, fs.Name, seed)
 	if budget > 0 {
 		what = fmt.Sprintf("%s α=%g on %s (seed %d)", m.Name, budget, fs.Name, seed)
 	}
 	recPath := filepath.Join(dir, "record.json")
+	if _, ok := r.done[key]; ok {
+		r.say(what, "cached (results.jsonl)")
+		return nil
+	}
 	if _, err := os.Stat(recPath); err == nil {
 		r.say(what, "cached")
 		return nil
 	}
+	if err := needOrig(); err != nil {
+		return err
+	}
 	if r.dryRun {
 		r.say(what, "to run")
 		return nil
+	}
+	orec, ok := r.done[okey]
+	if !ok {
+		return fmt.Errorf("%s: no oracle record %s in %s", what, okey, r.results)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -362,13 +414,6 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 	if _, err := r.exec(ctx, what, filepath.Join(dir, "log.jsonl"), args...); err != nil {
 		return err
 	}
-	var odoc struct {
-		Accuracy map[string]float64 `json:"accuracy"`
-		MIA      map[string]any     `json:"mia"`
-	}
-	if err := readJSON(filepath.Join(filepath.Dir(oracle), "metrics.json"), &odoc); err != nil {
-		return err
-	}
 	var doc struct {
 		Accuracy   map[string]float64 `json:"accuracy"`
 		MIA        map[string]any     `json:"mia"`
@@ -385,7 +430,7 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 	rec := experiment.Record{Schema: experiment.RecordSchema, Key: key, Kind: "run", ForgetSet: fs.Name, Seed: seed,
 		Name: m.Name, Strategy: doc.Unlearning.Strategy, Algorithm: doc.Unlearning.Algorithm, Budget: budget,
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
-		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: n}
+		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: orec.Seconds, Forget: n}
 	if m.Default && doc.Unlearning.Strategy != "full" {
 		rec.Budget = doc.Unlearning.Budget // the default's, for the α column
 	}
@@ -393,13 +438,12 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 		rec.Schedule, rec.Epochs, rec.LR, rec.Stop = "auto", a.StopEpoch, a.LR, a.Reason
 	}
 	for k, v := range doc.Accuracy {
-		if o, ok := odoc.Accuracy[k]; ok {
+		if o, ok := orec.Accuracy[k]; ok {
 			rec.Delta[k] = o - v
 		}
 	}
-	om := numbers(odoc.MIA)
 	for k, v := range rec.MIA {
-		if o, ok := om[k]; ok {
+		if o, ok := orec.MIA[k]; ok {
 			rec.Delta["mia_"+k] = o - v
 		}
 	}
@@ -459,6 +503,7 @@ func (r *expRunner) record(path string, rec experiment.Record) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	r.done[rec.Key] = rec
 	return writeFileAtomic(path, b)
 }
 

@@ -95,6 +95,48 @@ methods:
 	if !bytes.Equal(again, results) {
 		t.Fatal("resuming appended records")
 	}
+	// results.jsonl alone is the cache of record: without runs/ (a fresh
+	// clone that commits the results but not the models) nothing is
+	// trained or run again, not even the original.
+	if err := os.RemoveAll(filepath.Join(out, "runs")); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "experiment", "--config", cfg)
+	if r.code != 0 || strings.Contains(r.stderr, "running") || strings.Contains(r.stderr, "training") ||
+		strings.Count(r.stderr, "cached (results.jsonl)") != 4 {
+		t.Fatalf("resume without runs/: exit %d, stderr %s", r.code, r.stderr)
+	}
+	if again, _ := os.ReadFile(filepath.Join(out, "results.jsonl")); !bytes.Equal(again, results) {
+		t.Fatal("resuming without runs/ appended records")
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "runs", "*", "model.onnx")); len(m) != 0 {
+		t.Fatalf("resuming without runs/ wrote models: %v", m)
+	}
+	// A run without a record then retrains its seed's original (the same
+	// bits: same seed and threads) but not the oracle, which results.jsonl
+	// holds, and measures against that record.
+	var fixed experiment.Record
+	if err := json.Unmarshal([]byte(lines[1]), &fixed); err != nil {
+		t.Fatal(err)
+	}
+	rest := strings.Join(append(append([]string{}, lines[:1]...), lines[2:]...), "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(out, "results.jsonl"), []byte(rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "experiment", "--config", cfg)
+	if r.code != 0 || strings.Count(r.stderr, "training") != 1 || !strings.Contains(r.stderr, "original (seed 0)") ||
+		strings.Count(r.stderr, "running") != 1 || strings.Count(r.stderr, "cached (results.jsonl)") != 3 {
+		t.Fatalf("one run missing: exit %d, stderr %s", r.code, r.stderr)
+	}
+	recs, err := experiment.ReadRecords(filepath.Join(out, "results.jsonl"))
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("%d records (%v), want 4", len(recs), err)
+	}
+	rerun := recs[3]
+	if rerun.Key != fixed.Key || rerun.OracleSeconds != fixed.OracleSeconds || fmt.Sprint(rerun.Accuracy) != fmt.Sprint(fixed.Accuracy) ||
+		fmt.Sprint(rerun.Delta) != fmt.Sprint(fixed.Delta) {
+		t.Errorf("rerun record\n%+v\nwant the first run's numbers\n%+v", rerun, fixed)
+	}
 	// A record of settings the config no longer has (here: a run under
 	// another key, as an older auto rule leaves behind) stays out of the
 	// table: the byte-for-byte check below covers it.
