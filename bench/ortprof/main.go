@@ -31,6 +31,12 @@ import (
 	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
 )
 
+var (
+	interOp  int
+	parallel bool
+	configs  [][2]string
+)
+
 func main() {
 	model := flag.String("model", "", "ONNX model")
 	threads := flag.Int("threads", 2, "intra-op threads")
@@ -44,6 +50,16 @@ func main() {
 	noProfile := flag.Bool("noprofile", false, "time runs only")
 	initFrom := flag.String("init", "", "take the values of inputs named like its initializers from this model (the original model of a training graph)")
 	daz := flag.Bool("daz", false, "session.set_denormal_as_zero")
+	flag.IntVar(&interOp, "interop", 1, "inter-op threads (with -parallel)")
+	flag.BoolVar(&parallel, "parallel", false, "ONNX Runtime's parallel execution mode")
+	flag.Func("config", "session config entry key=value (repeatable), e.g. session.intra_op.allow_spinning=0", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("want key=value, got %q", s)
+		}
+		configs = append(configs, [2]string{k, v})
+		return nil
+	})
 	flag.Parse()
 	if err := run(*model, *initFrom, *threads, *batch, *classes, *runs, *top, *opt, *arena, *pattern, !*noProfile, *daz); err != nil {
 		fmt.Fprintln(os.Stderr, "ortprof:", err)
@@ -75,7 +91,13 @@ func run(path, initFrom string, threads int, batch, classes int64, runs, top int
 		}
 	}
 	must(so.SetIntraOpNumThreads(threads))
-	must(so.SetInterOpNumThreads(1))
+	must(so.SetInterOpNumThreads(interOp))
+	if parallel {
+		must(so.SetExecutionMode(ort.ExecutionModeParallel))
+	}
+	for _, kv := range configs {
+		must(so.AddSessionConfigEntry(kv[0], kv[1]))
+	}
 	lv := map[string]ort.GraphOptimizationLevel{"none": ort.GraphOptimizationLevelDisableAll,
 		"basic": ort.GraphOptimizationLevelEnableBasic, "extended": ort.GraphOptimizationLevelEnableExtended,
 		"all": ort.GraphOptimizationLevelEnableAll}[opt]
