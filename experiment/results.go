@@ -41,6 +41,13 @@ type Record struct {
 	Seconds       float64 `json:"seconds"`
 	OracleSeconds float64 `json:"oracle_seconds"`
 	Forget        int     `json:"forget"`
+	// Machine names the CPU the step ran on (machine's model name, family
+	// and model, and its CPU count; empty in records from before it was
+	// kept): a run's OracleSeconds always come from the same machine.
+	Machine string `json:"machine,omitempty"`
+	// OriginalSHA256 is the SHA-256 of the run's input model (the seed's
+	// original), so that a retrained original is visible.
+	OriginalSHA256 string `json:"original_sha256,omitempty"`
 	// Schedule is "auto" for a run under the auto schedule (empty for a
 	// fixed recipe); Epochs and LR are then the epochs it trained and the
 	// rate it chose, Stop why it stopped.

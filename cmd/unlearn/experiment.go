@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,6 +65,40 @@ type expRunner struct {
 	// even where out/runs/ is gone (a fresh clone of a repository that
 	// commits results.jsonl but not the models).
 	done map[string]experiment.Record
+	// machine is machineID() of this machine.
+	machine string
+}
+
+// machineID names this machine's CPU for the records: model name, family
+// and model from /proc/cpuinfo and the CPU count ("" where /proc/cpuinfo
+// cannot be read). Two runs' seconds compare only under the same name.
+func machineID() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" {
+			break // the first processor's block
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if ok {
+			fields[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	name := fields["model name"]
+	if name == "" {
+		name = fields["vendor_id"]
+	}
+	if name == "" {
+		return ""
+	}
+	id := name
+	if fields["cpu family"] != "" {
+		id += fmt.Sprintf(" (family %s, model %s)", fields["cpu family"], fields["model"])
+	}
+	return fmt.Sprintf("%s, %d CPUs", id, runtime.NumCPU())
 }
 
 func runExperiment(c *cli.Context) error {
@@ -111,6 +146,8 @@ func (r *expRunner) grid() error {
 	}
 	ctx, _ := signalContext()
 	cfg := r.cfg
+	r.machine = machineID()
+	machine := r.machine
 	dataPath := cfg.Data
 	if dataPath == "" {
 		p, err := bundledData()
@@ -189,6 +226,18 @@ func (r *expRunner) grid() error {
 					return err
 				}
 			}
+			// A run's time is measured against the oracle's training time
+			// on the same machine: an oracle recorded elsewhere (or before
+			// records named their machine) is retrained here once, for its
+			// time only; its metrics stay the record's.
+			oracleTime := func() (float64, error) {
+				rec := r.done[okey]
+				if machine == "" || rec.Machine == machine || r.dryRun && rec.Key == "" {
+					return rec.Seconds, nil
+				}
+				tdir := filepath.Join(cfg.Out, "runs", "oracle-time-"+experiment.Key(okey, machine))
+				return r.trainStep(ctx, tdir, fmt.Sprintf("oracle %s (seed %d), timed on this machine", fs.Name, seed), base, idsPath, seed)
+			}
 			origKey := experiment.Key(orig, seed)
 			for _, m := range cfg.Methods {
 				budgets := m.Budgets
@@ -204,7 +253,7 @@ func (r *expRunner) grid() error {
 						key = experiment.Key(key, "default", recommendedString())
 					}
 					r.keys[key] = true
-					if err := r.methodStep(ctx, key, m, budget, fs, seed, orig, needOrig, okey, idsPath, len(ids)); err != nil {
+					if err := r.methodStep(ctx, key, m, budget, fs, seed, orig, needOrig, okey, oracleTime, idsPath, len(ids)); err != nil {
 						return err
 					}
 				}
@@ -356,7 +405,7 @@ func (r *expRunner) oracleRecord(ctx context.Context, dir, key string, fs experi
 	}
 	rec := experiment.Record{Schema: experiment.RecordSchema, Key: key, Kind: "oracle", ForgetSet: fs.Name, Seed: seed,
 		Name: "Retrain (oracle)", Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
-		Seconds: trainS, OracleSeconds: trainS, Forget: n}
+		Seconds: trainS, OracleSeconds: trainS, Forget: n, Machine: r.machine}
 	for k := range doc.Accuracy {
 		rec.Delta[k] = 0
 	}
@@ -368,8 +417,10 @@ func (r *expRunner) oracleRecord(ctx context.Context, dir, key string, fs experi
 
 // methodStep runs one method at one budget (unless results.jsonl or its
 // directory has its record), measured against the oracle record okey;
-// needOrig makes sure the original model exists.
-func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Method, budget float64, fs experiment.ForgetSet, seed uint64, orig string, needOrig func() error, okey, ids string, n int) error {
+// needOrig makes sure the original model exists, oracleTime gives the
+// oracle's training seconds on this machine.
+func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Method, budget float64, fs experiment.ForgetSet, seed uint64,
+	orig string, needOrig func() error, okey string, oracleTime func() (float64, error), ids string, n int) error {
 	dir := filepath.Join(r.cfg.Out, "runs", "run-"+key)
 	what := fmt.Sprintf("%s on %s (seed %d)", m.Name, fs.Name, seed)
 	if budget > 0 {
@@ -385,6 +436,10 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 		return nil
 	}
 	if err := needOrig(); err != nil {
+		return err
+	}
+	oracleS, err := oracleTime()
+	if err != nil {
 		return err
 	}
 	if r.dryRun {
@@ -430,7 +485,11 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 	rec := experiment.Record{Schema: experiment.RecordSchema, Key: key, Kind: "run", ForgetSet: fs.Name, Seed: seed,
 		Name: m.Name, Strategy: doc.Unlearning.Strategy, Algorithm: doc.Unlearning.Algorithm, Budget: budget,
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
-		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: orec.Seconds, Forget: n}
+		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: n,
+		Machine: r.machine}
+	if rec.OriginalSHA256, err = fileSHA256(orig); err != nil {
+		return err
+	}
 	if m.Default && doc.Unlearning.Strategy != "full" {
 		rec.Budget = doc.Unlearning.Budget // the default's, for the α column
 	}
@@ -557,7 +616,7 @@ func (r *expRunner) report(c *cli.Context) error {
 	md.WriteString("Values are percentage points, Δ = oracle − model, mean ± 95 % CI over seeds (Student's t);\n")
 	md.WriteString("MIA is SalUn's SVC on the true label's confidence (share of the forget set called non-member);\n")
 	md.WriteString("avg |Δ| = (|Δ forget| + |Δ MIA|)/2; time ÷ retrain = (localize + unlearn seconds) ÷ the oracle's\n")
-	md.WriteString("training seconds; ★ marks the localized method (strategy other than full) closest to the oracle.\n")
+	md.WriteString("training seconds on the same machine; ★ marks the localized method (strategy other than full) closest to the oracle.\n")
 	md.WriteString(table)
 	if len(names) > 0 {
 		md.WriteString("\n")

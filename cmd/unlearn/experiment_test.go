@@ -113,18 +113,30 @@ methods:
 		t.Fatalf("resuming without runs/ wrote models: %v", m)
 	}
 	// A run without a record then retrains its seed's original (the same
-	// bits: same seed and threads) but not the oracle, which results.jsonl
-	// holds, and measures against that record.
-	var fixed experiment.Record
+	// bits: same seed, threads and machine) but not the oracle, whose
+	// metrics results.jsonl holds, and measures against that record. Its
+	// time is compared with the oracle's training time on this machine:
+	// the oracle's record says it trained elsewhere, so it is retrained
+	// once for its time.
+	var fixed, orc experiment.Record
 	if err := json.Unmarshal([]byte(lines[1]), &fixed); err != nil {
 		t.Fatal(err)
 	}
-	rest := strings.Join(append(append([]string{}, lines[:1]...), lines[2:]...), "\n") + "\n"
+	if err := json.Unmarshal([]byte(lines[0]), &orc); err != nil {
+		t.Fatal(err)
+	}
+	if orc.Kind != "oracle" || orc.Machine == "" || fixed.Machine != orc.Machine || fixed.OriginalSHA256 == "" {
+		t.Fatalf("records without their machine or original: %s\n%s", lines[0], lines[1])
+	}
+	orc.Machine = "elsewhere"
+	ob, _ := json.Marshal(orc)
+	rest := strings.Join(append([]string{string(ob)}, lines[2:]...), "\n") + "\n"
 	if err := os.WriteFile(filepath.Join(out, "results.jsonl"), []byte(rest), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r = runCLI(t, "experiment", "--config", cfg)
-	if r.code != 0 || strings.Count(r.stderr, "training") != 1 || !strings.Contains(r.stderr, "original (seed 0)") ||
+	if r.code != 0 || strings.Count(r.stderr, "training") != 2 || !strings.Contains(r.stderr, "original (seed 0)") ||
+		!strings.Contains(r.stderr, "timed on this machine") ||
 		strings.Count(r.stderr, "running") != 1 || strings.Count(r.stderr, "cached (results.jsonl)") != 3 {
 		t.Fatalf("one run missing: exit %d, stderr %s", r.code, r.stderr)
 	}
@@ -133,9 +145,16 @@ methods:
 		t.Fatalf("%d records (%v), want 4", len(recs), err)
 	}
 	rerun := recs[3]
-	if rerun.Key != fixed.Key || rerun.OracleSeconds != fixed.OracleSeconds || fmt.Sprint(rerun.Accuracy) != fmt.Sprint(fixed.Accuracy) ||
+	if rerun.Key != fixed.Key || rerun.OriginalSHA256 != fixed.OriginalSHA256 || fmt.Sprint(rerun.Accuracy) != fmt.Sprint(fixed.Accuracy) ||
 		fmt.Sprint(rerun.Delta) != fmt.Sprint(fixed.Delta) {
-		t.Errorf("rerun record\n%+v\nwant the first run's numbers\n%+v", rerun, fixed)
+		t.Errorf("rerun record\n%+v\nwant the first run's original and numbers\n%+v", rerun, fixed)
+	}
+	timed, _ := filepath.Glob(filepath.Join(out, "runs", "oracle-time-*", "done.json"))
+	var done struct {
+		TrainS float64 `json:"train_s"`
+	}
+	if len(timed) != 1 || readJSON(timed[0], &done) != nil || done.TrainS <= 0 || rerun.OracleSeconds != done.TrainS {
+		t.Errorf("oracle timings %v (%+v); the rerun's oracle seconds %g should be the retimed oracle's", timed, done, rerun.OracleSeconds)
 	}
 	// A record of settings the config no longer has (here: a run under
 	// another key, as an older auto rule leaves behind) stays out of the
