@@ -230,13 +230,21 @@ func (r *expRunner) grid() error {
 			// on the same machine: an oracle recorded elsewhere (or before
 			// records named their machine) is retrained here once, for its
 			// time only; its metrics stay the record's.
+			timedS, timed := 0.0, false
 			oracleTime := func() (float64, error) {
 				rec := r.done[okey]
 				if machine == "" || rec.Machine == machine || r.dryRun && rec.Key == "" {
 					return rec.Seconds, nil
 				}
-				tdir := filepath.Join(cfg.Out, "runs", "oracle-time-"+experiment.Key(okey, machine))
-				return r.trainStep(ctx, tdir, fmt.Sprintf("oracle %s (seed %d), timed on this machine", fs.Name, seed), base, idsPath, seed)
+				if !timed {
+					tdir := filepath.Join(cfg.Out, "runs", "oracle-time-"+experiment.Key(okey, machine))
+					s, err := r.trainStep(ctx, tdir, fmt.Sprintf("oracle %s (seed %d), timed on this machine", fs.Name, seed), base, idsPath, seed)
+					if err != nil {
+						return 0, err
+					}
+					timedS, timed = s, true
+				}
+				return timedS, nil
 			}
 			origKey := experiment.Key(orig, seed)
 			for _, m := range cfg.Methods {
