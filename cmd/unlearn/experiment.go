@@ -34,8 +34,11 @@ func experimentCommand() *cli.Command {
 			"(or takes it), draws the forget sets, retrains an oracle without each, and runs every method at\n" +
 			"every budget with the tool's own commands, each measured against its oracle. Every step is cached\n" +
 			"under the file's out folder by its settings: an interrupted experiment resumes where it stopped.\n" +
-			"Results are appended to <out>/results.jsonl; the table (mean ± 95 % CI over seeds) goes to stdout\n" +
-			"and <out>/RESULTS.md, with plots beside it. --report-only rebuilds the table from results.jsonl.",
+			"Results are appended to <out>/results.jsonl, which is also the cache of record: a step with a\n" +
+			"record there never runs again, even without <out>/runs/ (delete the line to rerun it). Times are\n" +
+			"compared with the oracle's training time on the same machine. The table (mean ± 95 % CI over\n" +
+			"seeds) goes to stdout and <out>/RESULTS.md, with plots beside it. --report-only rebuilds the\n" +
+			"table from results.jsonl.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Required: true, Usage: "experiment file (YAML)"},
 			&cli.BoolFlag{Name: "report-only", Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
