@@ -281,7 +281,9 @@ func (r *expRunner) grid() error {
 // SIGTERM, so it cleans up.
 func (r *expRunner) exec(ctx context.Context, what, logPath string, args ...string) (map[string]any, error) {
 	full := append([]string{}, args...)
-	full = append(full, "--log-format", "json", "--quiet")
+	// Not --quiet: the info events (epochs, progress at most once a
+	// second) are what makes log.jsonl worth watching.
+	full = append(full, "--log-format", "json")
 	if r.cfg.Threads > 0 {
 		full = append(full, "--threads", strconv.Itoa(r.cfg.Threads))
 	}

@@ -67,10 +67,11 @@ methods:
 			withProxies++
 		}
 	}
-	// Every step streams its log into its directory, ending in its result.
+	// Every step streams its log into its directory, epoch by epoch,
+	// ending in its result.
 	for _, p := range runs {
 		lg, err := os.ReadFile(filepath.Join(filepath.Dir(p), "log.jsonl"))
-		if err != nil || !bytes.Contains(lg, []byte(`"event":"result"`)) {
+		if err != nil || !bytes.Contains(lg, []byte(`"event":"result"`)) || !bytes.Contains(lg, []byte(`"event":"epoch"`)) {
 			t.Errorf("%s: log.jsonl without a result event (%v): %.300s", filepath.Dir(p), err, lg)
 		}
 	}
