@@ -150,7 +150,6 @@ func (r *expRunner) grid() error {
 	ctx, _ := signalContext()
 	cfg := r.cfg
 	r.machine = machineID()
-	machine := r.machine
 	dataPath := cfg.Data
 	if dataPath == "" {
 		p, err := bundledData()
@@ -236,11 +235,11 @@ func (r *expRunner) grid() error {
 			timedS, timed := 0.0, false
 			oracleTime := func() (float64, error) {
 				rec := r.done[okey]
-				if machine == "" || rec.Machine == machine || r.dryRun && rec.Key == "" {
+				if r.machine == "" || rec.Machine == r.machine || r.dryRun && rec.Key == "" {
 					return rec.Seconds, nil
 				}
 				if !timed {
-					tdir := filepath.Join(cfg.Out, "runs", "oracle-time-"+experiment.Key(okey, machine))
+					tdir := filepath.Join(cfg.Out, "runs", "oracle-time-"+experiment.Key(okey, r.machine))
 					s, err := r.trainStep(ctx, tdir, fmt.Sprintf("oracle %s (seed %d), timed on this machine", fs.Name, seed), base, idsPath, seed)
 					if err != nil {
 						return 0, err
