@@ -131,3 +131,70 @@ func TestSummarizeAndMarkdown(t *testing.T) {
 		t.Errorf("plots %v: %v", names, err)
 	}
 }
+
+func TestRanking(t *testing.T) {
+	// gap per seed = (|df| + |dm|)/2 with dm = df here, so gap = |df|.
+	rec := func(fs, name, strategy string, budget float64, seed uint64, df float64) Record {
+		kind := "run"
+		if name == "" {
+			kind, name = "oracle", "Retrain (oracle)"
+		}
+		return Record{Schema: RecordSchema, Key: fs + Key(kind, name, budget, seed), Kind: kind, ForgetSet: fs, Seed: seed, Name: name,
+			Strategy: strategy, Algorithm: "rft", Budget: budget, Accuracy: map[string]float64{"forget": 0.9},
+			Delta: map[string]float64{"forget": df, "test": 0.01, "mia_" + MIAKey: df}, Seconds: 50, OracleSeconds: 100}
+	}
+	var recs []Record
+	for _, fs := range []string{"iid", "non-iid"} {
+		for s := uint64(0); s < 3; s++ {
+			recs = append(recs, rec(fs, "", "", 0, s, 0))
+			// DEL is 0.01 closer than Finetune on every seed of iid, and
+			// ties it within noise on non-iid.
+			recs = append(recs, rec(fs, "Finetune", "full", 0, s, 0.03+0.01*float64(s)))
+			delGap := 0.02 + 0.01*float64(s)
+			if fs == "non-iid" {
+				delGap = []float64{0.02, 0.06, 0.05}[s]
+			}
+			recs = append(recs, rec(fs, "DEL", "del", 0.1, s, delGap))
+			recs = append(recs, rec(fs, "DEL", "del", 0.3, s, 0.2))
+		}
+	}
+	// A method on one forget set only is not ranked.
+	recs = append(recs, rec("iid", "SSD", "full", 0, 0, 0))
+	sets, ranks := Ranking(Summarize(recs))
+	if len(sets) != 2 || len(ranks) != 3 {
+		t.Fatalf("sets %v, %d ranks", sets, len(ranks))
+	}
+	if ranks[0].Label() != "DEL α 0.1" || ranks[1].Name != "Finetune" || ranks[2].Budget != 0.3 || ranks[0].Seeds != 3 {
+		t.Fatalf("ranking %s, %s, %s", ranks[0].Label(), ranks[1].Label(), ranks[2].Label())
+	}
+	// DEL α 0.1: iid mean 0.03, non-iid mean 0.13/3; Finetune 0.04 on both.
+	if g := ranks[0].Gap; math.Abs(g-(0.03+0.13/3)/2) > 1e-12 {
+		t.Errorf("DEL's mean avg |Δ| %g", g)
+	}
+	p := PairedGap(ranks[0].Rows[0], ranks[1].Rows[0])
+	if p.N != 3 || math.Abs(p.Mean+0.01) > 1e-12 || p.CI > 1e-12 {
+		t.Errorf("paired iid %+v, want −0.01 ± 0 over 3 seeds", p)
+	}
+	// An auto-recipe DEL row on the oracle heads the ranking; the
+	// fixed-recipe comparison leaves it out.
+	for _, fs := range []string{"iid", "non-iid"} {
+		a := rec(fs, "Default", "del", 0.1, 0, 0)
+		a.Schedule = "auto"
+		recs = append(recs, a)
+	}
+	md := RankingMarkdown(Summarize(recs))
+	for _, want := range []string{
+		"| 1 | Default α 0.1 | 0.00 | 0.00 | 0.00 |",
+		"| 2 | DEL α 0.1 | 3.00 ± 2.48 |",
+		"DEL's closest row, Default α 0.1, ranks 1 of 4",
+		"iid -3.00 (one seed, no interval)",
+		"Among the fixed recipes only (the paper's setting): DEL's closest row, DEL α 0.1, ranks 1 of 3",
+		"the closest method of another strategy, Finetune, ranks 2",
+		"iid -1.00 ± 0.00 (DEL closer, 3 seeds)",
+		"(not distinguishable at 95 %, 3 seeds).",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("ranking lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -156,6 +156,8 @@ type Row struct {
 	// run's seconds ÷ the oracle's training seconds.
 	Forget, DForget, DMIA, DTest, Gap, Time Stat
 	Best                                    bool // best localized method on this forget set
+	// Gaps is avg |Δ| per seed, for comparisons paired over seeds.
+	Gaps map[uint64]float64
 	// Auto rows: Epochs are the epochs the auto schedule trained.
 	Auto   bool
 	Epochs Stat
@@ -215,6 +217,7 @@ func Summarize(recs []Record) []Row {
 		r := Row{ForgetSet: k.fs, Name: g[0].Name, Strategy: g[0].Strategy, Algorithm: g[0].Algorithm, Budget: k.budget, Oracle: g[0].Kind == "oracle"}
 		r.Auto = g[0].Schedule == "auto"
 		var fo, df, dm, dt, gap, tm, ep []float64
+		r.Gaps = map[uint64]float64{}
 		for _, rec := range g {
 			if rec.Schedule == "auto" {
 				ep = append(ep, float64(rec.Epochs))
@@ -227,6 +230,7 @@ func Summarize(recs []Record) []Row {
 				dm = append(dm, m)
 			}
 			gap = append(gap, (math.Abs(rec.Delta["forget"])+math.Abs(m))/2)
+			r.Gaps[rec.Seed] = gap[len(gap)-1]
 			if rec.OracleSeconds > 0 {
 				tm = append(tm, rec.Seconds/rec.OracleSeconds)
 			}

@@ -603,7 +603,7 @@ func (r *expRunner) report(c *cli.Context) error {
 		recs = kept
 	}
 	rows := experiment.Summarize(recs)
-	table := experiment.Markdown(rows)
+	table := experiment.Markdown(rows) + experiment.RankingMarkdown(rows)
 	names, files, err := experiment.Plots(rows)
 	if err != nil {
 		return err

@@ -83,6 +83,7 @@ methods:
 	md, err := os.ReadFile(filepath.Join(out, "RESULTS.md"))
 	if err != nil || !bytes.Contains(md, []byte("| Retrain (oracle) |")) || !bytes.Contains(md, []byte(" | del + rft | 0.3 |")) ||
 		!bytes.Contains(md, []byte(" | del + rft, auto: ")) || !bytes.Contains(md, []byte(" ★ |")) ||
+		!bytes.Contains(md, []byte("**Closest to the oracle**")) || !bytes.Contains(md, []byte("| 1 | ")) ||
 		!bytes.Contains(md, []byte("# Small grid\n")) || !bytes.Contains(md, []byte("Reproduce: `unlearn experiment --config ")) ||
 		!bytes.HasSuffix(md, []byte("## Discussion\n\nHand-written words.\n")) {
 		t.Fatalf("RESULTS.md (%v):\n%s", err, md)
