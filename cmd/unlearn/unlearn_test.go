@@ -251,3 +251,37 @@ func TestUnlearnAutoSchedule(t *testing.T) {
 		t.Errorf("--proxies=false: metrics %s", b)
 	}
 }
+
+// A reset that empties the first layers while deeper ones stay frozen is
+// not silent: the warning reaches stdout and metrics.json.
+func TestUnlearnWarnsWhenResetEmptiesLayers(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "u.onnx")
+	r := runCLI(t, "--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--data", "testdata/fashion",
+		"--method", "shallowest-rft", "--budget", "0.05", "--epochs", "1", "--no-mia", "--out", out, "--threads", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "note: warning: the mask resets 16 of 16 channels of ") || !strings.Contains(r.stdout, "deeper layers stay frozen") {
+		t.Errorf("stdout lacks the warning:\n%s", r.stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "u.metrics.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Unlearning struct {
+			Notes []string `json:"notes"`
+		} `json:"unlearning"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range doc.Unlearning.Notes {
+		found = found || strings.HasPrefix(n, "warning: the mask resets")
+	}
+	if !found {
+		t.Errorf("unlearning.notes of metrics.json lack the warning: %q", doc.Unlearning.Notes)
+	}
+}

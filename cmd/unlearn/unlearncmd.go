@@ -542,6 +542,14 @@ func unlearningSection(s *runSettings, o *unlearn.Outcome, maskInfo map[string]a
 	if o.Note != "" {
 		u.Notes = append(u.Notes, o.Note)
 	}
+	// An algorithm's warnings (an empty mask, a reset that empties early
+	// layers) are printed and kept beside the run's other notes, not only
+	// in its log.
+	for _, n := range o.Result.Notes {
+		if strings.HasPrefix(n, "warning: ") {
+			u.Notes = append(u.Notes, n)
+		}
+	}
 	if a := o.Result.Auto; a != nil {
 		u.Schedule, u.Auto, u.Epochs, u.LR = unlearn.ScheduleAuto, a, a.StopEpoch, a.LR
 	}
