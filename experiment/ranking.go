@@ -12,8 +12,8 @@ type Rank struct {
 	Name     string
 	Strategy string
 	Budget   float64
-	// Rows holds the method's row on each forget set, in the order of
-	// RankSets.
+	// Rows holds the method's row on each forget set, in the order of the
+	// sets Ranking returns.
 	Rows []Row
 	// Gap is the mean over the forget sets of each set's mean avg |Δ|.
 	Gap float64
@@ -38,12 +38,12 @@ func Ranking(rows []Row) (sets []string, ranks []Rank) {
 		name   string
 		budget float64
 	}
-	setIdx := map[string]int{}
+	seen := map[string]bool{}
 	var order []mk
 	byMethod := map[mk]map[string]Row{}
 	for _, r := range rows {
-		if _, ok := setIdx[r.ForgetSet]; !ok {
-			setIdx[r.ForgetSet] = len(sets)
+		if !seen[r.ForgetSet] {
+			seen[r.ForgetSet] = true
 			sets = append(sets, r.ForgetSet)
 		}
 		if r.Oracle {

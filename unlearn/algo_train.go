@@ -108,8 +108,10 @@ func runRFT(r *run) error {
 	r.noteMask()
 	// The auto schedule trains until the test accuracy is back (or says
 	// it is not); a fixed recipe is warned.
-	if w := emptiedLayers(r.nm, r.in.Mask, cls); w != "" && r.cfg.Schedule != ScheduleAuto {
-		r.note("%s", w)
+	if r.cfg.Schedule != ScheduleAuto {
+		if w := emptiedLayers(r.nm, r.in.Mask, cls); w != "" {
+			r.note("%s", w)
+		}
 	}
 	n, err := r.reset(e)
 	if err != nil {
