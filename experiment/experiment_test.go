@@ -197,4 +197,48 @@ func TestRanking(t *testing.T) {
 			t.Errorf("ranking lacks %q:\n%s", want, md)
 		}
 	}
+	// Without correctness scores there is no paper-metric sentence.
+	if strings.Contains(md, "main tables (correctness)") {
+		t.Errorf("paper-metric sentence without correctness scores:\n%s", md)
+	}
+}
+
+func TestRankingPaperMetric(t *testing.T) {
+	// DEL is close on forget accuracy but 20 points off on the confidence
+	// MIA; Finetune the other way round. The table ranks Finetune first,
+	// the paper's metric (correctness = forget error) DEL.
+	rec := func(fs, name, strategy string, budget float64, seed uint64, df, dm float64) Record {
+		kind := "run"
+		if name == "" {
+			kind, name = "oracle", "Retrain (oracle)"
+		}
+		return Record{Schema: RecordSchema, Key: fs + Key(kind, name, budget, seed), Kind: kind, ForgetSet: fs, Seed: seed, Name: name,
+			Strategy: strategy, Algorithm: "rft", Budget: budget, Accuracy: map[string]float64{"forget": 0.9},
+			Delta: map[string]float64{"forget": df, "test": 0, "mia_" + MIAKey: dm, "mia_correctness": -df}, Seconds: 50, OracleSeconds: 100}
+	}
+	var recs []Record
+	for _, fs := range []string{"iid", "non-iid"} {
+		for s := uint64(0); s < 2; s++ {
+			recs = append(recs, rec(fs, "", "", 0, s, 0, 0),
+				rec(fs, "Finetune", "full", 0, s, 0.03, 0),
+				rec(fs, "DEL", "del", 0.1, s, -0.01, 0.2))
+		}
+	}
+	rows := Summarize(recs)
+	if _, ranks := Ranking(rows); ranks[0].Name != "Finetune" {
+		t.Fatalf("table ranking starts with %s", ranks[0].Label())
+	}
+	md := RankingMarkdown(rows)
+	want := "With the MIA feature of the paper's main tables (correctness) in place of confidence, fixed recipes only " +
+		"(on every run here the SVC called exactly the misclassified forget examples non-members, so this avg |Δ| is |Δ forget|): " +
+		"DEL's closest row, DEL α 0.1, ranks 1 of 2 (mean avg |Δ| 1.00); the closest method of another strategy, Finetune, ranks 2 (3.00). " +
+		"Paired over the seeds both have, avg |Δ| of DEL's row − the other's: iid -2.00 ± 0.00 (DEL closer, 2 seeds); non-iid -2.00 ± 0.00 (DEL closer, 2 seeds)."
+	if !strings.Contains(md, want) {
+		t.Errorf("ranking lacks\n%s\n%s", want, md)
+	}
+	// A run whose correctness score is not its forget error drops the claim.
+	recs[2].Delta["mia_correctness"] = 0.5
+	if md := RankingMarkdown(Summarize(recs)); strings.Contains(md, "misclassified") || !strings.Contains(md, "main tables (correctness) in place of confidence, fixed recipes only: DEL") {
+		t.Errorf("claim kept, or sentence lost, with one other correctness score:\n%s", md)
+	}
 }

@@ -158,6 +158,14 @@ type Row struct {
 	Best                                    bool // best localized method on this forget set
 	// Gaps is avg |Δ| per seed, for comparisons paired over seeds.
 	Gaps map[uint64]float64
+	// PaperGaps is avg |Δ| per seed with the MIA feature of the paper's
+	// main tables (correctness) in place of MIAKey's; seeds whose record
+	// lacks it are left out. CorrectnessIsError reports that on every seed
+	// the correctness Δ MIA is −Δ forget: the SVC, given a yes/no feature,
+	// called exactly the misclassified forget examples non-members, so
+	// PaperGaps is |Δ forget|.
+	PaperGaps          map[uint64]float64
+	CorrectnessIsError bool
 	// Auto rows: Epochs are the epochs the auto schedule trained.
 	Auto   bool
 	Epochs Stat
@@ -217,7 +225,8 @@ func Summarize(recs []Record) []Row {
 		r := Row{ForgetSet: k.fs, Name: g[0].Name, Strategy: g[0].Strategy, Algorithm: g[0].Algorithm, Budget: k.budget, Oracle: g[0].Kind == "oracle"}
 		r.Auto = g[0].Schedule == "auto"
 		var fo, df, dm, dt, gap, tm, ep []float64
-		r.Gaps = map[uint64]float64{}
+		r.Gaps, r.PaperGaps = map[uint64]float64{}, map[uint64]float64{}
+		r.CorrectnessIsError = true
 		for _, rec := range g {
 			if rec.Schedule == "auto" {
 				ep = append(ep, float64(rec.Epochs))
@@ -231,6 +240,12 @@ func Summarize(recs []Record) []Row {
 			}
 			gap = append(gap, (math.Abs(rec.Delta["forget"])+math.Abs(m))/2)
 			r.Gaps[rec.Seed] = gap[len(gap)-1]
+			if c, ok := rec.Delta["mia_correctness"]; ok {
+				r.PaperGaps[rec.Seed] = (math.Abs(rec.Delta["forget"]) + math.Abs(c)) / 2
+				r.CorrectnessIsError = r.CorrectnessIsError && math.Abs(c+rec.Delta["forget"]) < 1e-9
+			} else {
+				r.CorrectnessIsError = false
+			}
 			if rec.OracleSeconds > 0 {
 				tm = append(tm, rec.Seconds/rec.OracleSeconds)
 			}
