@@ -84,6 +84,8 @@ func TestConvFormTimings(t *testing.T) {
 		{"dW trick", "dW", ConvGrad{Weight: ConvWeightTrick}},
 		{"dW gemm", "dW", ConvGrad{Weight: ConvWeightGemm}},
 		{"dW bmm", "dW", ConvGrad{Weight: ConvWeightBatched}},
+		{"dW convcols bmm", "dW", ConvGrad{Weight: "convcols-bmm"}},
+		{"dW convcols gemm", "dW", ConvGrad{Weight: "convcols-gemm"}},
 	}
 	if block > 0 {
 		variants = append(variants,
@@ -229,10 +231,14 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, c, m
 	case "dW":
 		X := input("X", batch, d(c), d(hw), d(hw))
 		G := input("G", batch, d(m), d(o), d(o))
-		if form.Weight == "trick-nchwc" {
+		switch form.Weight {
+		case "trick-nchwc":
 			out = convWeightGradTrickNCHWc(b, X, G, geo, c, m, hw, o)
 			b.convForms = append(b.convForms, "weight:trick-nchwc")
-		} else {
+		case "convcols-bmm", "convcols-gemm":
+			out = convWeightGradConvCols(b, X, G, geo, c, m, o, form.Weight == "convcols-gemm")
+			b.convForms = append(b.convForms, "weight:"+form.Weight)
+		default:
 			out = b.convWeightGrad(X, G, geo, []int64{m, c, k, k})
 		}
 		names = []string{"X", "G"}
@@ -245,6 +251,34 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, c, m
 		t.Fatal(err)
 	}
 	return data, names, b.convForms
+}
+
+// convWeightGradConvCols computes the windows (im2col) of X with one
+// grouped Conv whose filters are one-hot, E[c·K+j, 0] = e_j (channel c's
+// window at kernel offset j), so that ONNX Runtime's multithreaded Conv
+// writes cols [N, C·K, O] instead of single-threaded Slice/Concat; then
+// dW = ReduceSum_n(MatMul(dY_n, cols_nᵀ)) (bmm) or, with both transposed
+// batch-innermost, one Gemm. Measured, not used (bench/RESULTS.md).
+func convWeightGradConvCols(b *builder, X, G *graph.Value, geo convGeom, c, m, o int64, gemm bool) *graph.Value {
+	kh, kw := geo.k[0], geo.k[1]
+	K := kh * kw
+	e := make([]float64, c*K*K)
+	for ci := int64(0); ci < c; ci++ {
+		for j := int64(0); j < K; j++ {
+			e[(ci*K+j)*K+j] = 1
+		}
+	}
+	E := b.constF(graph.Float, []int64{c * K, 1, kh, kw}, e)
+	cols := b.op1("Conv", []*graph.Value{X, E}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
+		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, geo.pe)), aI("group", c))
+	if !gemm {
+		Gr := b.reshape(G, []int64{0, m, -1})
+		P := b.op1("MatMul", []*graph.Value{Gr, b.transpose(b.reshape(cols, []int64{0, c * K, -1}), []int64{0, 2, 1})})
+		return b.reshape(b.reduceSum(P, []int64{0}, false), []int64{m, c, kh, kw})
+	}
+	colsT := b.reshape(b.transpose(b.reshape(cols, []int64{0, c * K, -1}), []int64{1, 0, 2}), []int64{c * K, -1})
+	GT := b.reshape(b.transpose(b.reshape(G, []int64{0, m, -1}), []int64{1, 0, 2}), []int64{m, -1})
+	return b.reshape(b.op1("Gemm", []*graph.Value{GT, colsT}, aI("transB", 1)), []int64{m, c, kh, kw})
 }
 
 // convWeightGradTrickNCHWc is the convolution trick (convWeightGradTrick) on
