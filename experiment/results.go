@@ -160,12 +160,12 @@ type Row struct {
 	Gaps map[uint64]float64
 	// PaperGaps is avg |Δ| per seed with the MIA feature of the paper's
 	// main tables (correctness) in place of MIAKey's; seeds whose record
-	// lacks it are left out. CorrectnessIsError reports that on every seed
-	// the correctness Δ MIA is −Δ forget: the SVC, given a yes/no feature,
-	// called exactly the misclassified forget examples non-members, so
-	// PaperGaps is |Δ forget|.
-	PaperGaps          map[uint64]float64
-	CorrectnessIsError bool
+	// lacks it are left out. CorrectnessNotError lists the seeds whose
+	// correctness Δ MIA is not −Δ forget; on the others the SVC, given a
+	// yes/no feature, called exactly the misclassified forget examples
+	// non-members, so their PaperGaps is |Δ forget|.
+	PaperGaps           map[uint64]float64
+	CorrectnessNotError []uint64
 	// Auto rows: Epochs are the epochs the auto schedule trained.
 	Auto   bool
 	Epochs Stat
@@ -226,7 +226,6 @@ func Summarize(recs []Record) []Row {
 		r.Auto = g[0].Schedule == "auto"
 		var fo, df, dm, dt, gap, tm, ep []float64
 		r.Gaps, r.PaperGaps = map[uint64]float64{}, map[uint64]float64{}
-		r.CorrectnessIsError = true
 		for _, rec := range g {
 			if rec.Schedule == "auto" {
 				ep = append(ep, float64(rec.Epochs))
@@ -242,9 +241,9 @@ func Summarize(recs []Record) []Row {
 			r.Gaps[rec.Seed] = gap[len(gap)-1]
 			if c, ok := rec.Delta["mia_correctness"]; ok {
 				r.PaperGaps[rec.Seed] = (math.Abs(rec.Delta["forget"]) + math.Abs(c)) / 2
-				r.CorrectnessIsError = r.CorrectnessIsError && math.Abs(c+rec.Delta["forget"]) < 1e-9
-			} else {
-				r.CorrectnessIsError = false
+			}
+			if c, ok := rec.Delta["mia_correctness"]; !ok || math.Abs(c+rec.Delta["forget"]) > 1e-9 {
+				r.CorrectnessNotError = append(r.CorrectnessNotError, rec.Seed)
 			}
 			if rec.OracleSeconds > 0 {
 				tm = append(tm, rec.Seconds/rec.OracleSeconds)
