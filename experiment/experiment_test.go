@@ -239,7 +239,7 @@ func TestRankingPaperMetric(t *testing.T) {
 	// A run whose correctness score is not its forget error is named; with
 	// more than three such runs the claim is dropped.
 	recs[2].Delta["mia_correctness"] = 0.5
-	if md := RankingMarkdown(Summarize(recs)); !strings.Contains(md, "fixed recipes only (on every run here but DEL on iid, seed 0, the SVC called exactly") {
+	if md := RankingMarkdown(Summarize(recs)); !strings.Contains(md, "fixed recipes only (on every run here but DEL α 0.1 on iid, seed 0, the SVC called exactly") {
 		t.Errorf("exception not named:\n%s", md)
 	}
 	for i := 5; i < 12; i += 3 {

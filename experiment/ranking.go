@@ -234,8 +234,9 @@ func correctnessNote(rows []Row) string {
 		if r.Oracle {
 			continue
 		}
+		name := Rank{Name: r.Name, Budget: r.Budget}.Label()
 		for _, s := range r.CorrectnessNotError {
-			except = append(except, fmt.Sprintf("%s on %s, seed %d", r.Name, r.ForgetSet, s))
+			except = append(except, fmt.Sprintf("%s on %s, seed %d", name, r.ForgetSet, s))
 		}
 	}
 	switch {
