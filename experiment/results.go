@@ -239,10 +239,11 @@ func Summarize(recs []Record) []Row {
 			}
 			gap = append(gap, (math.Abs(rec.Delta["forget"])+math.Abs(m))/2)
 			r.Gaps[rec.Seed] = gap[len(gap)-1]
-			if c, ok := rec.Delta["mia_correctness"]; ok {
+			c, ok := rec.Delta["mia_correctness"]
+			if ok {
 				r.PaperGaps[rec.Seed] = (math.Abs(rec.Delta["forget"]) + math.Abs(c)) / 2
 			}
-			if c, ok := rec.Delta["mia_correctness"]; !ok || math.Abs(c+rec.Delta["forget"]) > 1e-9 {
+			if !ok || math.Abs(c+rec.Delta["forget"]) > 1e-9 {
 				r.CorrectnessNotError = append(r.CorrectnessNotError, rec.Seed)
 			}
 			if rec.OracleSeconds > 0 {
