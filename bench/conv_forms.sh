@@ -8,6 +8,7 @@
 #   bench/conv_forms.sh                 # 2 threads, 7 rounds, every layer
 #   THREADS=1 ROUNDS=11 bench/conv_forms.sh
 #   ONLY=6 bench/conv_forms.sh          # the 512-channel 4×4 layer alone
+#   CHUNKS="8 16" bench/conv_forms.sh   # also dW gemm over chunks of 8, 16 images
 #
 # Takes about 2 minutes on 2 cores.
 set -euo pipefail
@@ -19,5 +20,6 @@ export UNLEARN_CONV_BENCH=1 UNLEARN_REQUIRE_ORT=1
 export UNLEARN_CONV_BENCH_THREADS=${THREADS:-2} UNLEARN_CONV_BENCH_ROUNDS=${ROUNDS:-7}
 export UNLEARN_CONV_BENCH_BATCH=${BATCH:-128}
 [ -z "${ONLY:-}" ] || export UNLEARN_CONV_BENCH_ONLY=$ONLY
+[ -z "${CHUNKS:-}" ] || export UNLEARN_CONV_BENCH_CHUNKS=$CHUNKS
 go test -count=1 -v -timeout 30m -run '^TestConvFormTimings$' ./train/autodiff/ |
   grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS$' -e '^ok '

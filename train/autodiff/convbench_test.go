@@ -32,7 +32,8 @@ import (
 //
 // It runs only when UNLEARN_CONV_BENCH=1. UNLEARN_CONV_BENCH_BATCH (128),
 // _THREADS (2), _ROUNDS (7), _SETTLE_MS (100) change the setup, _ONLY=i runs
-// layer i alone, _DUMP=dir writes every graph to dir (for bench/ortprof).
+// layer i alone, _DUMP=dir writes every graph to dir (for bench/ortprof),
+// _CHUNKS="8 16" adds the gemm form over chunks of that many images.
 func TestConvFormTimings(t *testing.T) {
 	if os.Getenv("UNLEARN_CONV_BENCH") != "1" {
 		t.Skip("set UNLEARN_CONV_BENCH=1 to run (bench/conv_forms.sh)")
@@ -44,7 +45,7 @@ func TestConvFormTimings(t *testing.T) {
 		}
 		return def
 	}
-	batch := int64(envInt("UNLEARN_CONV_BENCH_BATCH", 128))
+	batch := int64(envBatch())
 	threads := envInt("UNLEARN_CONV_BENCH_THREADS", 2)
 	rounds := max(envInt("UNLEARN_CONV_BENCH_ROUNDS", 7), 1)
 	settle := time.Duration(envInt("UNLEARN_CONV_BENCH_SETTLE_MS", 100)) * time.Millisecond
@@ -86,6 +87,9 @@ func TestConvFormTimings(t *testing.T) {
 		{"dW bmm", "dW", ConvGrad{Weight: ConvWeightBatched}},
 		{"dW convcols bmm", "dW", ConvGrad{Weight: "convcols-bmm"}},
 		{"dW convcols gemm", "dW", ConvGrad{Weight: "convcols-gemm"}},
+	}
+	for _, n := range strings.Fields(os.Getenv("UNLEARN_CONV_BENCH_CHUNKS")) {
+		variants = append(variants, variant{"dW gemm chunk " + n, "dW", ConvGrad{Weight: "gemm-chunk-" + n}})
 	}
 	if block > 0 {
 		variants = append(variants,
@@ -239,6 +243,15 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, c, m
 			out = convWeightGradConvCols(b, X, G, geo, c, m, o, form.Weight == "convcols-gemm")
 			b.convForms = append(b.convForms, "weight:"+form.Weight)
 		default:
+			if n, ok := strings.CutPrefix(form.Weight, "gemm-chunk-"); ok {
+				chunk, err := strconv.ParseInt(n, 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = convWeightGradGemmChunked(b, X, G, geo, c, m, o, chunk)
+				b.convForms = append(b.convForms, "weight:"+form.Weight)
+				break
+			}
 			out = b.convWeightGrad(X, G, geo, []int64{m, c, k, k})
 		}
 		names = []string{"X", "G"}
@@ -279,6 +292,54 @@ func convWeightGradConvCols(b *builder, X, G *graph.Value, geo convGeom, c, m, o
 	colsT := b.reshape(b.transpose(b.reshape(cols, []int64{0, c * K, -1}), []int64{1, 0, 2}), []int64{c * K, -1})
 	GT := b.reshape(b.transpose(b.reshape(G, []int64{0, m, -1}), []int64{1, 0, 2}), []int64{m, -1})
 	return b.reshape(b.op1("Gemm", []*graph.Value{GT, colsT}, aI("transB", 1)), []int64{m, c, kh, kw})
+}
+
+// convWeightGradGemmChunked is the gemm form (convWeightGradGemm) over
+// chunks of chunk images: the windows of Xᵀ [C, S…, N] restricted to a
+// chunk, their Concat and one Gemm per chunk accumulating into the last
+// (Gemm's C input), so that each chunk's im2col matrix is written and read
+// while it is still in cache instead of the whole batch's. The batch must be
+// a multiple of chunk (the benchmark's is). Measured, not used.
+func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo convGeom, c, m, o, chunk int64) *graph.Value {
+	batch := int64(envBatch())
+	XT := b.transpose(X, []int64{1, 2, 3, 0})
+	GT := b.reshape(b.transpose(G, []int64{1, 2, 3, 0}), []int64{m, o * o, -1})
+	src := XT
+	if geo.pb[0] != 0 || geo.pe[0] != 0 {
+		src = b.op1("Pad", []*graph.Value{XT, b.i64(0, geo.pb[0], geo.pb[1], 0, 0, geo.pe[0], geo.pe[1], 0)})
+	}
+	var acc *graph.Value
+	for n0 := int64(0); n0 < batch; n0 += chunk {
+		var us []*graph.Value
+		for kh := int64(0); kh < geo.k[0]; kh++ {
+			for kw := int64(0); kw < geo.k[1]; kw++ {
+				st := []int64{kh * geo.d[0], kw * geo.d[1], n0}
+				en := []int64{st[0] + geo.s[0]*(o-1) + 1, st[1] + geo.s[1]*(o-1) + 1, n0 + chunk}
+				w := b.op1("Slice", []*graph.Value{src, b.i64(st...), b.i64(en...), b.i64(1, 2, 3), b.i64(geo.s[0], geo.s[1], 1)})
+				us = append(us, b.unsqueeze(w, []int64{1}))
+			}
+		}
+		cols := us[0]
+		if len(us) > 1 {
+			cols = b.op1("Concat", us, aI("axis", 1))
+		}
+		cols = b.reshape(cols, []int64{c * geo.k[0] * geo.k[1], -1})
+		g := b.reshape(b.op1("Slice", []*graph.Value{GT, b.i64(n0), b.i64(n0 + chunk), b.i64(2)}), []int64{m, -1})
+		in := []*graph.Value{g, cols}
+		if acc != nil {
+			in = append(in, acc)
+		}
+		acc = b.op1("Gemm", in, aI("transB", 1))
+	}
+	return b.reshape(acc, []int64{m, c, geo.k[0], geo.k[1]})
+}
+
+// envBatch is the benchmark's batch size, UNLEARN_CONV_BENCH_BATCH (128).
+func envBatch() int {
+	if v, err := strconv.Atoi(os.Getenv("UNLEARN_CONV_BENCH_BATCH")); err == nil && v > 0 {
+		return v
+	}
+	return 128
 }
 
 // convWeightGradTrickNCHWc is the convolution trick (convWeightGradTrick) on
