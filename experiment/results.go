@@ -161,7 +161,7 @@ type Row struct {
 	// PaperGaps is avg |Δ| per seed with the MIA feature of the paper's
 	// main tables (correctness) in place of MIAKey's; seeds whose record
 	// lacks it are left out. CorrectnessNotError lists the seeds whose
-	// correctness Δ MIA is not −Δ forget; on the others the SVC, given a
+	// correctness Δ MIA is not −Δ forget (or is missing); on the others the SVC, given a
 	// yes/no feature, called exactly the misclassified forget examples
 	// non-members, so their PaperGaps is |Δ forget|.
 	PaperGaps           map[uint64]float64

@@ -45,7 +45,7 @@ func TestConvFormTimings(t *testing.T) {
 		}
 		return def
 	}
-	batch := int64(envBatch())
+	batch := int64(envInt("UNLEARN_CONV_BENCH_BATCH", 128))
 	threads := envInt("UNLEARN_CONV_BENCH_THREADS", 2)
 	rounds := max(envInt("UNLEARN_CONV_BENCH_ROUNDS", 7), 1)
 	settle := time.Duration(envInt("UNLEARN_CONV_BENCH_SETTLE_MS", 100)) * time.Millisecond
@@ -135,7 +135,7 @@ func TestConvFormTimings(t *testing.T) {
 			if v.form.Weight == "trick-nchwc" && (l.c%block != 0 || l.m%block != 0) {
 				continue
 			}
-			data, inNames, forms := convBenchGraph(t, v.kind, v.form, geo, l.c, l.m, l.hw, o)
+			data, inNames, forms := convBenchGraph(t, v.kind, v.form, geo, batch, l.c, l.m, l.hw, o)
 			if dir := os.Getenv("UNLEARN_CONV_BENCH_DUMP"); dir != "" {
 				name := fmt.Sprintf("%s/%d_%s.onnx", dir, li, strings.ReplaceAll(v.name, " ", "_"))
 				if err := os.WriteFile(name, data, 0o644); err != nil {
@@ -196,8 +196,9 @@ func maxDiff(a, b []float32) (d, m float64) {
 // convBenchGraph returns the serialized graph of one variant (kind forward:
 // Y = Conv(X, W); dX: the input gradient from G = dY; dW: the weight
 // gradient) with a dynamic batch dimension like a training graph's, its
-// input names and the forms the builder used.
-func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, c, m, hw, o int64) ([]byte, []string, []string) {
+// input names and the forms the builder used. n is the benchmark's batch,
+// which only the chunked form needs.
+func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, n, c, m, hw, o int64) ([]byte, []string, []string) {
 	t.Helper()
 	b := newBuilder(graph.NewGraph("convbench"), 17, Spec{ConvGrad: form})
 	batch := graph.Dim{Size: -1, Param: "batch"}
@@ -235,24 +236,26 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, c, m
 	case "dW":
 		X := input("X", batch, d(c), d(hw), d(hw))
 		G := input("G", batch, d(m), d(o), d(o))
-		switch form.Weight {
-		case "trick-nchwc":
+		// The measured-only forms, which the builder does not know, name
+		// themselves in the forms list; the builder's forms it fills in.
+		measured := true
+		switch {
+		case form.Weight == "trick-nchwc":
 			out = convWeightGradTrickNCHWc(b, X, G, geo, c, m, hw, o)
-			b.convForms = append(b.convForms, "weight:trick-nchwc")
-		case "convcols-bmm", "convcols-gemm":
+		case form.Weight == "convcols-bmm" || form.Weight == "convcols-gemm":
 			out = convWeightGradConvCols(b, X, G, geo, c, m, o, form.Weight == "convcols-gemm")
-			b.convForms = append(b.convForms, "weight:"+form.Weight)
-		default:
-			if n, ok := strings.CutPrefix(form.Weight, "gemm-chunk-"); ok {
-				chunk, err := strconv.ParseInt(n, 10, 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = convWeightGradGemmChunked(b, X, G, geo, c, m, o, chunk)
-				b.convForms = append(b.convForms, "weight:"+form.Weight)
-				break
+		case strings.HasPrefix(form.Weight, "gemm-chunk-"):
+			chunk, err := strconv.ParseInt(strings.TrimPrefix(form.Weight, "gemm-chunk-"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
 			}
+			out = convWeightGradGemmChunked(b, X, G, geo, n, c, m, o, chunk)
+		default:
+			measured = false
 			out = b.convWeightGrad(X, G, geo, []int64{m, c, k, k})
+		}
+		if measured {
+			b.convForms = append(b.convForms, "weight:"+form.Weight)
 		}
 		names = []string{"X", "G"}
 	}
@@ -295,13 +298,12 @@ func convWeightGradConvCols(b *builder, X, G *graph.Value, geo convGeom, c, m, o
 }
 
 // convWeightGradGemmChunked is the gemm form (convWeightGradGemm) over
-// chunks of chunk images: the windows of Xᵀ [C, S…, N] restricted to a
-// chunk, their Concat and one Gemm per chunk accumulating into the last
+// chunks of chunk images of the n in the batch: the windows of Xᵀ
+// [C, S…, N] (convWindows' Slices with the chunk's range of N added), their Concat and one Gemm per chunk accumulating into the last
 // (Gemm's C input), so that each chunk's im2col matrix is written and read
 // while it is still in cache instead of the whole batch's. The batch must be
 // a multiple of chunk (the benchmark's is). Measured, not used.
-func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo convGeom, c, m, o, chunk int64) *graph.Value {
-	batch := int64(envBatch())
+func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo convGeom, n, c, m, o, chunk int64) *graph.Value {
 	XT := b.transpose(X, []int64{1, 2, 3, 0})
 	GT := b.reshape(b.transpose(G, []int64{1, 2, 3, 0}), []int64{m, o * o, -1})
 	src := XT
@@ -309,7 +311,7 @@ func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo convGeom, c, m
 		src = b.op1("Pad", []*graph.Value{XT, b.i64(0, geo.pb[0], geo.pb[1], 0, 0, geo.pe[0], geo.pe[1], 0)})
 	}
 	var acc *graph.Value
-	for n0 := int64(0); n0 < batch; n0 += chunk {
+	for n0 := int64(0); n0 < n; n0 += chunk {
 		var us []*graph.Value
 		for kh := int64(0); kh < geo.k[0]; kh++ {
 			for kw := int64(0); kw < geo.k[1]; kw++ {
@@ -332,14 +334,6 @@ func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo convGeom, c, m
 		acc = b.op1("Gemm", in, aI("transB", 1))
 	}
 	return b.reshape(acc, []int64{m, c, geo.k[0], geo.k[1]})
-}
-
-// envBatch is the benchmark's batch size, UNLEARN_CONV_BENCH_BATCH (128).
-func envBatch() int {
-	if v, err := strconv.Atoi(os.Getenv("UNLEARN_CONV_BENCH_BATCH")); err == nil && v > 0 {
-		return v
-	}
-	return 128
 }
 
 // convWeightGradTrickNCHWc is the convolution trick (convWeightGradTrick) on
