@@ -340,9 +340,15 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 		XT = b.transpose(b.reshape(X, concat64([]int64{0, grp, Cg}, xs[2:])), perm)
 		GT = b.reshape(b.transpose(b.reshape(G, concat64([]int64{0, grp, M / grp}, os)), perm), []int64{grp, M / grp, -1})
 	}
-	wins := b.convWindows(XT, a0, geo, os)
 	var cols *graph.Value
-	if len(wins) == 1 {
+	var wins []*graph.Value
+	if grp == 1 && gatherWindows && K > 1 {
+		cols = b.convWindowsGather(XT, geo, os)
+	} else {
+		wins = b.convWindows(XT, a0, geo, os)
+	}
+	if cols != nil {
+	} else if len(wins) == 1 {
 		cols = wins[0]
 	} else {
 		us := make([]*graph.Value, len(wins))
@@ -360,6 +366,76 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 		R = b.op1("MatMul", []*graph.Value{GT, b.transpose(cols, []int64{0, 2, 1})})
 	}
 	return b.reshape(R, concat64([]int64{M, Cg}, geo.k))
+}
+
+var gatherWindows = true
+
+// convWindowsGather returns the im2col matrix of xt = Xᵀ [C, S…, N] as one
+// Gather: xt padded by (pb, pe) on its spatial axes and flattened to
+// [C, ∏(S+pb+pe), N], gathered along axis 1 at the positions every kernel
+// offset j (row-major) meets at every output position o:
+// Σᵢ (oᵢ·sᵢ + jᵢ·dᵢ)·∏_{l>i}(S_l+pb_l+pe_l). The result is [C, K·∏O, N],
+// the same as the Concat of convWindows' windows. ONNX Runtime's Gather
+// copies the runs of N floats on its thread pool, where Slice and Concat
+// copy on one thread.
+func (b *builder) convWindowsGather(xt *graph.Value, geo convGeom, os []int64) *graph.Value {
+	xs := b.shape(xt)
+	sp := len(geo.k)
+	src := xt
+	padded := false
+	pads := make([]int64, 2*len(xs))
+	ps := make([]int64, sp)
+	for i := 0; i < sp; i++ {
+		pads[1+i], pads[len(xs)+1+i] = geo.pb[i], geo.pe[i]
+		padded = padded || geo.pb[i] != 0 || geo.pe[i] != 0
+		ps[i] = xs[1+i] + geo.pb[i] + geo.pe[i]
+	}
+	if padded {
+		src = b.op1("Pad", []*graph.Value{xt, b.i64(pads...)})
+	}
+	src = b.reshape(src, []int64{xs[0], prod(ps), -1})
+	stride := make([]int64, sp)
+	st := int64(1)
+	for i := sp - 1; i >= 0; i-- {
+		stride[i] = st
+		st *= ps[i]
+	}
+	var idx []int64
+	j := make([]int64, sp)
+	o := make([]int64, sp)
+	for {
+		// Every output position for offset j, row-major.
+		for i := range o {
+			o[i] = 0
+		}
+		for {
+			var at int64
+			for i := 0; i < sp; i++ {
+				at += (o[i]*geo.s[i] + j[i]*geo.d[i]) * stride[i]
+			}
+			idx = append(idx, at)
+			if !next(o, os) {
+				break
+			}
+		}
+		if !next(j, geo.k) {
+			break
+		}
+	}
+	return b.op1("Gather", []*graph.Value{src, b.constT(graph.NewInt64("", []int64{int64(len(idx))}, idx))}, aI("axis", 1))
+}
+
+// next advances the row-major multi-index ix within the bounds lim and
+// reports whether it did not wrap around.
+func next(ix, lim []int64) bool {
+	for i := len(ix) - 1; i >= 0; i-- {
+		ix[i]++
+		if ix[i] < lim[i] {
+			return true
+		}
+		ix[i] = 0
+	}
+	return false
 }
 
 // convWeightGradBatched (ConvWeightBatched): with X's windows w_j

@@ -86,6 +86,7 @@ func TestConvFormTimings(t *testing.T) {
 		{"dW gemm", "dW", ConvGrad{Weight: ConvWeightGemm}},
 		{"dW bmm", "dW", ConvGrad{Weight: ConvWeightBatched}},
 		{"dW convcols bmm", "dW", ConvGrad{Weight: "convcols-bmm"}},
+		{"dW gemm slices", "dW", ConvGrad{Weight: "gemm-slices"}},
 		{"dW convcols gemm", "dW", ConvGrad{Weight: "convcols-gemm"}},
 	}
 	for _, n := range strings.Fields(os.Getenv("UNLEARN_CONV_BENCH_CHUNKS")) {
@@ -244,6 +245,10 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, n, c
 			out = convWeightGradTrickNCHWc(b, X, G, geo, c, m, hw, o)
 		case form.Weight == "convcols-bmm" || form.Weight == "convcols-gemm":
 			out = convWeightGradConvCols(b, X, G, geo, c, m, o, form.Weight == "convcols-gemm")
+		case form.Weight == "gemm-slices":
+			gatherWindows = false
+			out = b.convWeightGradGemm(X, G, geo, []int64{m, c, k, k}, []int64{o, o})
+			gatherWindows = true
 		case strings.HasPrefix(form.Weight, "gemm-chunk-"):
 			chunk, err := strconv.ParseInt(strings.TrimPrefix(form.Weight, "gemm-chunk-"), 10, 64)
 			if err != nil {
