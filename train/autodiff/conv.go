@@ -129,6 +129,12 @@ func (b *builder) chooseInputForm(geo convGeom) string {
 func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *graph.Value {
 	sp := len(xs) - 2
 	form := b.chooseInputForm(geo)
+	if form == ConvInputTranspose && b.spec.ConvGrad.Input != ConvInputTranspose {
+		if plan := b.polyphasePlan(xs, b.shape(W), b.shape(G), geo, b.dtype(G)); plan != nil {
+			b.convForms = append(b.convForms, "input:polyphase", "input:nchwc")
+			return b.convInputGradPolyphase(G, W, plan)
+		}
+	}
 	b.convForms = append(b.convForms, "input:"+form)
 	if form == ConvInputFlipped && b.nchwcApplies(xs, b.shape(W), geo, b.dtype(G)) {
 		b.convForms = append(b.convForms, "input:nchwc")

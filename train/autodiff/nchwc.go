@@ -150,3 +150,105 @@ func (b *builder) convInputGradNCHWc(G, W *graph.Value, geo convGeom, xs []int64
 	dX, _ := b.nchwcConv(G, b.nchwcFilter(Wt, C, M, geo.k, true), nil, C, flipped, append([]int64{b.shape(G)[0]}, xs[1:]...), "")
 	return dX
 }
+
+// polyphase is the plan of a strided Conv's input gradient as stride-1
+// convolutions on the NCHWc kernels (convInputGradPolyphase): per spatial
+// axis, one entry per phase a ∈ [0, s).
+type polyphase struct {
+	C, M   int64      // X's and dY's channels
+	xs, gs []int64    // X's and dY's shapes
+	s      [2]int64   // strides
+	u      [2]int64   // rows (columns) of every phase's output: ⌈H/s⌉
+	ph     [2][]phase // per axis, per phase
+}
+
+// phase: the kernel taps r, r+s, …, r+s(T−1) of one output phase a meet dY
+// at offsets running backwards from q0 (a + pb = q0·s + r).
+type phase struct {
+	r, t, padB, padE int64
+}
+
+// polyphasePlan returns the plan of the polyphase input gradient of a Conv
+// (X shape xs, W shape ws, dY shape gs) or nil where it does not apply:
+// the NCHWc kernels apply (nchwcApplies), some stride > 1, dilation 1,
+// every kernel extent ≥ its stride (so that every phase has a tap) and the
+// spatial sizes static.
+func (b *builder) polyphasePlan(xs, ws, gs []int64, geo convGeom, dt graph.DType) *polyphase {
+	if !b.nchwcApplies(xs, ws, geo, dt) || gs == nil || len(gs) != 4 || !allKnown(xs[2:]) || !allKnown(gs[1:]) {
+		return nil
+	}
+	p := &polyphase{C: ws[1], M: ws[0], xs: xs, gs: gs}
+	strided := false
+	for i := 0; i < 2; i++ {
+		s, k, pb := geo.s[i], geo.k[i], geo.pb[i]
+		if geo.d[i] != 1 || k < s {
+			return nil
+		}
+		strided = strided || s > 1
+		H, L := xs[2+i], gs[2+i]
+		p.s[i], p.u[i] = s, (H+s-1)/s
+		for a := int64(0); a < s; a++ {
+			// dX[s·u+a] = Σ_t W[r+s·t]·dY[u+q0−t], t < T: a correlation
+			// of dY with the taps reversed, padded by T−1−q0 in front.
+			r, q0 := (a+pb)%s, (a+pb)/s
+			T := (k - r + s - 1) / s
+			ph := phase{r: r, t: T, padB: T - 1 - q0}
+			ph.padE = p.u[i] - L - ph.padB + T - 1
+			if ph.padB < 0 || ph.padE < 0 {
+				return nil
+			}
+			p.ph[i] = append(p.ph[i], ph)
+		}
+	}
+	if !strided {
+		return nil
+	}
+	return p
+}
+
+// convInputGradPolyphase is the input gradient of a strided Conv as s₀·s₁
+// stride-1 convolutions of dY on the NCHWc kernels, one per output phase
+// (a, c): dX[s·u+a, s·v+c] = Conv(dY, W′_ac)[u, v], where W′_ac [C, M, T_a, T_c]
+// holds the taps of Wᵀ that meet phase (a, c), reversed (a Slice with step
+// −s). Together the phases do the arithmetic of the ConvTranspose (each tap
+// once) at the speed of forward convolutions instead of ConvTranspose's
+// col2im. The phase outputs, still blocked [N, C/B, U, V, B], are
+// interleaved by two Concats over new axes ([N, C/B, U, s, V, s, B] is
+// [N, C/B, sU, sV, B]), reordered to NCHW once and cropped to X's size.
+// For 64→128, 128→256, 256→512 channels, 3×3 stride 2 on 28, 14, 7
+// pixels, batch 128, 1 thread: see bench/RESULTS.md.
+func (b *builder) convInputGradPolyphase(G, W *graph.Value, p *polyphase) *graph.Value {
+	B := b.spec.ConvGrad.NCHWcBlock
+	C, M, N := p.C, p.M, p.gs[0]
+	Wt := b.transpose(W, []int64{1, 0, 2, 3}) // [C, M, kh, kw]
+	Gb := b.nchwc("ReorderInput", []*graph.Value{G}, p.gs)
+	var rows []*graph.Value
+	for _, pa := range p.ph[0] {
+		var cols []*graph.Value
+		for _, pc := range p.ph[1] {
+			w := b.op1("Slice", []*graph.Value{Wt, b.i64(pa.r+p.s[0]*(pa.t-1), pc.r+p.s[1]*(pc.t-1)),
+				b.i64(math.MinInt64, math.MinInt64), b.i64(2, 3), b.i64(-p.s[0], -p.s[1])})
+			k := []int64{pa.t, pc.t}
+			y := b.nchwc("Conv", []*graph.Value{Gb, b.nchwcFilter(w, C, M, k, false)}, []int64{N, C, p.u[0], p.u[1]},
+				aIs("kernel_shape", k), aIs("strides", []int64{1, 1}), aIs("dilations", []int64{1, 1}),
+				aIs("pads", []int64{pa.padB, pc.padB, pa.padE, pc.padE}), aI("group", 1))
+			cols = append(cols, b.reshape(y, []int64{-1, C / B, p.u[0], p.u[1], 1, B}))
+		}
+		row := cols[0]
+		if len(cols) > 1 {
+			row = b.op1("Concat", cols, aI("axis", 4))
+		}
+		rows = append(rows, b.unsqueeze(row, []int64{3}))
+	}
+	full := rows[0]
+	if len(rows) > 1 {
+		full = b.op1("Concat", rows, aI("axis", 3))
+	}
+	H, Wd := p.s[0]*p.u[0], p.s[1]*p.u[1]
+	full = b.reshape(full, []int64{-1, C, H, Wd})
+	dX := b.nchwc("ReorderOutput", []*graph.Value{full}, []int64{N, C, H, Wd}, aI("channels", C))
+	if H != p.xs[2] || Wd != p.xs[3] {
+		dX = b.op1("Slice", []*graph.Value{dX, b.i64(0, 0), b.i64(p.xs[2], p.xs[3]), b.i64(2, 3)})
+	}
+	return dX
+}

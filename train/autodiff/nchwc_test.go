@@ -22,8 +22,9 @@ func nchwcBlock(t *testing.T) int64 {
 	return B
 }
 
-// TestConvNCHWc checks Conv on the NCHWc kernels (forward, and the flipped
-// input gradient) against finite differences, and that the kernels are used
+// TestConvNCHWc checks Conv on the NCHWc kernels (forward, the flipped
+// input gradient at stride 1 and the polyphase one at larger strides)
+// against finite differences, and that the kernels are used
 // exactly where they apply. Channel counts are multiples of 16 (and so of 8).
 func TestConvNCHWc(t *testing.T) {
 	B := nchwcBlock(t)
@@ -32,11 +33,21 @@ func TestConvNCHWc(t *testing.T) {
 		forward, input bool // NCHWc forward Conv, NCHWc input gradient
 	}{
 		{ruleCase{name: "k3p1-bias", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 16, 6, 6}, []int64{32, 16, 3, 3}, true, []int64{2, 32, 6, 6}, aIs("pads", []int64{1, 1, 1, 1}))}, true, true},
-		{ruleCase{name: "stride2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 16, 7, 6}, []int64{16, 16, 3, 3}, false, []int64{2, 16, 4, 3}, aIs("pads", []int64{1, 1, 1, 1}), aIs("strides", []int64{2, 2}))}, true, false},
+		// Strided: the polyphase input gradient (odd and even sizes, pads
+		// asymmetric or none, one axis strided, a 5×5 kernel).
+		{ruleCase{name: "stride2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 16, 7, 6}, []int64{16, 16, 3, 3}, false, []int64{2, 16, 4, 3}, aIs("pads", []int64{1, 1, 1, 1}), aIs("strides", []int64{2, 2}))}, true, true},
+		{ruleCase{name: "stride2-asym-pads", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 16, 8, 9}, []int64{32, 16, 3, 3}, true, []int64{2, 32, 4, 5}, aIs("pads", []int64{0, 1, 1, 1}), aIs("strides", []int64{2, 2}))}, true, true},
+		{ruleCase{name: "stride2-nopad", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 16, 9, 8}, []int64{16, 16, 3, 3}, false, []int64{2, 16, 4, 3}, aIs("strides", []int64{2, 2}))}, true, true},
+		{ruleCase{name: "stride2x1", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 16, 6, 5}, []int64{16, 16, 3, 3}, false, []int64{2, 16, 3, 5}, aIs("pads", []int64{1, 1, 1, 1}), aIs("strides", []int64{2, 1}))}, true, true},
+		{ruleCase{name: "k5-stride2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{1, 32, 9, 10}, []int64{16, 32, 5, 5}, false, []int64{1, 16, 5, 5}, aIs("pads", []int64{2, 2, 2, 2}), aIs("strides", []int64{2, 2}))}, true, true},
+		// Strided where the polyphase form does not apply: dilation, a
+		// kernel smaller than the stride (ConvTranspose).
+		{ruleCase{name: "stride2-dilation2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{1, 16, 9, 9}, []int64{16, 16, 3, 3}, false, []int64{1, 16, 3, 3}, aIs("strides", []int64{2, 2}), aIs("dilations", []int64{2, 2}))}, true, false},
+		{ruleCase{name: "k2-stride3", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{1, 16, 8, 8}, []int64{16, 16, 2, 2}, false, []int64{1, 16, 3, 3}, aIs("strides", []int64{3, 3}))}, true, false},
 		{ruleCase{name: "asym-pads-dilation2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{1, 16, 9, 8}, []int64{16, 16, 3, 2}, true, []int64{1, 16, 8, 8}, aIs("pads", []int64{2, 0, 1, 2}), aIs("dilations", []int64{2, 2}))}, true, true},
 		{ruleCase{name: "same-upper-k4", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{1, 16, 5, 5}, []int64{16, 16, 4, 4}, false, []int64{1, 16, 5, 5}, aS("auto_pad", "SAME_UPPER"))}, true, true},
 		{ruleCase{name: "k1x3", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{3, 32, 3, 5}, []int64{16, 32, 1, 3}, true, []int64{3, 16, 3, 3})}, true, true},
-		{ruleCase{name: "patchify", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 16, 8, 8}, []int64{16, 16, 4, 4}, true, []int64{2, 16, 2, 2}, aIs("strides", []int64{4, 4}))}, true, false},
+		{ruleCase{name: "patchify", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 16, 8, 8}, []int64{16, 16, 4, 4}, true, []int64{2, 16, 2, 2}, aIs("strides", []int64{4, 4}))}, true, true},
 		// Not applicable: 1×1 kernels, channels not a multiple of the block,
 		// groups, 1-D (float64 neither, but ONNX Runtime has no float64
 		// Conv at all).
@@ -54,6 +65,9 @@ func TestConvNCHWc(t *testing.T) {
 			}
 			if got := slices.Contains(art.convForms, "input:nchwc"); got != tc.input {
 				t.Errorf("NCHWc input gradient used: %v, want %v (%v)", got, tc.input, art.convForms)
+			}
+			if got, want := slices.Contains(art.convForms, "input:polyphase"), tc.input && !slices.Contains(art.convForms, "input:flipped"); got != want {
+				t.Errorf("polyphase input gradient used: %v, want %v (%v)", got, want, art.convForms)
 			}
 			hasDomain := slices.ContainsFunc(art.Model.Opsets, func(o graph.OpsetImport) bool { return o.Domain == nchwcDomain })
 			if hasDomain != tc.forward {
