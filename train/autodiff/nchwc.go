@@ -17,15 +17,16 @@ import (
 // zero value does not), reordering the weights in the graph on every run:
 //
 //	Xb = ReorderInput(X)                                  [N, C, H, W] blocked
-//	Wb = Reshape(Transpose(Reshape(ReorderInput(Reshape(W, [M, C, K, 1])), [M/B, B, C/B, K, B]),
-//	             [0, 2, 3, 4, 1]), [M, C, k…])               OIHWBiBo: [M/B, C/B, K, B(c), B(m)]
+//	Wb = Reshape(ReorderInput(Reshape(ReorderInput(Reshape(W, [M, C, K, 1])), [1, M, C·K, 1])), [M, C, k…])
+//	                                                      OIHWBiBo: [M/B, C/B, K, B(c), B(m)]
 //	Y  = ReorderOutput(nchwc.Conv(Xb, Wb, B), channels=M)
 //
-// (K = ∏k). The weight reorder is one MLAS reorder and one Transpose that
-// moves a single axis (ORT's fast path); a single 6-D Transpose takes ten
-// times as long. The flipped input gradient is the same with W′ =
-// flip(W)ᵀ, the flip being a reversed Slice over K on the blocked filter,
-// whose rows are B×B contiguous floats.
+// (K = ∏k). The weight reorder is two MLAS reorders on the thread pool (the
+// first blocks C, the second M); a Transpose moving B(m) innermost took
+// 3.5–12.7 ms for a 512×512×3×3 filter on 2 threads, the two reorders
+// 1.8 ms (bench/ortprof on bench/conv_forms.sh's graphs). The flipped input
+// gradient is the same with W′ = flip(W)ᵀ, the flip being a reversed Slice
+// over K between the two reorders (runs of B floats).
 //
 // Measured with ONNX Runtime 1.24, one thread (AVX-512, block 16, batch 128,
 // 3×3 pad 1; bench/conv_forms.sh, bench/RESULTS.md), plain Conv against
@@ -76,12 +77,17 @@ func (b *builder) nchwcNamed(op string, ins []*graph.Value, out string, shape []
 func (b *builder) nchwcFilter(W *graph.Value, O, I int64, k []int64, flip bool) *graph.Value {
 	B := b.spec.ConvGrad.NCHWcBlock
 	K := prod(k)
-	// ReorderInput of W as an image batch [O, I, K, 1]: [O/B, B(o), I/B, K, B(i)].
+	// ReorderInput of W as an image batch [O, I, K, 1] blocks I:
+	// [O, I/B, K, B(i)]; ReorderInput of that as one image of O channels
+	// and I·K pixels blocks O: [O/B, I/B, K, B(i), B(o)]. Both reorders run
+	// on ONNX Runtime's thread pool; the Transpose they replace, which moved
+	// B(o) innermost one float at a time, did not (3.5 ms for a 512×512×3×3
+	// filter on 2 threads).
 	r := b.nchwc("ReorderInput", []*graph.Value{b.reshape(W, []int64{O, I, K, 1})}, []int64{O, I, K, 1})
-	r = b.transpose(b.reshape(r, []int64{O / B, B, I / B, K, B}), []int64{0, 2, 3, 4, 1})
 	if flip {
-		r = b.op1("Slice", []*graph.Value{r, b.i64(-1), b.i64(math.MinInt64), b.i64(2), b.i64(-1)})
+		r = b.op1("Slice", []*graph.Value{b.reshape(r, []int64{O, I / B, K, B}), b.i64(-1), b.i64(math.MinInt64), b.i64(2), b.i64(-1)})
 	}
+	r = b.nchwc("ReorderInput", []*graph.Value{b.reshape(r, []int64{1, O, I * K, 1})}, []int64{1, O, I * K, 1})
 	return b.reshape(r, concat64([]int64{O, I}, k))
 }
 
