@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 )
 
 // Param is one trainable tensor held in Go memory: Data is updated in place
@@ -47,6 +49,10 @@ type SGD struct {
 	Dampening   float64
 	Nesterov    bool
 	WeightDecay float64
+	// Threads is how many goroutines share the update of a large tensor
+	// (0: GOMAXPROCS). Every element is updated on its own, so the result
+	// does not depend on it.
+	Threads int
 
 	bufs map[string][]float32
 }
@@ -80,29 +86,62 @@ func (o *SGD) Step(params []*Param, lr float64) error {
 				first = true
 			}
 		}
-		for i, g := range p.Grad {
-			if p.Mask != nil && !p.Mask[i] {
-				continue
-			}
-			if wd != 0 {
-				g += wd * p.Data[i]
-			}
-			if mu != 0 {
-				if first {
-					buf[i] = g
-				} else {
-					buf[i] = mu*buf[i] + damp*g
-				}
-				if o.Nesterov {
-					g += mu * buf[i]
-				} else {
-					g = buf[i]
-				}
-			}
-			p.Data[i] -= lr32 * g
-		}
+		parallelRange(len(p.Data), o.Threads, func(lo, hi int) {
+			sgdUpdate(p, buf, lo, hi, first, mu, damp, wd, lr32, o.Nesterov)
+		})
 	}
 	return nil
+}
+
+// sgdUpdate applies SGD's update to p's elements [lo, hi).
+func sgdUpdate(p *Param, buf []float32, lo, hi int, first bool, mu, damp, wd, lr32 float32, nesterov bool) {
+	for i := lo; i < hi; i++ {
+		if p.Mask != nil && !p.Mask[i] {
+			continue
+		}
+		g := p.Grad[i]
+		if wd != 0 {
+			g += wd * p.Data[i]
+		}
+		if mu != 0 {
+			if first {
+				buf[i] = g
+			} else {
+				buf[i] = mu*buf[i] + damp*g
+			}
+			if nesterov {
+				g += mu * buf[i]
+			} else {
+				g = buf[i]
+			}
+		}
+		p.Data[i] -= lr32 * g
+	}
+}
+
+// parallelRange calls f on consecutive parts of [0, n), on up to threads
+// goroutines (0: GOMAXPROCS) with at least minParallel elements each, and
+// returns when all are done.
+func parallelRange(n, threads int, f func(lo, hi int)) {
+	const minParallel = 1 << 15
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	w := min(threads, n/minParallel)
+	if w <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	part := (n + w - 1) / w
+	for lo := 0; lo < n; lo += part {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(lo, min(lo+part, n))
+	}
+	wg.Wait()
 }
 
 // Adam is PyTorch's torch.optim.Adam (L2 weight decay added to the gradient,
@@ -111,6 +150,8 @@ type Adam struct {
 	Beta1, Beta2 float64
 	Eps          float64
 	WeightDecay  float64
+	// Threads: as SGD's.
+	Threads int
 
 	m, v map[string][]float32
 	t    map[string]int
@@ -151,18 +192,21 @@ func (o *Adam) Step(params []*Param, lr float64) error {
 		step := float32(lr / bc1)
 		sqrtBC2 := float32(math.Sqrt(bc2))
 		b1f, b2f, wd, epsf := float32(b1), float32(b2), float32(o.WeightDecay), float32(eps)
-		for i, g := range p.Grad {
-			if p.Mask != nil && !p.Mask[i] {
-				continue
+		parallelRange(len(p.Data), o.Threads, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if p.Mask != nil && !p.Mask[i] {
+					continue
+				}
+				g := p.Grad[i]
+				if wd != 0 {
+					g += wd * p.Data[i]
+				}
+				m[i] = b1f*m[i] + (1-b1f)*g
+				v[i] = b2f*v[i] + (1-b2f)*g*g
+				denom := float32(math.Sqrt(float64(v[i])))/sqrtBC2 + epsf
+				p.Data[i] -= step * m[i] / denom
 			}
-			if wd != 0 {
-				g += wd * p.Data[i]
-			}
-			m[i] = b1f*m[i] + (1-b1f)*g
-			v[i] = b2f*v[i] + (1-b2f)*g*g
-			denom := float32(math.Sqrt(float64(v[i])))/sqrtBC2 + epsf
-			p.Data[i] -= step * m[i] / denom
-		}
+		})
 	}
 	return nil
 }

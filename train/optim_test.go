@@ -173,3 +173,58 @@ func TestNesterovNeedsMomentum(t *testing.T) {
 		t.Fatal("Nesterov without momentum must be refused")
 	}
 }
+
+// TestOptimizerThreadsBitIdentical: the update split over goroutines gives
+// the same bits as on one (a tensor large enough to be split, with a mask,
+// weight decay and momentum), and masked-out elements do not change.
+func TestOptimizerThreadsBitIdentical(t *testing.T) {
+	const n = 200_003
+	mk := func() []*Param {
+		p := &Param{Name: "w", Data: make([]float32, n), Grad: make([]float32, n), Mask: make([]bool, n)}
+		for i := range n {
+			p.Data[i] = float32(math.Sin(float64(i)))
+			p.Grad[i] = float32(math.Cos(float64(3 * i)))
+			p.Mask[i] = i%7 != 0
+		}
+		return []*Param{p}
+	}
+	for _, tc := range []struct {
+		name string
+		opt  func(threads int) Optimizer
+	}{
+		{"sgd-nesterov", func(th int) Optimizer {
+			return &SGD{Momentum: 0.9, Nesterov: true, WeightDecay: 5e-4, Threads: th}
+		}},
+		{"sgd-dampening", func(th int) Optimizer { return &SGD{Momentum: 0.5, Dampening: 0.1, Threads: th} }},
+		{"adam", func(th int) Optimizer { return &Adam{WeightDecay: 1e-2, Threads: th} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			one, many := mk(), mk()
+			o1, o4 := tc.opt(1), tc.opt(4)
+			for step := 0; step < 3; step++ {
+				if err := o1.Step(one, 0.1); err != nil {
+					t.Fatal(err)
+				}
+				if err := o4.Step(many, 0.1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			orig := mk()[0].Data
+			changed := 0
+			for i := range n {
+				if math.Float32bits(one[0].Data[i]) != math.Float32bits(many[0].Data[i]) {
+					t.Fatalf("element %d: 1 thread %v, 4 threads %v", i, one[0].Data[i], many[0].Data[i])
+				}
+				if !one[0].Mask[i] && math.Float32bits(many[0].Data[i]) != math.Float32bits(orig[i]) {
+					t.Fatalf("masked element %d changed: %v -> %v", i, orig[i], many[0].Data[i])
+				}
+				if many[0].Data[i] != orig[i] {
+					changed++
+				}
+			}
+			if changed < n/2 {
+				t.Errorf("only %d of %d elements changed", changed, n)
+			}
+		})
+	}
+}

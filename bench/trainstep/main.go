@@ -138,7 +138,7 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 		labels[i] = int64(rng.IntN(e.Classes()))
 		weights[i] = 1
 	}
-	opt := &train.SGD{Momentum: 0.9}
+	opt := &train.SGD{Momentum: 0.9, Threads: threads}
 	var upd float64
 	step := func() error {
 		if _, err := e.StepFilled(batch); err != nil {
