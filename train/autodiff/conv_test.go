@@ -21,7 +21,7 @@ var convForms = func() []ConvGrad {
 // input gradient applies (stride 1, pads ≤ d(k−1)).
 var flippedApplies = map[string]bool{
 	"Conv/k3p1": true, "Conv/asym-pads": true, "Conv/groups2": true, "Conv/1x1": true,
-	"Conv/1d-dilation2": true,
+	"Conv/1d-dilation2": true, "Conv/one-channel": true,
 }
 
 // TestConvForms checks every Conv and ConvTranspose case of nnCases with

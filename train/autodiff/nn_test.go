@@ -53,6 +53,9 @@ var nnCases = []ruleCase{
 	{name: "Conv/same-upper", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{1, 2, 5, 5}, []int64{3, 2, 4, 4}, false, []int64{1, 3, 3, 3}, aS("auto_pad", "SAME_UPPER"), aIs("strides", []int64{2, 2}))},
 	{name: "Conv/1x1", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{3, 4, 3, 3}, []int64{5, 4, 1, 1}, true, []int64{3, 5, 3, 3})},
 	{name: "Conv/patchify", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 1, 8, 8}, []int64{4, 1, 4, 4}, true, []int64{2, 4, 2, 2}, aIs("strides", []int64{4, 4}))},
+	// One input channel: the gemm form's one-hot Conv windows.
+	{name: "Conv/one-channel", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 1, 7, 6}, []int64{3, 1, 3, 2}, true, []int64{2, 3, 6, 6}, aIs("pads", []int64{1, 0, 2, 1}), aIs("dilations", []int64{2, 1}))},
+	{name: "Conv/one-channel-1d-stride2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 1, 9}, []int64{4, 1, 3}, false, []int64{2, 4, 5}, aIs("pads", []int64{1, 1}), aIs("strides", []int64{2}))},
 	{name: "Conv/1d-dilation2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 3, 9}, []int64{4, 3, 3}, true, []int64{2, 4, 8}, aIs("pads", []int64{1, 2}), aIs("dilations", []int64{2}))},
 	{name: "Conv/3d-stride", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 2, 4, 5, 3}, []int64{3, 2, 2, 3, 1}, false, []int64{2, 3, 4, 2, 3}, aIs("strides", []int64{1, 2, 1}), aIs("pads", []int64{0, 1, 0, 1, 0, 0}))},
 	{name: "Conv/groups2-stride2-dilation2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 4, 9, 9}, []int64{6, 2, 3, 3}, true, []int64{2, 6, 4, 4}, aI("group", 2), aIs("strides", []int64{2, 2}), aIs("dilations", []int64{2, 2}), aIs("pads", []int64{2, 1, 0, 2}))},
