@@ -216,7 +216,10 @@ const (
 // 104.3 ms). A 1×1 kernel at stride 2 on a large input plane goes to bmm:
 // gemm transposes all of X for the quarter it reads (64→128 28×28: gemm
 // 12.9, bmm 5.1 ms; 256→512 7×7: 4.6 against 8.7 ms). Grouped
-// convolutions keep the trick (not measured).
+// convolutions keep the trick (not measured). These gemm times predate its
+// Gather windows (convWindowsGather), which made it 5–20 % faster on 1
+// thread and up to 28 % on 2; bmm still wins on 1 thread at 64 ch 28×28
+// and ties on 2 (bench/RESULTS.md, 2026-11-24).
 func (b *builder) chooseWeightForm(geo convGeom, Cg int64, os []int64) string {
 	if os == nil || !allKnown(os) {
 		return ConvWeightTrick
