@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
+
+	"github.com/unlearn-tool/unlearn/internal/par"
 )
 
 // Param is one trainable tensor held in Go memory: Data is updated in place
@@ -120,28 +121,13 @@ func sgdUpdate(p *Param, buf []float32, lo, hi int, first bool, mu, damp, wd, lr
 }
 
 // parallelRange calls f on consecutive parts of [0, n), on up to threads
-// goroutines (0: GOMAXPROCS) with at least minParallel elements each, and
-// returns when all are done.
+// goroutines (0: GOMAXPROCS) with at least minParallel elements each.
 func parallelRange(n, threads int, f func(lo, hi int)) {
 	const minParallel = 1 << 15
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	w := min(threads, n/minParallel)
-	if w <= 1 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	part := (n + w - 1) / w
-	for lo := 0; lo < n; lo += part {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, min(lo+part, n))
-	}
-	wg.Wait()
+	par.Range(n, max(1, min(threads, n/minParallel)), f)
 }
 
 // Adam is PyTorch's torch.optim.Adam (L2 weight decay added to the gradient,

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
+
+	"github.com/unlearn-tool/unlearn/internal/par"
 )
 
 // Defaults, as scikit-learn's SVC(C=3, gamma='auto') in SalUn's SVC_MIA.
@@ -282,20 +282,11 @@ func (m *Model) DecisionFunctionFlat(x []float64) []float64 {
 		}
 	}
 	nu := len(uniq)
-	if procs := runtime.GOMAXPROCS(0); procs == 1 || nu*len(m.coef) < 1<<16 {
-		work(0, nu)
-	} else {
-		var wg sync.WaitGroup
-		step := (nu + procs - 1) / procs
-		for lo := 0; lo < nu; lo += step {
-			wg.Add(1)
-			go func(lo, hi int) {
-				defer wg.Done()
-				work(lo, hi)
-			}(lo, min(lo+step, nu))
-		}
-		wg.Wait()
+	workers := 0 // GOMAXPROCS
+	if nu*len(m.coef) < 1<<16 {
+		workers = 1
 	}
+	par.Range(nu, workers, work)
 	for p, f := range first {
 		out[p] = out[f]
 	}
