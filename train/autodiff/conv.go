@@ -353,14 +353,9 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 		GT = b.reshape(b.transpose(b.reshape(G, concat64([]int64{0, grp, M / grp}, os)), perm), []int64{grp, M / grp, -1})
 	}
 	var cols *graph.Value
-	var wins []*graph.Value
 	if grp == 1 && gatherWindows && K > 1 {
 		cols = b.convWindowsGather(XT, geo, os)
-	} else {
-		wins = b.convWindows(XT, a0, geo, os)
-	}
-	if cols != nil {
-	} else if len(wins) == 1 {
+	} else if wins := b.convWindows(XT, a0, geo, os); len(wins) == 1 {
 		cols = wins[0]
 	} else {
 		us := make([]*graph.Value, len(wins))
@@ -380,6 +375,9 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 	return b.reshape(R, concat64([]int64{M, Cg}, geo.k))
 }
 
+// gatherWindows makes the gemm form (group 1) take its windows from one
+// Gather (convWindowsGather) rather than Slices and a Concat; the
+// benchmark's "dW gemm slices" variant turns it off to measure the latter.
 var gatherWindows = true
 
 // convWeightGradOneChannel is the gemm form's weight gradient for a single
