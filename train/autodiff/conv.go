@@ -304,16 +304,7 @@ func (b *builder) convWindows(x *graph.Value, a0 int, geo convGeom, os []int64) 
 		default:
 			out = append(out, b.op1("Slice", []*graph.Value{src, b.i64(starts...), b.i64(ends...), b.i64(axes...), b.i64(geo.s...)}))
 		}
-		// Next offset, row-major.
-		i := sp - 1
-		for ; i >= 0; i-- {
-			off[i]++
-			if off[i] < geo.k[i] {
-				break
-			}
-			off[i] = 0
-		}
-		if i < 0 {
+		if !next(off, geo.k) {
 			return out
 		}
 	}
@@ -435,10 +426,8 @@ func (b *builder) convWindowsGather(xt *graph.Value, geo convGeom, os []int64) *
 	j := make([]int64, sp)
 	o := make([]int64, sp)
 	for {
-		// Every output position for offset j, row-major.
-		for i := range o {
-			o[i] = 0
-		}
+		// Every output position for offset j, row-major (next leaves o
+		// at zero when it wraps around).
 		for {
 			var at int64
 			for i := 0; i < sp; i++ {
@@ -457,7 +446,7 @@ func (b *builder) convWindowsGather(xt *graph.Value, geo convGeom, os []int64) *
 }
 
 // next advances the row-major multi-index ix within the bounds lim and
-// reports whether it did not wrap around.
+// reports whether it did not wrap around (having wrapped, ix is all zero).
 func next(ix, lim []int64) bool {
 	for i := len(ix) - 1; i >= 0; i-- {
 		ix[i]++
