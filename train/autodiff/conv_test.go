@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 var convForms = func() []ConvGrad {
 	var out []ConvGrad
 	for _, in := range []string{ConvInputTranspose, ConvInputFlipped} {
-		for _, w := range []string{ConvWeightTrick, ConvWeightGemm, ConvWeightBatched} {
+		for _, w := range []string{ConvWeightTrick, ConvWeightGemm, ConvWeightBatched, ConvWeightValid} {
 			out = append(out, ConvGrad{Input: in, Weight: w})
 		}
 	}
@@ -21,7 +22,7 @@ var convForms = func() []ConvGrad {
 // input gradient applies (stride 1, pads ≤ d(k−1)).
 var flippedApplies = map[string]bool{
 	"Conv/k3p1": true, "Conv/asym-pads": true, "Conv/groups2": true, "Conv/1x1": true,
-	"Conv/1d-dilation2": true, "Conv/one-channel": true,
+	"Conv/1d-dilation2": true, "Conv/one-channel": true, "Conv/offsets-in-padding": true,
 }
 
 // TestConvForms checks every Conv and ConvTranspose case of nnCases with
@@ -37,8 +38,13 @@ func TestConvForms(t *testing.T) {
 				f := newFG(t, tc.dt, uint64(100+i))
 				out, shape, params := tc.build(f)
 				art := checkVJP(t, f, out, shape, params, Spec{ConvGrad: form}, tc.eps, tc.tol)
-				if !slices.Contains(art.convForms, "weight:"+form.Weight) {
-					t.Errorf("weight form %s not used: %v", form.Weight, art.convForms)
+				wantW := form.Weight
+				if wantW == ConvWeightValid && (strings.Contains(tc.name, "group") || strings.Contains(tc.name, "depthwise") ||
+					tc.name == "Conv/offsets-in-padding") {
+					wantW = ConvWeightGemm // the valid form is for group 1 and offsets that meet X
+				}
+				if !slices.Contains(art.convForms, "weight:"+wantW) {
+					t.Errorf("weight form %s not used: %v", wantW, art.convForms)
 				}
 				if strings.HasPrefix(tc.name, "Conv/") {
 					want := form.Input
@@ -62,24 +68,41 @@ func TestConvFormChoice(t *testing.T) {
 	}
 	g1s2 := convGeom{k: []int64{1, 1}, s: []int64{2, 2}, d: []int64{1, 1}, pb: []int64{0, 0}, pe: []int64{0, 0}, group: 1}
 	for _, c := range []struct {
-		geo    convGeom
-		cg, o  int64
-		weight string
-		input  string
+		geo      convGeom
+		cg, i, o int64
+		weight   string
+		input    string
 	}{
-		{g3(1, 1), 64, 28, ConvWeightBatched, ConvInputFlipped},
-		{g3(1, 1), 1, 28, ConvWeightGemm, ConvInputFlipped},
-		{g3(2, 1), 64, 14, ConvWeightGemm, ConvInputTranspose},
-		{g3(1, 1), 128, 14, ConvWeightGemm, ConvInputFlipped},
-		{g3(1, 1), 512, 4, ConvWeightGemm, ConvInputFlipped},
-		{g1s2, 64, 14, ConvWeightBatched, ConvInputTranspose},
-		{g1s2, 256, 4, ConvWeightGemm, ConvInputTranspose},
+		{g3(1, 1), 64, 28, 28, ConvWeightBatched, ConvInputFlipped},
+		{g3(1, 1), 1, 28, 28, ConvWeightGemm, ConvInputFlipped},
+		{g3(2, 1), 64, 28, 14, ConvWeightGemm, ConvInputTranspose},
+		{g3(1, 1), 128, 14, 14, ConvWeightGemm, ConvInputFlipped},
+		{g3(2, 1), 128, 14, 7, ConvWeightGemm, ConvInputTranspose},
+		{g3(1, 1), 256, 7, 7, ConvWeightValid, ConvInputFlipped},
+		{g3(2, 1), 256, 7, 4, ConvWeightValid, ConvInputTranspose},
+		{g3(1, 1), 512, 4, 4, ConvWeightValid, ConvInputFlipped},
+		{g1s2, 64, 28, 14, ConvWeightBatched, ConvInputTranspose},
+		{g1s2, 256, 7, 4, ConvWeightGemm, ConvInputTranspose},
 	} {
-		if w := b.chooseWeightForm(c.geo, c.cg, []int64{c.o, c.o}); w != c.weight {
-			t.Errorf("C/g %d, output %d×%d, stride %d: weight form %s, want %s", c.cg, c.o, c.o, c.geo.s[0], w, c.weight)
+		if w := b.chooseWeightForm(c.geo, c.cg, []int64{c.i, c.i}, []int64{c.o, c.o}); w != c.weight {
+			t.Errorf("C/g %d, %d×%d → %d×%d, stride %d: weight form %s, want %s", c.cg, c.i, c.i, c.o, c.o, c.geo.s[0], w, c.weight)
 		}
 		if in := b.chooseInputForm(c.geo); in != c.input {
 			t.Errorf("stride %d: input form %s, want %s", c.geo.s[0], in, c.input)
+		}
+	}
+	// Valid (output, offset) pairs of a 3×3 pad-1 kernel: per axis 10 of 12
+	// at 4 outputs, 19 of 21 at 7, 40 of 42 at 14.
+	for _, c := range []struct {
+		i, o int64
+		want float64
+	}{{4, 4, 100.0 / 144}, {7, 7, 361.0 / 441}, {14, 14, 1600.0 / 1764}, {7, 4, 100.0 / 144}} {
+		s := int64(1)
+		if c.o < c.i {
+			s = 2
+		}
+		if got := validShare(g3(s, 1), []int64{c.i, c.i}, []int64{c.o, c.o}); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("validShare %d×%d → %d×%d = %v, want %v", c.i, c.i, c.o, c.o, got, c.want)
 		}
 	}
 }

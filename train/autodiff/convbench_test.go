@@ -85,6 +85,7 @@ func TestConvFormTimings(t *testing.T) {
 		{"dW trick", "dW", ConvGrad{Weight: ConvWeightTrick}},
 		{"dW gemm", "dW", ConvGrad{Weight: ConvWeightGemm}},
 		{"dW bmm", "dW", ConvGrad{Weight: ConvWeightBatched}},
+		{"dW valid", "dW", ConvGrad{Weight: ConvWeightValid}},
 		{"dW convcols bmm", "dW", ConvGrad{Weight: "convcols-bmm"}},
 		{"dW gemm slices", "dW", ConvGrad{Weight: "gemm-slices"}},
 		{"dW convcols gemm", "dW", ConvGrad{Weight: "convcols-gemm"}},

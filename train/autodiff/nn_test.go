@@ -60,6 +60,11 @@ var nnCases = []ruleCase{
 	{name: "Conv/3d-stride", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 2, 4, 5, 3}, []int64{3, 2, 2, 3, 1}, false, []int64{2, 3, 4, 2, 3}, aIs("strides", []int64{1, 2, 1}), aIs("pads", []int64{0, 1, 0, 1, 0, 0}))},
 	{name: "Conv/groups2-stride2-dilation2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 4, 9, 9}, []int64{6, 2, 3, 3}, true, []int64{2, 6, 4, 4}, aI("group", 2), aIs("strides", []int64{2, 2}), aIs("dilations", []int64{2, 2}), aIs("pads", []int64{2, 1, 0, 2}))},
 	{name: "Conv/pad-beyond-kernel", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{1, 2, 5, 5}, []int64{3, 2, 3, 3}, false, []int64{1, 3, 9, 9}, aIs("pads", []int64{3, 3, 3, 3}))},
+	// Two of the three kernel offsets meet only padding (the valid weight
+	// form falls back to gemm), a 1-D output of one position.
+	{name: "Conv/offsets-in-padding", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 2, 1}, []int64{3, 2, 3}, true, []int64{2, 3, 1}, aIs("pads", []int64{2, 0}))},
+	// 4×4 with a 3×3 kernel: where the valid weight form is chosen.
+	{name: "Conv/4x4-p1-s2", dt: s, eps: linEps, tol: linTol, build: convCase("Conv", []int64{2, 3, 7, 7}, []int64{4, 3, 3, 3}, false, []int64{2, 4, 4, 4}, aIs("pads", []int64{1, 1, 1, 1}), aIs("strides", []int64{2, 2}))},
 	{name: "ConvTranspose/dilation2", dt: s, eps: linEps, tol: linTol, build: convCase("ConvTranspose", []int64{2, 3, 4, 4}, []int64{3, 2, 3, 3}, true, []int64{2, 2, 11, 11}, aIs("strides", []int64{2, 2}), aIs("dilations", []int64{2, 2}), aIs("pads", []int64{1, 0, 0, 1}), aIs("output_padding", []int64{1, 1}))},
 	{name: "ConvTranspose/stride2", dt: s, eps: linEps, tol: linTol, build: convCase("ConvTranspose", []int64{2, 3, 4, 4}, []int64{3, 2, 3, 3}, true, []int64{2, 2, 8, 8}, aIs("strides", []int64{2, 2}), aIs("pads", []int64{1, 1, 1, 1}), aIs("output_padding", []int64{1, 1}))},
 	{name: "ConvTranspose/groups", dt: s, eps: linEps, tol: linTol, build: convCase("ConvTranspose", []int64{2, 4, 3, 3}, []int64{4, 3, 2, 2}, false, []int64{2, 6, 4, 4}, aI("group", 2))},
