@@ -223,7 +223,7 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, n, c
 		W := input("W", d(m), d(c), d(k), d(k))
 		if b.nchwcApplies(b.shape(X), b.shape(W), geo, graph.Float) {
 			ys := []int64{b.shape(X)[0], m, o, o}
-			out, _ = b.nchwcConv(X, b.nchwcFilter(W, m, c, geo.k, false), nil, m, geo, ys, "")
+			out, _ = b.nchwcConv(X, b.nchwcFilter(W, m, c, geo.k), nil, m, geo, ys, "")
 			b.convForms = append(b.convForms, "forward:nchwc")
 		} else {
 			out = b.op1("Conv", []*graph.Value{X, W}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),

@@ -25,8 +25,7 @@ import (
 // first blocks C, the second M); a Transpose moving B(m) innermost took
 // 3.5–12.7 ms for a 512×512×3×3 filter on 2 threads, the two reorders
 // 1.8 ms (bench/ortprof on bench/conv_forms.sh's graphs). The flipped input
-// gradient is the same with W′ = flip(W)ᵀ, the flip being a reversed Slice
-// over K between the two reorders (runs of B floats).
+// gradient is the same with W′ = flip(W)ᵀ (nchwcFilterFlipped).
 //
 // Measured with ONNX Runtime 1.24, one thread (AVX-512, block 16, batch 128,
 // 3×3 pad 1; bench/conv_forms.sh, bench/RESULTS.md), plain Conv against
@@ -73,9 +72,8 @@ func (b *builder) nchwcNamed(op string, ins []*graph.Value, out string, shape []
 }
 
 // nchwcFilter reorders a filter W [O, I, k…] (O and I multiples of the block)
-// to the OIHWBiBo layout of the NCHWc Conv, kernel reversed when flip.
-func (b *builder) nchwcFilter(W *graph.Value, O, I int64, k []int64, flip bool) *graph.Value {
-	B := b.spec.ConvGrad.NCHWcBlock
+// to the OIHWBiBo layout of the NCHWc Conv.
+func (b *builder) nchwcFilter(W *graph.Value, O, I int64, k []int64) *graph.Value {
 	K := prod(k)
 	// ReorderInput of W as an image batch [O, I, K, 1] blocks I:
 	// [O, I/B, K, B(i)]; ReorderInput of that as one image of O channels
@@ -84,9 +82,6 @@ func (b *builder) nchwcFilter(W *graph.Value, O, I int64, k []int64, flip bool) 
 	// B(o) innermost one float at a time, did not (3.5 ms for a 512×512×3×3
 	// filter on 2 threads).
 	r := b.nchwc("ReorderInput", []*graph.Value{b.reshape(W, []int64{O, I, K, 1})}, []int64{O, I, K, 1})
-	if flip {
-		r = b.op1("Slice", []*graph.Value{b.reshape(r, []int64{O, I / B, K, B}), b.i64(-1), b.i64(math.MinInt64), b.i64(2), b.i64(-1)})
-	}
 	r = b.nchwc("ReorderInput", []*graph.Value{b.reshape(r, []int64{1, O, I * K, 1})}, []int64{1, O, I * K, 1})
 	return b.reshape(r, concat64([]int64{O, I}, k))
 }
@@ -135,10 +130,27 @@ func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
 	for i := range geo.k {
 		ys[2+i] = poolOut(xs[2+i], geo.k[i], geo.s[i], geo.d[i], geo.pb[i], geo.pe[i], false)
 	}
-	y, fn := b.nchwcConv(x, b.nchwcFilter(w, M, C, geo.k, false), bias, M, geo, ys, n.Output(0).Name)
+	y, fn := b.nchwcConv(x, b.nchwcFilter(w, M, C, geo.k), bias, M, geo, ys, n.Output(0).Name)
 	b.vmap[n.Output(0)] = y
 	b.convForms = append(b.convForms, "forward:nchwc")
 	return fn
+}
+
+// nchwcFilterFlipped is nchwcFilter of W′ = flip(W)ᵀ [C, M, k…] for W [M, C, k…]
+// without transposing W first: the first reorder blocks M (W as one image
+// of M channels and C·K pixels: [M/B, C, K, B(m)]), the second C (M/B
+// images of C channels and K·B pixels: [M/B, C/B, K, B(m), B(c)]); what is
+// left is to swap the two block axes, a Transpose moving runs of K·B²
+// floats, and to reverse K, a Slice moving runs of B². The Transpose of W
+// it replaces moved runs of K floats (3.4 ms for 512×512×3×3 on 2 threads).
+func (b *builder) nchwcFilterFlipped(W *graph.Value, M, C int64, k []int64) *graph.Value {
+	B := b.spec.ConvGrad.NCHWcBlock
+	K := prod(k)
+	r := b.nchwc("ReorderInput", []*graph.Value{b.reshape(W, []int64{1, M, C * K, 1})}, []int64{1, M, C * K, 1})
+	r = b.nchwc("ReorderInput", []*graph.Value{b.reshape(r, []int64{M / B, C, K * B, 1})}, []int64{M / B, C, K * B, 1})
+	r = b.transpose(b.reshape(r, []int64{M / B, C / B, K * B * B}), []int64{1, 0, 2})
+	r = b.op1("Slice", []*graph.Value{b.reshape(r, []int64{C / B, M / B, K, B * B}), b.i64(-1), b.i64(math.MinInt64), b.i64(2), b.i64(-1)})
+	return b.reshape(r, concat64([]int64{C, M}, k))
 }
 
 // convInputGradNCHWc is the flipped input gradient (stride 1) on the NCHWc
@@ -146,14 +158,12 @@ func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
 func (b *builder) convInputGradNCHWc(G, W *graph.Value, geo convGeom, xs []int64) *graph.Value {
 	ws := b.shape(W)
 	M, C := ws[0], ws[1]
-	K := prod(geo.k)
-	Wt := b.transpose(b.reshape(W, []int64{M, C, K}), []int64{1, 0, 2})
 	flipped := convGeom{k: geo.k, s: []int64{1, 1}, d: geo.d, group: 1, pb: make([]int64, 2), pe: make([]int64, 2)}
 	for i := range geo.k {
 		ke := geo.d[i]*(geo.k[i]-1) + 1
 		flipped.pb[i], flipped.pe[i] = ke-1-geo.pb[i], ke-1-geo.pe[i]
 	}
-	dX, _ := b.nchwcConv(G, b.nchwcFilter(Wt, C, M, geo.k, true), nil, C, flipped, append([]int64{b.shape(G)[0]}, xs[1:]...), "")
+	dX, _ := b.nchwcConv(G, b.nchwcFilterFlipped(W, M, C, geo.k), nil, C, flipped, append([]int64{b.shape(G)[0]}, xs[1:]...), "")
 	return dX
 }
 
@@ -235,7 +245,7 @@ func (b *builder) convInputGradPolyphase(G, W *graph.Value, p *polyphase) *graph
 			w := b.op1("Slice", []*graph.Value{Wt, b.i64(pa.r+p.s[0]*(pa.t-1), pc.r+p.s[1]*(pc.t-1)),
 				b.i64(math.MinInt64, math.MinInt64), b.i64(2, 3), b.i64(-p.s[0], -p.s[1])})
 			k := []int64{pa.t, pc.t}
-			y := b.nchwc("Conv", []*graph.Value{Gb, b.nchwcFilter(w, C, M, k, false)}, []int64{N, C, p.u[0], p.u[1]},
+			y := b.nchwc("Conv", []*graph.Value{Gb, b.nchwcFilter(w, C, M, k)}, []int64{N, C, p.u[0], p.u[1]},
 				aIs("kernel_shape", k), aIs("strides", []int64{1, 1}), aIs("dilations", []int64{1, 1}),
 				aIs("pads", []int64{pa.padB, pc.padB, pa.padE, pc.padE}), aI("group", 1))
 			cols = append(cols, b.reshape(y, []int64{-1, C / B, p.u[0], p.u[1], 1, B}))
