@@ -230,7 +230,9 @@ const (
 // form, which skips them, wins: 2 threads, 512 ch 4×4 54.1 → 38.9 ms,
 // 256→512 7×7 stride 2 29.4 → 19.9, 256 ch 7×7 46.5 → 42.1 (1 thread
 // 135.8 → 86.8, 58.9 → 39.0, 81.0 → 75.8); at 14×14 and 28×28 it ties or
-// loses (bench/RESULTS.md, 2026-11-24). xs is X's spatial shape (nil if
+// loses (bench/RESULTS.md, 2026-11-24). Inside a whole ResNet-18 step its
+// 18 Gathers per layer cost more than alone, and the step gains only
+// 10–20 ms. xs is X's spatial shape (nil if
 // not static).
 func (b *builder) chooseWeightForm(geo convGeom, Cg int64, xs, os []int64) string {
 	if os == nil || !allKnown(os) {
