@@ -25,9 +25,9 @@ const (
 	// ConvWeightBatched: per kernel offset, a batched MatMul of dY [N, M, O]
 	// with the window of X [N, C, O] transposed, summed over N.
 	ConvWeightBatched = "bmm"
-	// ConvWeightValid: per kernel offset, a product over only the output
+	// ConvWeightValid: per kernel offset, one Gemm over only the output
 	// positions where the offset meets X inside its bounds (no padding
-	// zeros), offsets with as many such positions batched together.
+	// zeros).
 	ConvWeightValid = "valid"
 )
 
@@ -232,8 +232,7 @@ const (
 // 135.8 → 86.8, 58.9 → 39.0, 81.0 → 75.8); at 14×14 and 28×28 it ties or
 // loses (bench/RESULTS.md, 2026-11-24). Inside a whole ResNet-18 step its
 // 18 Gathers per layer cost more than alone, and the step gains only
-// 10–20 ms. xs is X's spatial shape (nil if
-// not static).
+// 10–20 ms. xs is X's spatial shape (nil if not static).
 func (b *builder) chooseWeightForm(geo convGeom, Cg int64, xs, os []int64) string {
 	if os == nil || !allKnown(os) {
 		return ConvWeightTrick
@@ -271,7 +270,7 @@ func validShare(geo convGeom, xs, os []int64) float64 {
 		var in int64
 		for o := int64(0); o < os[i]; o++ {
 			for j := int64(0); j < geo.k[i]; j++ {
-				if p := o*geo.s[i] + j*geo.d[i] - geo.pb[i]; p >= 0 && p < xs[i] {
+				if p := geo.inputAt(i, o, j); p >= 0 && p < xs[i] {
 					in++
 				}
 			}
@@ -279,6 +278,12 @@ func validShare(geo convGeom, xs, os []int64) float64 {
 		share *= float64(in) / float64(os[i]*geo.k[i])
 	}
 	return share
+}
+
+// inputAt returns the position on spatial axis i of X (unpadded; outside
+// [0, S) in the padding) that kernel offset j meets at output position o.
+func (geo convGeom) inputAt(i int, o, j int64) int64 {
+	return o*geo.s[i] + j*geo.d[i] - geo.pb[i]
 }
 
 // convWeightGrad computes the weight gradient of Y = Conv(X, W) (W of shape
@@ -417,14 +422,14 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 	return b.reshape(R, concat64([]int64{M, Cg}, geo.k))
 }
 
-// convWeightGradValid (ConvWeightValid), group 1: with X and dY
-// positions-major, XP = [∏S, N, C] and GP = [∏O, N, M], and for kernel
-// offset j the output positions R_j where it meets X inside its bounds
-// (input position o·s + j·d − pb), paired with those input positions I_j,
+// convWeightGradValid (ConvWeightValid), group 1: with Xᵀ = [C, ∏S, N] and
+// dYᵀ = [M, ∏O, N] as in the gemm form, and for kernel offset j the output
+// positions R_j where it meets X inside its bounds (input position
+// o·s + j·d − pb), paired with those input positions I_j,
 //
-//	dW[:, :, j] = Σ_{r∈R_j} GP[r]ᵀ · XP[I_j(r)]
+//	dW[:, :, j] = Gemm(Gather(dYᵀ, R_j, axis 1), Gather(Xᵀ, I_j, axis 1), transB)
 //
-// as one Gemm per offset of the two Gathers. The products skip the padding's
+// (each gathered to [M or C, |R_j|·N]), stacked over j. The products skip the padding's
 // zeros that the gemm form multiplies: 31 % of the work of a 3×3 pad-1
 // layer at 4×4, 18 % at 7×7. Returns nil (the caller falls back) when an
 // offset meets no input at all or a size is not static.
@@ -437,19 +442,18 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo convGeom, ws, os []
 	M, C := ws[0], ws[1]
 	S := xs[2:]
 	type offset struct {
-		j       int     // row-major kernel index
 		out, in []int64 // flat output and input positions
 	}
-	var offs []offset
+	var offs []offset // in row-major kernel order
 	j := make([]int64, sp)
-	for idx := 0; ; idx++ {
+	for {
 		o := make([]int64, sp)
-		of := offset{j: idx}
+		var of offset
 		for {
 			var fo, fi int64
 			inside := true
 			for i := 0; i < sp; i++ {
-				p := o[i]*geo.s[i] + j[i]*geo.d[i] - geo.pb[i]
+				p := geo.inputAt(i, o[i], j[i])
 				if p < 0 || p >= S[i] {
 					inside = false
 					break
@@ -473,9 +477,7 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo convGeom, ws, os []
 			break
 		}
 	}
-	// Channels-major with the batch innermost, as in the gemm form:
-	// XT = [C, ∏S, N], GT = [M, ∏O, N]; every gathered block is a run of
-	// N floats.
+	// Every gathered block is a run of N floats.
 	perm := append(iota64(1, 2+sp), 0)
 	XT := b.reshape(b.transpose(X, perm), []int64{C, prod(S), -1})
 	GT := b.reshape(b.transpose(G, perm), []int64{M, prod(os), -1})
