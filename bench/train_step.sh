@@ -28,6 +28,9 @@
 #   --models L    space- or comma-separated subset of "resnet18 vit_small"
 #   --out FILE    also keep every JSON line in FILE
 #   --no-nchwc    skip the NCHWc variant
+# Environment only: PY, the Python with torch and torchvision (default
+# /usr/bin/python3, Debian's); TRAINSTEP, an already built bench/trainstep
+# binary to use instead of building one with Go (a machine without Go).
 # Takes about 4 minutes on an idle 2-core machine with the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +53,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 MODELS=${MODELS//,/ }
-PY=/usr/bin/python3
+PY=${PY:-/usr/bin/python3}
 
 declare -A FILE=([resnet18]=resnet18_cifar.onnx [vit_small]=vit_small.onnx)
 # Steps per process: a ResNet-18 step takes about a second on 2 cores, a ViT
@@ -70,7 +73,11 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/trainstep" ./bench/trainstep
+if [ -n "${TRAINSTEP:-}" ]; then
+  cp "$TRAINSTEP" "$tmp/trainstep"
+else
+  go build -o "$tmp/trainstep" ./bench/trainstep
+fi
 results="$tmp/results.jsonl"
 export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
 

@@ -557,7 +557,14 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 		case 1:
 			return gs[0]
 		}
-		s := b.op1("Sum", gs)
+		// A chain of Adds rather than one Sum: ONNX Runtime runs Sum on one
+		// thread and Add on its pool (on [128, 64, 28, 28], 2 threads: Sum
+		// of two 2.6 ms, Add 1.9; of three 5.6 ms, two Adds 2.9; on 16
+		// threads one Sum of a ResNet-18 step took 6.3 ms, bench/RESULTS.md).
+		s := gs[0]
+		for _, g := range gs[1:] {
+			s = b.add(s, g)
+		}
 		grads[v] = []*graph.Value{s}
 		return s
 	}

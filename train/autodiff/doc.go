@@ -55,7 +55,7 @@
 //     inputs and backward-reachable from the logits); stop-gradient inputs
 //     (shapes, axes, indices, conditions, exponents, clip bounds, running
 //     statistics) get nothing. Several contributions to one tensor's
-//     gradient are added by one Sum node. The driver checks every rule's
+//     gradient are added by a chain of Add nodes. The driver checks every rule's
 //     gradient against the input's static shape and type and names the node
 //     when a rule is wrong.
 //   - Shapes are inferred in Go (shape.go) with symbolic dimensions (the

@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"math"
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
@@ -154,3 +155,35 @@ func runCases(t *testing.T, cases []ruleCase) {
 }
 
 func TestRules(t *testing.T) { runCases(t, ruleCases) }
+
+// TestReluMaskEdges pins the Relu gradient's mask (Ceil(Clip(Y, 0, 1)))
+// where a finite-difference check cannot look: exactly 1 for every
+// positive input down to the smallest subnormal and up to +Inf, exactly 0
+// at zero (either sign) and below, as PyTorch's subgradient.
+func TestReluMaskEdges(t *testing.T) {
+	for _, dt := range []graph.DType{graph.Float, graph.Double} {
+		t.Run(dt.String(), func(t *testing.T) {
+			tiny := math.SmallestNonzeroFloat64
+			if dt == graph.Float {
+				tiny = math.SmallestNonzeroFloat32
+			}
+			in := []float64{math.Inf(-1), -1, -tiny, math.Copysign(0, -1), 0, tiny, 1e-30, 0.5, 1, 1.5, 3e38, math.Inf(1)}
+			want := []float64{0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1}
+			f := newFG(t, dt, 1)
+			p := f.paramVals("p", []int64{int64(len(in))}, in)
+			art := buildSeed(t, f.model(f.op("Relu", []*graph.Value{p})), Spec{Params: []string{"p"}})
+			r := newRunner(t, art)
+			ones := make([]float64, len(in))
+			for i := range ones {
+				ones[i] = 1
+			}
+			got := vals(t, r.run(t, map[string]*graph.Tensor{
+				"p": f.g.LocalValue("p").Init, "seed": floatTensor(dt, []int64{int64(len(in))}, ones)})["grad/p"])
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("Relu'(%g) = %g, want %g", in[i], got[i], want[i])
+				}
+			}
+		})
+	}
+}
