@@ -22,8 +22,9 @@ const (
 	// ConvWeightGemm: dW = one Gemm of dYᵀ [M, O·N] with the im2col matrix
 	// of Xᵀ [C·K, O·N] (K = ∏k windows of X made by Pad and Slice).
 	ConvWeightGemm = "gemm"
-	// ConvWeightBatched: per kernel offset, a batched MatMul of dY [N, M, O]
-	// with the window of X [N, C, O] transposed, summed over N.
+	// ConvWeightBatched: a batched MatMul of dY [N, M, O] with X's windows
+	// [N, C·K, O] transposed, summed over N (group 1: all windows from one
+	// grouped Conv with one-hot filters; otherwise per kernel offset).
 	ConvWeightBatched = "bmm"
 	// ConvWeightValid: per kernel offset, one Gemm over only the output
 	// positions where the offset meets X inside its bounds (no padding
@@ -223,7 +224,10 @@ const (
 // convolutions keep the trick (not measured). These gemm times predate its
 // Gather windows (convWindowsGather), which made it 5–20 % faster on 1
 // thread and up to 28 % on 2; bmm still wins on 1 thread at 64 ch 28×28
-// and ties on 2 (bench/RESULTS.md, 2026-11-24).
+// and ties on 2 (bench/RESULTS.md, 2026-11-24). bmm's windows now come
+// from one multithreaded Conv (convWeightGradCols): a tie on 2 threads
+// here, 1.8–4× faster than the Slices on 4 and 16 threads of a 16-core
+// Xeon, where gemm (Gather windows) is also ahead of the old bmm.
 //
 // Where the padding makes up validMinSkip or more of the gemm form's
 // products (3×3 pad 1: 31 % at 4×4, 18 % at 7×7, 9 % at 14×14), the valid
@@ -381,7 +385,7 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 	grp, M, Cg := geo.group, ws[0], ws[1]
 	K := prod(geo.k)
 	if grp == 1 && Cg == 1 && K > 1 && b.dtype(X) == graph.Float {
-		return b.convWeightGradOneChannel(X, G, geo, M, K)
+		return b.convWeightGradCols(X, G, geo, M, 1)
 	}
 	var XT, GT *graph.Value
 	// a0: first spatial axis of XT; cat: the axis the windows stack on.
@@ -502,25 +506,50 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo convGeom, ws, os []
 // benchmark's "dW gemm slices" variant turns it off to measure the latter.
 var gatherWindows = true
 
-// convWeightGradOneChannel is the gemm form's weight gradient for a single
-// input channel (a stem on grey images): the windows come from one Conv of
-// X [N, 1, S…] with the K one-hot filters E[j, 0] = e_j, an ordinary
-// multithreaded convolution giving cols [N, K, O…], then
+// convWeightGradCols computes dW for group 1 (float) with the windows
+// (im2col) of X from one grouped Conv whose filters are one-hot: group C,
+// E[c·K+j, 0] = e_j gives channel c's window at kernel offset j, so that
+// ONNX Runtime's multithreaded Conv writes cols [N, C·K, O…] where
+// convWindows' Pad and Slices copy on one thread; then
 //
-//	dW = Reshape(ReduceSum(MatMul(Reshape(dY, [N, M, O]), Transpose(Reshape(cols, [N, K, O]))), axis 0), [M, 1, k…])
+//	dW = Reshape(ReduceSum(MatMul(Reshape(dY, [N, M, O]), Transpose(Reshape(cols, [N, C·K, O]))), axis 0), [M, C, k…])
 //
-// ResNet-18's 1→64 3×3 stem at 28×28, batch 128 (bench/conv_forms.sh
-// "dW convcols bmm"): 4.4 against 10.5 ms on 1 thread, 2.2 against 7.0 on 2.
-func (b *builder) convWeightGradOneChannel(X, G *graph.Value, geo convGeom, M, K int64) *graph.Value {
-	e := make([]float64, K*K)
-	for j := range K {
-		e[j*K+j] = 1
+// The products are the batched form's; only the windows differ. Batch 128,
+// 64 ch 28×28 3×3 (bench/conv_forms.sh, "dW bmm" before and after, the
+// same as "dW convcols bmm" of bench/RESULTS.md): 2 threads on this
+// project's 2-core AMD host 66.7 against 68.8 ms (a tie); on a 16-core
+// Xeon 91.1 → 51.1 ms at 4 threads and 61.5 → 15.2 at 16, where the
+// single-threaded Slices stop the old form from scaling. The 1→64 stem
+// (C = 1, a plain Conv): 4.4 against 10.5 ms on 1 thread, 2.2 against
+// 7.0 on 2. A 0·x term of the one-hot sum is NaN where x is infinite: only
+// on activations that already make the loss non-finite.
+func (b *builder) convWeightGradCols(X, G *graph.Value, geo convGeom, M, C int64) *graph.Value {
+	K := prod(geo.k)
+	e := make([]float64, C*K*K)
+	for c := range C {
+		for j := range K {
+			e[(c*K+j)*K+j] = 1
+		}
 	}
-	E := b.constF(graph.Float, concat64([]int64{K, 1}, geo.k), e)
+	E := b.constF(graph.Float, concat64([]int64{C * K, 1}, geo.k), e)
 	cols := b.op1("Conv", []*graph.Value{X, E}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
-		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, geo.pe)))
-	P := b.op1("MatMul", []*graph.Value{b.reshape(G, []int64{0, M, -1}), b.transpose(b.reshape(cols, []int64{0, K, -1}), []int64{0, 2, 1})})
-	return b.reshape(b.reduceSum(P, []int64{0}, false), concat64([]int64{M, 1}, geo.k))
+		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, geo.pe)), aI("group", C))
+	P := b.op1("MatMul", []*graph.Value{b.reshape(G, []int64{0, M, -1}), b.transpose(b.reshape(cols, []int64{0, C * K, -1}), []int64{0, 2, 1})})
+	return b.reshape(b.reduceSum(P, []int64{0}, false), concat64([]int64{M, C}, geo.k))
+}
+
+// identityWindow reports whether the one window of a 1×1 kernel at stride
+// 1 without padding is X itself (convWindows returns it without a copy).
+func (geo convGeom) identityWindow() bool {
+	if prod(geo.k) != 1 {
+		return false
+	}
+	for i := range geo.k {
+		if geo.s[i] != 1 || geo.pb[i] != 0 || geo.pe[i] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // convWindowsGather returns the im2col matrix of xt = Xᵀ [C, S…, N] as one
@@ -589,16 +618,21 @@ func next(ix, lim []int64) bool {
 	return false
 }
 
-// convWeightGradBatched (ConvWeightBatched): with X's windows w_j
-// (convWindows, one per kernel offset j, [N, C, O…]) and per group,
+// convWeightGradBatched (ConvWeightBatched): per-image products with a long
+// inner dimension O and no transposition of X or dY (ONNX Runtime fuses
+// the Transpose into the MatMul). Group 1 in float: the windows of all
+// kernel offsets at once from convWeightGradCols. Otherwise (groups, float64,
+// a 1×1 kernel whose window is X itself): with X's windows w_j (convWindows,
+// one per kernel offset j, [N, C, O…]) and per group,
 //
 //	dW[:, :, j] = ReduceSum(MatMul(Reshape(dY, [N, M/g, O]), Transpose(Reshape(w_j, [N, C/g, O]))), axis 0)
 //
-// stacked over j: per-image products with a long inner dimension O and no
-// transposition of X or dY (ONNX Runtime fuses the Transpose into the
-// MatMul).
+// stacked over j.
 func (b *builder) convWeightGradBatched(X, G *graph.Value, geo convGeom, ws, os []int64) *graph.Value {
 	grp, M, Cg := geo.group, ws[0], ws[1]
+	if grp == 1 && b.dtype(X) == graph.Float && !geo.identityWindow() {
+		return b.convWeightGradCols(X, G, geo, M, Cg)
+	}
 	var gShape, wShape, perm []int64
 	if grp == 1 {
 		gShape, wShape, perm = []int64{0, M, -1}, []int64{0, Cg, -1}, []int64{0, 2, 1}

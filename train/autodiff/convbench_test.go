@@ -86,7 +86,6 @@ func TestConvFormTimings(t *testing.T) {
 		{"dW gemm", "dW", ConvGrad{Weight: ConvWeightGemm}},
 		{"dW bmm", "dW", ConvGrad{Weight: ConvWeightBatched}},
 		{"dW valid", "dW", ConvGrad{Weight: ConvWeightValid}},
-		{"dW convcols bmm", "dW", ConvGrad{Weight: "convcols-bmm"}},
 		{"dW gemm slices", "dW", ConvGrad{Weight: "gemm-slices"}},
 		{"dW convcols gemm", "dW", ConvGrad{Weight: "convcols-gemm"}},
 	}
@@ -244,8 +243,8 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, n, c
 		switch {
 		case form.Weight == "trick-nchwc":
 			out = convWeightGradTrickNCHWc(b, X, G, geo, c, m, hw, o)
-		case form.Weight == "convcols-bmm" || form.Weight == "convcols-gemm":
-			out = convWeightGradConvCols(b, X, G, geo, c, m, o, form.Weight == "convcols-gemm")
+		case form.Weight == "convcols-gemm":
+			out = convWeightGradConvColsGemm(b, X, G, geo, c, m)
 		case form.Weight == "gemm-slices":
 			gatherWindows = false
 			out = b.convWeightGradGemm(X, G, geo, []int64{m, c, k, k}, []int64{o, o})
@@ -275,13 +274,11 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, n, c
 	return data, names, b.convForms
 }
 
-// convWeightGradConvCols computes the windows (im2col) of X with one
-// grouped Conv whose filters are one-hot, E[c·K+j, 0] = e_j (channel c's
-// window at kernel offset j), so that ONNX Runtime's multithreaded Conv
-// writes cols [N, C·K, O] instead of single-threaded Slice/Concat; then
-// dW = ReduceSum_n(MatMul(dY_n, cols_nᵀ)) (bmm) or, with both transposed
-// batch-innermost, one Gemm. Measured, not used (bench/RESULTS.md).
-func convWeightGradConvCols(b *builder, X, G *graph.Value, geo convGeom, c, m, o int64, gemm bool) *graph.Value {
+// convWeightGradConvColsGemm takes the windows (im2col) of X from the
+// one-hot grouped Conv of the batched form (convWeightGradCols), then, with
+// both cols and dY transposed batch-innermost, one Gemm. Measured, not used
+// (bench/RESULTS.md).
+func convWeightGradConvColsGemm(b *builder, X, G *graph.Value, geo convGeom, c, m int64) *graph.Value {
 	kh, kw := geo.k[0], geo.k[1]
 	K := kh * kw
 	e := make([]float64, c*K*K)
@@ -293,11 +290,6 @@ func convWeightGradConvCols(b *builder, X, G *graph.Value, geo convGeom, c, m, o
 	E := b.constF(graph.Float, []int64{c * K, 1, kh, kw}, e)
 	cols := b.op1("Conv", []*graph.Value{X, E}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
 		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, geo.pe)), aI("group", c))
-	if !gemm {
-		Gr := b.reshape(G, []int64{0, m, -1})
-		P := b.op1("MatMul", []*graph.Value{Gr, b.transpose(b.reshape(cols, []int64{0, c * K, -1}), []int64{0, 2, 1})})
-		return b.reshape(b.reduceSum(P, []int64{0}, false), []int64{m, c, kh, kw})
-	}
 	colsT := b.reshape(b.transpose(b.reshape(cols, []int64{0, c * K, -1}), []int64{1, 0, 2}), []int64{c * K, -1})
 	GT := b.reshape(b.transpose(b.reshape(G, []int64{0, m, -1}), []int64{1, 0, 2}), []int64{m, -1})
 	return b.reshape(b.op1("Gemm", []*graph.Value{GT, colsT}, aI("transB", 1)), []int64{m, c, kh, kw})
