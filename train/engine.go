@@ -19,7 +19,8 @@ type EngineOptions struct {
 	// Spec.ConvGrad.NCHWcBlock is filled in with the block size of ONNX
 	// Runtime's NCHWc Conv kernels on this machine (runtime.NCHWcBlockSize;
 	// 0 where there are none, e.g. on the cuda device): Conv layers run on
-	// them wherever they apply. A negative one keeps plain ai.onnx Conv.
+	// them wherever they apply. A negative one keeps plain ai.onnx Conv. A
+	// zero Spec.Threads is filled in with Runtime's thread count.
 	Spec autodiff.Spec
 }
 
@@ -87,8 +88,8 @@ func NewEngine(m *graph.Model, opts EngineOptions) (*Engine, error) {
 }
 
 // EngineSpec returns the autodiff.Spec NewEngine builds the training graph
-// with: opts.Spec, with the NCHWc block size filled in where it is zero
-// (see EngineOptions.Spec). The NCHWc kernels are ONNX Runtime's own
+// with: opts.Spec, with the NCHWc block size and the thread count of
+// opts.Runtime filled in where they are zero (see EngineOptions.Spec). The NCHWc kernels are ONNX Runtime's own
 // convolutions on a blocked layout (same sums, another order): a ResNet-18
 // training step (batch 128) takes 9–14 % less time on them
 // (bench/RESULTS.md).
@@ -96,6 +97,9 @@ func EngineSpec(opts EngineOptions) autodiff.Spec {
 	spec := opts.Spec
 	if spec.ConvGrad.NCHWcBlock == 0 {
 		spec.ConvGrad.NCHWcBlock = ortrt.NCHWcBlockSize(opts.Runtime)
+	}
+	if spec.Threads == 0 {
+		spec.Threads = opts.Runtime.ThreadCount()
 	}
 	return spec
 }

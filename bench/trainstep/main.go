@@ -103,6 +103,7 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 			return fmt.Errorf("-nchwc: ONNX Runtime has no NCHWc kernels on this machine")
 		}
 	}
+	spec.Threads = threads
 	t0 := time.Now()
 	art, err := autodiff.Build(m, spec)
 	if err != nil {

@@ -58,6 +58,11 @@ type Spec struct {
 	// ConvGrad selects how Conv gradients are formulated; the zero value
 	// chooses per shape (the fastest measured form, see conv.go).
 	ConvGrad ConvGrad
+	// Threads is the intra-op thread count the graph will run with (0:
+	// unknown, as for exported artifacts). Some ops that ONNX Runtime runs
+	// on one thread are replaced from a few threads on by multithreaded
+	// equivalents that are slower on one or two (mtAffineThreads).
+	Threads int
 }
 
 // IO describes one input or output of the training graph.

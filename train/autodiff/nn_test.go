@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
@@ -92,3 +93,28 @@ var nnCases = []ruleCase{
 }
 
 func TestRulesNN(t *testing.T) { runCases(t, nnCases) }
+
+// TestBatchNormMultithreaded checks BatchNormalization's lowering for many
+// threads (Spec.Threads ≥ mtAffineThreads: per-channel Mul and Add instead
+// of BatchNormalization kernels) against finite differences, in both modes.
+func TestBatchNormMultithreaded(t *testing.T) {
+	for i, tc := range nnCases {
+		if !strings.HasPrefix(tc.name, "BatchNormalization/") {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFG(t, tc.dt, uint64(100+i))
+			out, shape, params := tc.build(f)
+			art := checkVJP(t, f, out, shape, params, Spec{BN: tc.bn, Threads: mtAffineThreads}, f64eps, f64tol)
+			n := 0
+			for _, nd := range art.Model.Graph.Nodes() {
+				if nd.OpType == "BatchNormalization" {
+					n++
+				}
+			}
+			if want := map[BNMode]int{BNInference: 1, BNTraining: 0}[tc.bn]; n != want {
+				t.Errorf("%d BatchNormalization nodes in the training graph, want %d", n, want)
+			}
+		})
+	}
+}

@@ -101,20 +101,22 @@ func TestParityPyTorch(t *testing.T) {
 				if block > 0 {
 					sub += "/nchwc"
 				}
-				t.Run(sub, func(t *testing.T) { parityCase(t, name, mode, block) })
+				t.Run(sub, func(t *testing.T) { parityCase(t, name, mode, block, 0) })
 			}
+			// The lowering for many threads (per-channel Mul and Add).
+			t.Run(name+"/"+mode.String()+"/threads16", func(t *testing.T) { parityCase(t, name, mode, 0, 16) })
 		}
 	}
 }
 
-func parityCase(t *testing.T, name string, mode BNMode, block int64) {
+func parityCase(t *testing.T, name string, mode BNMode, block int64, threads int) {
 	m := loadModel(t, name)
 	suffix := "eval"
 	if mode == BNTraining {
 		suffix = "train"
 	}
 	ref := loadNPZ(t, name+"_grads_"+suffix+".npz")
-	art, err := Build(m, Spec{BN: mode, ConvGrad: ConvGrad{NCHWcBlock: block}})
+	art, err := Build(m, Spec{BN: mode, ConvGrad: ConvGrad{NCHWcBlock: block}, Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}

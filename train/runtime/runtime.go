@@ -45,6 +45,9 @@ type Options struct {
 	Device  string // "cpu" (default) or "cuda"
 }
 
+// ThreadCount returns the intra-op thread count sessions opened with o use.
+func (o Options) ThreadCount() int { return o.threads() }
+
 func (o Options) threads() int {
 	if o.Threads > 0 {
 		return o.Threads
