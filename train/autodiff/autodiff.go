@@ -657,6 +657,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 			}
 		}
 	}
+	b.rewriteBatchedTransposes(outputs)
 	b.g.Outputs = outputs
 	if err := b.g.Validate(); err != nil {
 		return nil, fmt.Errorf("autodiff: generated graph is invalid: %w", err)
