@@ -525,6 +525,16 @@ var gatherWindows = true
 // on activations that already make the loss non-finite.
 func (b *builder) convWeightGradCols(X, G *graph.Value, geo convGeom, M, C int64) *graph.Value {
 	K := prod(geo.k)
+	cols := b.convCols(X, geo, C)
+	P := b.op1("MatMul", []*graph.Value{b.reshape(G, []int64{0, M, -1}), b.transpose(b.reshape(cols, []int64{0, C * K, -1}), []int64{0, 2, 1})})
+	return b.reshape(b.reduceSum(P, []int64{0}, false), concat64([]int64{M, C}, geo.k))
+}
+
+// convCols returns the windows of X [N, C, S…] (float) at every kernel
+// offset as [N, C·K, O…]: a Conv with group C and the one-hot filters
+// E[c·K+j, 0] = e_j.
+func (b *builder) convCols(X *graph.Value, geo convGeom, C int64) *graph.Value {
+	K := prod(geo.k)
 	e := make([]float64, C*K*K)
 	for c := range C {
 		for j := range K {
@@ -532,10 +542,8 @@ func (b *builder) convWeightGradCols(X, G *graph.Value, geo convGeom, M, C int64
 		}
 	}
 	E := b.constF(graph.Float, concat64([]int64{C * K, 1}, geo.k), e)
-	cols := b.op1("Conv", []*graph.Value{X, E}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
+	return b.op1("Conv", []*graph.Value{X, E}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
 		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, geo.pe)), aI("group", C))
-	P := b.op1("MatMul", []*graph.Value{b.reshape(G, []int64{0, M, -1}), b.transpose(b.reshape(cols, []int64{0, C * K, -1}), []int64{0, 2, 1})})
-	return b.reshape(b.reduceSum(P, []int64{0}, false), concat64([]int64{M, C}, geo.k))
 }
 
 // identityWindow reports whether the one window of a 1×1 kernel at stride

@@ -279,20 +279,11 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, n, c
 // both cols and dY transposed batch-innermost, one Gemm. Measured, not used
 // (bench/RESULTS.md).
 func convWeightGradConvColsGemm(b *builder, X, G *graph.Value, geo convGeom, c, m int64) *graph.Value {
-	kh, kw := geo.k[0], geo.k[1]
-	K := kh * kw
-	e := make([]float64, c*K*K)
-	for ci := int64(0); ci < c; ci++ {
-		for j := int64(0); j < K; j++ {
-			e[(ci*K+j)*K+j] = 1
-		}
-	}
-	E := b.constF(graph.Float, []int64{c * K, 1, kh, kw}, e)
-	cols := b.op1("Conv", []*graph.Value{X, E}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
-		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, geo.pe)), aI("group", c))
+	K := prod(geo.k)
+	cols := b.convCols(X, geo, c)
 	colsT := b.reshape(b.transpose(b.reshape(cols, []int64{0, c * K, -1}), []int64{1, 0, 2}), []int64{c * K, -1})
 	GT := b.reshape(b.transpose(b.reshape(G, []int64{0, m, -1}), []int64{1, 0, 2}), []int64{m, -1})
-	return b.reshape(b.op1("Gemm", []*graph.Value{GT, colsT}, aI("transB", 1)), []int64{m, c, kh, kw})
+	return b.reshape(b.op1("Gemm", []*graph.Value{GT, colsT}, aI("transB", 1)), concat64([]int64{m, c}, geo.k))
 }
 
 // convWeightGradGemmChunked is the gemm form (convWeightGradGemm) over
