@@ -626,20 +626,11 @@ func next(ix, lim []int64) bool {
 	return false
 }
 
-// colsMinThreads is the intra-op thread count (Spec.Threads) from which
-// the batched form takes its windows from convWeightGradCols: on 2
-// threads the two tie in time (64 ch 28×28: 68.8 against 66.7 ms) and the
-// Conv's windows exist all at once (the ResNet-18 step's peak memory 1110
-// → 1234 MB, over PyTorch 1.13's 1089 on this project's host); from 4
-// threads they are 1.8–4× faster (bench/RESULTS.md).
-const colsMinThreads = 4
-
 // convWeightGradBatched (ConvWeightBatched): per-image products with a long
 // inner dimension O and no transposition of X or dY (ONNX Runtime fuses
-// the Transpose into the MatMul). Group 1 in float, with one input channel
-// or from colsMinThreads threads: the windows of all kernel offsets at once
-// from convWeightGradCols. Otherwise (groups, float64, a 1×1 kernel whose
-// window is X itself, fewer threads): with X's windows w_j (convWindows,
+// the Transpose into the MatMul). Group 1 in float: the windows of all
+// kernel offsets at once from convWeightGradCols. Otherwise (groups, float64,
+// a 1×1 kernel whose window is X itself): with X's windows w_j (convWindows,
 // one per kernel offset j, [N, C, O…]) and per group,
 //
 //	dW[:, :, j] = ReduceSum(MatMul(Reshape(dY, [N, M/g, O]), Transpose(Reshape(w_j, [N, C/g, O]))), axis 0)
@@ -647,7 +638,7 @@ const colsMinThreads = 4
 // stacked over j.
 func (b *builder) convWeightGradBatched(X, G *graph.Value, geo convGeom, ws, os []int64) *graph.Value {
 	grp, M, Cg := geo.group, ws[0], ws[1]
-	if grp == 1 && b.dtype(X) == graph.Float && !geo.identityWindow() && (Cg == 1 || b.spec.Threads >= colsMinThreads) {
+	if grp == 1 && b.dtype(X) == graph.Float && !geo.identityWindow() {
 		return b.convWeightGradCols(X, G, geo, M, Cg)
 	}
 	var gShape, wShape, perm []int64

@@ -1,29 +1,19 @@
 package autodiff
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// convForm is a forced combination of Conv gradient formulations, built
-// for threads intra-op threads (Spec.Threads).
-type convForm struct {
-	ConvGrad
-	threads int
-}
-
-// convForms lists every forced combination of Conv gradient formulations;
-// the batched form also with its windows from one Conv (colsMinThreads).
-var convForms = func() []convForm {
-	var out []convForm
+// convForms lists every forced combination of Conv gradient formulations.
+var convForms = func() []ConvGrad {
+	var out []ConvGrad
 	for _, in := range []string{ConvInputTranspose, ConvInputFlipped} {
 		for _, w := range []string{ConvWeightTrick, ConvWeightGemm, ConvWeightBatched, ConvWeightValid} {
-			out = append(out, convForm{ConvGrad{Input: in, Weight: w}, 0})
+			out = append(out, ConvGrad{Input: in, Weight: w})
 		}
-		out = append(out, convForm{ConvGrad{Input: in, Weight: ConvWeightBatched}, colsMinThreads})
 	}
 	return out
 }()
@@ -44,14 +34,10 @@ func TestConvForms(t *testing.T) {
 			continue
 		}
 		for _, form := range convForms {
-			name := tc.name + "/" + form.Input + "+" + form.Weight
-			if form.threads > 0 {
-				name += fmt.Sprintf("/threads%d", form.threads)
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(tc.name+"/"+form.Input+"+"+form.Weight, func(t *testing.T) {
 				f := newFG(t, tc.dt, uint64(100+i))
 				out, shape, params := tc.build(f)
-				art := checkVJP(t, f, out, shape, params, Spec{ConvGrad: form.ConvGrad, Threads: form.threads}, tc.eps, tc.tol)
+				art := checkVJP(t, f, out, shape, params, Spec{ConvGrad: form}, tc.eps, tc.tol)
 				wantW := form.Weight
 				if wantW == ConvWeightValid && (strings.Contains(tc.name, "group") || strings.Contains(tc.name, "depthwise") ||
 					tc.name == "Conv/offsets-in-padding") {
