@@ -59,9 +59,11 @@ type Spec struct {
 	// chooses per shape (the fastest measured form, see conv.go).
 	ConvGrad ConvGrad
 	// Threads is the intra-op thread count the graph will run with (0:
-	// unknown, as for exported artifacts). Some ops that ONNX Runtime runs
-	// on one thread are replaced from a few threads on by multithreaded
-	// equivalents that are slower on one or two (mtAffineThreads).
+	// unknown, as for exported artifacts). Where ONNX Runtime's kernel for
+	// an op runs on one thread or slows down with more, the graph switches
+	// to multithreaded equivalents from the count where they win:
+	// BatchNormalization's affine maps from mtAffineThreads, stacks of
+	// small transposes from 2 (rewriteBatchedTransposes).
 	Threads int
 }
 
