@@ -416,11 +416,9 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 		cols = b.op1("Concat", us, aI("axis", cat))
 	}
 	var R *graph.Value
-	if grp == 1 && Cg*K > M {
-		// The windows as the product's first operand, read in place, with
-		// dYᵀ the one MLAS packs (as in convWeightGradCols): 2 threads,
-		// ONNX Runtime's profile of the ResNet-18 step, 128 ch 14×14
-		// 37.7 → 34.5 ms per layer, 64→128 28×28 s2 19.0 → 17.5. A
+	if grp == 1 && windowsFirst(Cg*K, M) {
+		// 2 threads, ONNX Runtime's profile of the ResNet-18 step: 128 ch
+		// 14×14 37.7 → 34.5 ms per layer, 64→128 28×28 s2 19.0 → 17.5. A
 		// MatMul, not a Gemm: ONNX Runtime's GemmTransposeFusion turns
 		// Transpose(Gemm(cols, dYᵀ)) back into Gemm(dYᵀ, cols).
 		cols = b.reshape(cols, []int64{Cg * K, -1})
@@ -539,11 +537,12 @@ var gatherWindows = true
 //	dWᵀ = ReduceSum(MatMul(Reshape(cols, [N, C·K, O]), Transpose(Reshape(dY, [N, M, O]))), axis 0)
 //
 // (dW = Reshape(Transpose(dWᵀ), [M, C, k…])), or with the operands the
-// other way round when C·K < M (the stem). MLAS reads MatMul's first
-// operand in place and packs the second, so the windows, the larger one,
-// go first: 64 ch 28×28, 2 threads, the product 45.7 → 37.5 ms per layer
-// in ONNX Runtime's profile of the ResNet-18 step (4 layers, −33 ms); the
-// stem's C·K = 9 rows went 1.41 → 1.70 ms that way round. The products are the batched form's; only the windows differ. Batch 128,
+// other way round where dY is the larger (windowsFirst): 64 ch 28×28, 2
+// threads, the product 45.7 → 37.5 ms per layer in ONNX Runtime's profile
+// of the ResNet-18 step (4 layers, −33 ms); the stem's C·K = 9 rows went
+// 1.41 → 1.70 ms with the windows first.
+//
+// The products are the batched form's; only the windows differ. Batch 128,
 // 64 ch 28×28 3×3 (bench/conv_forms.sh, "dW bmm" before and after, the
 // same as "dW convcols bmm" of bench/RESULTS.md): 2 threads on this
 // project's 2-core AMD host 66.7 against 68.8 ms (a tie); on a 16-core
@@ -561,15 +560,20 @@ func (b *builder) convWeightGradCols(X, G *graph.Value, geo convGeom, M, C int64
 	cols := b.convCols(X, geo, C)
 	cols = b.reshape(cols, []int64{0, C * K, -1})
 	Gr := b.reshape(G, []int64{0, M, -1})
-	if C*K < M {
+	if !windowsFirst(C*K, M) {
 		P := b.op1("MatMul", []*graph.Value{Gr, b.transpose(cols, []int64{0, 2, 1})})
 		return b.reshape(b.reduceSum(P, []int64{0}, false), concat64([]int64{M, C}, geo.k))
 	}
-	// The windows as MatMul's first operand: MLAS reads A in place and
-	// packs (copies) B, so the larger operand goes first.
 	P := b.op1("MatMul", []*graph.Value{cols, b.transpose(Gr, []int64{0, 2, 1})})
 	return b.reshape(b.transpose(b.reduceSum(P, []int64{0}, false), []int64{1, 0}), concat64([]int64{M, C}, geo.k))
 }
+
+// windowsFirst reports whether a weight gradient's product of dY [M, L]
+// with its windows [rows, L] (L the positions it sums over) should take
+// the windows as its first operand and produce dWᵀ. MLAS reads a
+// product's first operand in place and packs (copies) the second, so the
+// operand with more rows goes first.
+func windowsFirst(rows, M int64) bool { return rows > M }
 
 // convCols returns the windows of X [N, C, S…] (float) at every kernel
 // offset as [N, C·K, O…]: a Conv with group C and the one-hot filters
