@@ -135,6 +135,16 @@ func sessionOptions(opts Options) (_ *ort.SessionOptions, err error) {
 	if err := so.SetMemPattern(false); err != nil {
 		return nil, fmt.Errorf("onnxruntime: session options: %w", err)
 	}
+	// The intra-op threads stop spinning when Run returns (they spin
+	// between the nodes of a run as before). Otherwise a worker keeps a core
+	// busy for a while after each run, which is when the Go side updates
+	// the weights: ResNet-18's SGD update on 2 threads took 33 ms next to
+	// the spinning worker and 18 ms without it, the run itself no slower
+	// (bench/RESULTS.md). Key: onnxruntime_session_options_config_keys.h,
+	// kOrtSessionOptionsConfigForceSpinningStop.
+	if err := so.AddSessionConfigEntry("session.force_spinning_stop", "1"); err != nil {
+		return nil, fmt.Errorf("onnxruntime: session options: %w", err)
+	}
 	if opts.Device == "cuda" {
 		co, err := ort.NewCUDAProviderOptions()
 		if err != nil {
