@@ -38,6 +38,11 @@ type builder struct {
 	fwdNodes map[*graph.Node]*graph.Node
 
 	bnStats []BNStat
+	// chanScaled records gradients that a rule emitted as u·a, a per-channel
+	// factor a [C] along axis 1 (BatchNormalization's input gradient), so
+	// that a Conv producing the value can take u and fold a into its
+	// filter instead of a pass over the activation (foldChannelScale).
+	chanScaled map[*graph.Value]chanScale
 	// convForms records the Conv gradient formulations used, in order
 	// ("input:<form>", "weight:<form>"), for tests.
 	convForms []string
@@ -52,6 +57,7 @@ func newBuilder(orig *graph.Graph, opset int64, spec Spec) *builder {
 		used: map[string]bool{}, count: map[string]int{}, consts: map[string]*graph.Value{},
 		shapes: map[*graph.Value]*graph.Value{}, syms: map[string]int64{},
 		aux: map[*graph.Node]map[string]*graph.Value{}, fwdNodes: map[*graph.Node]*graph.Node{},
+		chanScaled: map[*graph.Value]chanScale{},
 	}
 	if orig.Name == "" {
 		b.g.Name = "training"
@@ -187,6 +193,30 @@ func (b *builder) scalarF(dt graph.DType, v float64) *graph.Value {
 // constF is a float constant of type dt and the given shape.
 func (b *builder) constF(dt graph.DType, shape []int64, vals []float64) *graph.Value {
 	return b.constT(floatTensor(dt, shape, vals))
+}
+
+// removeDead removes the node producing v when v has no uses, and then
+// the producers of its inputs that this leaves unused (initializers stay:
+// constants are shared through b.consts).
+func (b *builder) removeDead(v *graph.Value) {
+	n, _ := v.Producer()
+	if n == nil || len(v.Uses()) > 0 {
+		return
+	}
+	for _, o := range n.Outputs() {
+		if o != nil && len(o.Uses()) > 0 {
+			return
+		}
+	}
+	ins := n.Inputs()
+	if err := b.g.RemoveNode(n); err != nil {
+		b.fail("autodiff: %v", err)
+	}
+	for _, in := range ins {
+		if in != nil {
+			b.removeDead(in)
+		}
+	}
 }
 
 // --- small op helpers ------------------------------------------------------

@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,6 +94,42 @@ var nnCases = []ruleCase{
 }
 
 func TestRulesNN(t *testing.T) { runCases(t, nnCases) }
+
+// TestConvFoldsBatchNormScale: Conv (with bias) → BatchNormalization, where
+// the Conv's backward takes BatchNormalization's per-channel factor γ/σ into
+// its filter (foldChannelScale) instead of a Mul over the activation: the
+// gradients of x, w, b, γ and β against finite differences, in both modes;
+// with a filter larger than twice the activation the Mul stays.
+func TestConvFoldsBatchNormScale(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		c    int64 // input channels (4 output channels, batch 2, 6×6): 3 folds
+		// (2·|W| = 216 < |dY| = 288), 5 does not (360)
+		bn   BNMode
+		fold bool
+	}{{"inference", 3, BNInference, true}, {"training", 3, BNTraining, true}, {"training/large-filter", 5, BNTraining, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFG(t, s, 7)
+			const m = 4
+			x, w, bias := f.param("x", 2, c.c, 6, 6), f.param("w", m, c.c, 3, 3), f.param("b", m)
+			y := f.op("Conv", []*graph.Value{x, w, bias}, aIs("pads", []int64{1, 1, 1, 1}))
+			g, be, mean := f.param("gamma", m), f.param("beta", m), f.param("mean", m)
+			v := f.randn(m)
+			for i := range v {
+				v[i] = 0.5 + v[i]*v[i]
+			}
+			z := f.op("BatchNormalization", []*graph.Value{y, g, be, mean, f.paramVals("var", []int64{m}, v)}, aF("epsilon", 1e-3))
+			params := []string{"x", "w", "b", "gamma", "beta"}
+			if c.bn == BNTraining {
+				params = []string{"x", "w", "gamma", "beta"} // the bias cancels in batch statistics
+			}
+			art := checkVJP(t, f, z, []int64{2, m, 6, 6}, params, Spec{BN: c.bn}, f32eps, f32tol)
+			if got := slices.Contains(art.convForms, "scale:folded"); got != c.fold {
+				t.Errorf("scale folded into the Conv: %v, want %v (forms %v)", got, c.fold, art.convForms)
+			}
+		})
+	}
+}
 
 // TestBatchNormMultithreaded checks BatchNormalization's lowering for many
 // threads (Spec.Threads ≥ mtAffineThreads: per-channel Mul and Add instead

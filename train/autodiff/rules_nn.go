@@ -382,13 +382,29 @@ const mtAffineThreads = 4
 
 func (b *builder) mtAffine() bool { return b.spec.Threads >= mtAffineThreads }
 
+// channelAxis returns a [C] as [C, 1, …], broadcasting along axis 1 of a
+// tensor of rank r.
+func (b *builder) channelAxis(a *graph.Value, r int) *graph.Value {
+	if r > 2 {
+		return b.unsqueeze(a, iota64(1, r-1))
+	}
+	return a
+}
+
+// scaleChannels returns u·ab (ab: a [C] as channelAxis gives it) and
+// records it as u scaled by a, for a Conv that produced the value to fold a
+// into its filter (foldChannelScale).
+func (b *builder) scaleChannels(u, a, ab *graph.Value) *graph.Value {
+	v := b.mul(u, ab)
+	b.chanScaled[v] = chanScale{u: u, a: a}
+	return v
+}
+
 // channelAffine returns x·a + c for x of rank r with a and c per channel
 // ([C], along axis 1) as a Mul and an Add; name names the result ("" for a
 // fresh name).
 func (b *builder) channelAffine(x, a, c *graph.Value, r int, name string) *graph.Value {
-	if r > 2 {
-		a, c = b.unsqueeze(a, iota64(1, r-1)), b.unsqueeze(c, iota64(1, r-1))
-	}
+	a, c = b.channelAxis(a, r), b.channelAxis(c, r)
 	if name == "" {
 		return b.add(b.mul(x, a), c)
 	}
@@ -442,10 +458,8 @@ func gradBatchNormalization(c *ctx) []*graph.Value {
 		}
 		if c.needs(0) {
 			C := b.shape(xc)[1]
-			a := b.mul(c.in[1], rstd) // [C], broadcast as [C, 1, …]
-			if r > 2 {
-				a = b.unsqueeze(a, iota64(1, r-1))
-			}
+			a1 := b.mul(c.in[1], rstd) // [C]
+			a := b.channelAxis(a1, r)
 			c1 := b.div(b.mul(s1, b.mul(rstd, rstd)), count)
 			c0 := b.div(s0, count)
 			var t *graph.Value
@@ -455,14 +469,15 @@ func gradBatchNormalization(c *ctx) []*graph.Value {
 				t = b.op1("BatchNormalization", []*graph.Value{xc, c1, c0, b.constF(dt, []int64{C}, fill(C, 0)),
 					b.constF(dt, []int64{C}, fill(C, 1))}, aF("epsilon", 0))
 			}
-			out[0] = b.mul(b.sub(g, t), a)
+			out[0] = b.scaleChannels(b.sub(g, t), a1, a)
 		}
 		return out
 	}
 	eps := float64(c.n.AttrFloat("epsilon", 1e-5))
 	inv := b.op1("Reciprocal", []*graph.Value{b.op1("Sqrt", []*graph.Value{b.add(c.in[4], b.scalarF(dt, eps))})})
 	if c.needs(0) {
-		out[0] = b.mul(g, b.unsqueeze(b.mul(c.in[1], inv), axes))
+		k := b.mul(c.in[1], inv)
+		out[0] = b.scaleChannels(g, k, b.channelAxis(k, r))
 	}
 	if c.needs(1) {
 		xhat := b.mul(b.sub(x, b.unsqueeze(c.in[3], axes)), b.unsqueeze(inv, axes))
