@@ -99,19 +99,27 @@ func TestRulesNN(t *testing.T) { runCases(t, nnCases) }
 // the Conv's backward takes BatchNormalization's per-channel factor γ/σ into
 // its filter (foldChannelScale) instead of a Mul over the activation: the
 // gradients of x, w, b, γ and β against finite differences, in both modes;
-// with a filter larger than twice the activation the Mul stays.
+// with a filter larger than twice the activation the Mul stays. On a plane
+// of depthwiseMinPlane or more, training mode's affine maps are depthwise
+// 1×1 Convs (depthwiseAffine).
 func TestConvFoldsBatchNormScale(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		c    int64 // input channels (4 output channels, batch 2, 6×6): 3 folds
+		c    int64 // input channels (4 output channels, batch 2): on 6×6, 3 folds
 		// (2·|W| = 216 < |dY| = 288), 5 does not (360)
-		bn   BNMode
-		fold bool
-	}{{"inference", 3, BNInference, true}, {"training", 3, BNTraining, true}, {"training/large-filter", 5, BNTraining, false}} {
+		hw       int64 // spatial size
+		bn       BNMode
+		fold, dw bool
+	}{
+		{"inference", 3, 6, BNInference, true, false},
+		{"training", 3, 6, BNTraining, true, false},
+		{"training/large-filter", 5, 6, BNTraining, false, false},
+		{"training/depthwise", 3, 24, BNTraining, true, true},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFG(t, s, 7)
 			const m = 4
-			x, w, bias := f.param("x", 2, c.c, 6, 6), f.param("w", m, c.c, 3, 3), f.param("b", m)
+			x, w, bias := f.param("x", 2, c.c, c.hw, c.hw), f.param("w", m, c.c, 3, 3), f.param("b", m)
 			y := f.op("Conv", []*graph.Value{x, w, bias}, aIs("pads", []int64{1, 1, 1, 1}))
 			g, be, mean := f.param("gamma", m), f.param("beta", m), f.param("mean", m)
 			v := f.randn(m)
@@ -123,9 +131,18 @@ func TestConvFoldsBatchNormScale(t *testing.T) {
 			if c.bn == BNTraining {
 				params = []string{"x", "w", "gamma", "beta"} // the bias cancels in batch statistics
 			}
-			art := checkVJP(t, f, z, []int64{2, m, 6, 6}, params, Spec{BN: c.bn}, f32eps, f32tol)
+			art := checkVJP(t, f, z, []int64{2, m, c.hw, c.hw}, params, Spec{BN: c.bn}, f32eps, f32tol)
 			if got := slices.Contains(art.convForms, "scale:folded"); got != c.fold {
 				t.Errorf("scale folded into the Conv: %v, want %v (forms %v)", got, c.fold, art.convForms)
+			}
+			dw := 0
+			for _, n := range art.Model.Graph.Nodes() {
+				if n.OpType == "Conv" && n.AttrInt("group", 1) == m {
+					dw++
+				}
+			}
+			if want := map[bool]int{false: 0, true: 2}[c.dw]; dw != want {
+				t.Errorf("%d depthwise affine Convs, want %d", dw, want)
 			}
 		})
 	}

@@ -302,7 +302,9 @@ func bnAxes(r int) []int64 { return append([]int64{0}, iota64(2, r)...) }
 // The normalization itself is ONNX Runtime's one-pass BatchNormalization
 // kernel on the batch statistics, the x·α + β form PyTorch's CPU kernel
 // uses: five passes over the activation instead of the seven of
-// x̂ = xc·r, y = x̂·γ + β. xc is kept for the backward. (σ² as
+// x̂ = xc·r, y = x̂·γ + β; on large planes a depthwise 1×1 Conv that ONNX
+// Runtime fuses with the ReLU after it (depthwiseAffine), from
+// mtAffineThreads a Mul and an Add. xc is kept for the backward. (σ² as
 // ReduceSumSquare(xc)/M would save the product's pass, but with it the
 // gradients of testdata/resnet_small_train.onnx miss PyTorch's by up to
 // 0.6 %, against 1e-4 with ReduceMean.)
@@ -342,10 +344,14 @@ func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 	var1 := b.emit("Squeeze", []*graph.Value{variance, b.i64(axes...)}, []string{vOut}).Output(0)
 	rstd := b.op1("Reciprocal", []*graph.Value{b.op1("Sqrt", []*graph.Value{b.add(var1, b.scalarF(dt, eps))})})
 	var y *graph.Value
-	if b.mtAffine() {
+	switch {
+	case b.mtAffine():
 		alpha := b.mul(gamma, rstd)
 		y = b.channelAffine(x, alpha, b.sub(beta, b.mul(mean1, alpha)), r, yName)
-	} else {
+	case b.depthwiseAffine(x):
+		alpha := b.mul(gamma, rstd)
+		y = b.channelConv(x, alpha, b.sub(beta, b.mul(mean1, alpha)), yName)
+	default:
 		y = b.emit("BatchNormalization", []*graph.Value{x, gamma, beta, mean1, var1}, []string{yName},
 			aF("epsilon", float32(eps))).Output(0)
 	}
@@ -381,6 +387,42 @@ func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 const mtAffineThreads = 4
 
 func (b *builder) mtAffine() bool { return b.spec.Threads >= mtAffineThreads }
+
+// depthwiseAffine reports whether the per-channel affine maps of
+// BatchNormalization's lowering on x are depthwise 1×1 Convs (channelConv):
+// float x (ONNX Runtime's Conv has no double kernel) of rank 4, its channel
+// count static and its spatial plane at least depthwiseMinPlane, below
+// mtAffineThreads. ONNX Runtime fuses such a Conv with what follows it: the
+// forward's ReLU, or the residual Add and ReLU after it, and the backward's
+// Add (dY − t as dY + (−t)) into one pass. 2 threads, batch 128 (bench/
+// RESULTS.md): at 64 ch 28×28 the affine map and ReLU 2.9 ms as
+// BatchNormalization and Relu against 1.2 as the fused Conv, the backward's
+// 3.6 as BatchNormalization and Sub against 2.9; at 128 ch 14×14 the Conv
+// loses (1.1 against 1.3, 1.5 against 1.9 ms), and more on smaller planes
+// (ONNX Runtime's depthwise kernel pays per image and channel).
+func (b *builder) depthwiseAffine(x *graph.Value) bool {
+	xs := b.shape(x)
+	return !b.mtAffine() && b.dtype(x) == graph.Float && len(xs) == 4 && xs[1] > 0 &&
+		allKnown(xs[2:]) && xs[2]*xs[3] >= depthwiseMinPlane
+}
+
+// depthwiseMinPlane is the smallest spatial plane (H·W) on which
+// depthwiseAffine uses the depthwise Conv: it wins at 28×28 (784) and loses
+// at 14×14 (196).
+const depthwiseMinPlane = 512
+
+// channelConv returns x·a + c (a and c per channel, [C]) as the depthwise
+// 1×1 Conv(x, Reshape(a, [C, 1, 1, 1]), c, group C); name names the result
+// ("" for a fresh name).
+func (b *builder) channelConv(x, a, c *graph.Value, name string) *graph.Value {
+	C := b.shape(x)[1]
+	ins := []*graph.Value{x, b.reshape(a, []int64{C, 1, 1, 1}), c}
+	attrs := []*graph.Attribute{aIs("kernel_shape", []int64{1, 1}), aI("group", C)}
+	if name == "" {
+		return b.op1("Conv", ins, attrs...)
+	}
+	return b.emit("Conv", ins, []string{name}, attrs...).Output(0)
+}
 
 // channelAxis returns a [C] as [C, 1, …], broadcasting along axis 1 of a
 // tensor of rank r.
@@ -432,8 +474,10 @@ func (b *builder) bnCount(x *graph.Value) *graph.Value {
 //
 // with S₀ = Σ dY, S₁ = Σ dY·xc (PyTorch's formulation). The per-channel
 // affine map xc·a + b is one pass of ONNX Runtime's BatchNormalization
-// kernel (mean 0, variance 1, ε 0: scale and bias exactly a and b).
-// Inference mode (running statistics): dX = dY·γ/√(rv+ε);
+// kernel (mean 0, variance 1, ε 0: scale and bias exactly a and b), or
+// on large planes a depthwise Conv fused with the subtraction
+// (depthwiseAffine). The factor γr is left to a Conv that produced x where
+// that is cheaper (scaleChannels, foldChannelScale). Inference mode (running statistics): dX = dY·γ/√(rv+ε);
 // dγ = Σ dY·(x − rm)/√(rv+ε); dβ = Σ dY. Sums and means run over every
 // axis but 1. https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
 func gradBatchNormalization(c *ctx) []*graph.Value {
@@ -462,14 +506,25 @@ func gradBatchNormalization(c *ctx) []*graph.Value {
 			a := b.channelAxis(a1, r)
 			c1 := b.div(b.mul(s1, b.mul(rstd, rstd)), count)
 			c0 := b.div(s0, count)
-			var t *graph.Value
-			if b.mtAffine() {
-				t = b.channelAffine(xc, c1, c0, r, "")
-			} else {
-				t = b.op1("BatchNormalization", []*graph.Value{xc, c1, c0, b.constF(dt, []int64{C}, fill(C, 0)),
-					b.constF(dt, []int64{C}, fill(C, 1))}, aF("epsilon", 0))
+			var u *graph.Value
+			switch {
+			case b.mtAffine():
+				u = b.sub(g, b.channelAffine(xc, c1, c0, r, ""))
+			case b.depthwiseAffine(xc):
+				// g + (xc·(−c1) − c0): ONNX Runtime fuses the Conv and the
+				// Add (a Sub it does not) into one pass.
+				t := b.channelConv(xc, b.neg(c1), b.neg(c0), "")
+				// ONNX Runtime fuses the Add only where its shape inference
+				// knows both inputs' shapes to be equal, which it loses on
+				// the gradient (behind its contrib NCHWc ops): stated here.
+				b.annotate(t)
+				b.annotate(g)
+				u = b.add(t, g)
+			default:
+				u = b.sub(g, b.op1("BatchNormalization", []*graph.Value{xc, c1, c0, b.constF(dt, []int64{C}, fill(C, 0)),
+					b.constF(dt, []int64{C}, fill(C, 1))}, aF("epsilon", 0)))
 			}
-			out[0] = b.scaleChannels(b.sub(g, t), a1, a)
+			out[0] = b.scaleChannels(u, a1, a)
 		}
 		return out
 	}

@@ -103,6 +103,35 @@ func (b *builder) sym() int64 {
 	return symBase - b.nsym
 }
 
+// annotate writes v's inferred type into the graph's value_info (a
+// symbolic dimension under its dim_param where it has one), for ONNX
+// Runtime's optimizer, whose fusions need shapes it cannot always infer.
+// Values that already have a type, graph inputs and initializers are left
+// alone.
+func (b *builder) annotate(v *graph.Value) {
+	t := b.ti(v)
+	if v.Type != nil || v.Init != nil || t == nil || t.shape == nil || b.g.IsInput(v) {
+		return
+	}
+	params := map[int64]string{}
+	for p, s := range b.syms {
+		params[s] = p
+	}
+	dims := make([]graph.Dim, len(t.shape))
+	for i, d := range t.shape {
+		switch {
+		case d >= 0:
+			dims[i] = graph.Dim{Size: d}
+		case params[d] != "":
+			dims[i] = graph.Dim{Size: -1, Param: params[d]}
+		default:
+			dims[i] = graph.Dim{Size: -1}
+		}
+	}
+	v.Type = &graph.Type{DType: t.dt, Shape: dims}
+	b.g.ValueInfo = append(b.g.ValueInfo, v)
+}
+
 func (b *builder) ti(v *graph.Value) *tinfo {
 	if v == nil {
 		return nil
