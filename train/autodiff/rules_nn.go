@@ -477,9 +477,9 @@ func (b *builder) bnCount(x *graph.Value) *graph.Value {
 // kernel (mean 0, variance 1, ε 0: scale and bias exactly a and b), or
 // on large planes a depthwise Conv fused with the subtraction
 // (depthwiseAffine). The factor γr is left to a Conv that produced x where
-// that is cheaper (scaleChannels, foldChannelScale). Inference mode (running statistics): dX = dY·γ/√(rv+ε);
-// dγ = Σ dY·(x − rm)/√(rv+ε); dβ = Σ dY. Sums and means run over every
-// axis but 1. https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
+// that is cheaper (scaleChannels, foldChannelScale). Inference mode
+// (running statistics): dX = dY·γ/√(rv+ε); dγ = Σ dY·(x − rm)/√(rv+ε);
+// dβ = Σ dY. Sums and means run over every axis but 1. https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
 func gradBatchNormalization(c *ctx) []*graph.Value {
 	b := c.b
 	x, g := c.in[0], c.g()
