@@ -86,33 +86,32 @@ func gradConv(c *ctx) []*graph.Value {
 	}
 	sp := len(xs) - 2
 	out := make([]*graph.Value, 3)
+	// With dY = u·a (a [M] along the channels): dX is linear in dY and in
+	// W's output axis, dW and db in dY, so a scales W's rows for dX and the
+	// rows of dW and db.
 	u, a := b.foldChannelScale(g, ws)
+	var aW *graph.Value // a as [M, 1, 1, …]
 	if a == nil {
 		u = g
 	} else {
 		b.convForms = append(b.convForms, "scale:folded")
-	}
-	// With dY = u·a (a [M] along the channels): dX is linear in dY and in
-	// W's output axis, dW and db in dY, so a scales W's rows for dX and the
-	// rows of dW and db.
-	ab := func() *graph.Value { // a as [M, 1, 1, …]
 		s := []int64{ws[0]}
 		for range ws[1:] {
 			s = append(s, 1)
 		}
-		return b.reshape(a, s)
+		aW = b.reshape(a, s)
 	}
 	if c.needs(0) {
 		Wx := W
 		if a != nil {
-			Wx = b.mul(W, ab())
+			Wx = b.mul(W, aW)
 		}
 		out[0] = b.convInputGrad(u, Wx, geo, xs)
 	}
 	if c.needs(1) {
 		out[1] = b.convWeightGrad(X, u, geo, ws)
 		if a != nil {
-			out[1] = b.mul(out[1], ab())
+			out[1] = b.mul(out[1], aW)
 		}
 	}
 	if c.needs(2) {
@@ -501,9 +500,9 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 //
 //	dW[:, :, j] = Gemm(Gather(dYᵀ, R_j, axis 1), Gather(Xᵀ, I_j, axis 1), transB)
 //
-// (each gathered to [M or C, |R_j|·N]), stacked over j. The products skip the padding's
-// zeros that the gemm form multiplies: 31 % of the work of a 3×3 pad-1
-// layer at 4×4, 18 % at 7×7. Returns nil (the caller falls back) when an
+// (each gathered to [M or C, |R_j|·N]), stacked over j. The products skip
+// the padding's zeros that the gemm form multiplies: 31 % of the work of a
+// 3×3 pad-1 layer at 4×4, 18 % at 7×7. Returns nil (the caller falls back) when an
 // offset meets no input at all or a size is not static.
 func (b *builder) convWeightGradValid(X, G *graph.Value, geo convGeom, ws, os []int64) *graph.Value {
 	xs := b.shape(X)

@@ -344,13 +344,15 @@ func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 	var1 := b.emit("Squeeze", []*graph.Value{variance, b.i64(axes...)}, []string{vOut}).Output(0)
 	rstd := b.op1("Reciprocal", []*graph.Value{b.op1("Sqrt", []*graph.Value{b.add(var1, b.scalarF(dt, eps))})})
 	var y *graph.Value
-	switch {
-	case b.mtAffine():
+	switch mt, dw := b.mtAffine(), b.depthwiseAffine(x); {
+	case mt || dw:
 		alpha := b.mul(gamma, rstd)
-		y = b.channelAffine(x, alpha, b.sub(beta, b.mul(mean1, alpha)), r, yName)
-	case b.depthwiseAffine(x):
-		alpha := b.mul(gamma, rstd)
-		y = b.channelConv(x, alpha, b.sub(beta, b.mul(mean1, alpha)), yName)
+		shift := b.sub(beta, b.mul(mean1, alpha))
+		if mt {
+			y = b.channelAffine(x, alpha, shift, r, yName)
+		} else {
+			y = b.channelConv(x, alpha, shift, yName)
+		}
 	default:
 		y = b.emit("BatchNormalization", []*graph.Value{x, gamma, beta, mean1, var1}, []string{yName},
 			aF("epsilon", float32(eps))).Output(0)
@@ -512,11 +514,10 @@ func gradBatchNormalization(c *ctx) []*graph.Value {
 				u = b.sub(g, b.channelAffine(xc, c1, c0, r, ""))
 			case b.depthwiseAffine(xc):
 				// g + (xc·(−c1) − c0): ONNX Runtime fuses the Conv and the
-				// Add (a Sub it does not) into one pass.
+				// Add (a Sub it does not) into one pass, where its shape
+				// inference knows both inputs' shapes to be equal; it loses
+				// them behind its contrib NCHWc ops, so they are stated.
 				t := b.channelConv(xc, b.neg(c1), b.neg(c0), "")
-				// ONNX Runtime fuses the Add only where its shape inference
-				// knows both inputs' shapes to be equal, which it loses on
-				// the gradient (behind its contrib NCHWc ops): stated here.
 				b.annotate(t)
 				b.annotate(g)
 				u = b.add(t, g)

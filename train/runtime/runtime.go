@@ -46,9 +46,7 @@ type Options struct {
 }
 
 // ThreadCount returns the intra-op thread count sessions opened with o use.
-func (o Options) ThreadCount() int { return o.threads() }
-
-func (o Options) threads() int {
+func (o Options) ThreadCount() int {
 	if o.Threads > 0 {
 		return o.Threads
 	}

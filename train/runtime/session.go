@@ -121,7 +121,7 @@ func sessionOptions(opts Options) (_ *ort.SessionOptions, err error) {
 			so.Destroy()
 		}
 	}()
-	if err := so.SetIntraOpNumThreads(opts.threads()); err != nil {
+	if err := so.SetIntraOpNumThreads(opts.ThreadCount()); err != nil {
 		return nil, fmt.Errorf("onnxruntime: threads: %w", err)
 	}
 	if err := so.SetInterOpNumThreads(1); err != nil {
