@@ -48,6 +48,12 @@ type builder struct {
 	convForms []string
 	// usedNCHWc: the graph has com.microsoft.nchwc nodes (nchwc.go).
 	usedNCHWc bool
+	// winoVs holds the Winograd input transform of a Conv's input, which
+	// the forward and the weight gradient share (winograd.go).
+	winoVs map[*graph.Value]*graph.Value
+	// fwdGeom holds the geometry of a Conv whose forward was lowered to
+	// nodes other than a Conv (the Winograd form).
+	fwdGeom map[*graph.Node]convGeom
 }
 
 func newBuilder(orig *graph.Graph, opset int64, spec Spec) *builder {
@@ -57,7 +63,8 @@ func newBuilder(orig *graph.Graph, opset int64, spec Spec) *builder {
 		used: map[string]bool{}, count: map[string]int{}, consts: map[string]*graph.Value{},
 		shapes: map[*graph.Value]*graph.Value{}, syms: map[string]int64{},
 		aux: map[*graph.Node]map[string]*graph.Value{}, fwdNodes: map[*graph.Node]*graph.Node{},
-		chanScaled: map[*graph.Value]chanScale{},
+		chanScaled: map[*graph.Value]chanScale{}, winoVs: map[*graph.Value]*graph.Value{},
+		fwdGeom: map[*graph.Node]convGeom{},
 	}
 	if orig.Name == "" {
 		b.g.Name = "training"

@@ -30,6 +30,13 @@ const (
 	// positions where the offset meets X inside its bounds (no padding
 	// zeros).
 	ConvWeightValid = "valid"
+
+	// ConvWinograd: Winograd's F(4×4, 3×3) (winograd.go) for 3×3 stride-1
+	// pad-1 layers, as the forward (ConvGrad.Forward), the input gradient
+	// and the weight gradient form.
+	ConvWinograd = "winograd"
+	// ConvForwardDirect: the forward Conv as a Conv (or its NCHWc lowering).
+	ConvForwardDirect = "direct"
 )
 
 // ConvGrad selects the formulations of the Conv gradients. A form that
@@ -37,8 +44,11 @@ const (
 // weight forms without static spatial sizes) falls back to the general one
 // (ConvInputTranspose, ConvWeightTrick).
 type ConvGrad struct {
-	Input  string // "", ConvInputTranspose or ConvInputFlipped
-	Weight string // "", ConvWeightTrick, ConvWeightGemm or ConvWeightBatched
+	Input  string // "", ConvInputTranspose, ConvInputFlipped or ConvWinograd
+	Weight string // "", ConvWeightTrick, ConvWeightGemm, ConvWeightBatched, ConvWeightValid or ConvWinograd
+	// Forward is the forward Conv's form in the training graph: "" (chosen
+	// per shape), ConvForwardDirect or ConvWinograd (where it applies).
+	Forward string
 	// NCHWcBlock, when positive, runs 2-D float Conv nodes with a kernel
 	// larger than 1×1 and channel counts that are multiples of it (group 1)
 	// on ONNX Runtime's blocked-layout kernels (the CPU execution provider's
@@ -55,14 +65,19 @@ type ConvGrad struct {
 
 func (c ConvGrad) check() error {
 	switch c.Input {
-	case "", ConvInputTranspose, ConvInputFlipped:
+	case "", ConvInputTranspose, ConvInputFlipped, ConvWinograd:
 	default:
 		return fmt.Errorf("%w: unknown Conv input-gradient form %q", ErrModel, c.Input)
 	}
 	switch c.Weight {
-	case "", ConvWeightTrick, ConvWeightGemm, ConvWeightBatched, ConvWeightValid:
+	case "", ConvWeightTrick, ConvWeightGemm, ConvWeightBatched, ConvWeightValid, ConvWinograd:
 	default:
 		return fmt.Errorf("%w: unknown Conv weight-gradient form %q", ErrModel, c.Weight)
+	}
+	switch c.Forward {
+	case "", ConvForwardDirect, ConvWinograd:
+	default:
+		return fmt.Errorf("%w: unknown Conv forward form %q", ErrModel, c.Forward)
 	}
 	return nil
 }
@@ -192,6 +207,11 @@ func (b *builder) chooseInputForm(geo convGeom) string {
 // i.e. the correlation of dY with the kernel rotated by 180°, an ordinary
 // forward convolution (ONNX Runtime runs it as fast as the forward).
 func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *graph.Value {
+	if p, ok := winograd(b.spec.ConvGrad.Input, xs, b.shape(W), geo, b.dtype(G)); ok {
+		b.convForms = append(b.convForms, "input:"+ConvWinograd)
+		ws := b.shape(W)
+		return b.winoInputGrad(G, W, p, ws[0], ws[1])
+	}
 	sp := len(xs) - 2
 	form := b.chooseInputForm(geo)
 	if form == ConvInputTranspose && b.spec.ConvGrad.Input != ConvInputTranspose {
@@ -362,6 +382,10 @@ func (b *builder) convWeightGrad(X, G *graph.Value, geo convGeom, ws []int64) *g
 	var sp []int64
 	if xs := b.shape(X); xs != nil && len(xs) == len(ws) {
 		sp = xs[2:]
+		if p, ok := winograd(b.spec.ConvGrad.Weight, xs, ws, geo, b.dtype(G)); ok && gs != nil && equalShape(gs[2:], xs[2:]) {
+			b.convForms = append(b.convForms, "weight:"+ConvWinograd)
+			return b.winoWeightGrad(X, G, p, ws[0], ws[1])
+		}
 	}
 	form := b.chooseWeightForm(geo, ws[1], sp, os)
 	b.convForms = append(b.convForms, "weight:"+form)

@@ -109,21 +109,29 @@ func (b *builder) nchwcConv(X, Wb, bias *graph.Value, M int64, geo convGeom, ys 
 // (Spec.ConvGrad.NCHWcBlock), else a copy. The rule's geometry is read from
 // the returned node, whose attributes are explicit.
 func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
-	if b.spec.ConvGrad.NCHWcBlock <= 0 {
-		return b.copyNode(n, nil, nil)
-	}
 	x, w := b.mappedOrNil(n.Input(0)), b.mappedOrNil(n.Input(1))
 	if x == nil || w == nil || n.Output(0) == nil || len(n.Outputs()) != 1 {
 		return b.copyNode(n, nil, nil)
 	}
 	xs, ws := b.shape(x), b.shape(w)
 	geo, ok := b.geom(n, xs)
-	if !ok || !b.nchwcApplies(xs, ws, geo, b.dtype(x)) || !allKnown(xs[1:]) {
+	if !ok {
 		return b.copyNode(n, nil, nil)
 	}
 	var bias *graph.Value
 	if n.Input(2) != nil {
 		bias = b.mapped(n.Input(2))
+	}
+	if wp, ok := winograd(b.spec.ConvGrad.Forward, xs, ws, geo, b.dtype(x)); ok {
+		y := b.winoForward(x, w, bias, wp, ws[0], ws[1], n.Output(0).Name)
+		b.vmap[n.Output(0)] = y
+		b.fwdGeom[n] = geo
+		b.convForms = append(b.convForms, "forward:"+ConvWinograd)
+		fn, _ := y.Producer()
+		return fn
+	}
+	if b.spec.ConvGrad.NCHWcBlock <= 0 || !b.nchwcApplies(xs, ws, geo, b.dtype(x)) || !allKnown(xs[1:]) {
+		return b.copyNode(n, nil, nil)
 	}
 	M, C := ws[0], ws[1]
 	ys := []int64{xs[0], M, 0, 0}

@@ -124,6 +124,9 @@ func concat64(parts ...[]int64) []int64 {
 func (c *ctx) convGeom() (convGeom, []int64) {
 	b := c.b
 	xs := b.shape(c.in[0])
+	if g, ok := b.fwdGeom[c.n]; ok && xs != nil && allKnown(xs[1:]) {
+		return g, xs
+	}
 	fn := c.fn
 	if fn == nil {
 		b.fail("autodiff: %v: no forward node", c.n)

@@ -1,0 +1,190 @@
+package autodiff
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/graph"
+)
+
+// TestToomCook checks y = Aᵀ[(G g) ⊙ (Bᵀ d)] against the correlation
+// y_i = Σ_k g_k d_{i+k} for both matrix sets the Winograd form uses.
+func TestToomCook(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, mr := range [][2]int{{4, 3}, {3, 4}} {
+		m, r := mr[0], mr[1]
+		AT, G, BT := toomCook(m, r)
+		n := m + r - 1
+		for range 5 {
+			g, d := make([]float64, r), make([]float64, n)
+			for i := range g {
+				g[i] = rng.NormFloat64()
+			}
+			for i := range d {
+				d[i] = rng.NormFloat64()
+			}
+			prod := make([]float64, n)
+			for j := range n {
+				var gj, dj float64
+				for k := range r {
+					gj += G[j][k] * g[k]
+				}
+				for l := range n {
+					dj += BT[j][l] * d[l]
+				}
+				prod[j] = gj * dj
+			}
+			for i := range m {
+				var want, got float64
+				for k := range r {
+					want += g[k] * d[i+k]
+				}
+				for j := range n {
+					got += AT[i][j] * prod[j]
+				}
+				if math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
+					t.Fatalf("F(%d,%d): y[%d] = %v, want %v", m, r, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+var winoForced = ConvGrad{Forward: ConvWinograd, Input: ConvWinograd, Weight: ConvWinograd}
+
+// TestConvWinograd checks the Winograd forward and both gradients against
+// finite differences and the direct forms, on one tile, whole tiles and
+// partial ones, with and without bias.
+func TestConvWinograd(t *testing.T) {
+	pads := aIs("pads", []int64{1, 1, 1, 1})
+	for _, c := range []struct {
+		name   string
+		xs, ws []int64
+		bias   bool
+	}{
+		{"4x4", []int64{2, 3, 4, 4}, []int64{4, 3, 3, 3}, true},
+		{"8x8-tiles", []int64{2, 3, 8, 8}, []int64{2, 3, 3, 3}, false},
+		{"7x5-partial", []int64{2, 2, 7, 5}, []int64{3, 2, 3, 3}, true},
+		{"2x3-small", []int64{1, 2, 2, 3}, []int64{2, 2, 3, 3}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := []int64{c.xs[0], c.ws[0], c.xs[2], c.xs[3]}
+			build := convCase("Conv", c.xs, c.ws, c.bias, out, pads)
+			f := newFG(t, graph.Float, 7)
+			o, shape, params := build(f)
+			art := checkVJP(t, f, o, shape, params, Spec{ConvGrad: winoForced}, linEps, linTol)
+			for _, want := range []string{"forward:", "input:", "weight:"} {
+				if !slices.Contains(art.convForms, want+ConvWinograd) {
+					t.Errorf("%s%s not used: %v", want, ConvWinograd, art.convForms)
+				}
+			}
+			// The same model and feeds through the direct forms.
+			direct := Spec{ConvGrad: ConvGrad{Forward: ConvForwardDirect, Input: ConvInputFlipped, Weight: ConvWeightGemm}}
+			got, want := runOnce(t, f, o, shape, params, Spec{ConvGrad: winoForced}), runOnce(t, f, o, shape, params, direct)
+			for _, name := range append([]string{o.Name}, gradNames(params)...) {
+				if e := relMaxErr(vals(t, got[name]), vals(t, want[name])); e > 2e-6 {
+					t.Errorf("%s: Winograd against direct: max error %.3g of the largest value", name, e)
+				}
+			}
+		})
+	}
+}
+
+// TestConvWinogradFloat32 bounds the float32 error of the Winograd forms on
+// a 128-channel 4×4 layer (ResNet-18's last stage has 512) against the
+// direct forms: the forward and both gradients within 1e-5 of the largest
+// value (measured: ~2e-6, the direct forms' own float32 error).
+func TestConvWinogradFloat32(t *testing.T) {
+	f := newFG(t, graph.Float, 11)
+	xs, ws := []int64{8, 128, 4, 4}, []int64{128, 128, 3, 3}
+	x := f.paramVals("x", xs, relu(f.randn(prod(xs))))
+	wv := f.randn(prod(ws))
+	for i := range wv {
+		wv[i] *= math.Sqrt(2.0 / (9 * 128))
+	}
+	w := f.paramVals("w", ws, wv)
+	o := f.op("Conv", []*graph.Value{x, w}, aIs("pads", []int64{1, 1, 1, 1}))
+	shape, params := []int64{8, 128, 4, 4}, []string{"x", "w"}
+	direct := Spec{ConvGrad: ConvGrad{Forward: ConvForwardDirect, Input: ConvInputFlipped, Weight: ConvWeightGemm}}
+	got, want := runOnce(t, f, o, shape, params, Spec{}), runOnce(t, f, o, shape, params, direct)
+	for _, name := range append([]string{o.Name}, gradNames(params)...) {
+		e := relMaxErr(vals(t, got[name]), vals(t, want[name]))
+		t.Logf("%s: max error %.2g of the largest value", name, e)
+		if e > 1e-5 {
+			t.Errorf("%s: Winograd (chosen per shape) against direct: max error %.3g of the largest value", name, e)
+		}
+	}
+}
+
+// TestWinogradChoice pins where the per-shape choice takes the Winograd
+// form on ResNet-18's layer shapes.
+func TestWinogradChoice(t *testing.T) {
+	g3 := func(s int64) convGeom {
+		return convGeom{k: []int64{3, 3}, s: []int64{s, s}, d: []int64{1, 1}, pb: []int64{1, 1}, pe: []int64{1, 1}, group: 1}
+	}
+	for _, c := range []struct {
+		geo    convGeom
+		xs, ws []int64
+		want   bool
+	}{
+		{g3(1), []int64{128, 512, 4, 4}, []int64{512, 512, 3, 3}, true},
+		{g3(1), []int64{-1, 512, 4, 4}, []int64{512, 512, 3, 3}, true},
+		{g3(2), []int64{128, 256, 7, 7}, []int64{512, 256, 3, 3}, false},
+		{g3(1), []int64{128, 256, 7, 7}, []int64{256, 256, 3, 3}, false},
+		{g3(1), []int64{128, 64, 28, 28}, []int64{64, 64, 3, 3}, false},
+		{g3(1), []int64{128, 8, 4, 4}, []int64{8, 8, 3, 3}, false},
+	} {
+		_, got := winograd("", c.xs, c.ws, c.geo, graph.Float)
+		if got != c.want {
+			t.Errorf("x %v w %v stride %d: Winograd %v, want %v", c.xs, c.ws, c.geo.s[0], got, c.want)
+		}
+	}
+	if _, ok := winograd(ConvForwardDirect, []int64{1, 512, 4, 4}, []int64{512, 512, 3, 3}, g3(1), graph.Float); ok {
+		t.Error("a forced direct form took the Winograd form")
+	}
+}
+
+func relu(v []float64) []float64 {
+	for i := range v {
+		v[i] = max(v[i], 0)
+	}
+	return v
+}
+
+func gradNames(params []string) []string {
+	out := make([]string, len(params))
+	for i, p := range params {
+		out[i] = "grad/" + p
+	}
+	return out
+}
+
+// runOnce builds f's model under spec and runs it once with the
+// parameters' values and a fixed seed.
+func runOnce(t *testing.T, f *fg, out *graph.Value, shape []int64, params []string, spec Spec) map[string]*graph.Tensor {
+	t.Helper()
+	spec.Params = params
+	art := buildSeed(t, f.model(out), spec)
+	feeds := map[string]*graph.Tensor{}
+	for _, p := range params {
+		feeds[p] = f.g.LocalValue(p).Init
+	}
+	seed := make([]float64, prod(shape))
+	for i := range seed {
+		seed[i] = math.Sin(float64(i))
+	}
+	feeds["seed"] = floatTensor(f.dt, shape, seed)
+	return newRunner(t, art).run(t, feeds)
+}
+
+// relMaxErr returns max|a − b| / max|b|.
+func relMaxErr(a, b []float64) float64 {
+	var e, s float64
+	for i := range b {
+		e = max(e, math.Abs(a[i]-b[i]))
+		s = max(s, math.Abs(b[i]))
+	}
+	return e / s
+}
