@@ -36,11 +36,14 @@ import "github.com/unlearn-tool/unlearn/graph"
 // of up to winogradMaxPlane.
 //
 // The matrices come from the Toom-Cook construction (toomCook) on the
-// points 0, 1, −1, ½, −2 and ∞: float32 error of 2.3e-6 relative to the
-// largest output on a 512-channel 4×4 layer against a float64 reference,
-// the direct form's 1.7e-6 (the common points 0, ±1, ±2 give 5.8e-6;
-// Barabasz et al., "Error analysis and improving the accuracy of Winograd
-// convolution for deep neural networks", 2020, on the choice of points).
+// points 0, 1, −1, ½, −2 and ∞. Float32 error against a float64 reference
+// on 128-channel 4×4 and 7×7 layers (TestConvWinogradFloat32): 1.3–5.5e-6
+// of the largest value for the output and both gradients, where ONNX
+// Runtime's direct forms have 0.3–1.4e-6; far inside the 1e-4 of the
+// PyTorch parity checks. The common points 0, ±1, ±2 were 2.5× worse in a
+// NumPy check (Barabasz et al., "Error analysis and improving the accuracy
+// of Winograd convolution for deep neural networks", 2020, on the choice
+// of points).
 
 // winoPoints are the finite interpolation points (∞ is the sixth).
 var winoPoints = []float64{0, 1, -1, 0.5, -2}
@@ -49,8 +52,14 @@ const (
 	winoOut  = 4 // output tile
 	winoTile = 6 // input tile: winoOut + 3 − 1
 	// winogradMaxPlane bounds the planes (H·W) where the form is chosen:
-	// its dense transforms grow as the plane squared.
-	winogradMaxPlane = 16
+	// its dense transforms grow as the plane squared. ResNet-18 step, 2
+	// threads, alternating pairs of dumped graphs: the 4×4 layers 1920 /
+	// 2121 / 1963 → 1764 / 1868 / 1748 ms, the 7×7 ones as well 1766 /
+	// 1762 / 1739 → 1671 / 1639 / 1621 ms (a 256-channel 7×7 forward
+	// ~21 ms against ~30, a third of it the output transform). At 14×14
+	// the input transform alone (576×196 per channel) would cost about as
+	// much as the direct Conv.
+	winogradMaxPlane = 64
 	// winogradMinChannels: below this, the transforms outweigh the saving.
 	winogradMinChannels = 32
 )
