@@ -74,8 +74,9 @@ func main() {
 	dump := flag.String("dump", "", "write the training graph to this file")
 	lib := flag.String("ort-lib", "", "libonnxruntime.so.1 (default: ONNXRUNTIME_LIB, then .ort/)")
 	var spec autodiff.Spec
-	flag.StringVar(&spec.ConvGrad.Input, "conv-input", "", "force the Conv input-gradient form (convtranspose, flipped)")
-	flag.StringVar(&spec.ConvGrad.Weight, "conv-weight", "", "force the Conv weight-gradient form (trick, gemm, bmm)")
+	flag.StringVar(&spec.ConvGrad.Forward, "conv-forward", "", "force the forward Conv's form (direct, winograd)")
+	flag.StringVar(&spec.ConvGrad.Input, "conv-input", "", "force the Conv input-gradient form (convtranspose, flipped, winograd)")
+	flag.StringVar(&spec.ConvGrad.Weight, "conv-weight", "", "force the Conv weight-gradient form (trick, gemm, bmm, valid, winograd)")
 	nchwc := flag.Bool("nchwc", false, "run Conv on ONNX Runtime's NCHWc kernels (autodiff.ConvGrad.NCHWcBlock; "+
 		"train.NewEngine's default; without it the plain graph that artifacts export)")
 	flag.Parse()
