@@ -111,7 +111,7 @@ func TestConvWinogradFloat32(t *testing.T) {
 		o := f.op("Conv", []*graph.Value{x, w}, aIs("pads", []int64{1, 1, 1, 1}))
 		params := []string{"x", "w"}
 		names := append([]string{o.Name}, gradNames(params)...)
-		wino, dir := runOnce(t, f, o, xs, params, Spec{}), runOnce(t, f, o, xs, params, direct)
+		wino, dir := runOnce(t, f, o, xs, params, Spec{ConvGrad: winoForced}), runOnce(t, f, o, xs, params, direct)
 		seed := make([]float64, prod(xs))
 		for i := range seed {
 			seed[i] = math.Sin(float64(i))
@@ -121,7 +121,7 @@ func TestConvWinogradFloat32(t *testing.T) {
 			e, ed := relMaxErr(vals(t, wino[names[i]]), ref), relMaxErr(vals(t, dir[names[i]]), ref)
 			t.Logf("%d×%d %s: max error %.2g of the largest value (direct float32 %.2g)", S, S, names[i], e, ed)
 			if e > 1e-5 {
-				t.Errorf("%d×%d %s: Winograd (chosen per shape) against float64: max error %.3g of the largest value", S, S, names[i], e)
+				t.Errorf("%d×%d %s: Winograd against float64: max error %.3g of the largest value", S, S, names[i], e)
 			}
 		}
 	}
@@ -178,7 +178,8 @@ func TestWinogradChoice(t *testing.T) {
 		{g3(1), []int64{128, 256, 7, 7}, []int64{256, 256, 3, 3}, true},
 		{g3(1), []int64{128, 128, 14, 14}, []int64{128, 128, 3, 3}, false},
 		{g3(1), []int64{128, 64, 28, 28}, []int64{64, 64, 3, 3}, false},
-		{g3(1), []int64{128, 8, 4, 4}, []int64{8, 8, 3, 3}, false},
+		{g3(1), []int64{128, 64, 7, 7}, []int64{64, 64, 3, 3}, false},
+		{g3(1), []int64{128, 128, 7, 7}, []int64{128, 128, 3, 3}, true},
 	} {
 		_, got := winograd("", c.xs, c.ws, c.geo, graph.Float)
 		if got != c.want {
