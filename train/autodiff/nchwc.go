@@ -105,9 +105,11 @@ func (b *builder) nchwcConv(X, Wb, bias *graph.Value, M int64, geo convGeom, ys 
 	return b.nchwcNamed("ReorderOutput", []*graph.Value{yb}, name, ys, aI("channels", M)), fn
 }
 
-// fwdConv emits a forward Conv: on the NCHWc kernels where they apply
-// (Spec.ConvGrad.NCHWcBlock), else a copy. The rule's geometry is read from
-// the returned node, whose attributes are explicit.
+// fwdConv emits a forward Conv: in the Winograd form where that is chosen
+// (winograd.go; the geometry goes to b.fwdGeom, there being no Conv node),
+// on the NCHWc kernels where they apply (Spec.ConvGrad.NCHWcBlock), else a
+// copy. The rule's geometry is read from the returned node, whose
+// attributes are explicit.
 func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
 	x, w := b.mappedOrNil(n.Input(0)), b.mappedOrNil(n.Input(1))
 	if x == nil || w == nil || n.Output(0) == nil || len(n.Outputs()) != 1 {
