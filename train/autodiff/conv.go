@@ -207,10 +207,11 @@ func (b *builder) chooseInputForm(geo convGeom) string {
 // i.e. the correlation of dY with the kernel rotated by 180°, an ordinary
 // forward convolution (ONNX Runtime runs it as fast as the forward).
 func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *graph.Value {
-	if p, ok := winograd(b.spec.ConvGrad.Input, xs, b.shape(W), geo, b.dtype(G)); ok {
-		b.convForms = append(b.convForms, "input:"+ConvWinograd)
-		ws := b.shape(W)
-		return b.winoInputGrad(G, W, p, ws[0], ws[1])
+	if ws := b.shape(W); ws != nil {
+		if p, ok := winograd(b.spec.ConvGrad.Input, xs, ws, geo, b.dtype(G)); ok {
+			b.convForms = append(b.convForms, "input:"+ConvWinograd)
+			return b.winoInputGrad(G, W, p, ws[0], ws[1])
+		}
 	}
 	sp := len(xs) - 2
 	form := b.chooseInputForm(geo)

@@ -144,7 +144,7 @@ func (p winoPlan) tiles() int64 { return p.Ty * p.Tx }
 // a 3×3 kernel at stride 1, dilation 1 and pad 1 on every side, static
 // channel and spatial sizes.
 func winogradApplies(xs, ws []int64, geo convGeom, dt graph.DType) (winoPlan, bool) {
-	if dt != graph.Float && dt != graph.Double || len(xs) != 4 || len(ws) != 4 || !allKnown(xs[1:]) || !allKnown(ws) ||
+	if (dt != graph.Float && dt != graph.Double) || len(xs) != 4 || len(ws) != 4 || !allKnown(xs[1:]) || !allKnown(ws) ||
 		geo.group != 1 || xs[1] != ws[1] || len(geo.k) != 2 {
 		return winoPlan{}, false
 	}
@@ -256,33 +256,31 @@ func winoGradOut(p winoPlan) []float64 {
 // rotated by 180° when flip.
 func winoFilter(flip bool) []float64 {
 	_, G, _ := toomCook(winoOut, 3)
-	out := make([]float64, 36*9)
-	for ty := range winoTile {
-		for tx := range winoTile {
-			for ky := range 3 {
-				for kx := range 3 {
-					gy, gx := ky, kx
-					if flip {
-						gy, gx = 2-ky, 2-kx
-					}
-					out[(ty*winoTile+tx)*9+ky*3+kx] = G[ty][gy] * G[tx][gx]
-				}
-			}
+	return winoKron9(func(t, k int) float64 {
+		if flip {
+			k = 2 - k
 		}
-	}
-	return out
+		return G[t][k]
+	})
 }
 
 // winoWeightOut returns the weight gradient's output transform, transposed:
 // [36, 9], A₃ᵀ·A₃ of F(3×3, 4×4).
 func winoWeightOut() []float64 {
 	AT3, _, _ := toomCook(3, winoOut)
+	return winoKron9(func(t, k int) float64 { return AT3[k][t] })
+}
+
+// winoKron9 returns the [36, 9] matrix m(ty, ky)·m(tx, kx), row ty·6+tx,
+// column ky·3+kx: a map between the 6×6 transformed positions and a 3×3
+// kernel applied along both axes.
+func winoKron9(m func(t, k int) float64) []float64 {
 	out := make([]float64, 36*9)
 	for ty := range winoTile {
 		for tx := range winoTile {
 			for ky := range 3 {
 				for kx := range 3 {
-					out[(ty*winoTile+tx)*9+ky*3+kx] = AT3[ky][ty] * AT3[kx][tx]
+					out[(ty*winoTile+tx)*9+ky*3+kx] = m(ty, ky) * m(tx, kx)
 				}
 			}
 		}
@@ -331,11 +329,7 @@ func (b *builder) winoForward(X, W, bias *graph.Value, p winoPlan, M, C int64, n
 		return b.winoBack(P, p, M, name)
 	}
 	y := b.winoBack(P, p, M, "")
-	bs := b.reshape(bias, []int64{M, 1, 1})
-	if name == "" {
-		return b.add(y, bs)
-	}
-	return b.emit("Add", []*graph.Value{y, bs}, []string{name}).Output(0)
+	return b.emit("Add", []*graph.Value{y, b.reshape(bias, []int64{M, 1, 1})}, []string{name}).Output(0)
 }
 
 // winoV returns X's input transform [36, T·N, C], emitted once per X.
