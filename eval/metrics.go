@@ -8,13 +8,13 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // Options configure Evaluate.
 type Options struct {
 	// Runtime selects the ONNX Runtime library, threads and device.
-	Runtime ortrt.Options
+	Runtime onnxrt.Options
 	// BatchSize is the number of examples per forward pass (0: 256).
 	BatchSize int
 	// Progress, if not nil, is called as work advances: stage is "train",

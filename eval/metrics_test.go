@@ -16,7 +16,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // bundled opens the bundled data and the non-IID forget set.
@@ -50,7 +50,7 @@ func TestEvaluateBundled(t *testing.T) {
 		}
 		stages := map[string]int{}
 		met, err := Evaluate(m, ds, forget, retain, Options{
-			Runtime:  ortrt.Options{Threads: 2},
+			Runtime:  onnxrt.Options{Threads: 2},
 			Progress: func(s string, done, total int) { stages[s] = done },
 		})
 		if err != nil {

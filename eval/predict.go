@@ -7,13 +7,13 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // Classifier runs a model's forward pass in inference mode on batches of a
 // dataset and returns logits.
 type Classifier struct {
-	sess    *ortrt.Session
+	sess    *onnxrt.Session
 	input   string
 	output  string
 	shape   []int64 // input shape with -1 for dynamic dims
@@ -85,7 +85,7 @@ func ModelOutput(m *graph.Model) (*graph.Value, error) {
 
 // NewClassifier prepares m for inference: training-mode nodes are switched to
 // inference form on a copy (m itself is not modified) and a session is created.
-func NewClassifier(m *graph.Model, opts ortrt.Options, batch int) (*Classifier, error) {
+func NewClassifier(m *graph.Model, opts onnxrt.Options, batch int) (*Classifier, error) {
 	if batch <= 0 {
 		return nil, errors.New("batch size must be positive")
 	}
@@ -105,7 +105,7 @@ func NewClassifier(m *graph.Model, opts ortrt.Options, batch int) (*Classifier, 
 	if err != nil {
 		return nil, err
 	}
-	sess, err := ortrt.NewSessionForModel(im, []string{in.Name}, []string{out.Name}, opts)
+	sess, err := onnxrt.NewSessionForModel(im, []string{in.Name}, []string{out.Name}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -151,12 +151,12 @@ func (c *Classifier) Logits(split *data.Split, idx []int, progress func(done, to
 		b := idx[start:end]
 		split.Batch(x[:len(b)*per], b)
 		inShape := []int64{int64(len(b)), int64(sh[0]), int64(sh[1]), int64(sh[2])}
-		in, err := ortrt.NewFloat32(inShape, x[:len(b)*per])
+		in, err := onnxrt.NewFloat32(inShape, x[:len(b)*per])
 		if err != nil {
 			return nil, err
 		}
-		outs := []*ortrt.Tensor{nil}
-		err = c.sess.Run([]*ortrt.Tensor{in}, outs)
+		outs := []*onnxrt.Tensor{nil}
+		err = c.sess.Run([]*onnxrt.Tensor{in}, outs)
 		in.Close()
 		if err != nil {
 			return nil, fmt.Errorf("forward pass on examples %d..%d: %w", start, end-1, err)

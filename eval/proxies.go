@@ -11,7 +11,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/svc"
 	"github.com/unlearn-tool/unlearn/graph"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // Oracle-free proxies: what a user without a retrained oracle can measure
@@ -479,7 +479,7 @@ func ProxyLogits(c *Classifier, ds *data.Dataset, forget, holdout []int, ref *Pr
 
 // EvaluateProxies runs m (inference mode; m is not modified) on the proxy
 // groups and measures them (ComputeProxies).
-func EvaluateProxies(m *graph.Model, ds *data.Dataset, forget, holdout []int, ref *ProxyReference, rt ortrt.Options, batch int, opts ProxyOptions) (*Proxies, error) {
+func EvaluateProxies(m *graph.Model, ds *data.Dataset, forget, holdout []int, ref *ProxyReference, rt onnxrt.Options, batch int, opts ProxyOptions) (*Proxies, error) {
 	c, err := NewClassifier(m, rt, batch)
 	if err != nil {
 		return nil, err

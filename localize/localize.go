@@ -42,9 +42,9 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
 )
 
 // ErrStrategy reports an unknown strategy or bad options.
@@ -76,7 +76,7 @@ type Options struct {
 	// Classifier overrides the classifier layer that critmem never zeroes
 	// (empty: detected, graph.NeuronMap.Classifier).
 	Classifier string
-	Runtime    ortrt.Options
+	Runtime    onnxrt.Options
 	Progress   func(done, total int)
 }
 

@@ -13,13 +13,13 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 func setup(t *testing.T, file string) (*graph.Model, *data.Dataset, []int) {
 	t.Helper()
 	testutil.RequireORT(t)
-	if err := ortrt.Setup(ortrt.Options{}); err != nil {
+	if err := onnxrt.Setup(onnxrt.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := onnxio.Load(testutil.Testdata(t, file))
@@ -58,7 +58,7 @@ func TestDELScoresMatchPyTorch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sc, err := Scores(context.Background(), m, ds.Train, ids, "del", Options{Runtime: ortrt.Options{Threads: 2}})
+			sc, err := Scores(context.Background(), m, ds.Train, ids, "del", Options{Runtime: onnxrt.Options{Threads: 2}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestMasks(t *testing.T) {
 	ctx := context.Background()
 	for _, strategy := range []string{"del", "salloc", "deepest", "shallowest", "random"} {
 		for _, budget := range []float64{0.05, 0.3} {
-			o := Options{Strategy: strategy, Budget: budget, Seed: 7, Runtime: ortrt.Options{Threads: 2}}
+			o := Options{Strategy: strategy, Budget: budget, Seed: 7, Runtime: onnxrt.Options{Threads: 2}}
 			mk, _, err := Localize(ctx, m, ds.Train, ids, o)
 			if err != nil {
 				t.Fatal(err)
@@ -266,7 +266,7 @@ func TestCritMem(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	rt := ortrt.Options{Threads: 2}
+	rt := onnxrt.Options{Threads: 2}
 	id := ids[3]
 	o := Options{Strategy: "critmem", Budget: 1, CritMemMaxSteps: 1, Runtime: rt}
 	counts, _, st, err := critMem(ctx, m, nm, ds.Train, []int{id}, o)

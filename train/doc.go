@@ -1,7 +1,7 @@
 // Package train owns everything about computing gradients and applying
-// updates: the gradient engine (train/autodiff), the ONNX Runtime session
-// wrapper (train/runtime), optimizers and learning-rate schedules, and the
-// masked training loop. It knows nothing about unlearning.
+// updates: the gradient engine (train/autodiff), optimizers and
+// learning-rate schedules, and the masked training loop. It runs graphs
+// through the ONNX Runtime wrapper, package onnxrt. It knows nothing about unlearning.
 //
 // Conventions: parameters are float32 slices in Go memory, updated in place;
 // optimizers follow PyTorch's update rules exactly (torch.optim.SGD, Adam) so

@@ -7,13 +7,13 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
 )
 
 // EngineOptions configures an Engine.
 type EngineOptions struct {
-	Runtime ortrt.Options
+	Runtime onnxrt.Options
 	// Spec selects the parameters to differentiate, the BatchNormalization
 	// and Dropout modes and the loss (see autodiff.Spec). A zero
 	// Spec.ConvGrad.NCHWcBlock is filled in with the block size of ONNX
@@ -34,7 +34,7 @@ type EngineOptions struct {
 // An Engine is not safe for concurrent use.
 type Engine struct {
 	art  *autodiff.Artifacts
-	sess *ortrt.Session
+	sess *onnxrt.Session
 	g    *graph.Graph // the forward graph the artifacts were built from
 
 	inputs  []autodiff.IO
@@ -43,8 +43,8 @@ type Engine struct {
 	params []*Param
 	// fixed tensors bound on every run: parameters and state (by input
 	// index), gradients and BN statistics (by output index)
-	fixedIn  map[int]*ortrt.Tensor
-	fixedOut map[int]*ortrt.Tensor
+	fixedIn  map[int]*onnxrt.Tensor
+	fixedOut map[int]*onnxrt.Tensor
 	// running statistics (Go-side values, updated after each BNTraining step)
 	running map[string][]float32
 	// per batch size: images, labels, weights, teacher logits, loss, logits
@@ -56,8 +56,8 @@ type Engine struct {
 }
 
 type batchBufs struct {
-	in  map[int]*ortrt.Tensor
-	out map[int]*ortrt.Tensor
+	in  map[int]*onnxrt.Tensor
+	out map[int]*onnxrt.Tensor
 }
 
 // Batch is the input of one step. X holds N images (N·C·H·W floats),
@@ -96,7 +96,7 @@ func NewEngine(m *graph.Model, opts EngineOptions) (*Engine, error) {
 func EngineSpec(opts EngineOptions) autodiff.Spec {
 	spec := opts.Spec
 	if spec.ConvGrad.NCHWcBlock == 0 {
-		spec.ConvGrad.NCHWcBlock = ortrt.NCHWcBlockSize(opts.Runtime)
+		spec.ConvGrad.NCHWcBlock = onnxrt.NCHWcBlockSize(opts.Runtime)
 	}
 	if spec.Threads == 0 {
 		spec.Threads = opts.Runtime.ThreadCount()
@@ -105,10 +105,10 @@ func EngineSpec(opts EngineOptions) autodiff.Spec {
 }
 
 // NewEngineFromArtifacts opens a session for artifacts built from m.
-func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts ortrt.Options) (e *Engine, err error) {
+func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts onnxrt.Options) (e *Engine, err error) {
 	e = &Engine{
 		art: art, g: m.Graph, inputs: art.Inputs, outputs: art.Outputs,
-		fixedIn: map[int]*ortrt.Tensor{}, fixedOut: map[int]*ortrt.Tensor{},
+		fixedIn: map[int]*onnxrt.Tensor{}, fixedOut: map[int]*onnxrt.Tensor{},
 		running: map[string][]float32{}, bufs: map[int]*batchBufs{},
 	}
 	// Close through a copy: `return nil, err` sets e to nil before this runs.
@@ -126,7 +126,7 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts ortrt.
 	for i, io := range art.Outputs {
 		outNames[i] = io.Name
 	}
-	e.sess, err = ortrt.NewSessionForModel(art.Model, inNames, outNames, opts)
+	e.sess, err = onnxrt.NewSessionForModel(art.Model, inNames, outNames, opts)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
@@ -142,7 +142,7 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts ortrt.
 			if err != nil {
 				return nil, fmt.Errorf("train: %s %q: %w", io.Role, io.Name, err)
 			}
-			t, err := ortrt.NewFloat32(append([]int64{}, v.Init.Shape...), append([]float32{}, vals...))
+			t, err := onnxrt.NewFloat32(append([]int64{}, v.Init.Shape...), append([]float32{}, vals...))
 			if err != nil {
 				return nil, fmt.Errorf("train: %w", err)
 			}
@@ -186,7 +186,7 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts ortrt.
 			if p == nil {
 				return nil, fmt.Errorf("train: gradient output %q has no parameter input", io.Name)
 			}
-			t, err := ortrt.NewFloat32(shapeOf(m.Graph, io.Of), make([]float32, len(p.Data)))
+			t, err := onnxrt.NewFloat32(shapeOf(m.Graph, io.Of), make([]float32, len(p.Data)))
 			if err != nil {
 				return nil, fmt.Errorf("train: %w", err)
 			}
@@ -196,7 +196,7 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts ortrt.
 			if len(io.Shape) != 1 || io.Shape[0] < 0 {
 				return nil, fmt.Errorf("train: BN statistic %q has shape %v", io.Name, io.Shape)
 			}
-			t, err := ortrt.NewFloat32([]int64{io.Shape[0]}, make([]float32, io.Shape[0]))
+			t, err := onnxrt.NewFloat32([]int64{io.Shape[0]}, make([]float32, io.Shape[0]))
 			if err != nil {
 				return nil, fmt.Errorf("train: %w", err)
 			}
@@ -254,20 +254,20 @@ func (e *Engine) buffers(n int) (*batchBufs, error) {
 	if b := e.bufs[n]; b != nil {
 		return b, nil
 	}
-	b := &batchBufs{in: map[int]*ortrt.Tensor{}, out: map[int]*ortrt.Tensor{}}
+	b := &batchBufs{in: map[int]*onnxrt.Tensor{}, out: map[int]*onnxrt.Tensor{}}
 	var err error
 	for i, io := range e.inputs {
-		var t *ortrt.Tensor
+		var t *onnxrt.Tensor
 		switch io.Role {
 		case "images":
 			sh := append([]int64{int64(n)}, e.imageShape...)
-			t, err = ortrt.NewFloat32(sh, make([]float32, graph.NumElements(sh)))
+			t, err = onnxrt.NewFloat32(sh, make([]float32, graph.NumElements(sh)))
 		case "labels":
-			t, err = ortrt.NewInt64([]int64{int64(n)}, make([]int64, n))
+			t, err = onnxrt.NewInt64([]int64{int64(n)}, make([]int64, n))
 		case "weights":
-			t, err = ortrt.NewFloat32([]int64{int64(n)}, make([]float32, n))
+			t, err = onnxrt.NewFloat32([]int64{int64(n)}, make([]float32, n))
 		case "teacher_logits":
-			t, err = ortrt.NewFloat32([]int64{int64(n), int64(e.classes)}, make([]float32, n*e.classes))
+			t, err = onnxrt.NewFloat32([]int64{int64(n), int64(e.classes)}, make([]float32, n*e.classes))
 		default:
 			continue
 		}
@@ -277,12 +277,12 @@ func (e *Engine) buffers(n int) (*batchBufs, error) {
 		b.in[i] = t
 	}
 	for i, io := range e.outputs {
-		var t *ortrt.Tensor
+		var t *onnxrt.Tensor
 		switch io.Role {
 		case "loss":
-			t, err = ortrt.NewFloat32([]int64{1}, make([]float32, 1))
+			t, err = onnxrt.NewFloat32([]int64{1}, make([]float32, 1))
 		case "logits":
-			t, err = ortrt.NewFloat32([]int64{int64(n), int64(e.classes)}, make([]float32, n*e.classes))
+			t, err = onnxrt.NewFloat32([]int64{int64(n), int64(e.classes)}, make([]float32, n*e.classes))
 		default:
 			continue
 		}
@@ -386,7 +386,7 @@ func (e *Engine) StepFilled(n int) (StepResult, error) {
 	if err != nil {
 		return StepResult{}, err
 	}
-	ins := make([]*ortrt.Tensor, len(e.inputs))
+	ins := make([]*onnxrt.Tensor, len(e.inputs))
 	for i := range e.inputs {
 		if t := e.fixedIn[i]; t != nil {
 			ins[i] = t
@@ -397,7 +397,7 @@ func (e *Engine) StepFilled(n int) (StepResult, error) {
 			return StepResult{}, fmt.Errorf("train: no tensor for training-graph input %q (role %s)", e.inputs[i].Name, e.inputs[i].Role)
 		}
 	}
-	outs := make([]*ortrt.Tensor, len(e.outputs))
+	outs := make([]*onnxrt.Tensor, len(e.outputs))
 	for i := range e.outputs {
 		if t := e.fixedOut[i]; t != nil {
 			outs[i] = t
@@ -433,7 +433,7 @@ func (e *Engine) StepFilled(n int) (StepResult, error) {
 
 // updateRunning applies PyTorch's running-statistics update:
 // rm ← (1−μ)·rm + μ·mean, rv ← (1−μ)·rv + μ·var·M/(M−1), M = N·∏spatial.
-func (e *Engine) updateRunning(n int, outs []*ortrt.Tensor) error {
+func (e *Engine) updateRunning(n int, outs []*onnxrt.Tensor) error {
 	outIdx := map[string]int{}
 	for i, io := range e.outputs {
 		outIdx[io.Name] = i

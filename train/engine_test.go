@@ -9,8 +9,8 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
 )
 
 func loadModel(t *testing.T, name string) *graph.Model {
@@ -41,10 +41,10 @@ func refBatch(t *testing.T) Batch {
 func newEngine(t *testing.T, m *graph.Model, spec autodiff.Spec) *Engine {
 	t.Helper()
 	testutil.RequireORT(t)
-	if err := ortrt.Setup(ortrt.Options{}); err != nil {
+	if err := onnxrt.Setup(onnxrt.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEngine(m, EngineOptions{Runtime: ortrt.Options{Threads: 2}, Spec: spec})
+	e, err := NewEngine(m, EngineOptions{Runtime: onnxrt.Options{Threads: 2}, Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
 )
 
 // Errors of the algorithm layer; Run wraps them with context.
@@ -130,7 +130,7 @@ type Config struct {
 	// with Proxies.Track).
 	Proxies ProxyConfig
 
-	Runtime ortrt.Options
+	Runtime onnxrt.Options
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
 }

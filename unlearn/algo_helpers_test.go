@@ -11,12 +11,12 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // testRuntime is the runtime every test uses: a fixed thread count makes
 // ONNX Runtime's results reproducible bit for bit.
-var testRuntime = ortrt.Options{Threads: 2}
+var testRuntime = onnxrt.Options{Threads: 2}
 
 func loadModel(t testing.TB, parts ...string) *graph.Model {
 	t.Helper()

@@ -9,7 +9,7 @@
 //	go run ./bench/ortprof -model /tmp/resnet18.train.onnx -threads 2 -runs 3
 //
 // This is a measuring tool: it talks to onnxruntime_go directly because
-// train/runtime does not expose the profiler.
+// onnxrt does not expose the profiler.
 package main
 
 import (
@@ -28,7 +28,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 var (
@@ -68,7 +68,7 @@ func main() {
 }
 
 func run(path, initFrom string, threads int, batch, classes int64, runs, top int, opt string, arena, pattern, profile, daz bool) error {
-	if err := ortrt.Setup(ortrt.Options{}); err != nil {
+	if err := onnxrt.Setup(onnxrt.Options{}); err != nil {
 		return err
 	}
 	buf, err := os.ReadFile(path)

@@ -30,9 +30,9 @@ import (
 	"time"
 
 	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
 )
 
 type result struct {
@@ -100,7 +100,7 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 		return err
 	}
 	if nchwc {
-		if spec.ConvGrad.NCHWcBlock = ortrt.NCHWcBlockSize(ortrt.Options{LibPath: lib}); spec.ConvGrad.NCHWcBlock == 0 {
+		if spec.ConvGrad.NCHWcBlock = onnxrt.NCHWcBlockSize(onnxrt.Options{LibPath: lib}); spec.ConvGrad.NCHWcBlock == 0 {
 			return fmt.Errorf("-nchwc: ONNX Runtime has no NCHWc kernels on this machine")
 		}
 	}
@@ -121,7 +121,7 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 		}
 	}
 	t0 = time.Now()
-	e, err := train.NewEngineFromArtifacts(m, art, ortrt.Options{LibPath: lib, Threads: threads})
+	e, err := train.NewEngineFromArtifacts(m, art, onnxrt.Options{LibPath: lib, Threads: threads})
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 		Impl: impl, Model: name, Threads: threads, Batch: batch, Steps: steps,
 		MedianS: med, MinS: slices.Min(times), ImagesPerS: float64(batch) / med,
 		PeakMB: statusMB("VmHWM"), BaseMB: base, UpdateS: median(upds), BuildS: buildS, SessionS: sessS, Nodes: len(art.Model.Graph.Nodes()),
-		CPUShare: share, OthersCores: others, CPUS: median(cpus), ORT: ortrt.Version(), NCHWc: spec.ConvGrad.NCHWcBlock,
+		CPUShare: share, OthersCores: others, CPUS: median(cpus), ORT: onnxrt.Version(), NCHWc: spec.ConvGrad.NCHWcBlock,
 	})
 }
 

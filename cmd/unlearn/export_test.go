@@ -13,7 +13,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // TestExportRoundTrip: testdata/roundtrip/make_roundtrip.py loaded the
@@ -52,7 +52,7 @@ func TestExportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ortrt.Setup(ortrt.Options{}); err != nil {
+	if err := onnxrt.Setup(onnxrt.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := onnxio.Load(src)
@@ -63,7 +63,7 @@ func TestExportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := eval.NewClassifier(m, ortrt.Options{Threads: 2}, 64)
+	cl, err := eval.NewClassifier(m, onnxrt.Options{Threads: 2}, 64)
 	if err != nil {
 		t.Fatal(err)
 	}

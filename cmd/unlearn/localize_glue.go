@@ -11,7 +11,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/localize"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -28,7 +28,7 @@ func validStrategy(s string) bool {
 
 // localizeMask returns the mask of the run's strategy (nil: every
 // parameter) and its summary for metrics.json.
-func localizeMask(ctx context.Context, m *graph.Model, ds *data.Dataset, forget []int, s *runSettings, opts ortrt.Options) (map[string][]bool, map[string]any, error) {
+func localizeMask(ctx context.Context, m *graph.Model, ds *data.Dataset, forget []int, s *runSettings, opts onnxrt.Options) (map[string][]bool, map[string]any, error) {
 	mk, _, err := localize.Localize(ctx, m, ds.Train, forget, localize.Options{
 		Strategy: s.strategy, Budget: s.budget, Seed: s.cfg.Seed, Runtime: opts, BatchSize: s.batch,
 		Progress: newProgress("localize").update,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // Version is the tool's version, set at build time with -ldflags "-X main.Version=...".
@@ -43,18 +43,18 @@ func runtimeFlags() []cli.Flag {
 	}
 }
 
-func runtimeOptions(c *cli.Context) (ortrt.Options, error) {
-	o := ortrt.Options{LibPath: c.String("ort-lib"), Threads: c.Int("threads"), Device: strings.ToLower(c.String("device"))}
+func runtimeOptions(c *cli.Context) (onnxrt.Options, error) {
+	o := onnxrt.Options{LibPath: c.String("ort-lib"), Threads: c.Int("threads"), Device: strings.ToLower(c.String("device"))}
 	if o.Threads < 0 {
 		return o, usagef("--threads %d: must be 0 (all cores) or positive", o.Threads)
 	}
 	if o.Device != "cpu" && o.Device != "cuda" {
 		return o, usagef("--device %q: must be cpu or cuda", c.String("device"))
 	}
-	if err := ortrt.Setup(o); err != nil {
+	if err := onnxrt.Setup(o); err != nil {
 		return o, err
 	}
-	if err := ortrt.CheckDevice(o.Device, ortrt.LibraryPath()); err != nil {
+	if err := onnxrt.CheckDevice(o.Device, onnxrt.LibraryPath()); err != nil {
 		return o, err
 	}
 	return o, nil
@@ -111,11 +111,11 @@ func versionCommand() *cli.Command {
 		Flags: runtimeFlags(),
 		Action: func(c *cli.Context) error {
 			fmt.Fprintf(c.App.Writer, "unlearn %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			if err := ortrt.Setup(ortrt.Options{LibPath: c.String("ort-lib")}); err != nil {
+			if err := onnxrt.Setup(onnxrt.Options{LibPath: c.String("ort-lib")}); err != nil {
 				fmt.Fprintf(c.App.Writer, "onnxruntime: not loaded: %v\n", err)
 				return nil
 			}
-			fmt.Fprintf(c.App.Writer, "onnxruntime %s (%s)\n", ortrt.Version(), ortrt.LibraryPath())
+			fmt.Fprintf(c.App.Writer, "onnxruntime %s (%s)\n", onnxrt.Version(), onnxrt.LibraryPath())
 			return nil
 		},
 	}

@@ -21,9 +21,9 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
 )
 
 // errInterrupted marks a run stopped by SIGINT/SIGTERM (exit code 130).
@@ -323,7 +323,7 @@ func reinitAll(m *graph.Model, seed uint64) error {
 }
 
 // evalAccuracy returns the train and test accuracy of the model at path.
-func evalAccuracy(path string, ds *data.Dataset, opts ortrt.Options, batch int) (map[string]float64, error) {
+func evalAccuracy(path string, ds *data.Dataset, opts onnxrt.Options, batch int) (map[string]float64, error) {
 	m, err := onnxio.Load(path)
 	if err != nil {
 		return nil, err

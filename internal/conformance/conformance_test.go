@@ -16,7 +16,7 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 const suite = "/usr/share/libonnx-testdata/data/node"
@@ -35,7 +35,7 @@ type result struct {
 // runCase runs one model (serialized) on the recorded inputs and compares
 // with the recorded outputs.
 func runCase(model []byte, inputs, want []*graph.Tensor) result {
-	ins, outs, err := ortrt.ModelIO(model, ortrt.Options{Threads: 1})
+	ins, outs, err := onnxrt.ModelIO(model, onnxrt.Options{Threads: 1})
 	if err != nil {
 		return result{"skip", "onnxruntime rejects the model: " + firstLine(err)}
 	}
@@ -53,20 +53,20 @@ func runCase(model []byte, inputs, want []*graph.Tensor) result {
 	for i := range want {
 		onames[i] = outs[i].Name
 	}
-	s, err := ortrt.NewSession(model, names, onames, ortrt.Options{Threads: 1})
+	s, err := onnxrt.NewSession(model, names, onames, onnxrt.Options{Threads: 1})
 	if err != nil {
 		return result{"skip", "onnxruntime cannot create a session: " + firstLine(err)}
 	}
 	defer s.Close()
-	in := make([]*ortrt.Tensor, len(inputs))
+	in := make([]*onnxrt.Tensor, len(inputs))
 	for i, t := range inputs {
-		in[i], err = ortrt.FromGraph(t)
+		in[i], err = onnxrt.FromGraph(t)
 		if err != nil {
 			return result{"skip", "input not representable: " + firstLine(err)}
 		}
 		defer in[i].Close()
 	}
-	out := make([]*ortrt.Tensor, len(want))
+	out := make([]*onnxrt.Tensor, len(want))
 	if err := s.Run(in, out); err != nil {
 		return result{"skip", "onnxruntime fails to run it: " + firstLine(err)}
 	}

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // RequireORT loads ONNX Runtime or skips the test when the library is absent.
@@ -16,7 +16,7 @@ import (
 // fails the test instead, so CI cannot pass by skipping.
 func RequireORT(t testing.TB) {
 	t.Helper()
-	if err := ortrt.Setup(ortrt.Options{Threads: 2}); err != nil {
+	if err := onnxrt.Setup(onnxrt.Options{Threads: 2}); err != nil {
 		if os.Getenv("UNLEARN_REQUIRE_ORT") == "1" {
 			t.Fatalf("ONNX Runtime required: %v", err)
 		}

@@ -56,7 +56,7 @@ type ConvGrad struct {
 	// forward Conv, and the input gradient where the flipped form applies.
 	// It must be the block size of the ONNX Runtime that runs the graph on
 	// this machine (16 with AVX-512, 8 with AVX2), which
-	// train/runtime.NCHWcBlockSize reports. Zero or negative keeps standard
+	// onnxrt.NCHWcBlockSize reports. Zero or negative keeps standard
 	// ai.onnx Conv, which any build and device runs (what exported
 	// training artifacts need); train.NewEngine fills in a zero value with
 	// the runtime's block size (train.EngineSpec). See nchwc.go.

@@ -14,7 +14,7 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // TestConvFormTimings times the formulations of a Conv's forward and
@@ -49,7 +49,7 @@ func TestConvFormTimings(t *testing.T) {
 	threads := envInt("UNLEARN_CONV_BENCH_THREADS", 2)
 	rounds := max(envInt("UNLEARN_CONV_BENCH_ROUNDS", 7), 1)
 	settle := time.Duration(envInt("UNLEARN_CONV_BENCH_SETTLE_MS", 100)) * time.Millisecond
-	block := ortrt.NCHWcBlockSize(ortrt.Options{})
+	block := onnxrt.NCHWcBlockSize(onnxrt.Options{})
 
 	type layer struct {
 		c, m, hw, k, s, p int64
@@ -100,15 +100,15 @@ func TestConvFormTimings(t *testing.T) {
 		)
 	}
 	fmt.Printf("Conv forward and gradients: batch %d, %d threads, ONNX Runtime %s (NCHWc block %d), median of %d interleaved rounds\n",
-		batch, threads, ortrt.Version(), block, rounds)
+		batch, threads, onnxrt.Version(), block, rounds)
 	fmt.Printf("%-22s %-18s %8s %8s  %s\n", "layer", "variant", "ms", "GFLOP/s", "forms the builder used")
 	rng := rand.New(rand.NewPCG(3, 4))
-	randT := func(shape ...int64) *ortrt.Tensor {
+	randT := func(shape ...int64) *onnxrt.Tensor {
 		v := make([]float32, prod(shape))
 		for i := range v {
 			v[i] = float32(rng.NormFloat64())
 		}
-		x, err := ortrt.NewFloat32(shape, v)
+		x, err := onnxrt.NewFloat32(shape, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,14 +120,14 @@ func TestConvFormTimings(t *testing.T) {
 			pb: []int64{l.p, l.p}, pe: []int64{l.p, l.p}, group: 1}
 		o := (l.hw+2*l.p-l.k)/l.s + 1
 		flops := 2 * float64(batch*l.m*o*o*l.c*l.k*l.k)
-		feeds := map[string]*ortrt.Tensor{
+		feeds := map[string]*onnxrt.Tensor{
 			"X": randT(batch, l.c, l.hw, l.hw), "W": randT(l.m, l.c, l.k, l.k), "G": randT(batch, l.m, o, o),
 		}
 		type run struct {
 			v     variant
-			s     *ortrt.Session
-			in    []*ortrt.Tensor
-			out   []*ortrt.Tensor
+			s     *onnxrt.Session
+			in    []*onnxrt.Tensor
+			out   []*onnxrt.Tensor
 			forms []string
 			times []float64
 		}
@@ -143,12 +143,12 @@ func TestConvFormTimings(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			s, err := ortrt.NewSession(data, inNames, []string{"out"}, ortrt.Options{Threads: threads})
+			s, err := onnxrt.NewSession(data, inNames, []string{"out"}, onnxrt.Options{Threads: threads})
 			if err != nil {
 				t.Fatalf("%s: %v", v.name, err)
 			}
 			t.Cleanup(func() { s.Close() })
-			r := &run{v: v, s: s, forms: forms, out: make([]*ortrt.Tensor, 1)}
+			r := &run{v: v, s: s, forms: forms, out: make([]*onnxrt.Tensor, 1)}
 			for _, n := range inNames {
 				r.in = append(r.in, feeds[n])
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // fg builds small forward graphs for the rule tests.
@@ -99,7 +99,7 @@ func (f *fg) model(out *graph.Value) *graph.Model {
 
 // runner runs an artifacts' model with one session.
 type runner struct {
-	s    *ortrt.Session
+	s    *onnxrt.Session
 	outs []string
 	ins  []string
 }
@@ -118,7 +118,7 @@ func newRunner(t testing.TB, art *Artifacts) *runner {
 	for _, io := range art.Outputs {
 		r.outs = append(r.outs, io.Name)
 	}
-	s, err := ortrt.NewSession(data, r.ins, r.outs, ortrt.Options{Threads: 2})
+	s, err := onnxrt.NewSession(data, r.ins, r.outs, onnxrt.Options{Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,20 +129,20 @@ func newRunner(t testing.TB, art *Artifacts) *runner {
 
 func (r *runner) run(t testing.TB, feeds map[string]*graph.Tensor) map[string]*graph.Tensor {
 	t.Helper()
-	in := make([]*ortrt.Tensor, len(r.ins))
+	in := make([]*onnxrt.Tensor, len(r.ins))
 	for i, name := range r.ins {
 		ft, ok := feeds[name]
 		if !ok {
 			t.Fatalf("no feed for input %q", name)
 		}
-		x, err := ortrt.FromGraph(ft)
+		x, err := onnxrt.FromGraph(ft)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer x.Close()
 		in[i] = x
 	}
-	out := make([]*ortrt.Tensor, len(r.outs))
+	out := make([]*onnxrt.Tensor, len(r.outs))
 	if err := r.s.Run(in, out); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // nchwcBlock is ONNX Runtime's NCHWc block size here; the test is skipped
@@ -15,7 +15,7 @@ import (
 func nchwcBlock(t *testing.T) int64 {
 	t.Helper()
 	testutil.RequireORT(t)
-	B := ortrt.NCHWcBlockSize(ortrt.Options{})
+	B := onnxrt.NCHWcBlockSize(onnxrt.Options{})
 	if B == 0 {
 		t.Skip("ONNX Runtime has no NCHWc kernels on this machine")
 	}

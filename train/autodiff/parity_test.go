@@ -9,7 +9,7 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
-	ortrt "github.com/unlearn-tool/unlearn/train/runtime"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
 // parityTol is the acceptance bound: max relative error per tensor.
@@ -89,8 +89,8 @@ func TestParityPyTorch(t *testing.T) {
 	// Also with the Conv nodes on ONNX Runtime's NCHWc kernels (nchwc.go,
 	// opt-in) where this machine has them.
 	blocks := []int64{0}
-	if ortrt.Setup(ortrt.Options{}) == nil {
-		if B := ortrt.NCHWcBlockSize(ortrt.Options{}); B > 0 {
+	if onnxrt.Setup(onnxrt.Options{}) == nil {
+		if B := onnxrt.NCHWcBlockSize(onnxrt.Options{}); B > 0 {
 			blocks = append(blocks, B)
 		}
 	}
