@@ -30,6 +30,7 @@ func Load(path string) (*graph.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnxio: load: %w", err)
 	}
+	countLoad(abs)
 	m, err := decode(data, filepath.Dir(abs), abs)
 	if err != nil {
 		return nil, fmt.Errorf("onnxio: load %s: %w", path, err)

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/unlearn-tool/unlearn/data"
@@ -174,43 +173,6 @@ type Result struct {
 	Auto *AutoResult
 }
 
-type algorithm struct {
-	name string
-	run  func(*run) error
-	// usesForget / usesRetain: which index sets must be non-empty.
-	usesForget, usesRetain bool
-}
-
-var algorithms = []algorithm{
-	{"rft", runRFT, false, true},
-	{"finetune", runFinetune, false, true},
-	{"neggrad", runNegGrad, true, false},
-	{"neggrad+", runNegGradPlus, true, true},
-	{"random-label", runRandomLabel, true, true},
-	{"l1-sparse", runL1Sparse, false, true},
-	{"scrub", runSCRUB, true, true},
-	{"ssd", runSSD, true, false},
-	{"iu", runIU, true, true},
-}
-
-// Algorithms returns the algorithm names Run accepts.
-func Algorithms() []string {
-	out := make([]string, len(algorithms))
-	for i, a := range algorithms {
-		out[i] = a.name
-	}
-	return out
-}
-
-func lookup(algo string) (algorithm, error) {
-	for _, a := range algorithms {
-		if a.name == algo {
-			return a, nil
-		}
-	}
-	return algorithm{}, fmt.Errorf("%w %q; choose one of %s", ErrUnknownAlgorithm, algo, strings.Join(Algorithms(), ", "))
-}
-
 // Defaults returns the settings Run uses for algo's zero fields: the
 // paper's recipes scaled to a CPU run of the bundled demo (see the table and
 // the reasons in the package documentation). An unknown name gets the common
@@ -222,21 +184,8 @@ func Defaults(algo string) Config {
 		SSD:   SSDConfig{Alpha: 100, Lambda: 1},
 		IU:    IUConfig{Alpha: 3e-4, Damping: 1000},
 	}
-	switch algo {
-	case "rft":
-		c.Epochs, c.LR = 10, 0.03
-	case "finetune":
-		c.Epochs, c.LR = 5, 0.01
-	case "neggrad":
-		c.Epochs, c.LR = 1, 1e-3
-	case "neggrad+":
-		c.Epochs, c.LR = 1, 0.01
-	case "random-label":
-		c.Epochs, c.LR = 5, 0.01
-	case "l1-sparse":
-		c.Epochs, c.LR = 5, 0.01
-	case "scrub":
-		c.Epochs, c.LR, c.WeightDecay = 3, 5e-4, 5e-4
+	if a, err := LookupAlgorithm(algo); err == nil && a.Defaults != nil {
+		a.Defaults(&c)
 	}
 	return c
 }
@@ -348,8 +297,8 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	}
 	if in.Mask != nil && !anySelected(in.Mask) {
 		what := "nothing changes"
-		if algo == "rft" {
-			what = "only the classifier, which rft always trains, changes"
+		if a.TrainsClassifier {
+			what = fmt.Sprintf("only the classifier, which %s always trains, changes", algo)
 		}
 		r.note("warning: the mask selects no parameter (a budget smaller than the first neuron the strategy ranks takes none): %s; raise --budget", what)
 	}
@@ -364,7 +313,7 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		r.note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ reference + %g and %s ≥ the input model's − %g (after at least %d)",
 			AutoVersion, cfg.Auto.MaxEpochs, cfg.Auto.ForgetTolerance, cfg.Auto.utilityName(), cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
 	}
-	if err := a.run(r); err != nil {
+	if err := a.Run(r); err != nil {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
 			return nil, cerr
 		}
@@ -385,7 +334,7 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 			r.res.Changed[name] = n
 		}
 	}
-	if r.proxy != nil && !isTraining(algo) {
+	if r.proxy != nil && !a.Epochs {
 		ps := time.Now()
 		p, err := r.evalProxies(r.in.Model)
 		if err != nil {
@@ -399,7 +348,7 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 }
 
 // validate checks the input against the model and the algorithm.
-func (r *run) validate(a algorithm) error {
+func (r *run) validate(a *Algorithm) error {
 	in := r.in
 	if in.Model == nil || in.Model.Graph == nil {
 		return fmt.Errorf("%w: no model", ErrInput)
@@ -425,11 +374,11 @@ func (r *run) validate(a algorithm) error {
 			}
 		}
 	}
-	if a.usesForget && len(in.Forget) == 0 {
-		return fmt.Errorf("%w: %s needs a non-empty forget set", ErrInput, a.name)
+	if a.UsesForget && len(in.Forget) == 0 {
+		return fmt.Errorf("%w: %s needs a non-empty forget set", ErrInput, a.Name)
 	}
-	if a.usesRetain && len(in.Retain) == 0 {
-		return fmt.Errorf("%w: %s needs a non-empty retain set", ErrInput, a.name)
+	if a.UsesRetain && len(in.Retain) == 0 {
+		return fmt.Errorf("%w: %s needs a non-empty retain set", ErrInput, a.Name)
 	}
 	nm, err := graph.Neurons(in.Model.Graph)
 	if err != nil {
@@ -459,7 +408,7 @@ func (r *run) validate(a algorithm) error {
 			}
 			any = any || anyTrue(m)
 		}
-		if !any && a.name != "rft" {
+		if !any && !a.TrainsClassifier {
 			return fmt.Errorf("%w: the mask selects no parameter element", ErrInput)
 		}
 	}

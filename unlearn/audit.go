@@ -58,25 +58,43 @@ type Allowed struct {
 // have the same initializer names and shapes) using nm, the neuron map of
 // before's (untied) graph, for roles and channels.
 func AuditModels(before, after *graph.Graph, nm *graph.NeuronMap, allowed Allowed) (*Audit, error) {
+	inits := map[string]*graph.Tensor{}
+	for _, v := range before.Initializers {
+		if v.Init != nil {
+			inits[v.Name] = v.Init
+		}
+	}
+	return audit(inits, after, nm, before.LocalValue, allowed)
+}
+
+// auditTensors is AuditModels against a snapshot of the initializers taken
+// before the run, with nm the neuron map of after's graph (the working
+// copy the algorithm changed in place).
+func auditTensors(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, allowed Allowed) (*Audit, error) {
+	return audit(before, after, nm, after.LocalValue, allowed)
+}
+
+// audit compares before's tensors with after's initializers; nmValue
+// returns the value nm knows under a name (for roles, layers and
+// channels).
+func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, nmValue func(string) *graph.Value, allowed Allowed) (*Audit, error) {
 	a := &Audit{Changed: []TensorChange{}, Violations: []string{}, TotalParams: nm.NumParams}
 	params := map[string]*graph.Param{}
 	for _, p := range nm.Params {
 		params[p.Value.Name] = p
 	}
-	names := make([]string, 0, len(before.Initializers))
-	for _, v := range before.Initializers {
-		if v.Init != nil {
-			names = append(names, v.Name)
-		}
+	names := make([]string, 0, len(before))
+	for name := range before {
+		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		bv := before.LocalValue(name)
+		bv := nmValue(name)
 		av := after.LocalValue(name)
 		if av == nil || av.Init == nil {
 			return nil, fmt.Errorf("audit: initializer %q missing from the output", name)
 		}
-		bt, at := bv.Init, av.Init
+		bt, at := before[name], av.Init
 		if bt.DType != at.DType || fmt.Sprint(bt.Shape) != fmt.Sprint(at.Shape) {
 			return nil, fmt.Errorf("audit: initializer %q changed type or shape (%v %v → %v %v)", name, bt.DType, bt.Shape, at.DType, at.Shape)
 		}

@@ -324,7 +324,8 @@ type autoState struct {
 
 // isTraining reports whether algo trains in epochs (auto applies).
 func isTraining(algo string) bool {
-	return algo != "ssd" && algo != "iu"
+	a, err := LookupAlgorithm(algo)
+	return err == nil && a.Epochs
 }
 
 // resolveSchedule checks the schedule and, in auto mode, sets the cap;
@@ -448,7 +449,7 @@ func (p ProxyConfig) HoldoutSize(n int) int {
 
 // setupProxies holds the slice out of the retain set, picks the reference,
 // prepares the scratch model and measures the input model.
-func (r *run) setupProxies(a algorithm) error {
+func (r *run) setupProxies(a *Algorithm) error {
 	start := time.Now()
 	in := r.in
 	pc := r.cfg.Proxies
@@ -477,7 +478,7 @@ func (r *run) setupProxies(a algorithm) error {
 		}
 	}
 	r.in.Retain = keep
-	if a.usesRetain && len(keep) == 0 {
+	if a.UsesRetain && len(keep) == 0 {
 		return fmt.Errorf("%w: no retain example left to train on after holding out %d", ErrInput, k)
 	}
 	trainLabels := in.Data.Train.Labels(nil)

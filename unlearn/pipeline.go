@@ -2,121 +2,474 @@ package unlearn
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
-	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
-// Job is one unlearning run on a model file: the algorithm with its
-// settings and mask, and where the result goes.
+// Job is one end-to-end unlearning run: the model file, the data and forget
+// set (an eval.Suite, which also fixes how every model is measured), what
+// to run, and where the results go. Zero fields take the defaults named
+// on each; the command line fills a Job from its flags and config file.
 type Job struct {
-	// ModelPath is the input model; it is read twice (the original to
-	// write back into, and an untied working copy) and never written.
+	// ModelPath is the input model; it is read and decoded once and never
+	// written.
 	ModelPath string
-	Data      *data.Dataset
-	// Forget holds indices into Data.Train; Retain is the rest.
-	Forget     []int
-	Algorithm  string
-	Config     Config
-	Mask       map[string][]bool // nil: every parameter
+	// Suite holds the data, the forget set (its ForgetPath and indices) and
+	// the evaluation options; it must have a forget set.
+	Suite *eval.Suite
+	// Method names the strategy + algorithm pair for the report (any of
+	// Methods(), or "" when Strategy and Algorithm were chosen directly).
+	Method string
+	// Strategy and Budget localize (see localize.Strategies); MaskPath, when
+	// set, reads a mask file (unlearn.mask/v1) instead.
+	Strategy string
+	Budget   float64
+	MaskPath string
+	// Algorithm is a registered algorithm (Algorithms()); Config its
+	// settings (Defaults(Algorithm) with the caller's changes).
+	Algorithm string
+	Config    Config
+	// Classifier names the classifier layer when the detected one is wrong.
 	Classifier string
-	// Out is where the unlearned model is written (atomically; never over
-	// ModelPath).
-	Out string
-	// Location names the external data file (beside Out) of a model that
-	// needs one; empty: Out's name + ".data".
-	Location string
+	// OraclePath, when set, is a model retrained without the forget set:
+	// the report then has Δ = oracle − unlearned.
+	OraclePath string
+	// Out is the unlearned model; MetricsPath metrics.json (required);
+	// ReportPath the HTML report ("" for none).
+	Out, MetricsPath, ReportPath string
+	// RetrainEpochs, when positive, estimates the cost of retraining from
+	// scratch for that many epochs from this run's speed.
+	RetrainEpochs int
+	// NoBefore skips evaluating the input model.
+	NoBefore bool
+	// Tool names the program in metrics.json ("unlearn VERSION").
+	Tool string
+	// Info, when set, receives the run's steps: an event name, a line of
+	// text and key, value pairs.
+	Info func(event, text string, fields ...any)
+	// Bar, when set, returns a progress callback for a labelled stage.
+	Bar func(label string) func(done, total int)
 }
 
-// Outcome is what Execute did.
+// Outcome is what a run did: the report written to metrics.json (the
+// unlearned model's metrics, the input's and the oracle's, the run's
+// settings, log and audit), the algorithm's result and the audit.
 type Outcome struct {
+	Report *eval.Report
 	Result *Result
 	Audit  *Audit
 	// Note explains a deviation from "same graph, only initializers
 	// changed" (untied parameters), or is empty.
-	Note    string
-	Seconds float64
+	Note string
 }
 
-// PrepareModel loads path and returns the original model and an untied
-// working copy with the number of parameters untying split apart; it
-// refuses a model that is not a classifier (eval.ModelOutput), whose gradient cannot be built (naming every node
-// without a rule) or that has no trainable parameters.
-func PrepareModel(path string) (orig, work *graph.Model, untied int, err error) {
-	orig, err = onnxio.Load(path)
-	if err != nil {
-		return nil, nil, 0, err
+// ErrInterrupted is returned when the job's context is cancelled; nothing
+// was written.
+var ErrInterrupted = errors.New("interrupted; no output was written")
+
+// Unlearn runs job: it loads and checks every input, evaluates the input
+// model (and the oracle), localizes (or reads the mask), runs the algorithm
+// on an untied working copy, audits that nothing outside the mask changed,
+// evaluates the result, and writes the model, metrics.json and the report.
+// The model is staged under a hidden name and renamed into place only after
+// its metrics are written, so even a SIGKILL never leaves a model without
+// its metrics under Out. On any error, cancellation included, no output is
+// left behind.
+func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
+	if err := job.check(); err != nil {
+		return nil, err
 	}
-	work, err = onnxio.Load(path)
-	if err != nil {
-		return nil, nil, 0, err
+	s := job.Suite
+	info := job.Info
+	if info == nil {
+		info = func(string, string, ...any) {}
 	}
-	if _, err := eval.ModelOutput(work); err != nil {
-		return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	untied, err = graph.UntieIdentityInitializers(work.Graph)
+	// Read and check everything before any work.
+	m, err := s.Load(job.ModelPath, "model")
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
+		return nil, err
+	}
+	p, err := Prepare(m, job.ModelPath)
+	if err != nil {
+		return nil, err
+	}
+	var om *graph.Model
+	if job.OraclePath != "" {
+		if om, err = s.Load(job.OraclePath, "oracle"); err != nil {
+			return nil, err
+		}
+		if err := eval.CheckSameClasses(m, om, job.ModelPath, job.OraclePath); err != nil {
+			return nil, err
+		}
+	}
+	strategy, budget := job.Strategy, job.Budget
+	var fileMask *localize.Mask
+	if job.MaskPath != "" {
+		if fileMask, err = localize.ReadMask(job.MaskPath, p.Work); err != nil {
+			return nil, fmt.Errorf("--mask: %w", err)
+		}
+		strategy, budget = fileMask.Strategy, fileMask.Budget
+	}
+	cfg := job.Config
+	cfg.Runtime = s.Options.Runtime
+	var tm eval.UnlearningTimings
+	start := time.Now()
+
+	t0 := time.Now()
+	var before *eval.Metrics
+	if !job.NoBefore {
+		if before, err = s.Evaluate(m, job.ModelPath, "before"); err != nil {
+			return nil, err
+		}
+	}
+	var omet *eval.Metrics
+	if om != nil {
+		if omet, err = s.Evaluate(om, job.OraclePath, "oracle"); err != nil {
+			return nil, err
+		}
+	}
+	tm.EvaluateBeforeS = time.Since(t0).Seconds()
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+
+	t0 = time.Now()
+	mk := fileMask
+	if fileMask != nil {
+		info("mask", fmt.Sprintf("mask: %s (strategy %s, budget %g, %d of %d parameters)", job.MaskPath, fileMask.Strategy, fileMask.Budget, fileMask.Selected, fileMask.Total),
+			"path", job.MaskPath, "strategy", fileMask.Strategy, "budget", fileMask.Budget, "selected", fileMask.Selected, "total", fileMask.Total)
+	} else {
+		info("localize", fmt.Sprintf("localizing: strategy %s, budget %g", strategy, budget), "strategy", strategy, "budget", budget)
+		lo := localize.Options{Strategy: strategy, Budget: budget, Seed: cfg.Seed, Runtime: cfg.Runtime, BatchSize: cfg.BatchSize}
+		if job.Bar != nil {
+			lo.Progress = job.Bar("localize")
+		}
+		mk, _, err = localize.Localize(ctx, p.Work, s.Data.Train, s.Forget, lo)
+	}
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+	if err != nil {
+		return nil, err
+	}
+	maskInfo, err := MaskSummary(mk)
+	if err != nil {
+		return nil, err
+	}
+	tm.LocalizeS = time.Since(t0).Seconds()
+
+	if cfg.Proxies.Track && (s.Data.Test == nil || s.Data.Test.Len() == 0) {
+		if cfg.Schedule == ScheduleAuto {
+			return nil, fmt.Errorf("--schedule auto: --data %s has no test split, and the proxies need test examples to show what unseen looks like", s.Data.Path)
+		}
+		cfg.Proxies.Track = false
+		info("proxies", fmt.Sprintf("no proxies: --data %s has no test split", s.Data.Path), "reason", "no test split")
+	}
+	sched := fmt.Sprintf("%d epochs, lr %g", cfg.Epochs, cfg.LR)
+	if cfg.Schedule == ScheduleAuto {
+		sched = "auto schedule"
+	}
+	info("unlearn", fmt.Sprintf("unlearning: algorithm %s, %s, batch %d, seed %d; forget %d, retain %d examples",
+		job.Algorithm, sched, cfg.BatchSize, cfg.Seed, len(s.Forget), len(s.Retain)),
+		"algorithm", job.Algorithm, "schedule", cfg.Schedule, "epochs", cfg.Epochs, "lr", cfg.LR, "batch_size", cfg.BatchSize, "seed", cfg.Seed,
+		"forget", len(s.Forget), "retain", len(s.Retain))
+	if job.Bar != nil {
+		bar := job.Bar(job.Algorithm)
+		cfg.Progress = func(p Progress) {
+			if p.Steps > 0 {
+				bar(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
+			}
+		}
+	}
+	// The model is staged under a hidden name beside Out. (An external data
+	// file, for models over 2 GB, gets its final name at once; the model
+	// that refers to it comes last.)
+	stage := filepath.Join(filepath.Dir(job.Out), fmt.Sprintf(".%s.partial-%d", filepath.Base(job.Out), os.Getpid()))
+	dataPath := job.Out + ".data"
+	_, statErr := os.Stat(dataPath)
+	hadData, committed := statErr == nil, false
+	onnxio.TrackTemp(stage)
+	defer func() {
+		os.Remove(stage)
+		onnxio.UntrackTemp(stage)
+		if !committed && !hadData {
+			os.Remove(dataPath) // external data of a model that was not kept
+		}
+	}()
+	t0 = time.Now()
+	out, err := p.execute(ctx, job.Algorithm, s, mk.Elements, job.Classifier, cfg, stage, filepath.Base(job.Out)+".data")
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+	if err != nil {
+		return nil, err
+	}
+	tm.UnlearnS = time.Since(t0).Seconds()
+	for _, ep := range out.Result.Epochs {
+		info("epoch", fmt.Sprintf("epoch %d  loss %.4f  acc %.2f%%  %.1fs", ep.Epoch, ep.Loss, 100*ep.Accuracy, ep.Seconds),
+			"epoch", ep.Epoch, "loss", ep.Loss, "accuracy", ep.Accuracy, "seconds", ep.Seconds)
+	}
+
+	// From here on a failure leaves no model (the deferred removal of the
+	// staged file): a model without its metrics is a partial output.
+	fail := func(err error) error {
+		return fmt.Errorf("%w (no model written to %s)", err, job.Out)
+	}
+	t0 = time.Now()
+	um, err := s.Load(stage, "unlearned")
+	if err != nil {
+		return nil, fail(err)
+	}
+	after, err := s.Evaluate(um, job.Out, "after")
+	if err != nil {
+		return nil, fail(err)
+	}
+	if ctx.Err() != nil {
+		return nil, fail(ErrInterrupted)
+	}
+	tm.EvaluateAfterS = time.Since(t0).Seconds()
+	tm.TotalS = time.Since(start).Seconds()
+
+	rep := &eval.Report{Schema: eval.Schema, Tool: job.Tool, Metrics: after, Settings: s.Settings(after)}
+	if rep.Model, err = eval.NewModelInfo(stage); err != nil {
+		return nil, fail(err)
+	}
+	rep.Model.Path = job.Out
+	if rep.Data, rep.Forget, err = s.Provenance(); err != nil {
+		return nil, fail(err)
+	}
+	if before != nil {
+		bi, err := eval.NewModelInfo(job.ModelPath)
+		if err != nil {
+			return nil, fail(err)
+		}
+		rep.Before = &eval.Section{Model: bi, Metrics: before}
+	}
+	if omet != nil {
+		oi, err := eval.NewModelInfo(job.OraclePath)
+		if err != nil {
+			return nil, fail(err)
+		}
+		if err := rep.SetOracle(oi, omet); err != nil {
+			return nil, fail(err)
+		}
+	}
+	rep.Unlearning = job.section(strategy, budget, cfg, out, maskInfo, tm)
+	if ctx.Err() != nil {
+		return nil, fail(ErrInterrupted)
+	}
+	files, err := report.Files(rep, job.MetricsPath, job.ReportPath)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if err := onnxio.WriteFilesAtomic(files); err != nil {
+		return nil, fail(err)
+	}
+	unwrite := func() {
+		for p := range files {
+			os.Remove(p)
+		}
+	}
+	if ctx.Err() != nil { // the signal came while the files were written
+		unwrite()
+		return nil, fail(ErrInterrupted)
+	}
+	if err := os.Rename(stage, job.Out); err != nil {
+		unwrite()
+		return nil, fail(err)
+	}
+	committed = true
+	out.Report = rep
+	return out, nil
+}
+
+// check refuses a job that cannot run, before anything is read.
+func (job *Job) check() error {
+	switch {
+	case job.Suite == nil || job.Suite.Data == nil:
+		return fmt.Errorf("%w: the job has no data", ErrInput)
+	case job.Suite.ForgetPath == "":
+		return fmt.Errorf("%w: the job has no forget set", ErrInput)
+	case job.Out == "" || job.MetricsPath == "":
+		return fmt.Errorf("%w: the job needs an output model and a metrics path", ErrInput)
+	}
+	if len(job.Suite.Retain) == 0 {
+		return fmt.Errorf("%s: the ids cover the whole training split (%d examples); nothing would be left to keep, retrain from scratch instead", job.Suite.ForgetPath, job.Suite.Data.Train.Len())
+	}
+	if _, err := LookupAlgorithm(job.Algorithm); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MaskSummary returns a mask's summary for metrics.json: the mask file's
+// content without the per-tensor runs, which the mask file holds.
+func MaskSummary(mk *localize.Mask) (map[string]any, error) {
+	b, err := json.Marshal(mk)
+	if err != nil {
+		return nil, err
+	}
+	var summary map[string]any
+	if err := json.Unmarshal(b, &summary); err != nil {
+		return nil, err
+	}
+	delete(summary, "tensors")
+	return summary, nil
+}
+
+// section describes the run for metrics.json. The retraining estimate
+// scales the measured seconds per trained example to RetrainEpochs passes
+// over the retain set; it needs an algorithm whose epochs are passes over
+// known examples (Algorithm.EpochExamples).
+func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome, maskInfo map[string]any, tm eval.UnlearningTimings) *eval.Unlearning {
+	// The settings the run used: the job's, with the algorithm's defaults
+	// in the zero fields the report shows.
+	u := &eval.Unlearning{Method: job.Method, Strategy: strategy, Algorithm: job.Algorithm, Budget: budget,
+		Epochs: cfg.Epochs, LR: cfg.LR, Schedule: ScheduleFixed, Proxies: o.Result.Proxies,
+		BatchSize: cfg.BatchSize, Momentum: cfg.Momentum,
+		WeightDecay: cfg.WeightDecay, Seed: cfg.Seed, Mask: maskInfo, Audit: o.Audit, Timings: tm,
+		Log: map[string]any{"epochs": o.Result.Epochs, "reset": o.Result.Reset, "notes": o.Result.Notes}}
+	if o.Note != "" {
+		u.Notes = append(u.Notes, o.Note)
+	}
+	// An algorithm's warnings (an empty mask, a reset that empties early
+	// layers) are kept beside the run's other notes, not only in its log.
+	for _, n := range o.Result.Notes {
+		if strings.HasPrefix(n, "warning: ") {
+			u.Notes = append(u.Notes, n)
+		}
+	}
+	if a := o.Result.Auto; a != nil {
+		u.Schedule, u.Auto, u.Epochs, u.LR = ScheduleAuto, a, a.StopEpoch, a.LR
+	}
+	nRetain, nForget := len(job.Suite.Retain), len(job.Suite.Forget)
+	trained := nRetain // the retain examples the run trained on
+	if o.Result.Proxies != nil {
+		trained -= o.Result.Proxies.HoldoutSize
+	}
+	perEpoch := 0 // examples one epoch of the algorithm trains on
+	if a, err := LookupAlgorithm(job.Algorithm); err == nil && a.EpochExamples != nil {
+		perEpoch = a.EpochExamples(trained, nForget)
+	}
+	if job.RetrainEpochs > 0 {
+		var sec float64
+		for _, ep := range o.Result.Epochs {
+			sec += ep.Seconds
+		}
+		if perEpoch > 0 && len(o.Result.Epochs) > 0 && sec > 0 {
+			perExample := sec / float64(len(o.Result.Epochs)*perEpoch)
+			u.RetrainEpochs = job.RetrainEpochs
+			u.RetrainEstimateS = perExample * float64(nRetain*job.RetrainEpochs)
+			u.Speedup = u.RetrainEstimateS / (tm.LocalizeS + tm.UnlearnS)
+		} else {
+			u.Notes = append(u.Notes, fmt.Sprintf("no retraining estimate: %s does not train in epochs over the retain set", job.Algorithm))
+		}
+	}
+	return u
+}
+
+// Prepared is a decoded model ready for unlearning: the original (written
+// back into) and an untied working copy with its neuron map.
+type Prepared struct {
+	Orig, Work *graph.Model
+	// Untied counts the parameters untying split apart.
+	Untied  int
+	Neurons *graph.NeuronMap
+	// Path is the file the model was read from; the output never
+	// replaces it.
+	Path string
+}
+
+// Prepare makes the working copy of m (read from path) in memory and
+// refuses a model that is not a classifier (eval.ModelOutput), whose
+// gradient cannot be built (naming every node without a rule) or that has
+// no trainable parameters. m itself is not changed until the result is
+// written back into it.
+func Prepare(m *graph.Model, path string) (*Prepared, error) {
+	if _, err := eval.ModelOutput(m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	work, err := onnxio.Clone(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	untied, err := graph.UntieIdentityInitializers(work.Graph)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := autodiff.CheckSupported(work); err != nil {
-		return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	nm, err := graph.Neurons(work.Graph)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(nm.Params) == 0 {
-		return nil, nil, 0, fmt.Errorf("%s: the model has no trainable parameters (no float initializer feeds a differentiable input); there is nothing to unlearn", path)
+		return nil, fmt.Errorf("%s: the model has no trainable parameters (no float initializer feeds a differentiable input); there is nothing to unlearn", path)
 	}
-	return orig, work, untied, nil
+	return &Prepared{Orig: m, Work: work, Untied: untied, Neurons: nm, Path: path}, nil
 }
 
-// Execute runs the job's algorithm on an untied working copy of the model,
-// writes the result back into the original graph (inference form), audits
-// every initializer against the input, and saves the model atomically. On
-// any error, including cancellation, nothing is written.
-func Execute(ctx context.Context, job Job) (*Outcome, error) {
-	start := time.Now()
-	orig, work, untied, err := PrepareModel(job.ModelPath)
+// PrepareModel loads path and prepares it (Prepare).
+func PrepareModel(path string) (orig, work *graph.Model, untied int, err error) {
+	m, err := onnxio.Load(path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	p, err := Prepare(m, path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return p.Orig, p.Work, p.Untied, nil
+}
+
+// execute runs the algorithm on the working copy, writes the result back
+// into the original graph (inference form), audits every initializer
+// against a snapshot taken before the run, and saves the model atomically
+// to out. On any error, including cancellation, nothing is written.
+func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask map[string][]bool, classifier string, cfg Config, out, location string) (*Outcome, error) {
+	a, err := LookupAlgorithm(algo)
 	if err != nil {
 		return nil, err
 	}
-	// The audit compares against an untouched copy of the working graph.
-	ref, err := onnxio.Load(job.ModelPath)
-	if err != nil {
-		return nil, err
+	// The audit compares against the working copy's initializers as they
+	// were before the run.
+	before := map[string]*graph.Tensor{}
+	for _, v := range p.Work.Graph.Initializers {
+		if v.Init != nil {
+			before[v.Name] = v.Init.Clone()
+		}
 	}
-	if _, err := graph.UntieIdentityInitializers(ref.Graph); err != nil {
-		return nil, err
-	}
-	nm, err := graph.Neurons(ref.Graph)
-	if err != nil {
-		return nil, err
-	}
-	_, retain := data.ForgetRetain(job.Data.Train.Len(), job.Forget)
-	res, err := Run(ctx, job.Algorithm, Input{
-		Model: work, Data: job.Data, Forget: job.Forget, Retain: retain,
-		Mask: job.Mask, Classifier: job.Classifier,
-	}, job.Config)
+	res, err := Run(ctx, algo, Input{
+		Model: p.Work, Data: s.Data, Forget: s.Forget, Retain: s.Retain,
+		Mask: mask, Classifier: classifier,
+	}, cfg)
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	allowed := Allowed{Elements: job.Mask, Whole: map[string]bool{}, State: true}
-	if job.Mask == nil {
-		for _, p := range nm.Params {
-			allowed.Whole[p.Value.Name] = true
+	allowed := Allowed{Elements: mask, Whole: map[string]bool{}, State: true}
+	if mask == nil {
+		for _, prm := range p.Neurons.Params {
+			allowed.Whole[prm.Value.Name] = true
 		}
 	}
-	if job.Algorithm == "rft" {
-		cls, err := nm.Classifier(job.Classifier)
+	if a.TrainsClassifier {
+		cls, err := p.Neurons.Classifier(classifier)
 		if err != nil {
 			return nil, err
 		}
@@ -124,22 +477,22 @@ func Execute(ctx context.Context, job Job) (*Outcome, error) {
 			allowed.Whole[m.Param.Name] = true
 		}
 	}
-	audit, err := AuditModels(ref.Graph, work.Graph, nm, allowed)
+	audit, err := auditTensors(before, p.Work.Graph, p.Neurons, allowed)
 	if err != nil {
 		return nil, err
 	}
 	if !audit.BitIdentical {
-		return nil, fmt.Errorf("unlearn: internal error: %s changed parameters outside its mask: %v; nothing was written", job.Algorithm, audit.Violations)
+		return nil, fmt.Errorf("unlearn: internal error: %s changed parameters outside its mask: %v; nothing was written", algo, audit.Violations)
 	}
-	out, note, err := Finalize(orig, work, untied)
+	final, note, err := Finalize(p.Orig, p.Work, p.Untied)
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := onnxio.Save(out, job.Out, &onnxio.SaveOptions{Protect: []string{job.ModelPath}, Location: job.Location}); err != nil {
+	if err := onnxio.Save(final, out, &onnxio.SaveOptions{Protect: []string{p.Path}, Location: location}); err != nil {
 		return nil, err
 	}
-	return &Outcome{Result: res, Audit: audit, Note: note, Seconds: time.Since(start).Seconds()}, nil
+	return &Outcome{Result: res, Audit: audit, Note: note}, nil
 }

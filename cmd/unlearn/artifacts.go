@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
@@ -114,7 +115,7 @@ func runArtifacts(c *cli.Context) error {
 	if _, err := graph.InferenceForm(inf.Graph); err != nil {
 		return fmt.Errorf("%s: %w", modelPath, err)
 	}
-	sum, err := fileSHA256(modelPath)
+	sum, err := eval.HashPath(modelPath)
 	if err != nil {
 		return err
 	}
@@ -222,5 +223,5 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(b, '\n'))
+	return onnxio.WriteFileAtomic(path, append(b, '\n'))
 }

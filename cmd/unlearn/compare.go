@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -55,12 +54,12 @@ func compareCommand() *cli.Command {
 			if err := checkOutputs(c, "json"); err != nil {
 				return err
 			}
-			r, err := newEvalRun(c)
+			r, err := newSuite(c)
 			if err != nil {
 				return err
 			}
 			oraclePath := c.String("oracle")
-			om, err := r.load(oraclePath, "oracle")
+			om, err := r.Load(oraclePath, "oracle")
 			if err != nil {
 				return err
 			}
@@ -68,43 +67,40 @@ func compareCommand() *cli.Command {
 			// fails at once.
 			models := make([]*graph.Model, len(paths))
 			for i, p := range paths {
-				if models[i], err = r.load(p, "model"); err != nil {
+				if models[i], err = r.Load(p, "model"); err != nil {
 					return err
 				}
-				if a, b := staticClasses(models[i]), staticClasses(om); a > 0 && b > 0 && a != b {
-					return fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, b, p, a)
+				if err := eval.CheckSameClasses(models[i], om, p, oraclePath); err != nil {
+					return err
 				}
 			}
-			omet, err := r.evaluate(om, oraclePath, "oracle")
+			omet, err := r.Evaluate(om, oraclePath, "oracle")
 			if err != nil {
 				return err
 			}
-			oi, err := modelInfo(oraclePath)
+			oi, err := eval.NewModelInfo(oraclePath)
 			if err != nil {
 				return err
 			}
-			rep := &compareReport{Schema: compareSchema, Tool: "unlearn " + Version, Settings: r.settings(omet),
+			rep := &compareReport{Schema: compareSchema, Tool: "unlearn " + Version, Settings: r.Settings(omet),
 				Oracle: &eval.Section{Model: oi, Metrics: omet}}
-			if rep.Data, rep.Forget, err = r.provenance(); err != nil {
+			if rep.Data, rep.Forget, err = r.Provenance(); err != nil {
 				return err
 			}
 			for i, m := range models {
-				met, err := r.evaluate(m, paths[i], fmt.Sprintf("model %d", i+1))
+				met, err := r.Evaluate(m, paths[i], fmt.Sprintf("model %d", i+1))
 				if err != nil {
 					return err
 				}
-				if met.Classes != omet.Classes {
-					return fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, omet.Classes, paths[i], met.Classes)
-				}
-				mi, err := modelInfo(paths[i])
+				d, ag, err := eval.CompareToOracle(omet, met, oraclePath, paths[i])
 				if err != nil {
 					return err
 				}
-				ag, err := eval.NewAgreement(omet, met)
+				mi, err := eval.NewModelInfo(paths[i])
 				if err != nil {
 					return err
 				}
-				rep.Models = append(rep.Models, compareEntry{Section: eval.Section{Model: mi, Metrics: met}, Delta: eval.NewDelta(omet, met), Agreement: ag})
+				rep.Models = append(rep.Models, compareEntry{Section: eval.Section{Model: mi, Metrics: met}, Delta: d, Agreement: ag})
 			}
 			out := c.App.Writer
 			if c.String("json") == "-" {
@@ -112,16 +108,7 @@ func compareCommand() *cli.Command {
 			}
 			printCompare(out, rep)
 			if p := c.String("json"); p != "" {
-				b, err := json.MarshalIndent(rep, "", "  ")
-				if err != nil {
-					return err
-				}
-				b = append(b, '\n')
-				if p == "-" {
-					_, err = c.App.Writer.Write(b)
-					return err
-				}
-				return writeFileAtomic(p, b)
+				return writeJSON(c, p, rep)
 			}
 			return nil
 		},

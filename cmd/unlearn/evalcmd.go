@@ -1,14 +1,9 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -85,19 +80,6 @@ func bundledData() (string, error) {
 	return "", usagef("--data not given and the bundled demo data (testdata/fashion) was not found; pass --data")
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // miaFlags are the evaluation flags shared by eval and compare.
 func miaFlags() []cli.Flag {
 	return []cli.Flag{
@@ -108,16 +90,10 @@ func miaFlags() []cli.Flag {
 	}
 }
 
-// evalRun holds what eval and compare share: the data, the forget set and
-// the evaluation options.
-type evalRun struct {
-	ds             *data.Dataset
-	forget, retain []int
-	forgetPath     string
-	opts           eval.Options
-}
-
-func newEvalRun(c *cli.Context) (*evalRun, error) {
+// newSuite reads the flags that eval, compare and the main command share
+// (runtime, data, forget set, attack settings) into an eval.Suite whose
+// progress goes to the terminal.
+func newSuite(c *cli.Context) (*eval.Suite, error) {
 	ro, err := runtimeOptions(c)
 	if err != nil {
 		return nil, err
@@ -125,137 +101,33 @@ func newEvalRun(c *cli.Context) (*evalRun, error) {
 	if c.Int("batch-size") <= 0 {
 		return nil, usagef("--batch-size %d: must be positive", c.Int("batch-size"))
 	}
-	r := &evalRun{opts: eval.Options{Runtime: ro, BatchSize: c.Int("batch-size"), NoMIA: c.Bool("no-mia")}}
-	r.opts.MIA.Seed = c.Uint64("mia-seed")
+	opts := eval.Options{Runtime: ro, BatchSize: c.Int("batch-size"), NoMIA: c.Bool("no-mia")}
+	opts.MIA.Seed = c.Uint64("mia-seed")
 	switch v := c.String("m-entropy"); v {
 	case "song-mittal":
-		r.opts.MIA.MEntropy = eval.MEntropySongMittal
+		opts.MIA.MEntropy = eval.MEntropySongMittal
 	case "salun-code":
-		r.opts.MIA.MEntropy = eval.MEntropySalUnCode
+		opts.MIA.MEntropy = eval.MEntropySalUnCode
 	default:
 		return nil, usagef("--m-entropy %q: must be song-mittal or salun-code", v)
 	}
-	if r.ds, err = openData(c); err != nil {
+	ds, err := openData(c)
+	if err != nil {
 		return nil, err
 	}
-	if p := c.String("forget"); p != "" {
-		ids, err := data.ReadIDs(p, r.ds.Train.Len())
-		if err != nil {
+	var ids []int
+	p := c.String("forget")
+	if p != "" {
+		if ids, err = data.ReadIDs(p, ds.Train.Len()); err != nil {
 			return nil, err
 		}
-		r.forgetPath = p
-		r.forget, r.retain = data.ForgetRetain(r.ds.Train.Len(), ids)
-		if len(r.retain) == 0 && !r.opts.NoMIA {
-			return nil, fmt.Errorf("--forget %s lists all %d training examples: no retain examples are left as shadow members for the membership-inference attack (pass --no-mia for accuracy only)", p, r.ds.Train.Len())
-		}
-		if r.ds.Test.Len() == 0 && !r.opts.NoMIA {
-			return nil, fmt.Errorf("--data %s has an empty test split: no shadow non-members for the membership-inference attack (pass --no-mia for accuracy only)", r.ds.Path)
-		}
 	}
-	return r, nil
-}
-
-// load reads a model and checks that it takes the dataset's images. role
-// ("model", "oracle") prefixes errors about models other than the main one.
-func (r *evalRun) load(path, role string) (*graph.Model, error) {
-	prefix := ""
-	if role != "model" {
-		prefix = role + " "
-	}
-	m, err := onnxio.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s%w", prefix, err)
-	}
-	if err := checkModelData(m, path, r.ds); err != nil {
-		return nil, fmt.Errorf("%s%w", prefix, err)
-	}
-	return m, nil
-}
-
-// checkModelData checks that m, read from path, is a classifier that ds
-// can feed: one image input of the data's shape, one logits output, and as
-// many classes as the labels need (naming the first label out of range).
-func checkModelData(m *graph.Model, path string, ds *data.Dataset) error {
-	in, shape, err := eval.ModelInput(m)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := data.CheckInput(ds, in.Name, shape); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if _, err := eval.ModelOutput(m); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if k := staticClasses(m); k > 0 && ds.Classes > 0 && k != ds.Classes {
-		if err := ds.CheckLabels(k); err != nil {
-			return fmt.Errorf("%s outputs %d classes: %w", path, k, err)
-		}
-		return fmt.Errorf("%s outputs %d classes, dataset %s has %d", path, k, ds.Name, ds.Classes)
-	}
-	return nil
-}
-
-// staticClasses is the class count the model's output shape declares, or
-// -1 when it does not say.
-func staticClasses(m *graph.Model) int {
-	if len(m.Graph.Outputs) == 0 {
-		return -1
-	}
-	t := m.Graph.Outputs[0].Type
-	if t == nil || len(t.Shape) != 2 || !t.Shape[1].Known() {
-		return -1
-	}
-	return int(t.Shape[1].Size)
-}
-
-// evaluate runs Evaluate with progress bars labelled with label.
-func (r *evalRun) evaluate(m *graph.Model, path, label string) (*eval.Metrics, error) {
-	opts := r.opts
-	bars := map[string]*progress{}
-	opts.Progress = func(stage string, done, total int) {
-		b := bars[stage]
-		if b == nil {
-			b = newProgress(label + " " + stage)
-			bars[stage] = b
-		}
-		b.update(done, total)
-	}
-	met, err := eval.Evaluate(m, r.ds, r.forget, r.retain, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return met, nil
-}
-
-func modelInfo(path string) (*eval.ModelInfo, error) {
-	sum, err := fileSHA256(path)
+	s, err := eval.NewSuite(ds, p, ids, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &eval.ModelInfo{Path: path, SHA256: sum}, nil
-}
-
-// provenance returns the dataset's and forget set's descriptions.
-func (r *evalRun) provenance() (*eval.DataInfo, *eval.ForgetInfo, error) {
-	sum, err := eval.HashPath(r.ds.Path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("hashing the dataset: %w", err)
-	}
-	di := &eval.DataInfo{Path: r.ds.Path, Format: r.ds.Format, Name: r.ds.Name, SHA256: sum, Classes: r.ds.Classes,
-		ClassNames: r.ds.ClassNames, Mean: r.ds.Mean, Std: r.ds.Std}
-	if r.forgetPath == "" {
-		return di, nil, nil
-	}
-	fs, err := fileSHA256(r.forgetPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	return di, &eval.ForgetInfo{Path: r.forgetPath, SHA256: fs, N: len(r.forget)}, nil
-}
-
-func (r *evalRun) settings(met *eval.Metrics) eval.Settings {
-	return eval.Settings{BatchSize: r.opts.BatchSize, Device: r.opts.Runtime.Device, Threads: r.opts.Runtime.Threads,
-		MIA: eval.NewMIASettings(met, r.opts.MIA)}
+	s.Bar = func(label string) func(int, int) { return newProgress(label).update }
+	return s, nil
 }
 
 // checkOutputs runs checkOutPath, before any work, on each of the output
@@ -295,53 +167,48 @@ func evalCommand() *cli.Command {
 			if err := checkOutputs(c, "json", "report"); err != nil {
 				return err
 			}
-			r, err := newEvalRun(c)
+			r, err := newSuite(c)
 			if err != nil {
 				return err
 			}
 			modelPath, oraclePath := c.String("model"), c.String("oracle")
-			m, err := r.load(modelPath, "model")
+			m, err := r.Load(modelPath, "model")
 			if err != nil {
 				return err
 			}
 			var om *graph.Model
 			if oraclePath != "" {
-				if om, err = r.load(oraclePath, "oracle"); err != nil {
+				if om, err = r.Load(oraclePath, "oracle"); err != nil {
 					return err
 				}
-				if a, b := staticClasses(m), staticClasses(om); a > 0 && b > 0 && a != b {
-					return fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, b, modelPath, a)
+				if err := eval.CheckSameClasses(m, om, modelPath, oraclePath); err != nil {
+					return err
 				}
 			}
-			if c.String("report") != "" && r.forget == nil {
+			if c.String("report") != "" && r.Forget == nil {
 				return usagef("--report needs --forget: the report compares the forget set with the rest")
 			}
-			met, err := r.evaluate(m, modelPath, "model")
+			met, err := r.Evaluate(m, modelPath, "model")
 			if err != nil {
 				return err
 			}
-			rep := &eval.Report{Schema: eval.Schema, Tool: "unlearn " + Version, Metrics: met, Settings: r.settings(met)}
-			if rep.Model, err = modelInfo(modelPath); err != nil {
+			rep := &eval.Report{Schema: eval.Schema, Tool: "unlearn " + Version, Metrics: met, Settings: r.Settings(met)}
+			if rep.Model, err = eval.NewModelInfo(modelPath); err != nil {
 				return err
 			}
-			if rep.Data, rep.Forget, err = r.provenance(); err != nil {
+			if rep.Data, rep.Forget, err = r.Provenance(); err != nil {
 				return err
 			}
 			if om != nil {
-				omet, err := r.evaluate(om, oraclePath, "oracle")
+				omet, err := r.Evaluate(om, oraclePath, "oracle")
 				if err != nil {
 					return err
 				}
-				if omet.Classes != met.Classes {
-					return fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, omet.Classes, modelPath, met.Classes)
-				}
-				oi, err := modelInfo(oraclePath)
+				oi, err := eval.NewModelInfo(oraclePath)
 				if err != nil {
 					return err
 				}
-				rep.Oracle = &eval.Section{Model: oi, Metrics: omet}
-				rep.Delta = eval.NewDelta(omet, met)
-				if rep.Agreement, err = eval.NewAgreement(omet, met); err != nil {
+				if err := rep.SetOracle(oi, omet); err != nil {
 					return err
 				}
 			}
@@ -359,37 +226,24 @@ func emit(c *cli.Context, rep *eval.Report) error {
 
 // emitTo is emit with the output paths given.
 func emitTo(c *cli.Context, rep *eval.Report, jsonPath, reportPath string) error {
-	files := map[string][]byte{}
-	var stdoutJSON []byte
-	if jsonPath != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		b = append(b, '\n')
-		if jsonPath == "-" {
-			stdoutJSON = b
-		} else {
-			files[jsonPath] = b
-		}
-	}
-	if reportPath != "" {
-		b, err := report.HTML(rep)
-		if err != nil {
-			return fmt.Errorf("rendering %s: %w", reportPath, err)
-		}
-		files[reportPath] = b
+	files, err := report.Files(rep, jsonPath, reportPath)
+	if err != nil {
+		return err
 	}
 	tableTo := c.App.Writer
-	if stdoutJSON != nil {
+	if jsonPath == "-" {
 		tableTo = c.App.ErrWriter // keep stdout pure JSON
 	}
 	printTable(tableTo, rep)
-	if err := writeFilesAtomic(files); err != nil {
+	if err := onnxio.WriteFilesAtomic(files); err != nil {
 		return err
 	}
-	if stdoutJSON != nil {
-		_, err := c.App.Writer.Write(stdoutJSON)
+	if jsonPath == "-" {
+		b, err := report.JSON(rep)
+		if err != nil {
+			return err
+		}
+		_, err = c.App.Writer.Write(b)
 		return err
 	}
 	return nil
@@ -477,91 +331,16 @@ func deltaCell(v *float64) string {
 	return fmt.Sprintf("%+.2f", 100**v)
 }
 
-// writeFilesAtomic writes every file through a temporary file beside it
-// and renames them all only when every write succeeded.
-func writeFilesAtomic(files map[string][]byte) error {
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	tmps := map[string]string{}
-	cleanup := func() {
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-	}
-	for _, p := range paths {
-		t, err := writeTemp(p, files[p])
-		if err != nil {
-			cleanup()
-			return err
-		}
-		tmps[p] = t
-	}
-	for i, p := range paths {
-		if err := os.Rename(tmps[p], p); err != nil {
-			cleanup()
-			for _, done := range paths[:i] { // do not leave half the outputs
-				os.Remove(done)
-			}
-			return fmt.Errorf("writing %s: %w", p, err)
-		}
-		delete(tmps, p)
-	}
-	return nil
-}
-
 func writeJSON(c *cli.Context, path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := report.JSON(v)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	if path == "-" {
 		_, err := c.App.Writer.Write(b)
 		return err
 	}
-	return writeFileAtomic(path, b)
-}
-
-// writeFileAtomic writes through a temporary file in the same folder and a
-// rename, so readers never see a partial file.
-func writeFileAtomic(path string, b []byte) error {
-	tmp, err := writeTemp(path, b)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-// writeTemp writes b to a new temporary file in path's folder, readable by
-// others like a normal file, and returns its name.
-func writeTemp(path string, b []byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), ".unlearn-*.tmp")
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	cmdTemps.Store(tmp, true)
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil { // CreateTemp makes 0600
-		os.Remove(tmp)
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	return tmp, nil
+	return onnxio.WriteFileAtomic(path, b)
 }
 
 func pick[T any](v []T, idx []int) []T {

@@ -22,6 +22,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -171,7 +172,7 @@ func (r *expRunner) grid() error {
 	if base == "" {
 		base = cfg.Model
 	}
-	baseSum, err := fileSHA256(base)
+	baseSum, err := eval.HashPath(base)
 	if err != nil {
 		return err
 	}
@@ -208,7 +209,7 @@ func (r *expRunner) grid() error {
 			}
 			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", fs.Name, seed))
 			if !r.dryRun {
-				if err := writeFileAtomic(idsPath, []byte(b.String())); err != nil {
+				if err := onnxio.WriteFileAtomic(idsPath, []byte(b.String())); err != nil {
 					return err
 				}
 			}
@@ -260,7 +261,7 @@ func (r *expRunner) grid() error {
 						key = experiment.Key(key, "auto", unlearn.AutoVersion)
 					}
 					if m.Default {
-						key = experiment.Key(key, "default", recommendedString())
+						key = experiment.Key(key, "default", unlearn.RecommendedString())
 					}
 					r.keys[key] = true
 					if err := r.methodStep(ctx, key, m, budget, fs, seed, orig, needOrig, okey, oracleTime, idsPath, len(ids)); err != nil {
@@ -380,7 +381,7 @@ func (r *expRunner) trainStep(ctx context.Context, dir, what, base, exclude stri
 		done.TrainS = time.Since(start).Seconds()
 	}
 	b, _ := json.Marshal(done)
-	return done.TrainS, writeFileAtomic(filepath.Join(dir, "done.json"), b)
+	return done.TrainS, onnxio.WriteFileAtomic(filepath.Join(dir, "done.json"), b)
 }
 
 // oracleRecord evaluates the oracle once (its own metrics; Δ is 0 by
@@ -499,7 +500,7 @@ func (r *expRunner) methodStep(ctx context.Context, key string, m experiment.Met
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
 		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: n,
 		Machine: r.machine}
-	if rec.OriginalSHA256, err = fileSHA256(orig); err != nil {
+	if rec.OriginalSHA256, err = eval.HashPath(orig); err != nil {
 		return err
 	}
 	if m.Default && doc.Unlearning.Strategy != "full" {
@@ -575,7 +576,7 @@ func (r *expRunner) record(path string, rec experiment.Record) error {
 		return err
 	}
 	r.done[rec.Key] = rec
-	return writeFileAtomic(path, b)
+	return onnxio.WriteFileAtomic(path, b)
 }
 
 func (r *expRunner) say(what, state string) {
@@ -648,7 +649,7 @@ func (r *expRunner) report(c *cli.Context) error {
 	for n, b := range files {
 		out[filepath.Join(r.cfg.Out, n)] = b
 	}
-	if err := writeFilesAtomic(out); err != nil {
+	if err := onnxio.WriteFilesAtomic(out); err != nil {
 		return err
 	}
 	fmt.Fprint(c.App.Writer, table)

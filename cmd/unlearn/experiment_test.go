@@ -56,9 +56,10 @@ methods:
 	if err := json.Unmarshal([]byte(lines[3]), &def); err != nil {
 		t.Fatal(err)
 	}
-	if want := methods[recommended.Method][1]; def.Name != "Default" || def.Algorithm != want ||
-		(def.Schedule == unlearn.ScheduleAuto) != (recommended.Schedule == unlearn.ScheduleAuto) {
-		t.Errorf("default row: %s, algorithm %s, schedule %q; want algorithm %s, schedule %s", def.Name, def.Algorithm, def.Schedule, want, recommended.Schedule)
+	rec, _ := unlearn.LookupMethod(unlearn.Recommended.Method)
+	if want := rec.Algorithm; want == "" || def.Name != "Default" || def.Algorithm != want ||
+		(def.Schedule == unlearn.ScheduleAuto) != (unlearn.Recommended.Schedule == unlearn.ScheduleAuto) {
+		t.Errorf("default row: %s, algorithm %s, schedule %q; want algorithm %s, schedule %s", def.Name, def.Algorithm, def.Schedule, want, unlearn.Recommended.Schedule)
 	}
 	runs, _ := filepath.Glob(filepath.Join(out, "runs", "run-*", "metrics.json"))
 	withProxies := 0

@@ -106,7 +106,7 @@ func runExport(c *cli.Context) error {
 	if err := safetensors.Write(&buf, ts, map[string]string{"format": "pt"}); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(out, buf.Bytes()); err != nil {
+	if err := onnxio.WriteFileAtomic(out, buf.Bytes()); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d tensors (%d trainable parameters)\n", out, len(ts), len(params))

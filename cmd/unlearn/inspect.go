@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
@@ -123,7 +124,7 @@ func inspectModelFile(path, classifier string) (*inspectReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum, err := fileSHA256(path)
+	sum, err := eval.HashPath(path)
 	if err != nil {
 		return nil, err
 	}

@@ -2,16 +2,15 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/localize"
-	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -24,19 +23,6 @@ func validStrategy(s string) bool {
 		}
 	}
 	return false
-}
-
-// localizeMask returns the mask of the run's strategy (nil: every
-// parameter) and its summary for metrics.json.
-func localizeMask(ctx context.Context, m *graph.Model, ds *data.Dataset, forget []int, s *runSettings, opts onnxrt.Options) (map[string][]bool, map[string]any, error) {
-	mk, _, err := localize.Localize(ctx, m, ds.Train, forget, localize.Options{
-		Strategy: s.strategy, Budget: s.budget, Seed: s.cfg.Seed, Runtime: opts, BatchSize: s.batch,
-		Progress: newProgress("localize").update,
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return maskSummary(mk)
 }
 
 func localizeCommand() *cli.Command {
@@ -53,7 +39,7 @@ func localizeCommand() *cli.Command {
 			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
 			&cli.StringFlag{Name: "forget", Required: true, Usage: "ids file of the forget set"},
 			&cli.StringFlag{Name: "strategy", Value: "del", Usage: "del, salloc, critmem, deepest, shallowest, random, full"},
-			&cli.Float64Flag{Name: "budget", Value: recommended.Budget, Usage: "fraction of all trainable parameters, in (0, 1]"},
+			&cli.Float64Flag{Name: "budget", Value: unlearn.Recommended.Budget, Usage: "fraction of all trainable parameters, in (0, 1]"},
 			&cli.IntFlag{Name: "topk", Usage: "del: h, the number of top element scores averaged per neuron (0: max(1, ⌊0.1·C_out⌋))"},
 			&cli.BoolFlag{Name: "element-rank", Usage: "del: rank single elements by their neuron's score (the reference code; may split a neuron)"},
 			&cli.StringFlag{Name: "random-of", Value: "del", Usage: "random: the strategy whose per-layer counts to match"},
@@ -100,7 +86,7 @@ func runLocalize(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkModelData(work, modelPath, ds); err != nil {
+	if err := eval.CheckModelData(work, modelPath, ds); err != nil {
 		return err
 	}
 	ids, err := data.ReadIDs(c.String("forget"), ds.Train.Len())
@@ -137,7 +123,7 @@ func runLocalize(c *cli.Context) error {
 		if err := localize.WriteSafetensors(&buf, vals, shapes); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(p, buf.Bytes()); err != nil {
+		if err := onnxio.WriteFileAtomic(p, buf.Bytes()); err != nil {
 			return err
 		}
 	}

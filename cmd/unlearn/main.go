@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
 // Version is the tool's version, set at build time with -ldflags "-X main.Version=...".
@@ -67,7 +68,7 @@ func newApp() *cli.App {
 		Version: Version,
 		Description: "unlearn takes a trained classifier exported as ONNX and the ids of training examples to forget,\n" +
 			"and writes an unlearned ONNX model with the metrics that show it worked.\n\n" +
-			"Without choices it runs the recommended default, " + recommendedString() + ":\n" +
+			"Without choices it runs the recommended default, " + unlearn.RecommendedString() + ":\n" +
 			"DEL localization, then reset-and-finetune for as long as oracle-free proxies say is needed\n" +
 			"(README, \"Which method\"); --epochs, --lr or --proxies=false give a fixed recipe instead.",
 		Flags:     unlearnFlags(),
@@ -125,9 +126,15 @@ func main() {
 	os.Exit(run(os.Args))
 }
 
-func run(args []string) int {
+func run(args []string) int { return runIO(args, os.Stdout, os.Stderr) }
+
+// runIO runs the command line args with its output on stdout and its log
+// on stderr, and returns the exit code.
+func runIO(args []string, stdout, stderr io.Writer) int {
 	installSignals()
 	app := newApp()
+	app.Writer, app.ErrWriter = stdout, stderr
+	logs.w = stderr
 	args, err := globalArgs(app, args)
 	if err == nil {
 		if logs.quiet {

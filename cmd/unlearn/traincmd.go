@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
@@ -24,10 +23,11 @@ import (
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
+	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
 // errInterrupted marks a run stopped by SIGINT/SIGTERM (exit code 130).
-var errInterrupted = errors.New("interrupted; no output was written")
+var errInterrupted = unlearn.ErrInterrupted
 
 // signalContext returns the run's context, cancelled by SIGINT or SIGTERM,
 // and declares the command able to stop cleanly on it (see
@@ -40,7 +40,6 @@ func signalContext() (context.Context, context.CancelFunc) {
 var (
 	appCtx      = context.Background()
 	cancellable atomic.Bool
-	cmdTemps    sync.Map // temporary files of writeTemp in flight
 )
 
 // installSignals makes SIGINT and SIGTERM cancel appCtx. A command that
@@ -61,7 +60,6 @@ func installSignals() {
 			cancel()
 			if n > 1 || !cancellable.Load() {
 				onnxio.RemoveTemps()
-				cmdTemps.Range(func(k, _ any) bool { os.Remove(k.(string)); return true })
 				logs.fail("interrupted; no output was written", exitInterrupted)
 				os.Exit(exitInterrupted)
 			}
@@ -180,7 +178,7 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkModelData(m, modelPath, ds); err != nil {
+	if err := eval.CheckModelData(m, modelPath, ds); err != nil {
 		return err
 	}
 	idx := data.Range(ds.Train.Len())

@@ -1,0 +1,190 @@
+package eval
+
+import (
+	"fmt"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/onnxio"
+)
+
+// Suite is what every command that measures models shares: the data, the
+// forget set (indices into the training split, with the retain set as the
+// rest) and the evaluation options. `unlearn eval`, `unlearn compare` and
+// the unlearning pipeline measure every model through one Suite, so the
+// numbers they report come from the same examples and settings.
+type Suite struct {
+	Data           *data.Dataset
+	Forget, Retain []int
+	// ForgetPath is the ids file the forget set came from ("" without one);
+	// it is hashed into the report's provenance.
+	ForgetPath string
+	Options    Options
+	// Bar, when set, returns a progress callback for a labelled stage
+	// ("before forward", "oracle mia", ...).
+	Bar func(label string) func(done, total int)
+}
+
+// NewSuite checks that the forget set leaves what the membership-inference
+// attack needs (retain examples as shadow members, test examples as
+// non-members) unless opts.NoMIA, and returns the suite.
+func NewSuite(ds *data.Dataset, forgetPath string, ids []int, opts Options) (*Suite, error) {
+	s := &Suite{Data: ds, Options: opts}
+	if forgetPath == "" {
+		return s, nil
+	}
+	s.ForgetPath = forgetPath
+	s.Forget, s.Retain = data.ForgetRetain(ds.Train.Len(), ids)
+	if len(s.Retain) == 0 && !opts.NoMIA {
+		return nil, fmt.Errorf("--forget %s lists all %d training examples: no retain examples are left as shadow members for the membership-inference attack (pass --no-mia for accuracy only)", forgetPath, ds.Train.Len())
+	}
+	if ds.Test.Len() == 0 && !opts.NoMIA {
+		return nil, fmt.Errorf("--data %s has an empty test split: no shadow non-members for the membership-inference attack (pass --no-mia for accuracy only)", ds.Path)
+	}
+	return s, nil
+}
+
+// Load reads a model and checks that it takes the suite's images. role
+// ("model", "oracle", ...) prefixes errors about models other than the
+// main one.
+func (s *Suite) Load(path, role string) (*graph.Model, error) {
+	prefix := ""
+	if role != "model" {
+		prefix = role + " "
+	}
+	m, err := onnxio.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s%w", prefix, err)
+	}
+	if err := CheckModelData(m, path, s.Data); err != nil {
+		return nil, fmt.Errorf("%s%w", prefix, err)
+	}
+	return m, nil
+}
+
+// Evaluate runs Evaluate on the suite's examples, with progress bars
+// labelled with label; errors name path.
+func (s *Suite) Evaluate(m *graph.Model, path, label string) (*Metrics, error) {
+	opts := s.Options
+	if s.Bar != nil {
+		bars := map[string]func(int, int){}
+		opts.Progress = func(stage string, done, total int) {
+			b := bars[stage]
+			if b == nil {
+				b = s.Bar(label + " " + stage)
+				bars[stage] = b
+			}
+			b(done, total)
+		}
+	}
+	met, err := Evaluate(m, s.Data, s.Forget, s.Retain, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return met, nil
+}
+
+// Provenance returns the dataset's and forget set's descriptions for a
+// report (no ForgetInfo without a forget set).
+func (s *Suite) Provenance() (*DataInfo, *ForgetInfo, error) {
+	ds := s.Data
+	sum, err := HashPath(ds.Path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("hashing the dataset: %w", err)
+	}
+	di := &DataInfo{Path: ds.Path, Format: ds.Format, Name: ds.Name, SHA256: sum, Classes: ds.Classes,
+		ClassNames: ds.ClassNames, Mean: ds.Mean, Std: ds.Std}
+	if s.ForgetPath == "" {
+		return di, nil, nil
+	}
+	fs, err := hashFile(s.ForgetPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return di, &ForgetInfo{Path: s.ForgetPath, SHA256: fs, N: len(s.Forget)}, nil
+}
+
+// Settings records how met was measured.
+func (s *Suite) Settings(met *Metrics) Settings {
+	return Settings{BatchSize: s.Options.BatchSize, Device: s.Options.Runtime.Device, Threads: s.Options.Runtime.Threads,
+		MIA: NewMIASettings(met, s.Options.MIA)}
+}
+
+// NewModelInfo identifies the model file at path by its SHA-256.
+func NewModelInfo(path string) (*ModelInfo, error) {
+	sum, err := hashFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return &ModelInfo{Path: path, SHA256: sum}, nil
+}
+
+// CheckModelData checks that m, read from path, is a classifier that ds
+// can feed: one image input of the data's shape, one logits output, and as
+// many classes as the labels need (naming the first label out of range).
+func CheckModelData(m *graph.Model, path string, ds *data.Dataset) error {
+	in, shape, err := ModelInput(m)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := data.CheckInput(ds, in.Name, shape); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := ModelOutput(m); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if k := StaticClasses(m); k > 0 && ds.Classes > 0 && k != ds.Classes {
+		if err := ds.CheckLabels(k); err != nil {
+			return fmt.Errorf("%s outputs %d classes: %w", path, k, err)
+		}
+		return fmt.Errorf("%s outputs %d classes, dataset %s has %d", path, k, ds.Name, ds.Classes)
+	}
+	return nil
+}
+
+// StaticClasses is the class count the model's output shape declares, or
+// -1 when it does not say.
+func StaticClasses(m *graph.Model) int {
+	if len(m.Graph.Outputs) == 0 {
+		return -1
+	}
+	t := m.Graph.Outputs[0].Type
+	if t == nil || len(t.Shape) != 2 || !t.Shape[1].Known() {
+		return -1
+	}
+	return int(t.Shape[1].Size)
+}
+
+// CheckSameClasses refuses an oracle whose declared class count differs
+// from the model's (before any forward pass).
+func CheckSameClasses(model, oracle *graph.Model, modelPath, oraclePath string) error {
+	if a, b := StaticClasses(model), StaticClasses(oracle); a > 0 && b > 0 && a != b {
+		return fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, b, modelPath, a)
+	}
+	return nil
+}
+
+// CompareToOracle returns Δ = oracle − model and the agreement of their
+// predictions; the two must have been measured by the same Suite.
+func CompareToOracle(oracle, model *Metrics, oraclePath, modelPath string) (*Delta, *Agreement, error) {
+	if oracle.Classes != model.Classes {
+		return nil, nil, fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, oracle.Classes, modelPath, model.Classes)
+	}
+	ag, err := NewAgreement(oracle, model)
+	if err != nil {
+		return nil, nil, err
+	}
+	return NewDelta(oracle, model), ag, nil
+}
+
+// SetOracle adds the oracle's section, Δ and agreement to a report whose
+// top-level metrics are the model's.
+func (r *Report) SetOracle(oracle *ModelInfo, met *Metrics) error {
+	d, ag, err := CompareToOracle(met, r.Metrics, oracle.Path, r.Model.Path)
+	if err != nil {
+		return err
+	}
+	r.Oracle = &Section{Model: oracle, Metrics: met}
+	r.Delta, r.Agreement = d, ag
+	return nil
+}

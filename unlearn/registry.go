@@ -1,0 +1,203 @@
+package unlearn
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Algorithm describes one unlearning algorithm: how it runs, its defaults
+// and the traits the pipeline needs (which index sets it uses, whether it
+// trains in epochs, whether it always trains the classifier). Everything
+// the pipeline, the command line and the experiment runner know about an
+// algorithm comes from here; adding one is one file that calls Register
+// from an init function, plus its test.
+type Algorithm struct {
+	// Name is what --algorithm and Run take.
+	Name string
+	// Summary is one line for help texts.
+	Summary string
+	// Run changes r.Input().Model's initializers; it must honour the mask
+	// (train's optimizers do) and return ctx errors unchanged.
+	Run func(r *Runner) error
+	// Defaults fills the algorithm's own settings (epochs, rate, ...) over
+	// the common ones (Defaults' BatchSize, Momentum, ...); nil keeps the
+	// common ones.
+	Defaults func(*Config)
+	// UsesForget and UsesRetain: which index sets must be non-empty.
+	UsesForget, UsesRetain bool
+	// Epochs: the algorithm trains in epochs, so Config.Epochs and LR apply
+	// and the auto schedule can drive it.
+	Epochs bool
+	// TrainsClassifier: the algorithm always trains the whole classifier
+	// layer, whatever the mask (rft, after DEL's reference); the audit
+	// allows it.
+	TrainsClassifier bool
+	// EpochExamples is the number of examples one epoch trains on, given
+	// the retain examples it trains on and the forget set's size; nil when
+	// an epoch is not a pass over known examples (no retraining estimate).
+	EpochExamples func(retain, forget int) int
+}
+
+// Runner is what an Algorithm's Run works with: the input, the settings
+// and the run's notes. Built-in algorithms also use its unexported
+// training helpers.
+type Runner = run
+
+// Context returns the run's context; Run must stop when it is done.
+func (r *run) Context() context.Context { return r.ctx }
+
+// Input returns the model, data, index sets and mask of the run.
+func (r *run) Input() Input { return r.in }
+
+// Config returns the run's settings with defaults applied.
+func (r *run) Config() Config { return r.cfg }
+
+// Note adds a line to the run's notes (metrics.json's unlearning log).
+func (r *run) Note(format string, args ...any) { r.note(format, args...) }
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]*Algorithm{}
+	// order lists the names in registration order, the built-in ones first
+	// in the order of the package documentation's table.
+	order []string
+)
+
+func retainOnly(retain, _ int) int      { return retain }
+func retainAndForget(retain, f int) int { return retain + f }
+
+func init() {
+	for _, a := range []Algorithm{
+		{Name: "rft", Summary: "reset masked elements, finetune them and the classifier on the retain set (DEL)",
+			Run: runRFT, UsesRetain: true, Epochs: true, TrainsClassifier: true, EpochExamples: retainOnly,
+			Defaults: func(c *Config) { c.Epochs, c.LR = 10, 0.03 }},
+		{Name: "finetune", Summary: "descent on the retain set",
+			Run: runFinetune, UsesRetain: true, Epochs: true, EpochExamples: retainOnly,
+			Defaults: func(c *Config) { c.Epochs, c.LR = 5, 0.01 }},
+		{Name: "neggrad", Summary: "ascent on the forget set",
+			Run: runNegGrad, UsesForget: true, Epochs: true,
+			Defaults: func(c *Config) { c.Epochs, c.LR = 1, 1e-3 }},
+		{Name: "neggrad+", Summary: "β·retain loss − (1−β)·forget loss",
+			Run: runNegGradPlus, UsesForget: true, UsesRetain: true, Epochs: true,
+			Defaults: func(c *Config) { c.Epochs, c.LR = 1, 0.01 }},
+		{Name: "random-label", Summary: "forget examples relabelled at random, trained with the retain set (SalUn)",
+			Run: runRandomLabel, UsesForget: true, UsesRetain: true, Epochs: true, EpochExamples: retainAndForget,
+			Defaults: func(c *Config) { c.Epochs, c.LR = 5, 0.01 }},
+		{Name: "l1-sparse", Summary: "finetune with a decaying L1 penalty",
+			Run: runL1Sparse, UsesRetain: true, Epochs: true, EpochExamples: retainOnly,
+			Defaults: func(c *Config) { c.Epochs, c.LR = 5, 0.01 }},
+		{Name: "scrub", Summary: "teacher–student: max-steps on the forget set, min-steps on the retain set",
+			Run: runSCRUB, UsesForget: true, UsesRetain: true, Epochs: true,
+			Defaults: func(c *Config) { c.Epochs, c.LR, c.WeightDecay = 3, 5e-4, 5e-4 }},
+		{Name: "ssd", Summary: "selective synaptic dampening (no training)",
+			Run: runSSD, UsesForget: true},
+		{Name: "iu", Summary: "influence unlearning: one WoodFisher Newton step (no training)",
+			Run: runIU, UsesForget: true, UsesRetain: true},
+	} {
+		if err := Register(a); err != nil {
+			panic(err) // the built-in table is wrong: a programming error
+		}
+	}
+}
+
+// Register adds an algorithm; its name must be new and it must have a Run.
+func Register(a Algorithm) error {
+	if a.Name == "" || a.Run == nil {
+		return fmt.Errorf("unlearn: Register: an algorithm needs a name and a Run function")
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[a.Name]; dup {
+		return fmt.Errorf("unlearn: Register: algorithm %q is already registered", a.Name)
+	}
+	registry[a.Name] = &a
+	order = append(order, a.Name)
+	return nil
+}
+
+// Algorithms returns the algorithm names Run accepts, in registration
+// order.
+func Algorithms() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return append([]string(nil), order...)
+}
+
+// LookupAlgorithm returns the named algorithm's descriptor.
+func LookupAlgorithm(name string) (*Algorithm, error) {
+	registryMu.RLock()
+	a, ok := registry[name]
+	registryMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q; choose one of %s", ErrUnknownAlgorithm, name, strings.Join(Algorithms(), ", "))
+	}
+	return a, nil
+}
+
+func lookup(name string) (*Algorithm, error) { return LookupAlgorithm(name) }
+
+// Method is a named pair of a localization strategy and an algorithm
+// (--method).
+type Method struct {
+	Name, Strategy, Algorithm string
+}
+
+var methods = map[string]Method{}
+
+func init() {
+	for _, m := range []Method{
+		{"del", "del", "rft"},
+		{"salun", "salloc", "random-label"},
+		{"shallowest-rft", "shallowest", "rft"},
+		{"critmem-rl", "critmem", "random-label"},
+		{"retrain-free", "full", "rft"},
+		{"finetune", "full", "finetune"},
+		{"neggrad", "full", "neggrad"},
+		{"neggrad+", "full", "neggrad+"},
+		{"random-label", "full", "random-label"},
+		{"l1-sparse", "full", "l1-sparse"},
+		{"scrub", "full", "scrub"},
+		{"ssd", "full", "ssd"},
+		{"iu", "full", "iu"},
+	} {
+		methods[m.Name] = m
+	}
+}
+
+// LookupMethod returns the named method.
+func LookupMethod(name string) (Method, bool) {
+	m, ok := methods[name]
+	return m, ok
+}
+
+// Methods returns the method names, sorted.
+func Methods() []string {
+	out := make([]string, 0, len(methods))
+	for k := range methods {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Recommended is what `unlearn --model M --forget ids.txt` runs when no
+// method, budget or schedule is given (README "Which method"). The
+// experiment grid's default rows are keyed by RecommendedString, so
+// changing it reruns them.
+var Recommended = struct {
+	Method   string
+	Budget   float64
+	Schedule string
+}{Method: "del", Budget: 0.1, Schedule: ScheduleAuto}
+
+// RecommendedString describes Recommended as flags.
+func RecommendedString() string {
+	s := fmt.Sprintf("--method %s --budget %g --schedule %s", Recommended.Method, Recommended.Budget, Recommended.Schedule)
+	if Recommended.Schedule == ScheduleAuto {
+		s += fmt.Sprintf(" (auto rule %d)", AutoVersion)
+	}
+	return s
+}
