@@ -3,6 +3,14 @@ GO       ?= go
 BIN      := bin/unlearn
 export CGO_ENABLED := 1
 
+# The library the tests load. onnxrt searches only --ort-lib,
+# ONNXRUNTIME_LIB and beside the executable, never the working directory, and
+# test binaries are built outside bin/: name the repository's .ort/ unless
+# ONNXRUNTIME_LIB is already set. (`make demo` runs bin/unlearn, which finds
+# ../.ort/ by itself.)
+ORT_LIB  := $(or $(ONNXRUNTIME_LIB),$(CURDIR)/.ort/libonnxruntime.so.1)
+TEST_ENV := UNLEARN_REQUIRE_ORT=1 ONNXRUNTIME_LIB="$(ORT_LIB)"
+
 .PHONY: all build ort deps test test-large test-short conformance fuzz testing-md demo vet fmt generate clean
 
 all: build
@@ -20,17 +28,17 @@ build:
 # turns "library absent" from a skip into a failure.
 test: deps ort
 	$(GO) vet ./...
-	UNLEARN_REQUIRE_ORT=1 $(GO) test -count=1 -timeout 30m ./...
+	$(TEST_ENV) $(GO) test -count=1 -timeout 30m ./...
 
 # A model over 2 GB through external data, unlearned (needs ~20 GB of free memory,
 # ~6 GB of disk, several minutes; not part of `make test`).
 test-large: deps ort
-	UNLEARN_REQUIRE_ORT=1 $(GO) test -count=1 -tags large -run TestLargeModel -timeout 90m -v ./cmd/unlearn/
+	$(TEST_ENV) $(GO) test -count=1 -tags large -run TestLargeModel -timeout 90m -v ./cmd/unlearn/
 
 # The ONNX conformance suite (libonnx-testdata) through onnxio and ONNX Runtime,
 # with its pass/fail/skip summary and the reason for every skip.
 conformance: deps ort
-	UNLEARN_REQUIRE_ORT=1 $(GO) test -count=1 -v -run TestConformance ./internal/conformance | grep -v '^=== RUN\|^    --- PASS'
+	$(TEST_ENV) $(GO) test -count=1 -v -run TestConformance ./internal/conformance | grep -v '^=== RUN\|^    --- PASS'
 
 # Fuzzes the ONNX decoder, the dataset readers and the ids parser for
 # FUZZTIME each (the seed corpora also run in `make test`). New crashers land
@@ -49,12 +57,12 @@ fuzz:
 # fuzz target. A FUZZTIME given to make reaches the script; otherwise its
 # own default, 10 s per target, applies.
 testing-md: ort
-	UNLEARN_REQUIRE_ORT=1 UNLEARN_TESTING_MD=$(CURDIR)/TESTING.md $(GO) test -count=1 -run '^TestBadInputMatrix$$' ./cmd/unlearn
+	$(TEST_ENV) UNLEARN_TESTING_MD=$(CURDIR)/TESTING.md $(GO) test -count=1 -run '^TestBadInputMatrix$$' ./cmd/unlearn
 	@sed -n 's/.*\*\*\([0-9]*\) cases\*\*.*/bad-input cases: \1/p' TESTING.md
 	FUZZ_TARGETS="$(FUZZ_TARGETS)" $(if $(filter-out file,$(origin FUZZTIME)),FUZZTIME=$(FUZZTIME)) GO=$(GO) ./scripts/fuzz-report.sh TESTING.md
 
 test-short: ort
-	$(GO) test -short ./...
+	ONNXRUNTIME_LIB="$(ORT_LIB)" $(GO) test -short ./...
 
 demo: deps ort build
 	./scripts/demo.sh

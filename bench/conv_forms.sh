@@ -16,6 +16,9 @@ cd "$(dirname "$0")/.."
 if [ -z "${ONNXRUNTIME_LIB:-}" ] && [ ! -f .ort/libonnxruntime.so.1 ]; then
   make -s ort
 fi
+# onnxrt searches beside the executable, not the working directory: name the
+# repository's library for binaries built elsewhere.
+export ONNXRUNTIME_LIB=${ONNXRUNTIME_LIB:-$PWD/.ort/libonnxruntime.so.1}
 export UNLEARN_CONV_BENCH=1 UNLEARN_REQUIRE_ORT=1
 export UNLEARN_CONV_BENCH_THREADS=${THREADS:-2} UNLEARN_CONV_BENCH_ROUNDS=${ROUNDS:-7}
 export UNLEARN_CONV_BENCH_BATCH=${BATCH:-128}

@@ -70,6 +70,9 @@ done
 if [ -z "${ONNXRUNTIME_LIB:-}" ] && [ ! -f .ort/libonnxruntime.so.1 ]; then
   make -s ort
 fi
+# onnxrt searches beside the executable, not the working directory: name the
+# repository's library for binaries built elsewhere.
+export ONNXRUNTIME_LIB=${ONNXRUNTIME_LIB:-$PWD/.ort/libonnxruntime.so.1}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

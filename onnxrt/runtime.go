@@ -4,9 +4,15 @@
 // ONNX Runtime's types from leaking to the rest of the tool.
 //
 // The library is looked up, in order, at the --ort-lib flag (Options.LibPath),
-// the ONNXRUNTIME_LIB environment variable, and the folder `make ort` fills:
-// .ort/libonnxruntime.so.1 in the current directory or any parent, or beside
-// the executable.
+// the ONNXRUNTIME_LIB environment variable, and beside the executable (after
+// resolving symlinks): <exe dir>/libonnxruntime.so.1, <exe dir>/.ort/ and
+// <exe dir>/../.ort/ (the folder `make ort` fills, seen from bin/unlearn).
+// The working directory and its parents are never searched: a library planted
+// there (say /tmp/.ort/) would run its code as whoever runs the tool.
+//
+// Loading a library runs its code, so a library file (whichever source named
+// it) and the CUDA provider libraries beside it are refused unless only root
+// or the current user can replace them: see checkTrusted.
 package onnxrt
 
 import (
@@ -54,7 +60,9 @@ func (o Options) ThreadCount() int {
 }
 
 // ResolveLibrary returns the library path that Setup would load and where it
-// came from ("flag", "env" or "default").
+// came from ("flag", "env" or "default"). Every source goes through
+// checkTrusted: naming a file explicitly does not make a file that another
+// user can replace safe to load.
 func ResolveLibrary(flagPath string) (path, source string, err error) {
 	if flagPath != "" {
 		return checkLib(flagPath, "flag", "--ort-lib")
@@ -62,37 +70,49 @@ func ResolveLibrary(flagPath string) (path, source string, err error) {
 	if env := os.Getenv("ONNXRUNTIME_LIB"); env != "" {
 		return checkLib(env, "env", "ONNXRUNTIME_LIB")
 	}
-	var tried []string
-	if wd, err := os.Getwd(); err == nil {
-		for dir := wd; ; dir = filepath.Dir(dir) {
-			p := filepath.Join(dir, ".ort", LibName)
-			tried = append(tried, p)
-			if fileExists(p) {
-				return p, "default", nil
-			}
-			if filepath.Dir(dir) == dir {
-				break
-			}
-		}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
 	}
-	if exe, err := os.Executable(); err == nil {
-		d := filepath.Dir(exe)
-		for _, p := range []string{filepath.Join(d, LibName), filepath.Join(d, ".ort", LibName), filepath.Join(d, "..", ".ort", LibName)} {
-			tried = append(tried, p)
-			if fileExists(p) {
-				return p, "default", nil
-			}
-		}
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %s not found (--ort-lib and ONNXRUNTIME_LIB unset, and the executable's folder is unknown: %v); %s",
+			ErrLibrary, LibName, err, InstallHint)
 	}
-	return "", "", fmt.Errorf("%w: %s not found (looked in --ort-lib, ONNXRUNTIME_LIB, %s); %s",
-		ErrLibrary, LibName, strings.Join(shorten(tried, 4), ", "), InstallHint)
+	p, err := findBesideExe(filepath.Dir(exe))
+	if err != nil {
+		return "", "", err
+	}
+	return p, "default", nil
 }
 
-func shorten(s []string, n int) []string {
-	if len(s) <= n {
-		return s
+// defaultCandidates lists the places searched when neither --ort-lib nor
+// ONNXRUNTIME_LIB is set, in order: all beside the executable, none under the
+// working directory.
+func defaultCandidates(exeDir string) []string {
+	return []string{
+		filepath.Join(exeDir, LibName),
+		filepath.Join(exeDir, ".ort", LibName),
+		filepath.Join(exeDir, "..", ".ort", LibName), // the repository's .ort/ seen from bin/unlearn
 	}
-	return append(append([]string(nil), s[:n]...), fmt.Sprintf("and %d more", len(s)-n))
+}
+
+// findBesideExe returns the first default candidate that exists, once
+// checkTrusted accepts it. A candidate that exists but fails the check is an
+// error rather than a reason to try the next one, so the user learns why the
+// library they installed is not used.
+func findBesideExe(exeDir string) (string, error) {
+	tried := defaultCandidates(exeDir)
+	for _, p := range tried {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := checkTrusted(p); err != nil {
+			return "", err
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("%w: %s not found (--ort-lib and ONNXRUNTIME_LIB unset; looked in %s); %s",
+		ErrLibrary, LibName, strings.Join(tried, ", "), InstallHint)
 }
 
 func checkLib(p, source, what string) (string, string, error) {
@@ -102,6 +122,9 @@ func checkLib(p, source, what string) (string, string, error) {
 	}
 	if st.IsDir() {
 		return "", "", fmt.Errorf("%w: %s=%s is a directory, not the library file; %s", ErrLibrary, what, p, InstallHint)
+	}
+	if err := checkTrusted(p); err != nil {
+		return "", "", fmt.Errorf("%s: %w", what, err)
 	}
 	return p, source, nil
 }
@@ -191,7 +214,8 @@ func Version() string {
 }
 
 // CheckDevice validates a --device value and, for cuda, that the provider
-// libraries sit beside the main library.
+// libraries sit beside the main library and pass checkTrusted: ONNX Runtime
+// loads them from there, so they run code just as the main library does.
 func CheckDevice(device, libPath string) error {
 	switch device {
 	case "", "cpu":
@@ -209,6 +233,11 @@ func CheckDevice(device, libPath string) error {
 				"libonnxruntime_providers_shared.so and libonnxruntime_providers_cuda.so from an ONNX Runtime %s GPU "+
 				"release beside %s, plus CUDA 12 and cuDNN 9 on the library path (the npm CPU package has none of them); "+
 				"use --device cpu to run on the CPU", strings.Join(missing, " and "), dir, WantVersion, LibName)
+		}
+		for _, f := range cudaProviderLibs {
+			if err := checkTrusted(filepath.Join(dir, f)); err != nil {
+				return fmt.Errorf("--device cuda: %w", err)
+			}
 		}
 		return nil
 	default:

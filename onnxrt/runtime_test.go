@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -75,14 +76,35 @@ func TestCheckDevice(t *testing.T) {
 	}
 }
 
+// repoLib returns the repository's .ort/libonnxruntime.so.1 (what `make ort`
+// fills), found from this source file, when ONNXRUNTIME_LIB is unset and the
+// file exists; "" otherwise. The tool no longer searches the working
+// directory, and the test binary does not sit in bin/. (This package cannot
+// use internal/testutil, which imports it.)
+func repoLib() string {
+	if os.Getenv("ONNXRUNTIME_LIB") != "" {
+		return ""
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(file), "..", ".ort", LibName)
+	if !fileExists(p) {
+		return ""
+	}
+	return p
+}
+
 func TestSetupLoadsPinnedVersion(t *testing.T) {
-	if _, _, err := ResolveLibrary(""); err != nil {
+	lib := repoLib()
+	if _, _, err := ResolveLibrary(lib); err != nil {
 		if os.Getenv("UNLEARN_REQUIRE_ORT") == "1" {
 			t.Fatal(err)
 		}
 		t.Skip(err)
 	}
-	if err := Setup(Options{}); err != nil {
+	if err := Setup(Options{LibPath: lib}); err != nil {
 		t.Fatal(err)
 	}
 	if v := Version(); !strings.HasPrefix(v, WantVersion+".") {

@@ -10,7 +10,10 @@ WANT=92ba8e44d31b80a34f5e805076a044122c3be1fffe0d88ed790de7267b0b2682
 PKG=onnxruntime-node@1.24.3
 MEMBER=package/bin/napi-v6/linux/x64/libonnxruntime.so.1
 
+# unlearn refuses a library that group or others may write, or one in such a
+# folder (a umask of 002 would make both): take those bits away.
 if [ -f "$LIB" ] && echo "$WANT  $LIB" | sha256sum -c --status; then
+  chmod go-w "$DEST" "$LIB"
   exit 0
 fi
 if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
@@ -33,5 +36,6 @@ if [ "$got" != "$WANT" ]; then
 fi
 mkdir -p "$DEST"
 cp "$tmp/$MEMBER" "$LIB.tmp"
+chmod go-w "$DEST" "$LIB.tmp"
 mv "$LIB.tmp" "$LIB"
 echo "fetch-ort: installed $LIB (ONNX Runtime 1.24.3, sha256 ok)" >&2

@@ -5,7 +5,7 @@
 // that ONNX Runtime reads in place (train.Engine). It is the unlearn side of
 // bench/train_step.sh.
 //
-//	go run ./bench/trainstep -model bench/models/resnet18_cifar.onnx -threads 2
+//	ONNXRUNTIME_LIB=$PWD/.ort/libonnxruntime.so.1 go run ./bench/trainstep -model bench/models/resnet18_cifar.onnx -threads 2
 //
 // It prints one JSON line: median step seconds over -steps timed steps after
 // -warmup untimed ones, images/s, the peak resident set size of the process
@@ -72,7 +72,7 @@ func main() {
 	warmup := flag.Int("warmup", 3, "untimed steps")
 	steps := flag.Int("steps", 10, "timed steps")
 	dump := flag.String("dump", "", "write the training graph to this file")
-	lib := flag.String("ort-lib", "", "libonnxruntime.so.1 (default: ONNXRUNTIME_LIB, then .ort/)")
+	lib := flag.String("ort-lib", "", "libonnxruntime.so.1 (default: ONNXRUNTIME_LIB, then beside the executable)")
 	var spec autodiff.Spec
 	flag.StringVar(&spec.ConvGrad.Forward, "conv-forward", "", "force the forward Conv's form (direct, winograd)")
 	flag.StringVar(&spec.ConvGrad.Input, "conv-input", "", "force the Conv input-gradient form (convtranspose, flipped, winograd)")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,13 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binPath = filepath.Join(dir, "unlearn")
+	// The binary lives in a temporary folder with no library beside it and
+	// onnxrt does not search the working directory: it finds the
+	// repository's .ort/ through ONNXRUNTIME_LIB, which it inherits.
+	if err := testutil.ExportLibPath(); err != nil {
+		fmt.Fprintln(os.Stderr, "setting ONNXRUNTIME_LIB:", err)
+		os.Exit(1)
+	}
 	out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 	if err != nil {
 		os.Stderr.Write(out)

@@ -38,7 +38,7 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 
 func runtimeFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "ort-lib", Usage: "path of libonnxruntime.so.1 (default: $ONNXRUNTIME_LIB, then .ort/ from `make ort`)", EnvVars: nil},
+		&cli.StringFlag{Name: "ort-lib", Usage: "`PATH` of libonnxruntime.so.1 (default: $ONNXRUNTIME_LIB, then beside the executable, where bin/unlearn finds the ../.ort/ that make ort fills; never the working directory; refused if another user could replace it)", EnvVars: nil},
 		&cli.IntFlag{Name: "threads", Usage: "intra-op threads for ONNX Runtime (0: all cores)", Value: 0},
 		&cli.StringFlag{Name: "device", Usage: "cpu or cuda (cuda needs the CUDA provider libraries beside the ONNX Runtime library)", Value: "cpu"},
 	}

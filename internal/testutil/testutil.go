@@ -11,12 +11,43 @@ import (
 	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
+// LibPath returns the ONNX Runtime library the tests load: "" when
+// ONNXRUNTIME_LIB is set (onnxrt reads it; `make test` sets it), else the
+// repository's .ort/libonnxruntime.so.1 from `make ort`, found from this
+// source file, when it exists. onnxrt does not search the working directory,
+// and test binaries do not sit in bin/ beside the repository's .ort/, so a
+// plain `go test ./...` needs this to find the library.
+func LibPath() string {
+	if os.Getenv("ONNXRUNTIME_LIB") != "" {
+		return ""
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(file), "..", "..", ".ort", onnxrt.LibName)
+	if st, err := os.Stat(p); err != nil || st.IsDir() {
+		return ""
+	}
+	return p
+}
+
+// ExportLibPath sets ONNXRUNTIME_LIB to LibPath() when it is unset, so that
+// processes the tests start (the unlearn binary) find the library too. For
+// TestMain, before m.Run.
+func ExportLibPath() error {
+	if p := LibPath(); p != "" {
+		return os.Setenv("ONNXRUNTIME_LIB", p)
+	}
+	return nil
+}
+
 // RequireORT loads ONNX Runtime or skips the test when the library is absent.
 // With UNLEARN_REQUIRE_ORT=1 (set by `make test` and CI) an absent library
 // fails the test instead, so CI cannot pass by skipping.
 func RequireORT(t testing.TB) {
 	t.Helper()
-	if err := onnxrt.Setup(onnxrt.Options{Threads: 2}); err != nil {
+	if err := onnxrt.Setup(onnxrt.Options{LibPath: LibPath(), Threads: 2}); err != nil {
 		if os.Getenv("UNLEARN_REQUIRE_ORT") == "1" {
 			t.Fatalf("ONNX Runtime required: %v", err)
 		}

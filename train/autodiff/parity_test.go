@@ -89,7 +89,7 @@ func TestParityPyTorch(t *testing.T) {
 	// Also with the Conv nodes on ONNX Runtime's NCHWc kernels (nchwc.go,
 	// opt-in) where this machine has them.
 	blocks := []int64{0}
-	if onnxrt.Setup(onnxrt.Options{}) == nil {
+	if onnxrt.Setup(onnxrt.Options{LibPath: testutil.LibPath()}) == nil {
 		if B := onnxrt.NCHWcBlockSize(onnxrt.Options{}); B > 0 {
 			blocks = append(blocks, B)
 		}
