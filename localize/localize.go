@@ -1,7 +1,7 @@
 // Package localize turns a model, a forget set and a budget α into a mask:
 // the parameters an unlearning algorithm may change.
 //
-// Strategies (DESIGN.md, "The method"; Torkzadehmahani et al., TMLR 2025):
+// Strategies (docs/DESIGN.md, "The method"; Torkzadehmahani et al., TMLR 2025):
 //
 //   - del: s_j = |Σ_B θ_j·g_j(B)| per parameter, g the gradient of the mean
 //     cross-entropy on forget-set batch B with the model in inference mode
