@@ -5,5 +5,7 @@
 // of each method's distance to the oracle. This package holds the plan
 // (Config), the forget sets, the cache keys, the records and the
 // statistics; cmd/unlearn runs the steps as subprocesses of the tool itself
-// so that every run is exactly what a user's command line would do.
+// so that every run is exactly what a user's command line would do. This
+// package imports no other package of the tool and never runs a model.
+// README.md "Experiments" documents the config and the outputs.
 package experiment

@@ -30,4 +30,21 @@
 //
 // The classifier layer is not treated specially here, except that critmem
 // never zeroes it: algorithms that always train it (rft) add it themselves.
+//
+// # Entry points
+//
+//	Localize(ctx, m, split, forget, Options)  one strategy: the mask and the scores
+//	Scores                                    the per-parameter scores alone (del, salloc)
+//	Mask.MarshalJSON, ReadMask                the mask file (unlearn.mask/v1)
+//	WriteSafetensors, ReadSafetensors         score files (--scores)
+//
+// # Conventions
+//
+// A mask selects elements of named initializers (flat, row-major) and is
+// built from package graph's neurons (graph.NeuronMap): a neuron is an
+// output channel with every parameter it owns. Gradients come from a
+// train.Engine with BatchNormalization in inference mode; the package never
+// trains (critmem restores the weights it zeroes before the next example).
+// Errors wrap ErrStrategy for unknown strategies and
+// bad options. docs/DESIGN.md "The method" states the paper's rules.
 package localize
