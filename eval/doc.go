@@ -1,7 +1,8 @@
 // Package eval measures models: accuracy on the train, test, forget and
 // retain splits (overall and per class), membership-inference scores of the
 // forget set, and the differences to an oracle retrained without it. It runs
-// forward passes only and never trains.
+// forward passes only and never trains. docs/DESIGN.md ("The method",
+// Metrics) states what is measured and why.
 //
 // # Entry points
 //

@@ -2,7 +2,8 @@
 // model and the model analysis built on it: trainable parameters, their
 // grouping into layers and output channels (neurons), layer depth and the
 // classifier layer. It never imports protobuf code (onnxio converts) and never
-// runs a model.
+// runs a model. docs/GRADIENTS.md "Where the output channel of a weight lies"
+// and docs/DESIGN.md "Architecture" say how the rest of the tool uses it.
 //
 // # IR invariants
 //

@@ -39,8 +39,8 @@ type CritMemStats struct {
 }
 
 // critMem runs the critical-memorization search (Torkzadehmahani et al.,
-// the CritMem baseline; DESIGN.md "Baselines"): for each examined forget
-// example, with the model in inference mode, it computes per neuron
+// the CritMem baseline; docs/DESIGN.md "The method", Baselines): for each
+// examined forget example, with the model in inference mode, it computes per neuron
 // Σ|θ_j·g_j| over the parameters the neuron owns (g the gradient of the
 // example's cross-entropy with its label at the current weights), zeroes
 // every parameter of the neuron with the largest value, and repeats until

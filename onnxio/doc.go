@@ -1,7 +1,8 @@
 // Package onnxio reads and writes ONNX models (https://onnx.ai) as graph IR.
 // It is the only package of unlearn that imports protobuf code: the messages
 // are generated from onnxpb/onnx.proto (see gen.go), and package graph stays
-// protobuf-free.
+// protobuf-free. It does no graph analysis (package graph) and runs nothing;
+// docs/DESIGN.md "Decisions" says why the project owns this layer.
 //
 // # Reading
 //

@@ -1,18 +1,3 @@
-// Package onnxrt is the thin wrapper around ONNX Runtime (through
-// github.com/yalue/onnxruntime_go). It finds and loads the shared library,
-// owns sessions and tensors (every constructor is paired with Close), and keeps
-// ONNX Runtime's types from leaking to the rest of the tool.
-//
-// The library is looked up, in order, at the --ort-lib flag (Options.LibPath),
-// the ONNXRUNTIME_LIB environment variable, and beside the executable (after
-// resolving symlinks): <exe dir>/libonnxruntime.so.1, <exe dir>/.ort/ and
-// <exe dir>/../.ort/ (the folder `make ort` fills, seen from bin/unlearn).
-// The working directory and its parents are never searched: a library planted
-// there (say /tmp/.ort/) would run its code as whoever runs the tool.
-//
-// Loading a library runs its code, so a library file (whichever source named
-// it) and the CUDA provider libraries beside it are refused unless only root
-// or the current user can replace them: see checkTrusted.
 package onnxrt
 
 import (

@@ -17,7 +17,7 @@ type EngineOptions struct {
 	// Spec selects the parameters to differentiate, the BatchNormalization
 	// and Dropout modes and the loss (see autodiff.Spec). A zero
 	// Spec.ConvGrad.NCHWcBlock is filled in with the block size of ONNX
-	// Runtime's NCHWc Conv kernels on this machine (runtime.NCHWcBlockSize;
+	// Runtime's NCHWc Conv kernels on this machine (onnxrt.NCHWcBlockSize;
 	// 0 where there are none, e.g. on the cuda device): Conv layers run on
 	// them wherever they apply. A negative one keeps plain ai.onnx Conv. A
 	// zero Spec.Threads is filled in with Runtime's thread count.

@@ -1,7 +1,11 @@
 // Package unlearn removes the influence of a forget set from a trained
 // classifier: the unlearning algorithms (Run), the audit of what a run
-// changed (AuditModels), writing the result back (Finalize) and the
-// end-to-end pipeline.
+// changed (AuditModels), writing the result back (Finalize), and one
+// unlearning run on a model file, from reading it to the audited output
+// (Job, Execute). It never parses flags or prints: cmd/unlearn maps the
+// command line onto a Job and presents the Outcome (docs/DESIGN.md
+// "Architecture" says which steps of the main command are still composed
+// there). Masks come from package localize, metrics from package eval.
 //
 // # Algorithms
 //

@@ -10,7 +10,7 @@ import (
 )
 
 // A model over protobuf's 2 GB limit reaches ONNX Runtime through a
-// temporary folder with external data (runtime.NewSessionForModel) and is
+// temporary folder with external data (onnxrt.NewSessionForModel) and is
 // copied the same way (onnxio.Clone): the training engine, the proxies'
 // scratch copy and the classifiers all take that path. With the limit
 // lowered to 100 KiB, the small ResNet (BN in training form, so the

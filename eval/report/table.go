@@ -1,7 +1,3 @@
-// Package report presents eval's results: the rows of the metrics table
-// that the terminal and the HTML page share, and a self-contained HTML
-// report with plots (gonum.org/v1/plot, embedded as PNG data URIs) that
-// opens offline.
 package report
 
 import (

@@ -1,5 +1,3 @@
-// Package modeltest_test runs the graph analysis on real PyTorch exports.
-// It lives apart from package graph because it needs onnxio to load models.
 package modeltest_test
 
 import (

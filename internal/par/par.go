@@ -1,4 +1,3 @@
-// Package par splits a loop over [0, n) between goroutines.
 package par
 
 import (

@@ -9,7 +9,7 @@ starts a layer whose neurons are its output channels (axis 0); the same
 module's bias, and the 1-D weight and bias of the module registered right
 after it (its BatchNorm), join the same channels.
 
-Rule (DESIGN.md "The method", steps 2-3): a neuron's score is the mean of
+Rule (docs/DESIGN.md "The method", steps 2-3): a neuron's score is the mean of
 its h largest element scores over all the parameters it owns,
 h = max(1, floor(0.1 * C_out)) (or --topk), capped at the neuron's size;
 neurons sorted by score descending (ties: layer order, then channel); the

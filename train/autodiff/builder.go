@@ -343,7 +343,7 @@ func (b *builder) zerosShaped(x *graph.Value) *graph.Value {
 // unbroadcast reduces g (the gradient of a broadcast result) back to x's
 // shape: sum over the leading axes x lacks and over the axes where x has
 // size 1 and g does not, then reshape. With unknown ranks it uses the
-// dynamic Shape/Equal/NonZero form of GRADIENTS.md.
+// dynamic Shape/Equal/NonZero form of docs/GRADIENTS.md "Shared machinery".
 func (b *builder) unbroadcast(g, x *graph.Value) *graph.Value {
 	xs, gs := b.shape(x), b.shape(g)
 	if xs == nil || gs == nil {

@@ -87,10 +87,10 @@ func (c ConvGrad) check() error {
 //
 //	dX = ConvTranspose(dY, W, s, pads, d, g, output_padding = (H+pb+pe−d(k−1)−1) mod s)
 //	   or, at stride 1, Conv(dY, flip(W)ᵀ, pads d(k−1)−p, d, g) (convInputGrad)
-//	dW = one of three formulations chosen per shape (convWeightGrad)
+//	dW = one of the formulations chosen per shape (convWeightGrad)
 //	dB = ReduceSum(dY, [0, 2, …])
 //
-// https://onnx.ai/onnx/operators/onnx__Conv.html, GRADIENTS.md "Convolution".
+// https://onnx.ai/onnx/operators/onnx__Conv.html, docs/GRADIENTS.md "Convolution".
 func gradConv(c *ctx) []*graph.Value {
 	b := c.b
 	geo, xs := c.convGeom()
@@ -801,8 +801,8 @@ func (b *builder) convWeightGradBatched(X, G *graph.Value, geo convGeom, ws, os 
 //
 // ONNX Runtime runs T as an im2col with a kernel as large as the output
 // plane and an output of ∏k′ positions, which is slow (35 GFLOP/s on a
-// 64→64 3×3 layer, GRADIENTS.md); it remains for grouped convolutions and
-// shapes the other forms cannot handle.
+// 64→64 3×3 layer, docs/GRADIENTS.md "Convolution"); it remains for
+// grouped convolutions and shapes the other forms cannot handle.
 func (b *builder) convWeightGradTrick(X, G *graph.Value, geo convGeom, ws []int64) *graph.Value {
 	xs := b.shape(X)
 	gs := b.shape(G)

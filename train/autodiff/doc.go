@@ -6,6 +6,9 @@
 // execution provider's NCHWc kernels (com.microsoft.nchwc, nchwc.go), for a
 // graph that runs on an ONNX Runtime known to have them (train.NewEngine
 // opts in wherever its runtime has them; Build's zero value does not).
+// It only builds graphs: it never runs one (package train does, through
+// onnxrt) and never imports protobuf code. docs/GRADIENTS.md gives the math
+// of every rule and the attribute handling, op by op.
 //
 // # API
 //
@@ -44,12 +47,13 @@
 //
 // # Conventions and invariants
 //
-//   - The rule table (rules, keyed by the exact op_type) holds one entry per
-//     op: its differentiable inputs, a gradient function gradXxx whose doc
-//     comment gives the formula and the spec link, and optionally a forward
-//     lowering (BatchNormalization, Dropout, MaxPool's Indices output,
-//     LayerNormalization's Mean and InvStdDev outputs). Supported lists the
-//     table; CheckSupported refuses a model naming the op and the node.
+//   - The rule table (rules in rules.go, keyed by the exact op_type) holds
+//     one entry per op: its differentiable inputs, a gradient function
+//     gradXxx whose doc comment gives the formula and the spec link, and
+//     optionally a forward lowering (BatchNormalization, Dropout, MaxPool's
+//     Indices output, LayerNormalization's Mean and InvStdDev outputs).
+//     Supported lists the table; CheckSupported refuses a model naming the
+//     op and the node.
 //   - The reverse pass visits only nodes on a path from the parameters to
 //     the loss (forward-reachable from the parameters along differentiable
 //     inputs and backward-reachable from the logits); stop-gradient inputs

@@ -1,0 +1,23 @@
+// Command unlearn removes the influence of chosen training examples from a
+// classifier exported as ONNX and writes the unlearned model, its
+// metrics.json and, on request, an HTML report:
+//
+//	unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.1] [--out U.onnx]
+//
+// Subcommands: localize, export, inspect, eval, compare, train, artifacts,
+// experiment, version. README.md documents every flag, output and exit code;
+// `unlearn help` lists them.
+//
+// The command owns the command line: flags (github.com/urfave/cli/v2), the
+// --config YAML file, --log-format json and --quiet, progress bars on a
+// terminal, the terminal tables, signal handling and exit codes (0 success,
+// 1 bad input or failed run, 2 usage, 130 interrupted). The work is library
+// calls: onnxio and graph read the model, data the dataset and ids, localize
+// picks the mask, unlearn runs the algorithm, audits and writes the model
+// back (unlearn.Job, unlearn.Execute), eval measures and eval/report
+// renders, train and train/autodiff serve `train` and `artifacts`, and
+// experiment plans `experiment`, whose steps this command runs as
+// subprocesses of itself. Today the main command's pipeline (evaluate,
+// localize, unlearn, evaluate, write metrics and report) is still composed
+// here (unlearncmd.go); docs/DESIGN.md "Architecture" describes the split.
+package main

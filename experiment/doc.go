@@ -1,0 +1,11 @@
+// Package experiment runs the paper's comparison (Torkzadehmahani et al.,
+// TMLR 2025, Table 1 and Figure 2) on a user's own model and data: forget
+// sets, an original model and a retrained oracle per seed, a grid of
+// methods × budgets × seeds, and a table of mean ± 95 % confidence interval
+// of each method's distance to the oracle. This package holds the plan
+// (Config), the forget sets, the cache keys, the records and the
+// statistics; cmd/unlearn runs the steps as subprocesses of the tool itself
+// so that every run is exactly what a user's command line would do. This
+// package imports no other package of the tool and never runs a model.
+// README.md "Experiments" documents the config and the outputs.
+package experiment

@@ -1,0 +1,2 @@
+// Package testutil holds helpers shared by the tests of several packages.
+package testutil
