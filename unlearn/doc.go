@@ -1,11 +1,28 @@
 // Package unlearn removes the influence of a forget set from a trained
-// classifier: the unlearning algorithms (Run), the audit of what a run
-// changed (AuditModels), writing the result back (Finalize), and one
-// unlearning run on a model file, from reading it to the audited output
-// (Job, Execute). It never parses flags or prints: cmd/unlearn maps the
-// command line onto a Job and presents the Outcome (docs/DESIGN.md
-// "Architecture" says which steps of the main command are still composed
-// there). Masks come from package localize, metrics from package eval.
+// classifier. Its entry point is Unlearn(ctx, Job): one run from the model
+// file to the audited output, with the report metrics.json holds (see
+// ExampleUnlearn). Below it sit the algorithm registry (an Algorithm
+// descriptor per algorithm, Register, LookupAlgorithm), the methods and the
+// recommended default (Methods, Recommended), the algorithms themselves
+// (Run), the audit of what a run changed (AuditModels) and writing the
+// result back (Finalize). It never parses flags or prints: cmd/unlearn maps
+// the command line onto a Job and presents the Outcome. Masks come from
+// package localize, measurements from package eval (eval.Suite).
+//
+// # The pipeline
+//
+// Unlearn checks the job, loads the model once through the Suite (which
+// checks it against the data), prepares an untied in-memory working copy
+// (Prepare: refuses a model without a classifier output, with an op that
+// has no gradient rule, or without trainable parameters), loads the oracle,
+// evaluates the input and the oracle, localizes (or reads the mask file),
+// runs the algorithm on the working copy, audits every initializer against
+// a snapshot taken before the run (a change outside the mask is an internal
+// error and nothing is written), writes the result back into the original
+// graph in inference form, evaluates it, and writes metrics.json, the
+// report and the model. The model is staged under a hidden name and
+// renamed last, so no model is ever left without its metrics; on any error
+// or cancellation nothing is left behind.
 //
 // # Algorithms
 //

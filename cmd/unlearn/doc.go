@@ -14,10 +14,9 @@
 // 1 bad input or failed run, 2 usage, 130 interrupted). The work is library
 // calls: onnxio and graph read the model, data the dataset and ids, localize
 // picks the mask, unlearn runs the algorithm, audits and writes the model
-// back (unlearn.Job, unlearn.Execute), eval measures and eval/report
-// renders, train and train/autodiff serve `train` and `artifacts`, and
-// experiment plans `experiment`, whose steps this command runs as
-// subprocesses of itself. Today the main command's pipeline (evaluate,
-// localize, unlearn, evaluate, write metrics and report) is still composed
-// here (unlearncmd.go); docs/DESIGN.md "Architecture" describes the split.
+// back (the main command is one call, unlearn.Unlearn with a Job built from
+// the flags), eval measures (eval.Suite) and eval/report renders, train and
+// train/autodiff serve `train` and `artifacts`, and experiment plans
+// `experiment`, whose steps this command still runs as subprocesses of
+// itself; docs/DESIGN.md "Architecture" describes the split.
 package main
