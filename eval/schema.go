@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/unlearn-tool/unlearn/localize"
+	"github.com/unlearn-tool/unlearn/train"
 )
 
 // Schema is the version tag of metrics.json. Fields may be added within a
@@ -62,11 +65,11 @@ type Unlearning struct {
 	Proxies *ProxyLog `json:"proxies,omitempty"`
 	// Mask summarizes the localization (selected parameters per layer; the
 	// element lists go to a separate mask file).
-	Mask any `json:"mask,omitempty"`
+	Mask *localize.MaskSummary `json:"mask,omitempty"`
 	// Log is the algorithm's per-epoch loss and accuracy and what it reset.
-	Log any `json:"log,omitempty"`
+	Log *RunLog `json:"log,omitempty"`
 	// Audit lists the tensors whose bytes differ from the input model.
-	Audit any `json:"audit,omitempty"`
+	Audit *Audit `json:"audit,omitempty"`
 	// Notes report what the run adjusted or could not do.
 	Notes   []string          `json:"notes,omitempty"`
 	Timings UnlearningTimings `json:"timings"`
@@ -76,6 +79,49 @@ type Unlearning struct {
 	RetrainEpochs    int     `json:"retrain_epochs,omitempty"`
 	// Speedup is RetrainEstimateS / (localize + unlearn seconds).
 	Speedup float64 `json:"speedup,omitempty"`
+}
+
+// RunLog is what an algorithm reported: per-epoch mean loss, accuracy and
+// seconds, the elements it re-initialised (rft) and its notes.
+type RunLog struct {
+	Epochs []train.EpochStats `json:"epochs"`
+	Notes  []string           `json:"notes"`
+	Reset  int                `json:"reset"`
+}
+
+// Audit is what an unlearning run changed, checked against the input
+// model's initializers: the changed tensors, the counts, and whether every
+// element outside what the run was allowed to change is bit-identical.
+type Audit struct {
+	// Tensors that differ, sorted by name.
+	Changed []TensorChange `json:"changed"`
+	// UnchangedTensors counts initializers that are bit-identical.
+	UnchangedTensors int `json:"unchanged_tensors"`
+	// ChangedParams counts changed elements of trainable parameters;
+	// TotalParams is the number of trainable elements.
+	ChangedParams int64 `json:"changed_params"`
+	TotalParams   int64 `json:"total_params"`
+	// ChangedState counts changed elements of other initializers
+	// (BatchNormalization running statistics).
+	ChangedState int64 `json:"changed_state"`
+	// Violations lists changes outside what was allowed; empty in every
+	// correct run.
+	Violations []string `json:"violations"`
+	// BitIdentical is true when every element outside the allowed set is
+	// bit-identical to the input.
+	BitIdentical bool `json:"outside_mask_bit_identical"`
+}
+
+// TensorChange describes one changed initializer.
+type TensorChange struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"` // parameter role, or "state"
+	Elements int64  `json:"elements"`
+	Changed  int64  `json:"changed"`
+	// Channels lists the output channels with at least one changed element
+	// (trainable parameters in a layer).
+	Channels []int  `json:"channels,omitempty"`
+	Layer    string `json:"layer,omitempty"`
 }
 
 // UnlearningTimings are wall-clock seconds of the run's stages.

@@ -28,6 +28,29 @@ type MaskJSON struct {
 	CritMem  *CritMemStats `json:"critmem,omitempty"`
 }
 
+// MaskSummary is a mask without its per-tensor runs: what metrics.json's
+// unlearning.mask records (the runs stay in the mask file).
+type MaskSummary struct {
+	Schema   string        `json:"schema"`
+	Strategy string        `json:"strategy"`
+	Budget   float64       `json:"budget"`
+	Selected int64         `json:"selected"`
+	Total    int64         `json:"total"`
+	Layers   []LayerChoice `json:"layers"`
+	All      bool          `json:"all,omitempty"` // strategy full: every parameter
+	CritMem  *CritMemStats `json:"critmem,omitempty"`
+}
+
+// Summary returns the mask's summary.
+func (mk *Mask) Summary() *MaskSummary {
+	s := &MaskSummary{Schema: "unlearn.mask/v1", Strategy: mk.Strategy, Budget: mk.Budget, Selected: mk.Selected,
+		Total: mk.Total, Layers: mk.Layers, All: mk.Elements == nil, CritMem: mk.CritMem}
+	if s.Layers == nil {
+		s.Layers = []LayerChoice{}
+	}
+	return s
+}
+
 // TensorMask is one parameter's selection.
 type TensorMask struct {
 	Name     string     `json:"name"`

@@ -6,44 +6,20 @@ import (
 	"math"
 	"sort"
 
+	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 )
 
 // Audit is the evidence of what unlearning changed: every initializer of
 // the output compared bit for bit with the input's, changed elements
 // counted per tensor and (for trainable parameters) per output channel, and
-// every change checked against what the run was allowed to change.
-type Audit struct {
-	// Tensors that differ, sorted by name.
-	Changed []TensorChange `json:"changed"`
-	// UnchangedTensors counts initializers that are bit-identical.
-	UnchangedTensors int `json:"unchanged_tensors"`
-	// ChangedParams counts changed elements of trainable parameters;
-	// TotalParams is the number of trainable elements.
-	ChangedParams int64 `json:"changed_params"`
-	TotalParams   int64 `json:"total_params"`
-	// ChangedState counts changed elements of other initializers
-	// (BatchNormalization running statistics).
-	ChangedState int64 `json:"changed_state"`
-	// Violations lists changes outside what was allowed; empty in every
-	// correct run.
-	Violations []string `json:"violations"`
-	// BitIdentical is true when every element outside the allowed set is
-	// bit-identical to the input.
-	BitIdentical bool `json:"outside_mask_bit_identical"`
-}
-
-// TensorChange describes one changed initializer.
-type TensorChange struct {
-	Name     string `json:"name"`
-	Kind     string `json:"kind"` // parameter role, or "state"
-	Elements int64  `json:"elements"`
-	Changed  int64  `json:"changed"`
-	// Channels lists the output channels with at least one changed element
-	// (trainable parameters in a layer).
-	Channels []int  `json:"channels,omitempty"`
-	Layer    string `json:"layer,omitempty"`
-}
+// every change checked against what the run was allowed to change. The
+// types are metrics.json's (eval.Audit, eval.TensorChange); AuditModels
+// fills them.
+type (
+	Audit        = eval.Audit
+	TensorChange = eval.TensorChange
+)
 
 // Allowed says what a run may change: elements by parameter name (nil
 // slice: the whole tensor), and whether non-parameter initializers

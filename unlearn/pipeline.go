@@ -2,7 +2,6 @@ package unlearn
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -164,10 +163,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	maskInfo, err := MaskSummary(mk)
-	if err != nil {
-		return nil, err
-	}
+	maskInfo := mk.Summary()
 	tm.LocalizeS = time.Since(t0).Seconds()
 
 	if cfg.Proxies.Track && (s.Data.Test == nil || s.Data.Test.Len() == 0) {
@@ -314,33 +310,18 @@ func (job *Job) check() error {
 	return nil
 }
 
-// MaskSummary returns a mask's summary for metrics.json: the mask file's
-// content without the per-tensor runs, which the mask file holds.
-func MaskSummary(mk *localize.Mask) (map[string]any, error) {
-	b, err := json.Marshal(mk)
-	if err != nil {
-		return nil, err
-	}
-	var summary map[string]any
-	if err := json.Unmarshal(b, &summary); err != nil {
-		return nil, err
-	}
-	delete(summary, "tensors")
-	return summary, nil
-}
-
 // section describes the run for metrics.json. The retraining estimate
 // scales the measured seconds per trained example to RetrainEpochs passes
 // over the retain set; it needs an algorithm whose epochs are passes over
 // known examples (Algorithm.EpochExamples).
-func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome, maskInfo map[string]any, tm eval.UnlearningTimings) *eval.Unlearning {
+func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome, maskInfo *localize.MaskSummary, tm eval.UnlearningTimings) *eval.Unlearning {
 	// The settings the run used: the job's, with the algorithm's defaults
 	// in the zero fields the report shows.
 	u := &eval.Unlearning{Method: job.Method, Strategy: strategy, Algorithm: job.Algorithm, Budget: budget,
 		Epochs: cfg.Epochs, LR: cfg.LR, Schedule: ScheduleFixed, Proxies: o.Result.Proxies,
 		BatchSize: cfg.BatchSize, Momentum: cfg.Momentum,
 		WeightDecay: cfg.WeightDecay, Seed: cfg.Seed, Mask: maskInfo, Audit: o.Audit, Timings: tm,
-		Log: map[string]any{"epochs": o.Result.Epochs, "reset": o.Result.Reset, "notes": o.Result.Notes}}
+		Log: &eval.RunLog{Epochs: o.Result.Epochs, Reset: o.Result.Reset, Notes: o.Result.Notes}}
 	if o.Note != "" {
 		u.Notes = append(u.Notes, o.Note)
 	}
