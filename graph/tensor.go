@@ -91,6 +91,24 @@ func NumElements(shape []int64) int64 {
 	return n
 }
 
+// CheckedNumElements is NumElements for shapes read from untrusted files:
+// ok is false when a dimension is negative or the product does not fit in
+// an int64 (a shape like [10, 2^62+1] would otherwise wrap around to a
+// small number and pass a size check).
+func CheckedNumElements(shape []int64) (n int64, ok bool) {
+	n = 1
+	for _, d := range shape {
+		if d < 0 {
+			return 0, false
+		}
+		if d != 0 && n > math.MaxInt64/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
+}
+
 // Len is the number of elements.
 func (t *Tensor) Len() int64 { return NumElements(t.Shape) }
 

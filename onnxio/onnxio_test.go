@@ -422,6 +422,15 @@ func TestDecodeErrors(t *testing.T) {
 			Dims: []int64{3}, RawData: []byte{1, 2, 3, 4}}},
 		Output: []*onnxpb.ValueInfoProto{vinfo("y", graph.Float, 3)},
 	})
+	// [10, 2^62+1] float32: the element count wraps around int64 and, times
+	// 4 bytes, to exactly 40, so an unchecked product accepts 40 bytes of
+	// data and the tensor's Len is later taken as a huge allocation.
+	overflow := modelProto(&onnxpb.GraphProto{
+		Node: []*onnxpb.NodeProto{node("Identity", "id", []string{"w"}, []string{"y"})},
+		Initializer: []*onnxpb.TensorProto{{Name: proto.String("w"), DataType: proto.Int32(int32(graph.Float)),
+			Dims: []int64{10, 1<<62 + 1}, RawData: make([]byte, 40)}},
+		Output: []*onnxpb.ValueInfoProto{vinfo("y", graph.Float, 3)},
+	})
 	noGraph := &onnxpb.ModelProto{IrVersion: proto.Int64(8), ProducerName: proto.String("x")}
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x06\x00\x00\x00\x1f\xf3\xffa")
 	cases := []struct {
@@ -441,6 +450,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"undefined input", mustMarshal(t, undef), ErrInvalid, []string{`Relu node "r1"`, `"nope"`}},
 		{"undefined output", mustMarshal(t, undefOut), ErrInvalid, []string{`"z"`}},
 		{"bad tensor data", mustMarshal(t, badData), ErrInvalid, []string{`"w"`, "4 bytes"}},
+		{"dims overflow int64", mustMarshal(t, overflow), ErrInvalid, []string{`"w"`, "more elements than an int64"}},
 	}
 	dir := t.TempDir()
 	for _, c := range cases {

@@ -278,3 +278,51 @@ func TestLargeModelNeedsExternalData(t *testing.T) {
 	}
 	sameFloats(t, m, back, "W", "B")
 }
+
+// TestExternalDataBomb: a small model whose external tensor declares far
+// more bytes than the machine has, in a sparse data file, is refused before
+// anything is allocated (it used to crash the runtime); so is one whose
+// shape overflows int64.
+func TestExternalDataBomb(t *testing.T) {
+	dir := t.TempDir()
+	const n = 1 << 40 // 4 TiB of float32
+	data := filepath.Join(dir, "w.bin")
+	f, err := os.Create(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(4 * n); err != nil {
+		f.Close()
+		t.Skipf("no sparse file of 4 TiB here: %v", err)
+	}
+	f.Close()
+	ext := func(dims ...int64) []byte {
+		return mustMarshal(t, modelProto(&onnxpb.GraphProto{
+			Node: []*onnxpb.NodeProto{node("Identity", "id", []string{"w"}, []string{"y"})},
+			Initializer: []*onnxpb.TensorProto{{Name: proto.String("w"), DataType: proto.Int32(int32(graph.Float)), Dims: dims,
+				DataLocation: onnxpb.TensorProto_EXTERNAL.Enum(),
+				ExternalData: []*onnxpb.StringStringEntryProto{{Key: proto.String("location"), Value: proto.String("w.bin")}}}},
+			Output: []*onnxpb.ValueInfoProto{vinfo("y", graph.Float, 1)},
+		}))
+	}
+	for _, c := range []struct {
+		name string
+		dims []int64
+		msg  string
+	}{
+		{"more than memory", []int64{n}, "memory available"},
+		{"shape mismatch", []int64{16}, "shape [16] needs 64"},
+		{"shape overflow", []int64{10, 1<<62 + 1}, "more elements than an int64"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".onnx")
+			if err := os.WriteFile(path, ext(c.dims...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path)
+			if err == nil || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), `"w"`) {
+				t.Errorf("error %v, want one naming \"w\" and %q", err, c.msg)
+			}
+		})
+	}
+}

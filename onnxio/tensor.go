@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio/onnxpb"
@@ -69,12 +70,14 @@ func checkTensorSize(t *graph.Tensor, tp *onnxpb.TensorProto) error {
 	if tp.GetSegment() != nil {
 		return nil
 	}
-	n := int64(1)
 	for _, d := range t.Shape {
 		if d < 0 {
 			return fmt.Errorf("%w: tensor %q: negative dimension in shape %v", ErrInvalid, t.Name, t.Shape)
 		}
-		n *= d
+	}
+	n, ok := graph.CheckedNumElements(t.Shape)
+	if !ok {
+		return fmt.Errorf("%w: tensor %q: shape %v has more elements than an int64 can count", ErrInvalid, t.Name, t.Shape)
 	}
 	if t.DType == graph.String {
 		if int64(len(t.Strings)) != n {
@@ -85,6 +88,9 @@ func checkTensorSize(t *graph.Tensor, tp *onnxpb.TensorProto) error {
 	sz := int64(elemSize(t.DType))
 	if sz == 0 {
 		return nil
+	}
+	if n > math.MaxInt64/sz {
+		return fmt.Errorf("%w: tensor %q: shape %v of %v needs more bytes than an int64 can count", ErrInvalid, t.Name, t.Shape, t.DType)
 	}
 	if int64(len(t.Raw)) != n*sz {
 		return fmt.Errorf("%w: tensor %q: %d bytes of data, shape %v of %v needs %d", ErrInvalid, t.Name, len(t.Raw), t.Shape, t.DType, n*sz)
@@ -213,6 +219,18 @@ func (d *decoder) readExternal(tp *onnxpb.TensorProto) ([]byte, error) {
 	if offset > size || length > size-offset || length < 0 {
 		return nil, fmt.Errorf("%w: tensor %q: file %s is too short: %d bytes, tensor needs bytes %d to %d", ErrExternalData, name, path, size, offset, offset+length)
 	}
+	// The bytes are read into memory: check what the shape needs before
+	// allocating, so that a small model cannot make us allocate what a
+	// large (or sparse) data file claims.
+	if _, ok := graph.CheckedNumElements(tp.GetDims()); !ok {
+		return nil, fmt.Errorf("%w: tensor %q: shape %v is negative or has more elements than an int64 can count", ErrInvalid, name, tp.GetDims())
+	}
+	if want, ok := externalWant(tp); ok && want != length {
+		return nil, fmt.Errorf("%w: tensor %q: %d bytes of external data, shape %v needs %d", ErrExternalData, name, length, tp.GetDims(), want)
+	}
+	if avail := availableMemory(); avail > 0 && length > avail {
+		return nil, fmt.Errorf("%w: tensor %q: %d bytes of external data in %s, more than the %d bytes of memory available", ErrExternalData, name, length, path, avail)
+	}
 	buf := make([]byte, length)
 	if _, err := f.ReadAt(buf, offset); err != nil {
 		return nil, fmt.Errorf("%w: tensor %q: reading %s: %v", ErrExternalData, name, path, err)
@@ -261,4 +279,39 @@ func (d *decoder) openExternal(path string) (*os.File, int64, error) {
 type openFile struct {
 	f    *os.File
 	size int64
+}
+
+// externalWant is the byte size an external tensor's shape and type need,
+// or ok false when it cannot be known (an unknown element size) or does
+// not fit in an int64 (checkTensorSize then reports the shape).
+func externalWant(tp *onnxpb.TensorProto) (int64, bool) {
+	sz := int64(elemSize(graph.DType(tp.GetDataType())))
+	if sz == 0 || tp.GetSegment() != nil {
+		return 0, false
+	}
+	n, ok := graph.CheckedNumElements(tp.GetDims())
+	if !ok || n > math.MaxInt64/sz {
+		return 0, false
+	}
+	return n * sz, true
+}
+
+// availableMemory is MemAvailable from /proc/meminfo in bytes, or 0 when
+// it cannot be read (no check then).
+func availableMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb > 0 && kb < math.MaxInt64/1024 {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	return 0
 }
