@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // CIFAR binary layout: each record is the label byte(s) followed by
@@ -21,7 +23,7 @@ func readCIFARFiles(files []string, labelBytes, classes int) (*Split, error) {
 	var pix []uint8
 	var labels []int32
 	for _, path := range files {
-		buf, err := os.ReadFile(path)
+		buf, err := fsread.File(path, "data file", 1<<31)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +60,7 @@ func readCIFARFiles(files []string, labelBytes, classes int) (*Split, error) {
 
 // readNames reads class names, one per non-blank line.
 func readNames(path string, want int) ([]string, error) {
-	f, err := os.Open(path)
+	f, err := fsread.Open(path, "data file")
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil

@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // ReadIDs reads an ids file naming the forget set: see ParseIDs.
 func ReadIDs(path string, n int) ([]int, error) {
-	f, err := os.Open(path)
+	f, err := fsread.Open(path, "ids file")
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // idxFile is a decoded IDX file with unsigned-byte data.
@@ -78,7 +80,7 @@ func decodeIDX(r io.Reader, wantDims int) (*idxFile, error) {
 
 // readIDXFile opens path and decodes it; errors name the file.
 func readIDXFile(path string, wantDims int) (*idxFile, error) {
-	f, err := os.Open(path)
+	f, err := fsread.Open(path, "data file")
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // Image folders follow torchvision's ImageFolder: <root>/<split>/<class>/...
@@ -227,7 +229,7 @@ func openImageFolder(root string) (*Dataset, int, error) {
 }
 
 func decodeConfig(path string) (image.Config, error) {
-	f, err := os.Open(path)
+	f, err := fsread.Open(path, "data file")
 	if err != nil {
 		return image.Config{}, err
 	}
@@ -240,7 +242,7 @@ func decodeConfig(path string) (image.Config, error) {
 }
 
 func decodeImage(path string) (image.Image, error) {
-	f, err := os.Open(path)
+	f, err := fsread.Open(path, "data file")
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
+
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // A reader for MATLAB level-5 MAT files, enough for SVHN's format 2 files:
@@ -294,7 +295,7 @@ func isSVHNDir(dir string) bool { return exists(filepath.Join(dir, "train_32x32.
 // readSVHN reads one SVHN format-2 file: X uint8 [H,W,C,N] column-major,
 // y [N,1] with labels 1..10 where 10 stands for digit 0.
 func readSVHN(path string) (*Split, error) {
-	f, err := os.Open(path)
+	f, err := fsread.Open(path, "data file")
 	if err != nil {
 		return nil, err
 	}

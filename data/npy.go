@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // Array is an n-dimensional array read from or written to a .npy file,
@@ -397,7 +399,7 @@ func (p *pyLit) tuple() ([]int, bool) {
 
 // ReadNPY reads one .npy file.
 func ReadNPY(path string) (*Array, error) {
-	f, err := os.Open(path)
+	f, err := fsread.Open(path, "data file")
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/safetensors"
 )
 
@@ -95,7 +95,7 @@ func (mk *Mask) MarshalJSON() ([]byte, error) {
 // ReadMask reads a mask file and checks it against the model's trainable
 // parameters (names and sizes).
 func ReadMask(path string, m *graph.Model) (*Mask, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsread.File(path, "mask file", 1<<30)
 	if err != nil {
 		return nil, err
 	}

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/onnxio/onnxpb"
 )
 
@@ -26,7 +26,9 @@ func Load(path string) (*graph.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnxio: load %s: %w", path, err)
 	}
-	data, err := os.ReadFile(abs)
+	// A model file is one protobuf message, which cannot exceed 2 GB
+	// (larger models keep their weights in external data).
+	data, err := fsread.File(abs, "model", 2<<30)
 	if err != nil {
 		return nil, fmt.Errorf("onnxio: load: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/onnxio/onnxpb"
 )
 
@@ -255,7 +256,7 @@ func (d *decoder) openExternal(path string) (*os.File, int64, error) {
 	if rel, err := filepath.Rel(base, real); err != nil || !filepath.IsLocal(rel) {
 		return nil, 0, fmt.Errorf("%s leads outside the model folder %s", path, d.baseDir)
 	}
-	f, err := os.Open(path)
+	f, err := fsread.Open(path, "external data file")
 	if err != nil {
 		return nil, 0, err
 	}

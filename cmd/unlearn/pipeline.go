@@ -12,6 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"gopkg.in/yaml.v3"
+
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // Options for unattended use, valid with every command and anywhere on the
@@ -158,7 +160,7 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 // configArgs reads a YAML mapping of flag names to values and returns them
 // as --name=value arguments (lists joined with commas).
 func configArgs(path string, flags []cli.Flag) ([]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsread.File(path, "config file", 1<<20)
 	if err != nil {
 		return nil, fmt.Errorf("--config: %w", err)
 	}

@@ -1,0 +1,94 @@
+// Package fsread reads input files the way every input of the tool must be
+// read: only regular files (a device such as /dev/zero, a FIFO or a folder
+// is refused before a byte is read, so an input can neither stream without
+// end nor block forever), and never more than a limit that fits the format.
+package fsread
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// File returns the content of the regular file at path, refusing anything
+// else and files over limit bytes (limit ≤ 0: no limit). what names the
+// input in errors ("model", "ids file", ...).
+func File(path, what string, limit int64) ([]byte, error) {
+	f, err := Open(path, what)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && st.Size() > limit {
+		return nil, fmt.Errorf("%s %s: %d bytes, more than the %d a %s can have", what, path, st.Size(), limit, what)
+	}
+	// Read at most limit+1 bytes: a file that grows while we read is caught.
+	r := io.Reader(f)
+	if limit > 0 {
+		r = io.LimitReader(f, limit+1)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	if limit > 0 && int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s %s: more than the %d bytes a %s can have", what, path, limit, what)
+	}
+	return b, nil
+}
+
+// Open opens path for reading after checking, without opening it, that it
+// is a regular file (opening a FIFO would block until a writer comes), and
+// checks again on the open file.
+func Open(path, what string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(st, path, what); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if st, err = f.Stat(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := regular(st, path, what); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func regular(st os.FileInfo, path, what string) error {
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return fmt.Errorf("%s %s is a folder, not a file", what, path)
+	default:
+		return fmt.Errorf("%s %s is not a regular file (%s); give the path of a file", what, path, kind(m))
+	}
+}
+
+func kind(m os.FileMode) string {
+	switch {
+	case m&os.ModeDevice != 0 && m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	default:
+		return "mode " + m.String()
+	}
+}
