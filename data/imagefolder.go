@@ -175,6 +175,9 @@ func openImageFolder(root string) (*Dataset, int, error) {
 				if h == 0 || w == 0 {
 					return nil, 0, fileErr(ex.path, "empty image %d×%d", w, h)
 				}
+				if int64(h)*int64(w) > maxImagePixels {
+					return nil, 0, fileErr(ex.path, "image of %d×%d (H×W) pixels: more than the %d a classifier input can have here", h, w, maxImagePixels)
+				}
 			} else if cfg.Height != h || cfg.Width != w {
 				return nil, 0, fileErr(ex.path, "image size mismatch: %d×%d (H×W), but %s is %d×%d",
 					cfg.Height, cfg.Width, first, h, w)
@@ -187,6 +190,18 @@ func openImageFolder(root string) (*Dataset, int, error) {
 	c := 3
 	if allGray {
 		c = 1
+	}
+	// Every image is decoded into memory: check the total the headers
+	// promise before the first pixel is decoded.
+	need := int64(0)
+	for _, sp := range splits {
+		need += int64(len(sp)) * int64(c*h*w)
+	}
+	if deep {
+		need *= 4
+	}
+	if avail := fsread.AvailableMemory(); avail > 0 && need > avail {
+		return nil, 0, fileErr(root, "%d images of %d×%d×%d need %d bytes of memory, more than the %d available", len(splits[0])+len(splits[1]), c, h, w, need, avail)
 	}
 	var out [2]*Split
 	for si, sp := range splits {
@@ -227,6 +242,10 @@ func openImageFolder(root string) (*Dataset, int, error) {
 	}
 	return &Dataset{Format: FormatImageFolder, Train: out[0], Test: out[1], ClassNames: classes}, len(classes), nil
 }
+
+// maxImagePixels bounds one image (8192×8192): a header that claims more
+// is refused before anything is decoded.
+const maxImagePixels = 1 << 26
 
 func decodeConfig(path string) (image.Config, error) {
 	f, err := fsread.Open(path, "data file")

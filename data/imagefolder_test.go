@@ -2,6 +2,8 @@ package data
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -154,6 +156,20 @@ func TestImageFolderErrors(t *testing.T) {
 		_, err := Open(root, Options{})
 		wantErr(t, err, filepath.Join("train", "a", "1.png"), "image size mismatch: 3×3", "0.png is 2×3")
 	})
+	// A header that claims 30000×30000 pixels is refused from the header,
+	// before anything is decoded (three such files used to take 4.4 GB).
+	t.Run("huge-header", func(t *testing.T) {
+		root := t.TempDir()
+		huge := pngHeaderSize(t, pngBytes(t, grayImage(0, 2, 3)), 30000, 30000)
+		if cfg, err := png.DecodeConfig(bytes.NewReader(huge)); err != nil || cfg.Width != 30000 {
+			t.Fatalf("patched header: %v %v", cfg, err)
+		}
+		for _, f := range []string{"train/a/0.png", "train/a/1.png", "test/a/0.png"} {
+			writeFile(t, root, f, huge)
+		}
+		_, err := Open(root, Options{})
+		wantErr(t, err, filepath.Join("train", "a", "0.png"), "30000×30000", "more than the")
+	})
 	t.Run("unreadable", func(t *testing.T) {
 		root := t.TempDir()
 		writeFile(t, root, "train/a/0.png", pngBytes(t, grayImage(0, 2, 3)))
@@ -208,4 +224,19 @@ func TestImageFolderJPEG(t *testing.T) {
 	if got := pixel(t, d.Test, 0, 0, 7, 15); got < 126.0/255 || got > 130.0/255 {
 		t.Errorf("pixel %v, want about 128/255", got)
 	}
+}
+
+// pngHeaderSize returns b (a PNG) with its IHDR width and height set to w
+// and h and the chunk's CRC recomputed: a small file whose header lies.
+func pngHeaderSize(t *testing.T, b []byte, w, h uint32) []byte {
+	t.Helper()
+	b = append([]byte(nil), b...)
+	// 8-byte signature, then IHDR: length (4), type (4), data (13), CRC (4).
+	if string(b[12:16]) != "IHDR" {
+		t.Fatal("no IHDR chunk first")
+	}
+	binary.BigEndian.PutUint32(b[16:20], w)
+	binary.BigEndian.PutUint32(b[20:24], h)
+	binary.BigEndian.PutUint32(b[29:33], crc32.ChecksumIEEE(b[12:29]))
+	return b
 }

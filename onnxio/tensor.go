@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
@@ -229,7 +228,7 @@ func (d *decoder) readExternal(tp *onnxpb.TensorProto) ([]byte, error) {
 	if want, ok := externalWant(tp); ok && want != length {
 		return nil, fmt.Errorf("%w: tensor %q: %d bytes of external data, shape %v needs %d", ErrExternalData, name, length, tp.GetDims(), want)
 	}
-	if avail := availableMemory(); avail > 0 && length > avail {
+	if avail := fsread.AvailableMemory(); avail > 0 && length > avail {
 		return nil, fmt.Errorf("%w: tensor %q: %d bytes of external data in %s, more than the %d bytes of memory available", ErrExternalData, name, length, path, avail)
 	}
 	buf := make([]byte, length)
@@ -295,24 +294,4 @@ func externalWant(tp *onnxpb.TensorProto) (int64, bool) {
 		return 0, false
 	}
 	return n * sz, true
-}
-
-// availableMemory is MemAvailable from /proc/meminfo in bytes, or 0 when
-// it cannot be read (no check then).
-func availableMemory() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			f := strings.Fields(rest)
-			if len(f) >= 1 {
-				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb > 0 && kb < math.MaxInt64/1024 {
-					return kb * 1024
-				}
-			}
-		}
-	}
-	return 0
 }

@@ -7,7 +7,10 @@ package fsread
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
+	"strings"
 )
 
 // File returns the content of the regular file at path, refusing anything
@@ -91,4 +94,25 @@ func kind(m os.FileMode) string {
 	default:
 		return "mode " + m.String()
 	}
+}
+
+// AvailableMemory is MemAvailable from /proc/meminfo in bytes, or 0 when
+// it cannot be read. Readers check what an input claims to need against
+// it before allocating, so that a small file cannot make the process
+// allocate past what the machine has.
+func AvailableMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			if f := strings.Fields(rest); len(f) >= 1 {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb > 0 && kb < math.MaxInt64/1024 {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	return 0
 }
