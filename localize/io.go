@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
@@ -106,6 +108,12 @@ func ReadMask(path string, m *graph.Model) (*Mask, error) {
 	if doc.Schema != "unlearn.mask/v1" {
 		return nil, fmt.Errorf("%s: schema %q, want unlearn.mask/v1", path, doc.Schema)
 	}
+	if !(doc.Budget > 0 && doc.Budget <= 1) {
+		return nil, fmt.Errorf("%s: budget %g: must be in (0, 1] (a fraction of all trainable parameters)", path, doc.Budget)
+	}
+	if !slices.Contains(Strategies(), doc.Strategy) {
+		return nil, fmt.Errorf("%s: strategy %q: unknown; the strategies are %s", path, doc.Strategy, strings.Join(Strategies(), ", "))
+	}
 	nm, err := graph.Neurons(m.Graph)
 	if err != nil {
 		return nil, err
@@ -128,9 +136,13 @@ func ReadMask(path string, m *graph.Model) (*Mask, error) {
 		if n != t.Elements {
 			return nil, fmt.Errorf("%s: tensor %q has %d elements in the mask, %d in the model", path, t.Name, t.Elements, n)
 		}
+		if _, dup := mk.Elements[t.Name]; dup {
+			return nil, fmt.Errorf("%s: tensor %q is listed twice", path, t.Name)
+		}
 		sel := make([]bool, n)
 		for _, r := range t.Runs {
-			if r[0] < 0 || r[1] < 0 || r[0]+r[1] > int64(n) {
+			// r[1] > n − r[0] rather than r[0]+r[1] > n: the sum can overflow.
+			if r[0] < 0 || r[1] < 0 || r[0] > int64(n) || r[1] > int64(n)-r[0] {
 				return nil, fmt.Errorf("%s: tensor %q: run %v outside [0, %d)", path, t.Name, r, n)
 			}
 			for i := r[0]; i < r[0]+r[1]; i++ {

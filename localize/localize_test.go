@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/data"
@@ -406,5 +407,59 @@ func TestDELMaskMatchesNumPy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadMaskRefusesBadFiles: a mask file that lists a tensor twice, has a
+// run whose end overflows int64, or records a budget or strategy that
+// cannot be is refused with the file and the culprit named (each used to be
+// accepted).
+func TestReadMaskRefusesBadFiles(t *testing.T) {
+	m, err := onnxio.Load(testutil.Testdata(t, "resnet_small_train.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const w = "conv1.weight" // 144 elements
+	doc := func(budget float64, strategy string, tensors ...TensorMask) []byte {
+		b, err := json.Marshal(MaskJSON{Schema: "unlearn.mask/v1", Strategy: strategy, Budget: budget, Layers: []LayerChoice{}, Tensors: tensors})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	run := func(start, n int64) TensorMask {
+		return TensorMask{Name: w, Elements: 144, Runs: [][2]int64{{start, n}}}
+	}
+	for _, c := range []struct {
+		name string
+		file []byte
+		want []string
+	}{
+		{"duplicate tensor", doc(0.1, "del", run(0, 4), run(8, 4)), []string{w, "listed twice"}},
+		{"overflowing run", doc(0.1, "del", run(5, math.MaxInt64)), []string{w, "outside [0, 144)"}},
+		{"negative budget", doc(-7, "del", run(0, 4)), []string{"budget -7"}},
+		{"unknown strategy", doc(0.1, "magic", run(0, 4)), []string{`strategy "magic"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "mask.json")
+			if err := os.WriteFile(p, c.file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadMask(p, m)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, s := range append(c.want, p) {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not name %q", err, s)
+				}
+			}
+		})
+	}
+	// The good form of the same file is read.
+	p := filepath.Join(t.TempDir(), "mask.json")
+	os.WriteFile(p, doc(0.1, "del", run(0, 4), TensorMask{Name: "fc.weight", Elements: 640, Runs: [][2]int64{{0, 640}}}), 0o644)
+	if mk, err := ReadMask(p, m); err != nil || mk.Selected != 644 {
+		t.Errorf("good mask: %v, %v", mk, err)
 	}
 }
