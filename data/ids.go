@@ -23,7 +23,8 @@ func ReadIDs(path string, n int) ([]int, error) {
 
 // ParseIDs reads ids, one 0-based index into a training split of n examples
 // per line, in file order. '#' starts a comment (a whole line or the end of
-// one); blank lines and surrounding whitespace are ignored. name is used in
+// one); blank lines, surrounding whitespace and a UTF-8 byte order mark at
+// the start are ignored. name is used in
 // errors ("ids.txt:7: id 60000 out of range [0, 60000)"). Negative, non-integer,
 // out-of-range and repeated ids are errors, and so are a file with no ids and
 // one that names every training example (nothing would be left to retain).
@@ -36,6 +37,11 @@ func ParseIDs(r io.Reader, name string, n int) ([]int, error) {
 		if rerr != nil && rerr != io.EOF {
 			return nil, &FileError{Path: name, Line: line, Err: rerr}
 		}
+		if line == 1 {
+			// A UTF-8 byte order mark, as some Windows editors write, is
+			// not part of the first id.
+			text = strings.TrimPrefix(text, "\uFEFF")
+		}
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
 		}
@@ -47,7 +53,7 @@ func ParseIDs(r io.Reader, name string, n int) ([]int, error) {
 			v, err := strconv.ParseInt(text, 10, 64)
 			switch {
 			case errors.Is(err, strconv.ErrRange):
-				return nil, lineErr("id %s out of range [0, %d)", text, n)
+				return nil, lineErr("id %s out of range [0, %d)", shorten(text), n)
 			case err != nil:
 				return nil, lineErr("%q is not an integer id", shorten(text))
 			case v < 0:

@@ -17,6 +17,10 @@ func TestParseIDs(t *testing.T) {
 	if want := []int{7, 3, 0, 12, 5}; !slices.Equal(ids, want) {
 		t.Fatalf("ids %v, want %v (file order)", ids, want)
 	}
+	// A UTF-8 byte order mark before the first id is not part of it.
+	if ids, err := ParseIDs(strings.NewReader("\uFEFF4\n2\n"), "bom.txt", 10); err != nil || !slices.Equal(ids, []int{4, 2}) {
+		t.Errorf("with a BOM: %v, %v", ids, err)
+	}
 }
 
 func TestParseIDsErrors(t *testing.T) {
@@ -33,6 +37,8 @@ func TestParseIDsErrors(t *testing.T) {
 		{"1 2\n", 10, `ids.txt:1: "1 2" is not an integer id`, 1},
 		{"4\n# x\n5\n4 # again\n", 10, "ids.txt:4: id 4 repeats line 1", 4},
 		{"99999999999999999999999\n", 10, "ids.txt:1: id 99999999999999999999999 out of range [0, 10)", 1},
+		// A 100,000-digit id is cut in the message, not echoed in full.
+		{strings.Repeat("9", 100000) + "\n", 10, "ids.txt:1: id " + strings.Repeat("9", 40) + "… out of range [0, 10)", 1},
 		{"# nothing\n\n   \n", 10, "ids.txt: no ids", 0},
 		{"", 10, "ids.txt: no ids", 0},
 		{"0\n2\n1\n", 3, "ids.txt: ids name all 3 training examples; nothing would be left to retain", 0},
