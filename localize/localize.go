@@ -18,11 +18,6 @@ import (
 // ErrStrategy reports an unknown strategy or bad options.
 var ErrStrategy = errors.New("localize")
 
-// Strategies lists the strategy names.
-func Strategies() []string {
-	return []string{"del", "salloc", "critmem", "deepest", "shallowest", "random", "full"}
-}
-
 // Options configures Localize.
 type Options struct {
 	Strategy string
@@ -141,59 +136,12 @@ func Localize(ctx context.Context, m *graph.Model, split *data.Split, forget []i
 	if err != nil {
 		return nil, nil, err
 	}
-	limit := int64(math.Floor(o.Budget * float64(nm.NumParams)))
-	switch o.Strategy {
-	case "full":
-		mk := &Mask{Strategy: "full", Budget: o.Budget, Total: nm.NumParams, Selected: nm.NumParams}
-		return mk, nil, nil
-	case "del":
-		sc, err := Scores(ctx, m, split, forget, "del", o)
-		if err != nil {
-			return nil, nil, err
-		}
-		return delMask(nm, sc, limit, o), sc, nil
-	case "salloc":
-		sc, err := Scores(ctx, m, split, forget, "salloc", o)
-		if err != nil {
-			return nil, nil, err
-		}
-		return sallocMask(nm, sc, limit, o), sc, nil
-	case "critmem":
-		counts, weight, st, err := critMem(ctx, m, nm, split, forget, o)
-		if err != nil {
-			return nil, nil, err
-		}
-		sc := map[string][]float64{}
-		for _, l := range nm.Layers {
-			for _, mem := range l.Members {
-				s := make([]float64, mem.Param.Init.Len())
-				for c := 0; c < l.Channels; c++ {
-					for i := range mem.Elements(c) {
-						s[i] = float64(counts[l.First+c])
-					}
-				}
-				sc[mem.Param.Name] = s
-			}
-		}
-		return critMemMask(nm, counts, weight, st, limit, o), sc, nil
-	case "deepest", "shallowest":
-		return depthMask(nm, limit, o), nil, nil
-	case "random":
-		base := o
-		base.Strategy = o.RandomOf
-		if base.Strategy == "" {
-			base.Strategy = "del"
-		}
-		if base.Strategy == "random" || base.Strategy == "full" {
-			return nil, nil, fmt.Errorf("%w: random must match del, salloc, critmem, deepest or shallowest, not %s", ErrStrategy, base.Strategy)
-		}
-		ref, _, err := Localize(ctx, m, split, forget, base)
-		if err != nil {
-			return nil, nil, err
-		}
-		return randomMask(nm, ref, o), nil, nil
+	st, err := LookupStrategy(o.Strategy)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, fmt.Errorf("%w: unknown strategy %q (choose one of %v)", ErrStrategy, o.Strategy, Strategies())
+	limit := int64(math.Floor(o.Budget * float64(nm.NumParams)))
+	return st.Localize(&Request{Ctx: ctx, Model: m, Neurons: nm, Split: split, Forget: forget, Limit: limit, Options: o})
 }
 
 // neuronScore is the del score of one neuron.

@@ -17,12 +17,8 @@ import (
 func strategies() []string { return localize.Strategies() }
 
 func validStrategy(s string) bool {
-	for _, k := range strategies() {
-		if k == s {
-			return true
-		}
-	}
-	return false
+	_, err := localize.LookupStrategy(s)
+	return err == nil
 }
 
 func localizeCommand() *cli.Command {
