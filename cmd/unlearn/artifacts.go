@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -153,7 +154,7 @@ func runArtifacts(c *cli.Context) error {
 			return fmt.Errorf("--out %s: folder exists and is not empty", dir)
 		}
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".unlearn-artifacts-*")
+	tmp, err := outfile.TempDir(filepath.Clean(dir))
 	if err != nil {
 		return err
 	}
@@ -162,6 +163,7 @@ func runArtifacts(c *cli.Context) error {
 		if !ok {
 			os.RemoveAll(tmp)
 		}
+		outfile.Untrack(tmp)
 	}()
 	if err := onnxio.Save(art.Model, filepath.Join(tmp, "training.onnx"), nil); err != nil {
 		return err
@@ -170,9 +172,6 @@ func runArtifacts(c *cli.Context) error {
 		return err
 	}
 	if err := writeJSONFile(filepath.Join(tmp, "artifacts.json"), doc); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes 0700
 		return err
 	}
 	if isDir(dir) {
@@ -222,5 +221,5 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(b, '\n'))
+	return outfile.WriteFile(path, append(b, '\n'))
 }

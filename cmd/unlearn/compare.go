@@ -10,6 +10,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 )
 
 // compareReport is the JSON of `unlearn compare` (schema unlearn.compare/v1).
@@ -121,7 +122,7 @@ func compareCommand() *cli.Command {
 					_, err = c.App.Writer.Write(b)
 					return err
 				}
-				return writeFileAtomic(p, b)
+				return outfile.WriteFile(p, b)
 			}
 			return nil
 		},

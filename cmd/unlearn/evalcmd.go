@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +17,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxio"
 )
 
@@ -385,7 +384,7 @@ func emitTo(c *cli.Context, rep *eval.Report, jsonPath, reportPath string) error
 		tableTo = c.App.ErrWriter // keep stdout pure JSON
 	}
 	printTable(tableTo, rep)
-	if err := writeFilesAtomic(files); err != nil {
+	if err := outfile.WriteFiles(files); err != nil {
 		return err
 	}
 	if stdoutJSON != nil {
@@ -477,41 +476,6 @@ func deltaCell(v *float64) string {
 	return fmt.Sprintf("%+.2f", 100**v)
 }
 
-// writeFilesAtomic writes every file through a temporary file beside it
-// and renames them all only when every write succeeded.
-func writeFilesAtomic(files map[string][]byte) error {
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	tmps := map[string]string{}
-	cleanup := func() {
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-	}
-	for _, p := range paths {
-		t, err := writeTemp(p, files[p])
-		if err != nil {
-			cleanup()
-			return err
-		}
-		tmps[p] = t
-	}
-	for i, p := range paths {
-		if err := os.Rename(tmps[p], p); err != nil {
-			cleanup()
-			for _, done := range paths[:i] { // do not leave half the outputs
-				os.Remove(done)
-			}
-			return fmt.Errorf("writing %s: %w", p, err)
-		}
-		delete(tmps, p)
-	}
-	return nil
-}
-
 func writeJSON(c *cli.Context, path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -522,46 +486,7 @@ func writeJSON(c *cli.Context, path string, v any) error {
 		_, err := c.App.Writer.Write(b)
 		return err
 	}
-	return writeFileAtomic(path, b)
-}
-
-// writeFileAtomic writes through a temporary file in the same folder and a
-// rename, so readers never see a partial file.
-func writeFileAtomic(path string, b []byte) error {
-	tmp, err := writeTemp(path, b)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-// writeTemp writes b to a new temporary file in path's folder, readable by
-// others like a normal file, and returns its name.
-func writeTemp(path string, b []byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), ".unlearn-*.tmp")
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	cmdTemps.Store(tmp, true)
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil { // CreateTemp makes 0600
-		os.Remove(tmp)
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	return tmp, nil
+	return outfile.WriteFile(path, b)
 }
 
 func pick[T any](v []T, idx []int) []T {

@@ -22,6 +22,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -208,7 +209,7 @@ func (r *expRunner) grid() error {
 			}
 			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", fs.Name, seed))
 			if !r.dryRun {
-				if err := writeFileAtomic(idsPath, []byte(b.String())); err != nil {
+				if err := outfile.WriteFile(idsPath, []byte(b.String())); err != nil {
 					return err
 				}
 			}
@@ -380,7 +381,7 @@ func (r *expRunner) trainStep(ctx context.Context, dir, what, base, exclude stri
 		done.TrainS = time.Since(start).Seconds()
 	}
 	b, _ := json.Marshal(done)
-	return done.TrainS, writeFileAtomic(filepath.Join(dir, "done.json"), b)
+	return done.TrainS, outfile.WriteFile(filepath.Join(dir, "done.json"), b)
 }
 
 // oracleRecord evaluates the oracle once (its own metrics; Δ is 0 by
@@ -575,7 +576,7 @@ func (r *expRunner) record(path string, rec experiment.Record) error {
 		return err
 	}
 	r.done[rec.Key] = rec
-	return writeFileAtomic(path, b)
+	return outfile.WriteFile(path, b)
 }
 
 func (r *expRunner) say(what, state string) {
@@ -648,7 +649,7 @@ func (r *expRunner) report(c *cli.Context) error {
 	for n, b := range files {
 		out[filepath.Join(r.cfg.Out, n)] = b
 	}
-	if err := writeFilesAtomic(out); err != nil {
+	if err := outfile.WriteFiles(out); err != nil {
 		return err
 	}
 	fmt.Fprint(c.App.Writer, table)

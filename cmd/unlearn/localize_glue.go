@@ -10,6 +10,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -137,7 +138,7 @@ func runLocalize(c *cli.Context) error {
 		if err := localize.WriteSafetensors(&buf, vals, shapes); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(p, buf.Bytes()); err != nil {
+		if err := outfile.WriteFile(p, buf.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
@@ -20,6 +19,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
@@ -40,7 +40,6 @@ func signalContext() (context.Context, context.CancelFunc) {
 var (
 	appCtx      = context.Background()
 	cancellable atomic.Bool
-	cmdTemps    sync.Map // temporary files of writeTemp in flight
 )
 
 // installSignals makes SIGINT and SIGTERM cancel appCtx. A command that
@@ -60,8 +59,7 @@ func installSignals() {
 			n++
 			cancel()
 			if n > 1 || !cancellable.Load() {
-				onnxio.RemoveTemps()
-				cmdTemps.Range(func(k, _ any) bool { os.Remove(k.(string)); return true })
+				outfile.RemoveTracked()
 				logs.fail("interrupted; no output was written", exitInterrupted)
 				os.Exit(exitInterrupted)
 			}

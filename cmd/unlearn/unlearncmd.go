@@ -13,8 +13,8 @@ import (
 
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/localize"
-	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -342,14 +342,14 @@ func runUnlearn(c *cli.Context) error {
 	// handled, never leaves a model without its metrics under --out. (An
 	// external data file, for models over 2 GB, gets its final name at once;
 	// the model that refers to it comes last.)
-	stage := filepath.Join(filepath.Dir(s.out), fmt.Sprintf(".%s.partial-%d", filepath.Base(s.out), os.Getpid()))
+	stage := outfile.Stage(s.out)
 	dataPath := s.out + ".data"
 	_, statErr := os.Stat(dataPath)
 	hadData, committed := statErr == nil, false
-	onnxio.TrackTemp(stage)
+	outfile.Track(stage)
 	defer func() {
 		os.Remove(stage)
-		onnxio.UntrackTemp(stage)
+		outfile.Untrack(stage)
 		if !committed && !hadData {
 			os.Remove(dataPath) // external data of a model that was not kept
 		}
