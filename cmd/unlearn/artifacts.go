@@ -94,8 +94,8 @@ func runArtifacts(c *cli.Context) error {
 		}
 	}
 	modelPath, dir := c.String("model"), c.String("out")
-	if parent := filepath.Dir(filepath.Clean(dir)); !isDir(parent) {
-		return fmt.Errorf("--out %s: folder %s does not exist", dir, parent)
+	if err := checkOutDir(c, "out"); err != nil {
+		return err
 	}
 	m, err := onnxio.Load(modelPath)
 	if err != nil {

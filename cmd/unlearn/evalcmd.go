@@ -257,21 +257,6 @@ func (r *evalRun) settings(met *eval.Metrics) eval.Settings {
 		MIA: eval.NewMIASettings(met, r.opts.MIA)}
 }
 
-// checkOutputs runs checkOutPath, before any work, on each of the output
-// flags that is set and not "-" (stdout): never an input model, a folder,
-// or in a missing or read-only folder.
-func checkOutputs(c *cli.Context, flags ...string) error {
-	inputs := append([]string{c.String("model"), c.String("oracle")}, c.Args().Slice()...)
-	for _, f := range flags {
-		if p := c.String(f); p != "" && p != "-" {
-			if err := checkOutPath(f, p, inputs...); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 func evalCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "eval",

@@ -56,7 +56,7 @@ func runExport(c *cli.Context) error {
 		return usagef("--format %q: unknown; the one format is safetensors", f)
 	}
 	path, out := c.String("model"), c.String("out")
-	if err := checkOutPath("out", out, path); err != nil {
+	if err := checkOutputs(c, "out"); err != nil {
 		return err
 	}
 	m, err := onnxio.Load(path)

@@ -81,13 +81,8 @@ func runLocalize(c *cli.Context) error {
 		return usagef("--topk %d: must be ≥ 0", c.Int("topk"))
 	}
 	modelPath := c.String("model")
-	if err := checkOutPath("out", c.String("out"), modelPath); err != nil {
+	if err := checkOutputs(c, "out", "scores"); err != nil {
 		return err
-	}
-	if p := c.String("scores"); p != "" {
-		if err := checkOutPath("scores", p, modelPath, c.String("out")); err != nil {
-			return err
-		}
 	}
 	opts, err := runtimeOptions(c)
 	if err != nil {

@@ -192,7 +192,11 @@ func collision(o Output, exists bool, inputs []Input, earlier []Output) error {
 	}
 	for _, e := range earlier {
 		if same(o.Path, name, exists, e.Path) {
-			return fmt.Errorf("is also the --%s output %s; each output needs its own file", e.Flag, e.Path)
+			what := e.Path
+			if e.Note != "" {
+				what += " (" + e.Note + ")"
+			}
+			return fmt.Errorf("is also the --%s output %s; each output needs its own file", e.Flag, what)
 		}
 	}
 	return nil
