@@ -26,7 +26,11 @@ func cmdInputs(c *cli.Context) []outfile.Input {
 	var ins []outfile.Input
 	for _, f := range inputFlags {
 		if p := c.String(f); p != "" {
-			ins = append(ins, outfile.Input{Flag: f, Path: p})
+			in := outfile.Input{Flag: f, Path: p}
+			if f == "model" {
+				in.Name = "input model (--model)" // the words of the check this one replaced
+			}
+			ins = append(ins, in)
 		}
 	}
 	for _, f := range []string{"model", "oracle"} {

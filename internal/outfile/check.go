@@ -59,7 +59,8 @@ func (o Output) label() string {
 // Input is one file or folder a command reads.
 type Input struct {
 	// Flag names the option without dashes ("forget"); for a positional
-	// argument it is empty and Name says what it is ("model argument").
+	// argument it is empty. Name, when set, is what errors call the input
+	// instead of "the --FLAG input" ("model argument m.onnx").
 	Flag string
 	Name string
 	// Path is the file or folder; "" is skipped.
@@ -69,13 +70,14 @@ type Input struct {
 	Tree bool
 }
 
-// what names the input in errors: "the --forget input".
+// what names the input in errors: "the " + Name when set, else "the
+// --forget input".
 func (in Input) what() string {
 	switch {
-	case in.Flag != "":
-		return "the --" + in.Flag + " input"
 	case in.Name != "":
 		return "the " + in.Name
+	case in.Flag != "":
+		return "the --" + in.Flag + " input"
 	}
 	return "an input"
 }
