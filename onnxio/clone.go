@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 )
 
 // Clone returns a deep copy of m, made by encoding and decoding it. A model
@@ -30,17 +31,18 @@ func Clone(m *graph.Model) (*graph.Model, error) {
 
 // WithTempCopy saves m with external data in a new temporary folder (under
 // TMPDIR, which needs room for the weights), calls use with the model's
-// path, and removes the folder, also on a second Ctrl-C (RemoveTemps). It
+// path, and removes the folder, also on a second Ctrl-C
+// (outfile.RemoveTracked). It
 // is how a model over protobuf's 2 GB limit reaches code that reads files.
 func WithTempCopy(m *graph.Model, use func(path string) error) error {
 	dir, err := os.MkdirTemp("", "unlearn-copy-*")
 	if err != nil {
 		return fmt.Errorf("onnxio: a temporary folder for a model over 2 GB: %w", err)
 	}
-	TrackTemp(dir)
+	outfile.Track(dir)
 	defer func() {
 		os.RemoveAll(dir)
-		UntrackTemp(dir)
+		outfile.Untrack(dir)
 	}()
 	path := filepath.Join(dir, "model.onnx")
 	if err := Save(m, path, &SaveOptions{ExternalData: true}); err != nil {

@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxio/onnxpb"
 )
 
@@ -127,10 +127,10 @@ func save(m *graph.Model, path string, opts *SaveOptions) error {
 		return err
 	}
 
-	var files []*atomicFile
+	var files []*outfile.File
 	defer func() {
 		for _, f := range files {
-			f.abort()
+			f.Abort()
 		}
 	}()
 	if ext != nil && len(ext.chunks) > 0 {
@@ -156,13 +156,13 @@ func save(m *graph.Model, path string, opts *SaveOptions) error {
 	}
 	files = append(files, f)
 	for _, f := range files {
-		if err := f.commit(); err != nil {
+		if err := f.Commit(); err != nil {
 			return err
 		}
 	}
-	syncDir(dir)
+	outfile.SyncDir(dir)
 	if d := filepath.Dir(dataPath); d != dir {
-		syncDir(d)
+		outfile.SyncDir(d)
 	}
 	return nil
 }
@@ -205,82 +205,21 @@ func checkProtected(m *graph.Model, path, dataPath string, protect []string) err
 	return nil
 }
 
-// atomicFile is a complete, synced temporary file waiting to be renamed.
-type atomicFile struct {
-	tmp, final string
-	done       bool
-}
-
-// temps holds the temporary files of saves in flight.
-var temps sync.Map
-
-// RemoveTemps removes the temporary files (and folders, with what they
-// hold) of every save in flight, for a process that must exit at once (a
-// second Ctrl-C): the final files are then either complete or absent.
-func RemoveTemps() {
-	temps.Range(func(k, _ any) bool {
-		os.RemoveAll(k.(string))
-		temps.Delete(k)
-		return true
-	})
-}
-
-// TrackTemp registers a file or folder that RemoveTemps removes: an output
-// staged under a temporary name by the caller, until UntrackTemp.
-func TrackTemp(path string) { temps.Store(path, true) }
-
-// UntrackTemp forgets a file registered with TrackTemp (it was renamed into
-// place or removed).
-func UntrackTemp(path string) { temps.Delete(path) }
-
-// writeTemp writes a temporary file beside final and syncs it.
-func writeTemp(final string, write func(io.Writer) error) (*atomicFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
+// writeTemp writes a temporary file beside final (outfile.Create: our
+// naming, the umask, tracked for outfile.RemoveTracked) and syncs it; the
+// caller commits or aborts it.
+func writeTemp(final string, write func(io.Writer) error) (*outfile.File, error) {
+	f, err := outfile.Create(final)
 	if err != nil {
 		return nil, err
 	}
-	a := &atomicFile{tmp: f.Name(), final: final}
-	temps.Store(a.tmp, true)
-	err = write(f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		// CreateTemp makes the file 0600; a model is an ordinary file.
-		err = os.Chmod(a.tmp, 0o644)
-	}
-	if err != nil {
-		os.Remove(a.tmp)
-		temps.Delete(a.tmp)
+	if err := write(f); err != nil {
+		f.Abort()
 		return nil, fmt.Errorf("writing %s: %w", final, err)
 	}
-	return a, nil
-}
-
-func (a *atomicFile) commit() error {
-	if err := os.Rename(a.tmp, a.final); err != nil {
-		return err
+	if err := f.Close(); err != nil {
+		f.Abort()
+		return nil, err
 	}
-	temps.Delete(a.tmp)
-	a.done = true
-	return nil
-}
-
-func (a *atomicFile) abort() {
-	if !a.done {
-		os.Remove(a.tmp)
-		temps.Delete(a.tmp)
-	}
-}
-
-// syncDir makes a rename durable; failures are ignored (not every file
-// system supports syncing a directory).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	return f, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
@@ -192,14 +193,14 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	// The model is staged under a hidden name beside Out. (An external data
 	// file, for models over 2 GB, gets its final name at once; the model
 	// that refers to it comes last.)
-	stage := filepath.Join(filepath.Dir(job.Out), fmt.Sprintf(".%s.partial-%d", filepath.Base(job.Out), os.Getpid()))
+	stage := outfile.Stage(job.Out)
 	dataPath := job.Out + ".data"
 	_, statErr := os.Stat(dataPath)
 	hadData, committed := statErr == nil, false
-	onnxio.TrackTemp(stage)
+	outfile.Track(stage)
 	defer func() {
 		os.Remove(stage)
-		onnxio.UntrackTemp(stage)
+		outfile.Untrack(stage)
 		if !committed && !hadData {
 			os.Remove(dataPath) // external data of a model that was not kept
 		}
@@ -270,7 +271,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
-	if err := onnxio.WriteFilesAtomic(files); err != nil {
+	if err := outfile.WriteFiles(files); err != nil {
 		return nil, fail(err)
 	}
 	unwrite := func() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -94,8 +95,8 @@ func runArtifacts(c *cli.Context) error {
 		}
 	}
 	modelPath, dir := c.String("model"), c.String("out")
-	if parent := filepath.Dir(filepath.Clean(dir)); !isDir(parent) {
-		return fmt.Errorf("--out %s: folder %s does not exist", dir, parent)
+	if err := checkOutDir(c, "out"); err != nil {
+		return err
 	}
 	m, err := onnxio.Load(modelPath)
 	if err != nil {
@@ -154,7 +155,7 @@ func runArtifacts(c *cli.Context) error {
 			return fmt.Errorf("--out %s: folder exists and is not empty", dir)
 		}
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".unlearn-artifacts-*")
+	tmp, err := outfile.TempDir(filepath.Clean(dir))
 	if err != nil {
 		return err
 	}
@@ -163,6 +164,7 @@ func runArtifacts(c *cli.Context) error {
 		if !ok {
 			os.RemoveAll(tmp)
 		}
+		outfile.Untrack(tmp)
 	}()
 	if err := onnxio.Save(art.Model, filepath.Join(tmp, "training.onnx"), nil); err != nil {
 		return err
@@ -171,9 +173,6 @@ func runArtifacts(c *cli.Context) error {
 		return err
 	}
 	if err := writeJSONFile(filepath.Join(tmp, "artifacts.json"), doc); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes 0700
 		return err
 	}
 	if isDir(dir) {
@@ -223,5 +222,5 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return onnxio.WriteFileAtomic(path, append(b, '\n'))
+	return outfile.WriteFile(path, append(b, '\n'))
 }

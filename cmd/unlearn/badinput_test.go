@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,12 +44,9 @@ func TestBadInputMatrix(t *testing.T) {
 				t.Fatal(err)
 			}
 			args := c.commandLine(fx, outDir)
-			var before map[string][]byte
-			if len(c.unchanged) > 0 {
-				before = map[string][]byte{}
-				for _, p := range c.unchanged {
-					before[p], _ = os.ReadFile(filepath.Join(testutil.RepoRoot(t), p))
-				}
+			before := map[string]string{}
+			for _, p := range c.unchanged {
+				before[p] = snapshot(t, p)
 			}
 			r := runCLI(t, args...)
 			culprits := make([]string, len(c.culprits))
@@ -76,8 +74,8 @@ func TestBadInputMatrix(t *testing.T) {
 				}
 			}
 			for p, b := range before {
-				if after, _ := os.ReadFile(filepath.Join(testutil.RepoRoot(t), p)); !bytes.Equal(after, b) {
-					t.Errorf("%s changed", p)
+				if after := snapshot(t, p); after != b {
+					t.Errorf("%s changed: was %.80q, now %.80q", p, b, after)
 				}
 			}
 			rows = append(rows, badRow{c: c, outDir: outDir, result: r})
@@ -94,17 +92,41 @@ func TestBadInputMatrix(t *testing.T) {
 	}
 }
 
+// snapshot describes the file at p (relative: to the repository) without
+// following a link or opening a device or FIFO: its type, a link's target,
+// a regular file's content.
+func snapshot(t *testing.T, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(testutil.RepoRoot(t), p)
+	}
+	st, err := os.Lstat(p)
+	if err != nil {
+		return "absent"
+	}
+	desc := st.Mode().Type().String()
+	switch {
+	case st.Mode()&os.ModeSymlink != 0:
+		target, _ := os.Readlink(p)
+		desc += " -> " + target
+	case st.Mode().IsRegular():
+		b, _ := os.ReadFile(p)
+		desc += " " + string(b)
+	}
+	return desc
+}
+
 // badCase is one bad input given to one command.
 type badCase struct {
 	group, name string
 	cmd         string      // "" is the main command
 	set         [][2]string // flags replacing or adding to the command's defaults ({out}: the case's output folder)
 	drop        []string    // default flags to leave out
+	args        []string    // positional arguments after the flags ({out}: the case's output folder)
 	code        int
 	culprits    []string // every one must appear in the error line
 	absent      []string // paths that must not exist afterwards, besides the output folder's contents
 	emptyDirs   []string // folders that must still be empty afterwards
-	unchanged   []string // repository files that must be unchanged afterwards
+	unchanged   []string // files (relative: in the repository) that must be unchanged afterwards: type, link target, content
 }
 
 func cmdName(cmd string) string {
@@ -131,6 +153,12 @@ func commandDefaults(cmd string) [][2]string {
 		return [][2]string{{"--model", m}, {"--data", d}, {"--out", "{out}/T.onnx"}, {"--epochs", "1"}, {"--threads", "2"}}
 	case "export":
 		return [][2]string{{"--model", m}, {"--out", "{out}/U.safetensors"}}
+	case "compare":
+		return [][2]string{{"--oracle", m}, {"--forget", f}, {"--data", d}, {"--json", "{out}/compare.json"}, {"--threads", "2"}}
+	case "inspect":
+		return [][2]string{{"--model", m}, {"--json", "{out}/inspect.json"}}
+	case "artifacts":
+		return [][2]string{{"--model", m}, {"--out", "{out}/artifacts"}}
 	}
 	panic("unknown command " + cmd)
 }
@@ -167,6 +195,9 @@ func (c badCase) commandLine(fx *badFixtures, outDir string) []string {
 	}
 	for _, f := range c.flags() {
 		args = append(args, f[0], strings.ReplaceAll(f[1], "{out}", outDir))
+	}
+	for _, a := range c.args {
+		args = append(args, strings.ReplaceAll(a, "{out}", outDir))
 	}
 	return args
 }
@@ -466,6 +497,43 @@ func newBadFixtures(t *testing.T, root string) *badFixtures {
 	}
 	fx.m["notwritable"] = fx.notWrite
 	fx.m["missingdir"] = filepath.Join(root, "no", "such", "folder")
+
+	// Inputs that outputs must not overwrite: copies of the bundled forget
+	// set (one under a name that the default metrics path of --out
+	// ids/forget.onnx would take), a mask, a config file, a good small
+	// dataset, and a link, a hard link and a FIFO.
+	forget, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "testdata", "demo", "forget_nonIID.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("forget", "ids/forget.txt", forget)
+	write("forget-as-metrics", "ids/forget.metrics.json", forget)
+	write("mask", "masks/mask.json", []byte(`{"schema": "unlearn.mask/v1"}`+"\n"))
+	write("config", "config/run.yaml", []byte("method: finetune\n"))
+	write("model-copy", "models/copy.onnx", good)
+	fx.m["empty-dir"] = mkdir("links", "empty")
+	fx.m["dir-link"] = filepath.Join(root, "links", "artifacts")
+	if err := os.Symlink(fx.p("empty-dir"), fx.m["dir-link"]); err != nil {
+		t.Fatal(err)
+	}
+	writeIDX("idx-good", synth(28, 28))
+	fx.m["forget-link"] = filepath.Join(root, "ids", "forget-link.txt")
+	if err := os.Symlink(fx.p("forget"), fx.m["forget-link"]); err != nil {
+		t.Fatal(err)
+	}
+	fx.m["forget-hardlink"] = filepath.Join(root, "ids", "forget-hardlink.txt")
+	if err := os.Link(fx.p("forget"), fx.m["forget-hardlink"]); err != nil {
+		t.Fatal(err)
+	}
+	write("link-target", "links/target.json", []byte("{}\n"))
+	fx.m["output-link"] = filepath.Join(root, "links", "metrics.json")
+	if err := os.Symlink(fx.p("link-target"), fx.m["output-link"]); err != nil {
+		t.Fatal(err)
+	}
+	fx.m["fifo"] = filepath.Join(root, "links", "fifo")
+	if err := syscall.Mkfifo(fx.m["fifo"], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// Output paths that are existing folders, one per command.
 	fx.m["existingdir"] = mkdir("existing")
 	for _, n := range []string{"U.onnx", "metrics.json", "mask.json", "T.onnx", "U.safetensors"} {
@@ -641,7 +709,80 @@ func badInputCases(fx *badFixtures) []badCase {
 		add(badCase{group: "output", name: "an existing folder", cmd: cmd, set: [][2]string{{f, dir}},
 			code: exitError, culprits: []string{f, dir, "folder"}, emptyDirs: []string{dir}})
 	}
+	outputOverInputCases(fx, add)
 	return cs
+}
+
+// outputOverInputCases are the outputs that would destroy an input or
+// another output, replace a link or write into a device or FIFO (hardening
+// items 2 and 3): each must be refused before any work, leaving the input,
+// link or device as it was.
+func outputOverInputCases(fx *badFixtures, add func(badCase)) {
+	const group = "output"
+	forget, base := fx.p("forget"), filepath.Base
+	collide := func(name, cmd string, set [][2]string, args []string, culprits []string, unchanged ...string) {
+		add(badCase{group: group, name: name, cmd: cmd, set: set, args: args, code: exitUsage, culprits: culprits, unchanged: unchanged})
+	}
+	collide("metrics onto the forget list", "", [][2]string{{"--forget", forget}, {"--metrics", forget}}, nil,
+		[]string{"--metrics", base(forget), "--forget input"}, forget)
+	collide("metrics onto a hard link of the forget list", "", [][2]string{{"--forget", forget}, {"--metrics", fx.p("forget-hardlink")}}, nil,
+		[]string{"--metrics", base(fx.p("forget-hardlink")), "--forget input"}, forget)
+	collide("metrics onto the target of the forget list's link", "", [][2]string{{"--forget", fx.p("forget-link")}, {"--metrics", forget}}, nil,
+		[]string{"--metrics", base(forget), "--forget input"}, forget, fx.p("forget-link"))
+	collide("metrics onto the mask", "", [][2]string{{"--mask", fx.p("mask")}, {"--metrics", fx.p("mask")}}, nil,
+		[]string{"--metrics", "mask.json", "--mask input"}, fx.p("mask"))
+	collide("metrics onto the config file", "", [][2]string{{"--config", fx.p("config")}, {"--metrics", fx.p("config")}}, nil,
+		[]string{"--metrics", "run.yaml", "--config input"}, fx.p("config"))
+	collide("metrics equal to out", "", [][2]string{{"--metrics", "{out}/U.onnx"}}, nil,
+		[]string{"--metrics", "U.onnx", "--out output"})
+	collide("metrics onto out's external data file", "", [][2]string{{"--metrics", "{out}/U.onnx.data"}}, nil,
+		[]string{"--metrics", "U.onnx.data", "--out output", "external data"})
+	// --out ids/forget.onnx makes the default metrics ids/forget.metrics.json,
+	// which is the forget list here.
+	derivedOut := filepath.Join(filepath.Dir(fx.p("forget-as-metrics")), "forget.onnx")
+	add(badCase{group: group, name: "default metrics path onto the forget list", set: [][2]string{{"--forget", fx.p("forget-as-metrics")}, {"--out", derivedOut}},
+		code: exitUsage, culprits: []string{"--metrics", "forget.metrics.json", "default", "--forget input"},
+		unchanged: []string{fx.p("forget-as-metrics")}, absent: []string{derivedOut}})
+	collide("json onto the forget list", "eval", [][2]string{{"--forget", forget}, {"--json", forget}}, nil,
+		[]string{"--json", base(forget), "--forget input"}, forget)
+	collide("report equal to json", "eval", [][2]string{{"--report", "{out}/metrics.json"}}, nil,
+		[]string{"--report", "metrics.json", "--json output"})
+	dataFile := filepath.Join(fx.p("idx-good"), "train-images-idx3-ubyte")
+	collide("report onto a dataset file", "eval", [][2]string{{"--data", fx.p("idx-good")}, {"--forget", fx.p("ids-small")}, {"--report", dataFile}}, nil,
+		[]string{"--report", "train-images-idx3-ubyte", "--data input folder"}, dataFile)
+	newInData := filepath.Join(fx.p("idx-good"), "report.html")
+	add(badCase{group: group, name: "report inside the dataset folder", cmd: "eval",
+		set:  [][2]string{{"--data", fx.p("idx-good")}, {"--forget", fx.p("ids-small")}, {"--report", newInData}},
+		code: exitUsage, culprits: []string{"--report", "report.html", "--data input folder"}, absent: []string{newInData}})
+	collide("out onto the forget list", "localize", [][2]string{{"--forget", forget}, {"--out", forget}}, nil,
+		[]string{"--out", base(forget), "--forget input"}, forget)
+	collide("out onto the exclude list", "train", [][2]string{{"--exclude", forget}, {"--out", forget}}, nil,
+		[]string{"--out", base(forget), "--exclude input"}, forget)
+	cp := fx.p("model-copy")
+	collide("json onto a model argument", "compare", [][2]string{{"--json", cp}}, []string{cp},
+		[]string{"--json", "copy.onnx", "model argument"}, cp)
+	collide("json onto the oracle", "compare", [][2]string{{"--oracle", cp}, {"--json", cp}}, []string{"testdata/resnet_small_train.onnx"},
+		[]string{"--json", "copy.onnx", "--oracle input"}, cp)
+	collide("json onto the model", "inspect", [][2]string{{"--model", cp}, {"--json", cp}}, nil,
+		[]string{"--json", "copy.onnx", "input model (--model)"}, cp)
+	collide("out folder onto the model", "artifacts", [][2]string{{"--model", cp}, {"--out", cp}}, nil,
+		[]string{"--out", "copy.onnx", "input model (--model)"}, cp)
+
+	// Not regular files: a device, a link (never replaced: the user is
+	// told to pass its target), a FIFO.
+	outFlag := map[string]string{"": "--metrics", "eval": "--json", "localize": "--out", "train": "--out", "export": "--out", "inspect": "--json"}
+	for _, cmd := range []string{"", "eval", "localize", "train", "export", "inspect"} {
+		f := outFlag[cmd]
+		add(badCase{group: group, name: "a device (/dev/null)", cmd: cmd, set: [][2]string{{f, os.DevNull}},
+			code: exitError, culprits: []string{f, os.DevNull, "character device", "not a regular file"}, unchanged: []string{os.DevNull}})
+		add(badCase{group: group, name: "a symbolic link", cmd: cmd, set: [][2]string{{f, fx.p("output-link")}},
+			code: exitError, culprits: []string{f, fx.p("output-link"), "symbolic link", "pass the target path"},
+			unchanged: []string{fx.p("output-link"), fx.p("link-target")}})
+	}
+	add(badCase{group: group, name: "a FIFO", cmd: "eval", set: [][2]string{{"--json", fx.p("fifo")}},
+		code: exitError, culprits: []string{"--json", fx.p("fifo"), "FIFO"}, unchanged: []string{fx.p("fifo")}})
+	add(badCase{group: group, name: "a symbolic link to an empty folder", cmd: "artifacts", set: [][2]string{{"--out", fx.p("dir-link")}},
+		code: exitError, culprits: []string{"--out", fx.p("dir-link"), "symbolic link"}, unchanged: []string{fx.p("dir-link")}, emptyDirs: []string{fx.p("empty-dir")}})
 }
 
 type badRow struct {
@@ -705,7 +846,8 @@ func badInputMarkdown(fx *badFixtures, rows []badRow) []byte {
 	fmt.Fprintf(&b, "Generated by `make testing-md` on %s, %s. `make test` runs every test; this file records two of them. "+
 		"The bad-input matrix (`TestBadInputMatrix`, cmd/unlearn/badinput_test.go), **%d cases**: damaged and unsuitable "+
 		"models, missing or short external data, damaged and mismatched datasets, bad ids files, out-of-range flags and "+
-		"unusable output paths, given to the main command, `eval`, `localize`, `train` and `export`; each must exit with "+
+		"unusable output paths (an input, another output, a link, a device), given to the main command, `eval`, `localize`, "+
+		"`train` and `export` (outputs also to `compare`, `inspect` and `artifacts`); each must exit with "+
 		"the documented code, one error line naming the culprit, and no output file. Fuzzing of the decoders and parsers: "+
 		"executions per target below.\n\n",
 		time.Now().UTC().Format("2006-01-02"), machine(), len(rows))

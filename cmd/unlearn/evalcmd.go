@@ -14,7 +14,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/graph"
-	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 )
 
 func dataFlags() []cli.Flag {
@@ -130,21 +130,6 @@ func newSuite(c *cli.Context) (*eval.Suite, error) {
 	return s, nil
 }
 
-// checkOutputs runs checkOutPath, before any work, on each of the output
-// flags that is set and not "-" (stdout): never an input model, a folder,
-// or in a missing or read-only folder.
-func checkOutputs(c *cli.Context, flags ...string) error {
-	inputs := append([]string{c.String("model"), c.String("oracle")}, c.Args().Slice()...)
-	for _, f := range flags {
-		if p := c.String(f); p != "" && p != "-" {
-			if err := checkOutPath(f, p, inputs...); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 func evalCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "eval",
@@ -235,7 +220,7 @@ func emitTo(c *cli.Context, rep *eval.Report, jsonPath, reportPath string) error
 		tableTo = c.App.ErrWriter // keep stdout pure JSON
 	}
 	printTable(tableTo, rep)
-	if err := onnxio.WriteFilesAtomic(files); err != nil {
+	if err := outfile.WriteFiles(files); err != nil {
 		return err
 	}
 	if jsonPath == "-" {
@@ -340,7 +325,7 @@ func writeJSON(c *cli.Context, path string, v any) error {
 		_, err := c.App.Writer.Write(b)
 		return err
 	}
-	return onnxio.WriteFileAtomic(path, b)
+	return outfile.WriteFile(path, b)
 }
 
 func pick[T any](v []T, idx []int) []T {

@@ -22,7 +22,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
-	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -209,7 +209,7 @@ func (r *expRunner) grid() error {
 			}
 			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", fs.Name, seed))
 			if !r.dryRun {
-				if err := onnxio.WriteFileAtomic(idsPath, []byte(b.String())); err != nil {
+				if err := outfile.WriteFile(idsPath, []byte(b.String())); err != nil {
 					return err
 				}
 			}
@@ -381,7 +381,7 @@ func (r *expRunner) trainStep(ctx context.Context, dir, what, base, exclude stri
 		done.TrainS = time.Since(start).Seconds()
 	}
 	b, _ := json.Marshal(done)
-	return done.TrainS, onnxio.WriteFileAtomic(filepath.Join(dir, "done.json"), b)
+	return done.TrainS, outfile.WriteFile(filepath.Join(dir, "done.json"), b)
 }
 
 // oracleRecord evaluates the oracle once (its own metrics; Δ is 0 by
@@ -576,7 +576,7 @@ func (r *expRunner) record(path string, rec experiment.Record) error {
 		return err
 	}
 	r.done[rec.Key] = rec
-	return onnxio.WriteFileAtomic(path, b)
+	return outfile.WriteFile(path, b)
 }
 
 func (r *expRunner) say(what, state string) {
@@ -649,7 +649,7 @@ func (r *expRunner) report(c *cli.Context) error {
 	for n, b := range files {
 		out[filepath.Join(r.cfg.Out, n)] = b
 	}
-	if err := onnxio.WriteFilesAtomic(out); err != nil {
+	if err := outfile.WriteFiles(out); err != nil {
 		return err
 	}
 	fmt.Fprint(c.App.Writer, table)

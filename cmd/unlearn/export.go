@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/safetensors"
 	"github.com/unlearn-tool/unlearn/onnxio"
 )
@@ -55,7 +56,7 @@ func runExport(c *cli.Context) error {
 		return usagef("--format %q: unknown; the one format is safetensors", f)
 	}
 	path, out := c.String("model"), c.String("out")
-	if err := checkOutPath("out", out, path); err != nil {
+	if err := checkOutputs(c, "out"); err != nil {
 		return err
 	}
 	m, err := onnxio.Load(path)
@@ -106,7 +107,7 @@ func runExport(c *cli.Context) error {
 	if err := safetensors.Write(&buf, ts, map[string]string{"format": "pt"}); err != nil {
 		return err
 	}
-	if err := onnxio.WriteFileAtomic(out, buf.Bytes()); err != nil {
+	if err := outfile.WriteFile(out, buf.Bytes()); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d tensors (%d trainable parameters)\n", out, len(ts), len(params))

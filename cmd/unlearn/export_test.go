@@ -4,9 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/data"
@@ -101,5 +104,48 @@ func TestExportBadInput(t *testing.T) {
 	r := runCLI(t, "export", "--model", filepath.Join(testutil.RepoRoot(t), "testdata", "resnet_small_fused.onnx"), "--out", out, "--all")
 	if r.code != 0 {
 		t.Fatalf("--all: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestOutputModeAndStaleTemporaries: an output follows the umask (0600
+// under umask 077, not a fixed 0644), and writing it removes the temporary
+// file a killed run left beside it (its PID is gone) while keeping one of a
+// live process and every other file.
+func TestOutputModeAndStaleTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "U.safetensors")
+	done := exec.Command("true")
+	if err := done.Run(); err != nil {
+		t.Skipf("running true: %v", err)
+	}
+	dead := done.Process.Pid
+	stale := filepath.Join(dir, fmt.Sprintf(".U.safetensors.tmp-%d-abc", dead))
+	live := filepath.Join(dir, fmt.Sprintf(".U.safetensors.tmp-%d-abc", os.Getpid()))
+	other := filepath.Join(dir, fmt.Sprintf(".V.safetensors.tmp-%d-abc", dead))
+	for _, p := range []string{stale, live, other} {
+		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := syscall.Umask(0o077)
+	r := runCLI(t, "export", "--model", model(t), "--out", out)
+	syscall.Umask(old)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v under umask 077; want -rw-------", st.Mode().Perm())
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("the killed run's %s is still there", filepath.Base(stale))
+	}
+	for _, p := range []string{live, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", filepath.Base(p), err)
+		}
 	}
 }

@@ -100,6 +100,9 @@ func inspectCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("unexpected arguments %v", c.Args().Slice())
 			}
+			if err := checkOutputs(c, "json"); err != nil {
+				return err
+			}
 			path := c.String("model")
 			rep, err := inspectModelFile(path, c.String("classifier"))
 			if err != nil {

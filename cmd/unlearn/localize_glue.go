@@ -9,8 +9,8 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/localize"
-	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -62,13 +62,8 @@ func runLocalize(c *cli.Context) error {
 		return usagef("--topk %d: must be ≥ 0", c.Int("topk"))
 	}
 	modelPath := c.String("model")
-	if err := checkOutPath("out", c.String("out"), modelPath); err != nil {
+	if err := checkOutputs(c, "out", "scores"); err != nil {
 		return err
-	}
-	if p := c.String("scores"); p != "" {
-		if err := checkOutPath("scores", p, modelPath, c.String("out")); err != nil {
-			return err
-		}
 	}
 	opts, err := runtimeOptions(c)
 	if err != nil {
@@ -119,7 +114,7 @@ func runLocalize(c *cli.Context) error {
 		if err := localize.WriteSafetensors(&buf, vals, shapes); err != nil {
 			return err
 		}
-		if err := onnxio.WriteFileAtomic(p, buf.Bytes()); err != nil {
+		if err := outfile.WriteFile(p, buf.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -92,6 +92,7 @@ func (l *logger) fail(msg string, code int) {
 func globalArgs(app *cli.App, args []string) ([]string, error) {
 	var out []string
 	config, format := "", "text"
+	configPath = "" // set below when this run has a --config
 	// experiment's own --config is its experiment file.
 	ownConfig := len(args) > 1 && args[1] == "experiment"
 	for i := 0; i < len(args); i++ {
@@ -119,7 +120,7 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 				val = args[i]
 			}
 			if name == "config" {
-				config = val
+				config, configPath = val, val
 			} else {
 				format = val
 			}

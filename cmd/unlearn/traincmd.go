@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
@@ -19,6 +16,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
@@ -59,55 +57,12 @@ func installSignals() {
 			n++
 			cancel()
 			if n > 1 || !cancellable.Load() {
-				onnxio.RemoveTemps()
+				outfile.RemoveTracked()
 				logs.fail("interrupted; no output was written", exitInterrupted)
 				os.Exit(exitInterrupted)
 			}
 		}
 	}()
-}
-
-// checkOutPath refuses an output path equal to an input, an existing
-// folder, or in a missing or read-only folder, before any work is done.
-func checkOutPath(flag, out string, inputs ...string) error {
-	if out == "" {
-		return usagef("--%s is required", flag)
-	}
-	for _, in := range inputs {
-		if in == "" {
-			continue
-		}
-		a, errA := filepath.Abs(out)
-		b, errB := filepath.Abs(in)
-		if errA == nil && errB == nil && a == b {
-			return usagef("--%s %s: is the input model; the input is never overwritten", flag, out)
-		}
-		if sa, err := os.Stat(out); err == nil {
-			if sb, err := os.Stat(in); err == nil && os.SameFile(sa, sb) {
-				return usagef("--%s %s: is the input model; the input is never overwritten", flag, out)
-			}
-		}
-	}
-	dir := filepath.Dir(out)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("--%s %s: folder %s does not exist", flag, out, dir)
-	}
-	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return fmt.Errorf("--%s %s: is a folder; give the path of a file to write", flag, out)
-	}
-	// Outputs are written through a temporary file beside them: try one
-	// now rather than fail after the work.
-	f, err := os.CreateTemp(dir, ".unlearn-probe-*")
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("--%s %s: folder %s is not writable (%v)", flag, out, dir, err)
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return nil
 }
 
 func trainCommand() *cli.Command {
@@ -163,7 +118,7 @@ func runTrain(c *cli.Context) error {
 	default:
 		return usagef("--schedule %q: must be cosine or constant", c.String("schedule"))
 	}
-	if err := checkOutPath("out", out, modelPath); err != nil {
+	if err := checkOuts(append(flagOutputs(c, "out"), modelData("out", out)), cmdInputs(c)); err != nil {
 		return err
 	}
 	opts, err := runtimeOptions(c)

@@ -165,20 +165,12 @@ func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
 	if s.out == "" {
 		s.out = strings.TrimSuffix(s.model, filepath.Ext(s.model)) + "-unlearned.onnx"
 	}
-	if err := checkOutPath("out", s.out, s.model, s.oracle); err != nil {
-		return nil, err
-	}
 	s.metrics = c.String("metrics")
 	if s.metrics == "" {
 		s.metrics = strings.TrimSuffix(s.out, filepath.Ext(s.out)) + ".metrics.json"
 	}
-	if err := checkOutPath("metrics", s.metrics, s.model, s.oracle, s.out); err != nil {
+	if err := checkRunOutputs(c, s.out, s.metrics, s.report); err != nil {
 		return nil, err
-	}
-	if s.report != "" {
-		if err := checkOutPath("report", s.report, s.model, s.oracle, s.out, s.metrics); err != nil {
-			return nil, err
-		}
 	}
 	return s, nil
 }

@@ -1,0 +1,332 @@
+// Package outfile owns how the tool writes its output files: it checks,
+// before any work, that every output path is safe to write (never an
+// input, never another output, never a link, a device or a folder, in a
+// folder that exists and is writable), writes each file atomically
+// (a temporary file beside it, synced, renamed into place, created with
+// the process's umask), keeps the registry of temporary files that a
+// signal handler removes, and removes the temporaries that a killed run
+// left behind. It imports only the standard library, so that onnxio,
+// eval, unlearn and the command can all use it.
+package outfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The kinds of refusal, for errors.Is. ErrCollision is a mistake on the
+// command line (two flags naming one file); the others describe the file
+// system.
+var (
+	// ErrCollision: an output is an input, lies inside an input folder,
+	// or is another output.
+	ErrCollision = errors.New("output path collides with another path")
+	// ErrSymlink: the output path is a symbolic link; the link is never
+	// replaced.
+	ErrSymlink = errors.New("output path is a symbolic link")
+	// ErrNotRegular: the output path exists and is a device, FIFO,
+	// socket or folder.
+	ErrNotRegular = errors.New("output path is not a regular file")
+	// ErrFolder: the output's folder is missing or not writable.
+	ErrFolder = errors.New("output folder unusable")
+)
+
+// Output is one file a command will write.
+type Output struct {
+	// Flag names the option without dashes ("metrics"); errors start
+	// with "--metrics PATH".
+	Flag string
+	// Path is the file. "" (not requested) and "-" (standard output)
+	// are skipped.
+	Path string
+	// Note, when set, follows the path in errors, for a path the user
+	// did not type: "default: beside --out", "external data of --out".
+	Note string
+}
+
+func (o Output) label() string {
+	s := fmt.Sprintf("--%s %s", o.Flag, o.Path)
+	if o.Note != "" {
+		s += " (" + o.Note + ")"
+	}
+	return s
+}
+
+// Input is one file or folder a command reads.
+type Input struct {
+	// Flag names the option without dashes ("forget"); for a positional
+	// argument it is empty. Name, when set, is what errors call the input
+	// instead of "the --FLAG input" ("model argument m.onnx").
+	Flag string
+	Name string
+	// Path is the file or folder; "" is skipped.
+	Path string
+	// Tree marks a folder whose every file is an input (a dataset):
+	// no output may be the folder or lie anywhere inside it.
+	Tree bool
+}
+
+// what names the input in errors: "the " + Name when set, else "the
+// --forget input".
+func (in Input) what() string {
+	switch {
+	case in.Name != "":
+		return "the " + in.Name
+	case in.Flag != "":
+		return "the --" + in.Flag + " input"
+	}
+	return "an input"
+}
+
+// Error is a refused output path: Label names the flag and the path,
+// Msg says why, Kind is one of the Err values above.
+type Error struct {
+	Label, Msg string
+	Kind       error
+}
+
+func (e *Error) Error() string { return e.Label + ": " + e.Msg }
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Check refuses, before any work, every output that would overwrite an
+// input or another output, replace a link, a device, a FIFO, a socket or
+// a folder, or cannot be written because its folder is missing or not
+// writable. Files are compared as files: os.SameFile for paths that exist
+// (which sees hard links and symbolic links), and otherwise absolute
+// paths with symbolic links in their folders resolved. An output may not
+// be a Tree input's folder nor lie anywhere inside it, and may not be the
+// same file as any file in it. The first refusal is returned as an *Error.
+func Check(outputs []Output, inputs []Input) error {
+	var seen []Output
+	for _, o := range outputs {
+		if o.Path == "" || o.Path == "-" {
+			continue
+		}
+		if err := checkOne(o, inputs, seen); err != nil {
+			return err
+		}
+		seen = append(seen, o)
+	}
+	return nil
+}
+
+func checkOne(o Output, inputs []Input, earlier []Output) error {
+	fail := func(kind error, format string, a ...any) error {
+		return &Error{Label: o.label(), Msg: fmt.Sprintf(format, a...), Kind: kind}
+	}
+	dir := filepath.Dir(o.Path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fail(ErrFolder, "folder %s does not exist", dir)
+	}
+	lst, lerr := os.Lstat(o.Path)
+	exists := lerr == nil
+	if exists {
+		if err := fileType(lst, o.Path); err != nil {
+			return fail(err.Kind, "%s", err.Msg)
+		}
+	}
+	if err := collision(o, exists, inputs, earlier); err != nil {
+		return fail(ErrCollision, "%s", err)
+	}
+	if err := probe(dir); err != nil {
+		return fail(ErrFolder, "folder %s is not writable (%v)", dir, err)
+	}
+	return nil
+}
+
+// fileType refuses an existing output path that is not a regular file.
+func fileType(st fs.FileInfo, path string) *Error {
+	m := st.Mode()
+	switch {
+	case m&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		return &Error{Kind: ErrSymlink, Msg: fmt.Sprintf("is a symbolic link (to %s); outputs never replace a link: pass the target path instead", target)}
+	case m.IsDir():
+		return &Error{Kind: ErrNotRegular, Msg: "is a folder; give the path of a file to write"}
+	case m.IsRegular():
+		return nil
+	}
+	return &Error{Kind: ErrNotRegular, Msg: fmt.Sprintf("is a %s, not a regular file; outputs are only written to regular files", typeName(m))}
+}
+
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO (named pipe)"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
+// collision says which input or earlier output o would overwrite, or nil.
+func collision(o Output, exists bool, inputs []Input, earlier []Output) error {
+	name := resolve(o.Path)
+	for _, in := range inputs {
+		if in.Path == "" {
+			continue
+		}
+		ist, ierr := os.Stat(in.Path)
+		if in.Tree && ierr == nil && ist.IsDir() {
+			for _, d := range names(in.Path) {
+				if within(d, name) {
+					return fmt.Errorf("lies inside %s folder %s; outputs never go into an input dataset", in.what(), in.Path)
+				}
+			}
+			if exists {
+				if f := sameAsTreeFile(o.Path, in.Path); f != "" {
+					return fmt.Errorf("is the same file as %s in %s folder; outputs never overwrite inputs", f, in.what())
+				}
+			}
+			continue
+		}
+		if same(o.Path, name, exists, in.Path) {
+			return fmt.Errorf("is %s; outputs never overwrite inputs", in.what())
+		}
+	}
+	for _, e := range earlier {
+		if same(o.Path, name, exists, e.Path) {
+			what := e.Path
+			if e.Note != "" {
+				what += " (" + e.Note + ")"
+			}
+			return fmt.Errorf("is also the --%s output %s; each output needs its own file", e.Flag, what)
+		}
+	}
+	return nil
+}
+
+// same reports whether writing out (resolved: name) would write the file
+// other: the same file when both exist, else the same resolved path.
+func same(out, name string, exists bool, other string) bool {
+	if exists {
+		ost, err1 := os.Stat(out)
+		st, err2 := os.Stat(other)
+		if err1 == nil && err2 == nil {
+			return os.SameFile(ost, st)
+		}
+	}
+	for _, n := range names(other) {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve is path made absolute and clean, with the symbolic links of its
+// folder resolved: the name under which a file that does not exist yet
+// will be created. The last element is kept as it is.
+func resolve(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	dir, base := filepath.Split(abs)
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	return filepath.Join(dir, base)
+}
+
+// names are the resolved names of path: resolve's, and when path exists,
+// the fully resolved one (following a link in its last element too).
+func names(path string) []string {
+	out := []string{resolve(path)}
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		if a, err := filepath.Abs(r); err == nil && a != out[0] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// within reports whether path is dir or lies inside it (both resolved).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// sameAsTreeFile returns the file under dir that is the same file as out
+// (a hard link, or a symbolic link in dir pointing at out), or "".
+func sameAsTreeFile(out, dir string) string {
+	ost, err := os.Stat(out)
+	if err != nil {
+		return ""
+	}
+	found := ""
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil // an unreadable part of the dataset fails when it is read
+		}
+		if st, err := os.Stat(p); err == nil && os.SameFile(st, ost) {
+			found = p
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+// probe creates and removes a file in dir: outputs are written through a
+// temporary file beside them, so a folder that refuses one is found now
+// rather than after the work.
+func probe(dir string) error {
+	f, err := os.CreateTemp(dir, ".unlearn-probe-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return err
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// CheckDir checks an output folder that is written as a whole (a
+// temporary folder beside it, renamed into place): its parent must exist
+// and be writable, and the path must be absent or an empty folder that is
+// not a symbolic link. An input cannot then lie inside it; an input that
+// is the path itself (a file) is named as such.
+func CheckDir(o Output, inputs []Input) error {
+	fail := func(kind error, format string, a ...any) error {
+		return &Error{Label: o.label(), Msg: fmt.Sprintf(format, a...), Kind: kind}
+	}
+	clean := filepath.Clean(o.Path)
+	parent := filepath.Dir(clean)
+	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
+		return fail(ErrFolder, "folder %s does not exist", parent)
+	}
+	if st, err := os.Lstat(clean); err == nil {
+		m := st.Mode()
+		switch {
+		case m&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(clean)
+			return fail(ErrSymlink, "is a symbolic link (to %s); outputs never replace a link: pass the target path instead", target)
+		case !m.IsDir():
+			for _, in := range inputs {
+				if in.Path != "" && same(clean, resolve(clean), true, in.Path) {
+					return fail(ErrCollision, "is %s; outputs never overwrite inputs", in.what())
+				}
+			}
+			return fail(ErrNotRegular, "exists and is not a folder")
+		}
+		if ents, err := os.ReadDir(clean); err != nil || len(ents) > 0 {
+			return fail(ErrNotRegular, "folder exists and is not empty")
+		}
+	}
+	if err := probe(parent); err != nil {
+		return fail(ErrFolder, "folder %s is not writable (%v)", parent, err)
+	}
+	return nil
+}

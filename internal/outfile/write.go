@@ -1,0 +1,269 @@
+package outfile
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// Temporary names. Each encodes the PID of the process that made it, so
+// that a later run can tell a temporary of a killed process (removed) from
+// one of a run in flight (kept):
+//
+//	.NAME.tmp-PID-RANDOM    a file or folder being written for NAME
+//	.NAME.partial-PID       NAME staged complete, renamed when its
+//	                        companions are written (Stage)
+//	..NAME.partial-PID.tmp-PID-RANDOM   the temporary of that staged file
+
+// temps holds the temporary files and folders in flight.
+var temps sync.Map
+
+// Track registers a temporary file or folder for RemoveTracked, until
+// Untrack.
+func Track(path string) { temps.Store(path, true) }
+
+// Untrack forgets a path given to Track (it was renamed into place or
+// removed).
+func Untrack(path string) { temps.Delete(path) }
+
+// RemoveTracked removes every tracked temporary file and folder (a folder
+// with what it holds), for a process that must exit at once (a second
+// Ctrl-C): every output is then either complete or absent.
+func RemoveTracked() {
+	temps.Range(func(k, _ any) bool {
+		os.RemoveAll(k.(string))
+		temps.Delete(k)
+		return true
+	})
+}
+
+// tempName is a new temporary name beside final.
+func tempName(final string) string {
+	return filepath.Join(filepath.Dir(final), fmt.Sprintf(".%s.tmp-%d-%s", filepath.Base(final), os.Getpid(), strconv.FormatUint(rand.Uint64(), 36)))
+}
+
+// Stage removes the stale temporaries beside final (RemoveStale) and
+// returns the name under which this process stages final: a complete file
+// that is renamed to final only once the files that go with it are written.
+// The caller tracks and removes it.
+func Stage(final string) string {
+	RemoveStale(final)
+	return filepath.Join(filepath.Dir(final), fmt.Sprintf(".%s.partial-%d", filepath.Base(final), os.Getpid()))
+}
+
+// File is a temporary file beside its final path. Write to it, then
+// Commit (sync, close, rename over the final path) or Abort (remove).
+type File struct {
+	f          *os.File
+	tmp, final string
+	closed     bool
+	done       bool
+}
+
+// Create removes the stale temporaries beside final (RemoveStale) and
+// creates a new temporary file beside it, tracked for RemoveTracked. The
+// file is created with mode 0666 less the umask, like any new file.
+func Create(final string) (*File, error) {
+	RemoveStale(final)
+	for range 100 {
+		tmp := tempName(final)
+		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", final, err)
+		}
+		Track(tmp)
+		return &File{f: f, tmp: tmp, final: final}, nil
+	}
+	return nil, fmt.Errorf("writing %s: no free temporary name beside it", final)
+}
+
+// Name is the temporary file's path.
+func (t *File) Name() string { return t.tmp }
+
+func (t *File) Write(b []byte) (int, error) { return t.f.Write(b) }
+
+// Close syncs and closes the temporary file, so that a rename of it is
+// durable; it keeps the file for Commit. Calling it again returns nil.
+func (t *File) Close() error {
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	err := t.f.Sync()
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", t.final, err)
+	}
+	return nil
+}
+
+// Commit closes the temporary file and renames it over the final path.
+// On error the temporary file is removed.
+func (t *File) Commit() error {
+	if err := t.Close(); err != nil {
+		t.Abort()
+		return err
+	}
+	if err := os.Rename(t.tmp, t.final); err != nil {
+		t.Abort()
+		return fmt.Errorf("writing %s: %w", t.final, err)
+	}
+	Untrack(t.tmp)
+	t.done = true
+	return nil
+}
+
+// Abort removes the temporary file unless it was committed.
+func (t *File) Abort() {
+	if t.done {
+		return
+	}
+	if !t.closed {
+		t.closed = true
+		t.f.Close()
+	}
+	os.Remove(t.tmp)
+	Untrack(t.tmp)
+}
+
+// WriteFile writes b to path atomically: path holds either its old content
+// or all of b, also after a crash.
+func WriteFile(path string, b []byte) error {
+	return WriteFiles(map[string][]byte{path: b})
+}
+
+// WriteFiles writes every file through a temporary file beside it and
+// renames them all only when every write succeeded; a failed rename
+// removes the files already renamed, so that no half set is left.
+func WriteFiles(files map[string][]byte) error {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	var tmps []*File
+	abort := func() {
+		for _, t := range tmps {
+			t.Abort()
+		}
+	}
+	for _, p := range paths {
+		t, err := Create(p)
+		if err != nil {
+			abort()
+			return err
+		}
+		tmps = append(tmps, t)
+		if _, err := t.Write(files[p]); err != nil {
+			abort()
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+		if err := t.Close(); err != nil {
+			abort()
+			return err
+		}
+	}
+	for i, t := range tmps {
+		if err := t.Commit(); err != nil {
+			abort()
+			for _, done := range paths[:i] {
+				os.Remove(done)
+			}
+			return err
+		}
+	}
+	dirs := map[string]bool{}
+	for _, p := range paths {
+		if d := filepath.Dir(p); !dirs[d] {
+			dirs[d] = true
+			SyncDir(d)
+		}
+	}
+	return nil
+}
+
+// TempDir removes the stale temporaries beside final (RemoveStale) and
+// creates a temporary folder beside it (mode 0777 less the umask), tracked
+// for RemoveTracked: a folder written as a whole and renamed into place.
+// The caller removes it with os.RemoveAll and Untrack if it is not renamed.
+func TempDir(final string) (string, error) {
+	RemoveStale(final)
+	for range 100 {
+		tmp := tempName(final)
+		err := os.Mkdir(tmp, 0o777)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("writing %s: %w", final, err)
+		}
+		Track(tmp)
+		return tmp, nil
+	}
+	return "", fmt.Errorf("writing %s: no free temporary name beside it", final)
+}
+
+// SyncDir makes renames in dir durable; failures are ignored (not every
+// file system can sync a folder).
+func SyncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// RemoveStale removes, beside final, the temporaries that this package
+// names after final (see the names above) and whose process no longer
+// exists: what a run killed with SIGKILL, or a crash, left behind. Nothing
+// else is touched: not other names, not the temporaries of live processes.
+// It returns the paths removed.
+func RemoveStale(final string) []string {
+	dir, base := filepath.Split(final)
+	if dir == "" {
+		dir = "."
+	}
+	q := regexp.QuoteMeta(base)
+	own := regexp.MustCompile(`^\.` + q + `\.(?:tmp-(\d+)-[0-9a-z]+|partial-(\d+))$`)
+	staged := regexp.MustCompile(`^\.\.` + q + `\.partial-\d+\.tmp-(\d+)-[0-9a-z]+$`)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range ents {
+		m := own.FindStringSubmatch(e.Name())
+		if m == nil {
+			m = staged.FindStringSubmatch(e.Name())
+		}
+		if m == nil {
+			continue
+		}
+		pidText := m[1]
+		if pidText == "" && len(m) > 2 {
+			pidText = m[2]
+		}
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || alive(pid) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if !e.Type().IsRegular() && !e.IsDir() {
+			continue // a link or a special file is not one of ours
+		}
+		if os.RemoveAll(p) == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed
+}
