@@ -47,8 +47,10 @@
 // puts shared weights behind Identity, and in TRAINING mode without constant
 // folding feeds nn.Linear weights to MatMul through a Transpose) counts for
 // its eventual consumers, which are listed in Param.Consumers (so
-// Consumers[i].Node.Input(Consumers[i].Index) may be the Identity's output). Which inputs are differentiable is a table keyed by
-// op_type (IsDifferentiableInput): Conv/ConvTranspose/Gemm X, W, B; MatMul,
+// Consumers[i].Node.Input(Consumers[i].Index) may be the Identity's output).
+// Which inputs are differentiable is the op table of package graph/ops, keyed
+// by op_type (IsDifferentiableInput), which train/autodiff's registry of
+// gradient rules shares: Conv/ConvTranspose/Gemm X, W, B; MatMul,
 // Add, Sub, Mul, Div, Concat, PRelu, Sum, Max, Min, Einsum every input;
 // BatchNormalization, LayerNormalization, InstanceNormalization,
 // GroupNormalization X, scale, B (never the running statistics); Where inputs
