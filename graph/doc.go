@@ -56,8 +56,9 @@
 // GroupNormalization X, scale, B (never the running statistics); Where inputs
 // 1 and 2; Gather, Reshape, Expand, Slice, Pad, Pow, Clip, Transpose, Squeeze,
 // Unsqueeze, Flatten, Identity, Cast to float, activations, pooling and
-// reductions input 0 only. Ops not in the table (Shape, comparisons, Floor,
-// ArgMax, …) and ops of other domains pass no gradient. So integer
+// reductions input 0 only. Ops the table lists without differentiable input
+// (Shape, comparisons, Floor, ArgMax, …), ops it does not list and ops of
+// other domains pass no gradient. So integer
 // initializers, and float ones used only as shapes, indices, exponents, clip
 // bounds, or in shape arithmetic, are not parameters.
 //

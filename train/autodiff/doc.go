@@ -44,12 +44,17 @@
 //
 // # Conventions and invariants
 //
-//   - The rule table (rules, keyed by the exact op_type) holds one entry per
-//     op: its differentiable inputs, a gradient function gradXxx whose doc
-//     comment gives the formula and the spec link, and optionally a forward
-//     lowering (BatchNormalization, Dropout, MaxPool's Indices output,
-//     LayerNormalization's Mean and InvStdDev outputs). Supported lists the
-//     table; CheckSupported refuses a model naming the op and the node.
+//   - The op registry (registry.go, keyed by the exact op_type) holds one
+//     entry per op: its differentiable inputs (ops.Def, taken from
+//     graph/ops, the table graph's parameter analysis reads), its shape rule
+//     shapeXxx, its gradient rule gradXxx whose doc comment gives the
+//     formula and the spec link, and optionally a forward lowering
+//     (BatchNormalization, Dropout, MaxPool's Indices output,
+//     LayerNormalization's Mean and InvStdDev outputs, Conv's forms).
+//     Ops that graph/ops marks differentiable but that have no gradient
+//     rule yet are named in noGradRule; TestRegistry keeps the three in
+//     step. Supported lists the ops with a rule and those that pass no
+//     gradient; CheckSupported refuses a model naming the op and the node.
 //   - The reverse pass visits only nodes on a path from the parameters to
 //     the loss (forward-reachable from the parameters along differentiable
 //     inputs and backward-reachable from the logits); stop-gradient inputs
@@ -58,9 +63,10 @@
 //     gradient are added by a chain of Add nodes. The driver checks every rule's
 //     gradient against the input's static shape and type and names the node
 //     when a rule is wrong.
-//   - Shapes are inferred in Go (shape.go) with symbolic dimensions (the
-//     batch is dynamic), including the values of small integer tensors so
-//     that PyTorch's Shape→Gather→Concat→Reshape chains resolve. Where a
+//   - Shapes are inferred in Go (shape.go, one shape rule per op) with
+//     symbolic dimensions (the batch is dynamic), including the values of
+//     small integer tensors so that PyTorch's Shape→Gather→Concat→Reshape
+//     chains resolve. Where a
 //     shape is unknown the rules use the dynamic Shape/NonZero forms.
 //   - The training graph's ai.onnx opset is max(original, 17) (ScatterElements
 //     with reduction="add" needs 16); models below opset 13 are refused.
