@@ -55,7 +55,7 @@ type Spec struct {
 	DropoutSeed int64
 	Loss        Loss
 	// ConvGrad selects how Conv gradients are formulated; the zero value
-	// chooses per shape (the fastest measured form, see conv.go).
+	// chooses per shape (the fastest measured form, see lower_conv.go).
 	ConvGrad ConvGrad
 	// Threads is the intra-op thread count the graph will run with (0:
 	// unknown, as for exported artifacts). Where ONNX Runtime's kernel for
@@ -520,9 +520,8 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 			return gs[0]
 		}
 		// A chain of Adds rather than one Sum: ONNX Runtime runs Sum on one
-		// thread and Add on its pool (on [128, 64, 28, 28], 2 threads: Sum
-		// of two 2.6 ms, Add 1.9; of three 5.6 ms, two Adds 2.9; on 16
-		// threads one Sum of a ResNet-18 step took 6.3 ms, bench/RESULTS.md).
+		// thread and Add on its thread pool (bench/RESULTS.md, "A 16-core
+		// Xeon: thread scaling").
 		s := gs[0]
 		for _, g := range gs[1:] {
 			s = b.add(s, g)

@@ -3,7 +3,7 @@
 // the gradient of every parameter, in standard ai.onnx ops only (no
 // com.microsoft ops, none of the *Grad ops of ORT's training builds). The
 // one opt-in exception is Spec.ConvGrad.NCHWcBlock: Conv on the CPU
-// execution provider's NCHWc kernels (com.microsoft.nchwc, nchwc.go), for a
+// execution provider's NCHWc kernels (com.microsoft.nchwc, lower_nchwc.go), for a
 // graph that runs on an ONNX Runtime known to have them (train.NewEngine
 // opts in wherever its runtime has them; Build's zero value does not).
 //
@@ -72,4 +72,36 @@
 //     with reduction="add" needs 16); models below opset 13 are refused.
 //   - Errors, never panics, reach the caller: ErrUnsupported for an op or
 //     form without a rule, ErrModel for a model that cannot be trained.
+//
+// # Files: the math and the lowerings
+//
+// The gradient math is in rules.go (elementwise, activations, shape and
+// indexing), rules_nn.go (Conv, ConvTranspose, pooling, normalization),
+// rules_shape.go and loss.go; registry.go ties each op to its rules and
+// shape.go infers types. A reviewer checks a rule against its doc comment
+// and GRADIENTS.md without reading further: gradConv, for instance, says
+// dX is a transposed convolution of dY with W and dW a correlation of X
+// with dY, and calls convInputGrad and convWeightGrad for them.
+//
+// The files named lower_*.go choose how such a product runs on ONNX
+// Runtime's CPU kernels; each form computes the same values (their tests
+// compare them with the plain form and with finite differences), and the
+// choice depends on shapes, Spec.ConvGrad and Spec.Threads only:
+//
+//   - lower_conv.go: the Conv gradient forms (Spec.ConvGrad) and their
+//     choice per shape: dX as ConvTranspose or as a Conv with the flipped
+//     kernel; dW as the batch/channel-swap trick, one Gemm over im2col
+//     windows, batched MatMuls, or the "valid" form that skips products
+//     with the padding; folding a per-channel factor of dY into the filter.
+//   - lower_winograd.go: Winograd F(4×4, 3×3) for 3×3 stride-1 Conv forward
+//     and gradients from 128 channels.
+//   - lower_nchwc.go: Conv on the com.microsoft.nchwc blocked-layout
+//     kernels (Spec.ConvGrad.NCHWcBlock, opt-in) and the forward lowering
+//     fwdConv that picks among direct, Winograd and NCHWc.
+//   - lower_transpose.go: stacks of small Transposes rewritten into
+//     multithreaded equivalents (Spec.Threads ≥ 2) after the graph is built.
+//
+// The timings behind each choice are in bench/RESULTS.md (bench/conv_forms.sh
+// and bench/trainstep reproduce them); the comments state the rule and its
+// reason, not the measurements.
 package autodiff
