@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Conv forward and gradient formulations of the training graph, timed on
 # the layer shapes of a CIFAR-style ResNet-18 (28×28 input, batch 128) on ONNX
-# Runtime: what train/autodiff/conv.go's chooseInputForm/chooseWeightForm and
-# nchwc.go cite (bench/RESULTS.md). Runs train/autodiff's TestConvFormTimings;
+# Runtime: what train/autodiff/lower_conv.go's chooseInputForm/chooseWeightForm and
+# lower_nchwc.go cite (bench/RESULTS.md). Runs train/autodiff's TestConvFormTimings;
 # see its comment for what each variant is and how it is timed.
 #
 #   bench/conv_forms.sh                 # 2 threads, 7 rounds, every layer

@@ -48,15 +48,18 @@
 // puts shared weights behind Identity, and in TRAINING mode without constant
 // folding feeds nn.Linear weights to MatMul through a Transpose) counts for
 // its eventual consumers, which are listed in Param.Consumers (so
-// Consumers[i].Node.Input(Consumers[i].Index) may be the Identity's output). Which inputs are differentiable is a table keyed by
-// op_type (IsDifferentiableInput): Conv/ConvTranspose/Gemm X, W, B; MatMul,
+// Consumers[i].Node.Input(Consumers[i].Index) may be the Identity's output).
+// Which inputs are differentiable is the op table of package graph/ops, keyed
+// by op_type (IsDifferentiableInput), which train/autodiff's registry of
+// gradient rules shares: Conv/ConvTranspose/Gemm X, W, B; MatMul,
 // Add, Sub, Mul, Div, Concat, PRelu, Sum, Max, Min, Einsum every input;
 // BatchNormalization, LayerNormalization, InstanceNormalization,
 // GroupNormalization X, scale, B (never the running statistics); Where inputs
 // 1 and 2; Gather, Reshape, Expand, Slice, Pad, Pow, Clip, Transpose, Squeeze,
 // Unsqueeze, Flatten, Identity, Cast to float, activations, pooling and
-// reductions input 0 only. Ops not in the table (Shape, comparisons, Floor,
-// ArgMax, …) and ops of other domains pass no gradient. So integer
+// reductions input 0 only. Ops the table lists without differentiable input
+// (Shape, comparisons, Floor, ArgMax, …), ops it does not list and ops of
+// other domains pass no gradient. So integer
 // initializers, and float ones used only as shapes, indices, exponents, clip
 // bounds, or in shape arithmetic, are not parameters.
 //

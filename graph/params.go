@@ -2,14 +2,16 @@ package graph
 
 // Trainable parameters: which initializers gradients reach.
 
-// Parameter kinds (Param.Kind).
+import "github.com/unlearn-tool/unlearn/graph/ops"
+
+// Parameter kinds (Param.Kind), the roles of graph/ops.
 const (
-	KindWeight    = "weight"     // Conv/ConvTranspose W, Gemm A/B, MatMul operand, RNN W/R
-	KindBias      = "bias"       // Conv/ConvTranspose/Gemm input 2, RNN B, an Add after a layer op
-	KindNormScale = "norm_scale" // scale of BatchNormalization, LayerNormalization, …
-	KindNormBias  = "norm_bias"  // shift of the same
-	KindEmbedding = "embedding"  // Gather's data
-	KindOther     = "other"      // anything else (cls token, positional embedding, PRelu slope, …)
+	KindWeight    = ops.Weight    // Conv/ConvTranspose W, Gemm A/B, MatMul operand, RNN W/R
+	KindBias      = ops.Bias      // Conv/ConvTranspose/Gemm input 2, RNN B, an Add after a layer op
+	KindNormScale = ops.NormScale // scale of BatchNormalization, LayerNormalization, …
+	KindNormBias  = ops.NormBias  // shift of the same
+	KindEmbedding = ops.Embedding // Gather's data
+	KindOther     = ops.Other     // anything else (cls token, positional embedding, PRelu slope, …)
 )
 
 // Param is a trainable parameter: a float initializer that feeds, directly or
@@ -25,82 +27,27 @@ type Param struct {
 // NumElements is the number of scalars in the parameter.
 func (p *Param) NumElements() int64 { return p.Value.Init.Len() }
 
-// allInputs marks an op whose every input is differentiable.
-var allInputs = []int{-1}
-
-// diffInputs lists, for each standard op, the input indices that gradients flow
-// into. Inputs not listed (shapes, axes, indices, conditions, exponents, clip
-// bounds, running statistics, …) are stop-gradient. Ops not listed at all have
-// no differentiable input (Shape, Size, comparisons, NonZero, Floor, Ceil,
-// Round, Sign, ArgMax, random generators, …), as do ops of other domains.
-var diffInputs = map[string][]int{
-	// Layers.
-	"Conv": {0, 1, 2}, "ConvTranspose": {0, 1, 2}, "Gemm": {0, 1, 2}, "MatMul": {0, 1},
-	"Einsum": allInputs,
-	"LSTM":   {0, 1, 2, 3, 5, 6}, "GRU": {0, 1, 2, 3, 5}, "RNN": {0, 1, 2, 3, 5},
-	// Normalization: X, scale, bias; never the running statistics.
-	"BatchNormalization": {0, 1, 2}, "LayerNormalization": {0, 1, 2},
-	"InstanceNormalization": {0, 1, 2}, "GroupNormalization": {0, 1, 2},
-	"RMSNormalization": {0, 1}, "LpNormalization": {0}, "MeanVarianceNormalization": {0},
-	"LRN": {0},
-	// Elementwise with several differentiable operands.
-	"Add": allInputs, "Sub": allInputs, "Mul": allInputs, "Div": allInputs,
-	"Sum": allInputs, "Mean": allInputs, "Max": allInputs, "Min": allInputs,
-	"PRelu": allInputs, "Concat": allInputs,
-	"Where": {1, 2}, "ScatterND": {0, 2}, "ScatterElements": {0, 2}, "Scatter": {0, 2},
-	"GridSample": {0, 1},
-	// Unary in the data input only.
-	"Pow": {0}, "Clip": {0}, "Pad": {0}, "Reshape": {0}, "Expand": {0}, "Slice": {0},
-	"Gather": {0}, "GatherElements": {0}, "GatherND": {0}, "Tile": {0}, "Split": {0},
-	"Squeeze": {0}, "Unsqueeze": {0}, "Flatten": {0}, "Transpose": {0}, "Identity": {0},
-	"Cast": {0}, "CastLike": {0}, "Dropout": {0}, "Resize": {0}, "Upsample": {0},
-	"DepthToSpace": {0}, "SpaceToDepth": {0}, "TopK": {0}, "Compress": {0},
-	"ReverseSequence": {0}, "Trilu": {0}, "CumSum": {0}, "CenterCropPad": {0},
-	"Col2Im": {0}, "AffineGrid": {0},
-	"Relu": {0}, "LeakyRelu": {0}, "Elu": {0}, "Selu": {0}, "Celu": {0}, "Gelu": {0},
-	"Sigmoid": {0}, "HardSigmoid": {0}, "HardSwish": {0}, "Tanh": {0}, "Softplus": {0},
-	"Softsign": {0}, "Mish": {0}, "ThresholdedRelu": {0}, "Shrink": {0},
-	"Softmax": {0}, "LogSoftmax": {0},
-	"Abs": {0}, "Neg": {0}, "Exp": {0}, "Log": {0}, "Sqrt": {0}, "Reciprocal": {0},
-	"Erf": {0}, "Sin": {0}, "Cos": {0}, "Tan": {0}, "Asin": {0}, "Acos": {0}, "Atan": {0},
-	"Sinh": {0}, "Cosh": {0}, "Asinh": {0}, "Acosh": {0}, "Atanh": {0},
-	"MaxPool": {0}, "AveragePool": {0}, "LpPool": {0}, "GlobalAveragePool": {0},
-	"GlobalMaxPool": {0}, "GlobalLpPool": {0},
-	"ReduceSum": {0}, "ReduceMean": {0}, "ReduceMax": {0}, "ReduceMin": {0},
-	"ReduceProd": {0}, "ReduceL1": {0}, "ReduceL2": {0}, "ReduceLogSum": {0},
-	"ReduceLogSumExp": {0}, "ReduceSumSquare": {0},
-}
-
 // IsDifferentiableInput reports whether gradients flow into input i of n
-// according to the op table (see doc.go). A Cast or CastLike to a non-float
-// type is not differentiable.
+// according to the op table (package graph/ops). A Cast or CastLike to a
+// non-float type is not differentiable.
 func IsDifferentiableInput(n *Node, i int) bool {
 	if !n.IsDefaultDomain() || n.Input(i) == nil {
 		return false
 	}
-	idx, ok := diffInputs[n.OpType]
-	if !ok {
+	d, ok := ops.Lookup(n.OpType)
+	if !ok || !d.Differentiable(i) {
 		return false
 	}
-	switch n.OpType {
-	case "Cast":
-		if !DType(n.AttrInt("to", 0)).IsFloat() {
-			return false
-		}
-	case "CastLike":
-		if t := n.Input(1); t != nil && t.Type != nil && t.Type.DType != Undefined && !t.Type.DType.IsFloat() {
-			return false
-		}
-	}
-	if len(idx) == 1 && idx[0] == -1 {
-		return true
-	}
-	for _, j := range idx {
-		if j == i {
-			return true
+	if d.FloatResultOnly {
+		switch n.OpType {
+		case "Cast":
+			return DType(n.AttrInt("to", 0)).IsFloat()
+		case "CastLike":
+			t := n.Input(1)
+			return t == nil || t.Type == nil || t.Type.DType == Undefined || t.Type.DType.IsFloat()
 		}
 	}
-	return false
+	return true
 }
 
 // isPassThrough reports whether n forwards its input 0 unchanged (up to a
@@ -327,44 +274,21 @@ func paramKind(v *Value, cons []Use) string {
 	return best
 }
 
+// useKind is the role of the parameter at use u: the op table's role for
+// the input (graph/ops), else the roles that depend on the neighbours (the
+// scale of a decomposed normalization at a Mul, a bias or a decomposed
+// normalization's shift at an Add).
 func useKind(u Use) string {
 	n := u.Node
+	if d, ok := ops.Lookup(n.OpType); ok {
+		if r := d.Role(u.Index); r != "" {
+			return r
+		}
+	}
 	switch n.OpType {
-	case "Conv", "ConvTranspose":
-		switch u.Index {
-		case 1:
-			return KindWeight
-		case 2:
-			return KindBias
-		}
-	case "Gemm":
-		if u.Index == 2 {
-			return KindBias
-		}
-		return KindWeight
-	case "MatMul", "Einsum":
-		return KindWeight
 	case "Mul":
 		if u.Index < 2 && isNormalized(n.Input(1-u.Index)) {
 			return KindNormScale
-		}
-	case "LSTM", "GRU", "RNN":
-		switch u.Index {
-		case 1, 2:
-			return KindWeight
-		case 3:
-			return KindBias
-		}
-	case "BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization", "RMSNormalization":
-		switch u.Index {
-		case 1:
-			return KindNormScale
-		case 2:
-			return KindNormBias
-		}
-	case "Gather", "GatherND", "GatherElements":
-		if u.Index == 0 {
-			return KindEmbedding
 		}
 	case "Add":
 		if other := n.Input(1 - u.Index); other != nil && u.Index < 2 {

@@ -3,7 +3,6 @@ package autodiff
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/graph"
@@ -56,7 +55,7 @@ type Spec struct {
 	DropoutSeed int64
 	Loss        Loss
 	// ConvGrad selects how Conv gradients are formulated; the zero value
-	// chooses per shape (the fastest measured form, see conv.go).
+	// chooses per shape (the fastest measured form, see lower_conv.go).
 	ConvGrad ConvGrad
 	// Threads is the intra-op thread count the graph will run with (0:
 	// unknown, as for exported artifacts). Where ONNX Runtime's kernel for
@@ -117,17 +116,6 @@ var (
 	ErrModel = errors.New("autodiff: model")
 )
 
-// Supported returns the op types with a rule (sorted): ops with a gradient
-// rule and ops that pass no gradient (Shape, Constant, …).
-func Supported() []string {
-	out := make([]string, 0, len(rules))
-	for k := range rules {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // CheckSupported refuses, before any run, a model with a node on the path
 // from its trainable parameters to its output 0 that has no rule; the error
 // names the op and the node.
@@ -150,27 +138,6 @@ type planned struct {
 	diffIdx map[*graph.Node][]bool // per node: inputs that need a gradient
 	// unsupported: nodes on the path without a rule (plan then fails)
 	unsupported []*graph.Node
-}
-
-// differentiable reports whether input i of n carries gradient according to
-// n's rule.
-func differentiable(n *graph.Node, i int) bool {
-	r, ok := rules[n.OpType]
-	if !ok || !n.IsDefaultDomain() || n.Input(i) == nil {
-		return false
-	}
-	if r.diff == nil {
-		return false
-	}
-	if n.OpType == "Cast" && !graph.DType(n.AttrInt("to", 0)).IsFloat() {
-		return false
-	}
-	for _, j := range r.diff {
-		if j == -1 || j == i {
-			return true
-		}
-	}
-	return false
 }
 
 func isFloatValue(v *graph.Value) bool {
@@ -237,7 +204,7 @@ func plan(g *graph.Graph, names []string) (*planned, error) {
 		if !reach {
 			continue
 		}
-		_, known := rules[n.OpType]
+		known := supported(n.OpType)
 		for i, in := range n.Inputs() {
 			if in == nil || !isFloatValue(in) {
 				continue
@@ -298,7 +265,7 @@ func plan(g *graph.Graph, names []string) (*planned, error) {
 		if !reach {
 			continue
 		}
-		if _, ok := rules[n.OpType]; !ok || !n.IsDefaultDomain() {
+		if !supported(n.OpType) || !n.IsDefaultDomain() {
 			p.unsupported = append(p.unsupported, n)
 			// Keep going: every offending node is reported at once.
 			for _, o := range n.Outputs() {
@@ -361,18 +328,6 @@ func stateOnly(v *graph.Value) bool {
 		}
 	}
 	return len(v.Uses()) > 0
-}
-
-// gradOps lists the op types that have a gradient rule.
-func gradOps() []string {
-	var out []string
-	for k, r := range rules {
-		if r.grad != nil {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Build generates the training graph of m (which is not modified).
@@ -565,9 +520,8 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 			return gs[0]
 		}
 		// A chain of Adds rather than one Sum: ONNX Runtime runs Sum on one
-		// thread and Add on its pool (on [128, 64, 28, 28], 2 threads: Sum
-		// of two 2.6 ms, Add 1.9; of three 5.6 ms, two Adds 2.9; on 16
-		// threads one Sum of a ResNet-18 step took 6.3 ms, bench/RESULTS.md).
+		// thread and Add on its thread pool (bench/RESULTS.md, "A 16-core
+		// Xeon: thread scaling").
 		s := gs[0]
 		for _, g := range gs[1:] {
 			s = b.add(s, g)
@@ -605,7 +559,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 		if !hasGrad {
 			continue
 		}
-		dx := rules[n.OpType].grad(c)
+		dx := registry[n.OpType].grad(c)
 		for i, need := range c.need {
 			if !need {
 				continue

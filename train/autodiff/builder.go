@@ -46,10 +46,10 @@ type builder struct {
 	// convForms records the Conv gradient formulations used, in order
 	// ("input:<form>", "weight:<form>"), for tests.
 	convForms []string
-	// usedNCHWc: the graph has com.microsoft.nchwc nodes (nchwc.go).
+	// usedNCHWc: the graph has com.microsoft.nchwc nodes (lower_nchwc.go).
 	usedNCHWc bool
 	// winoVs holds the Winograd input transform of a Conv's input, which
-	// the forward and the weight gradient share (winograd.go).
+	// the forward and the weight gradient share (lower_winograd.go).
 	winoVs map[*graph.Value]*graph.Value
 	// fwdGeom holds the geometry of a Conv whose forward was lowered to
 	// nodes other than a Conv (the Winograd form).

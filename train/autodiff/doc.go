@@ -3,7 +3,7 @@
 // the gradient of every parameter, in standard ai.onnx ops only (no
 // com.microsoft ops, none of the *Grad ops of ORT's training builds). The
 // one opt-in exception is Spec.ConvGrad.NCHWcBlock: Conv on the CPU
-// execution provider's NCHWc kernels (com.microsoft.nchwc, nchwc.go), for a
+// execution provider's NCHWc kernels (com.microsoft.nchwc, lower_nchwc.go), for a
 // graph that runs on an ONNX Runtime known to have them (train.NewEngine
 // opts in wherever its runtime has them; Build's zero value does not).
 // It only builds graphs: it never runs one (package train does, through
@@ -47,13 +47,17 @@
 //
 // # Conventions and invariants
 //
-//   - The rule table (rules in rules.go, keyed by the exact op_type) holds
-//     one entry per op: its differentiable inputs, a gradient function
-//     gradXxx whose doc comment gives the formula and the spec link, and
-//     optionally a forward lowering (BatchNormalization, Dropout, MaxPool's
-//     Indices output, LayerNormalization's Mean and InvStdDev outputs).
-//     Supported lists the table; CheckSupported refuses a model naming the
-//     op and the node.
+//   - The op registry (registry.go, keyed by the exact op_type) holds one
+//     entry per op: its differentiable inputs (ops.Def, taken from
+//     graph/ops, the table graph's parameter analysis reads), its shape rule
+//     shapeXxx, its gradient rule gradXxx whose doc comment gives the
+//     formula and the spec link, and optionally a forward lowering
+//     (BatchNormalization, Dropout, MaxPool's Indices output,
+//     LayerNormalization's Mean and InvStdDev outputs, Conv's forms).
+//     Ops that graph/ops marks differentiable but that have no gradient
+//     rule yet are named in noGradRule; TestRegistry keeps the three in
+//     step. Supported lists the ops with a rule and those that pass no
+//     gradient; CheckSupported refuses a model naming the op and the node.
 //   - The reverse pass visits only nodes on a path from the parameters to
 //     the loss (forward-reachable from the parameters along differentiable
 //     inputs and backward-reachable from the logits); stop-gradient inputs
@@ -62,12 +66,45 @@
 //     gradient are added by a chain of Add nodes. The driver checks every rule's
 //     gradient against the input's static shape and type and names the node
 //     when a rule is wrong.
-//   - Shapes are inferred in Go (shape.go) with symbolic dimensions (the
-//     batch is dynamic), including the values of small integer tensors so
-//     that PyTorch's Shape→Gather→Concat→Reshape chains resolve. Where a
+//   - Shapes are inferred in Go (shape.go, one shape rule per op) with
+//     symbolic dimensions (the batch is dynamic), including the values of
+//     small integer tensors so that PyTorch's Shape→Gather→Concat→Reshape
+//     chains resolve. Where a
 //     shape is unknown the rules use the dynamic Shape/NonZero forms.
 //   - The training graph's ai.onnx opset is max(original, 17) (ScatterElements
 //     with reduction="add" needs 16); models below opset 13 are refused.
 //   - Errors, never panics, reach the caller: ErrUnsupported for an op or
 //     form without a rule, ErrModel for a model that cannot be trained.
+//
+// # Files: the math and the lowerings
+//
+// The gradient math is in rules.go (elementwise, activations, shape and
+// indexing), rules_nn.go (Conv, ConvTranspose, pooling, normalization),
+// rules_shape.go and loss.go; registry.go ties each op to its rules and
+// shape.go infers types. A reviewer checks a rule against its doc comment
+// and GRADIENTS.md without reading further: gradConv, for instance, says
+// dX is a transposed convolution of dY with W and dW a correlation of X
+// with dY, and calls convInputGrad and convWeightGrad for them.
+//
+// The files named lower_*.go choose how such a product runs on ONNX
+// Runtime's CPU kernels; each form computes the same values (their tests
+// compare them with the plain form and with finite differences), and the
+// choice depends on shapes, Spec.ConvGrad and Spec.Threads only:
+//
+//   - lower_conv.go: the Conv gradient forms (Spec.ConvGrad) and their
+//     choice per shape: dX as ConvTranspose or as a Conv with the flipped
+//     kernel; dW as the batch/channel-swap trick, one Gemm over im2col
+//     windows, batched MatMuls, or the "valid" form that skips products
+//     with the padding; folding a per-channel factor of dY into the filter.
+//   - lower_winograd.go: Winograd F(4×4, 3×3) for 3×3 stride-1 Conv forward
+//     and gradients from 128 channels.
+//   - lower_nchwc.go: Conv on the com.microsoft.nchwc blocked-layout
+//     kernels (Spec.ConvGrad.NCHWcBlock, opt-in) and the forward lowering
+//     fwdConv that picks among direct, Winograd and NCHWc.
+//   - lower_transpose.go: stacks of small Transposes rewritten into
+//     multithreaded equivalents (Spec.Threads ≥ 2) after the graph is built.
+//
+// The timings behind each choice are in bench/RESULTS.md (bench/conv_forms.sh
+// and bench/trainstep reproduce them); the comments state the rule and its
+// reason, not the measurements.
 package autodiff

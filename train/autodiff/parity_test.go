@@ -86,7 +86,7 @@ func feedsFor(t *testing.T, m *graph.Model, art *Artifacts) map[string]*graph.Te
 }
 
 func TestParityPyTorch(t *testing.T) {
-	// Also with the Conv nodes on ONNX Runtime's NCHWc kernels (nchwc.go,
+	// Also with the Conv nodes on ONNX Runtime's NCHWc kernels (lower_nchwc.go,
 	// opt-in) where this machine has them.
 	blocks := []int64{0}
 	if onnxrt.Setup(onnxrt.Options{LibPath: testutil.LibPath()}) == nil {

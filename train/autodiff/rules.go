@@ -26,72 +26,10 @@ func (c *ctx) needs(i int) bool { return i < len(c.need) && c.need[i] }
 // g is the gradient of output 0.
 func (c *ctx) g() *graph.Value { return c.dY[0] }
 
-// rule is one entry of the table: the differentiable inputs (−1: all; nil:
-// none, the op passes no gradient), the gradient function (nil for ops
-// without differentiable inputs), and an optional forward lowering that
-// replaces the plain copy of the node.
-type rule struct {
-	diff []int
-	grad func(c *ctx) []*graph.Value
-	fwd  func(b *builder, n *graph.Node, p *planned) *graph.Node
-}
-
-var all = []int{-1}
-
-// rules is the rule table, keyed by the exact ai.onnx op_type.
-var rules map[string]rule
-
-func init() {
-	rules = map[string]rule{
-		// Elementwise arithmetic (broadcasting).
-		"Add": {diff: all, grad: gradAdd}, "Sub": {diff: all, grad: gradSub},
-		"Mul": {diff: all, grad: gradMul}, "Div": {diff: all, grad: gradDiv},
-		"Sum": {diff: all, grad: gradSum},
-		"Pow": {diff: []int{0}, grad: gradPow},
-		"Neg": {diff: []int{0}, grad: gradNeg},
-		// Activations.
-		"Relu": {diff: []int{0}, grad: gradRelu}, "LeakyRelu": {diff: []int{0}, grad: gradLeakyRelu},
-		"Sigmoid": {diff: []int{0}, grad: gradSigmoid}, "Tanh": {diff: []int{0}, grad: gradTanh},
-		"Erf": {diff: []int{0}, grad: gradErf}, "Gelu": {diff: []int{0}, grad: gradGelu},
-		"Sqrt": {diff: []int{0}, grad: gradSqrt}, "Reciprocal": {diff: []int{0}, grad: gradReciprocal},
-		"Exp": {diff: []int{0}, grad: gradExp}, "Log": {diff: []int{0}, grad: gradLog},
-		"Clip": {diff: []int{0}, grad: gradClip}, "HardSigmoid": {diff: []int{0}, grad: gradHardSigmoid},
-		"HardSwish": {diff: []int{0}, grad: gradHardSwish},
-		"Softmax":   {diff: []int{0}, grad: gradSoftmax}, "LogSoftmax": {diff: []int{0}, grad: gradLogSoftmax},
-		"Identity": {diff: []int{0}, grad: gradIdentity}, "Cast": {diff: []int{0}, grad: gradCast},
-		"Dropout": {diff: []int{0}, grad: gradDropout, fwd: fwdDropout},
-		"Where":   {diff: []int{1, 2}, grad: gradWhere},
-		// Dense and convolution.
-		"Gemm": {diff: all, grad: gradGemm}, "MatMul": {diff: all, grad: gradMatMul},
-		"Conv": {diff: all, grad: gradConv, fwd: fwdConv}, "ConvTranspose": {diff: all, grad: gradConvTranspose},
-		// Pooling.
-		"MaxPool":           {diff: []int{0}, grad: gradMaxPool, fwd: fwdMaxPool},
-		"AveragePool":       {diff: []int{0}, grad: gradAveragePool},
-		"GlobalAveragePool": {diff: []int{0}, grad: gradGlobalAveragePool},
-		// Normalization.
-		"BatchNormalization": {diff: []int{0, 1, 2}, grad: gradBatchNormalization, fwd: fwdBatchNormalization},
-		"LayerNormalization": {diff: []int{0, 1, 2}, grad: gradLayerNormalization, fwd: fwdLayerNormalization},
-		// Shape and indexing.
-		"Flatten": {diff: []int{0}, grad: gradReshape}, "Reshape": {diff: []int{0}, grad: gradReshape},
-		"Squeeze": {diff: []int{0}, grad: gradReshape}, "Unsqueeze": {diff: []int{0}, grad: gradReshape},
-		"Transpose": {diff: []int{0}, grad: gradTranspose},
-		"Concat":    {diff: all, grad: gradConcat}, "Split": {diff: []int{0}, grad: gradSplit},
-		"Slice": {diff: []int{0}, grad: gradSlice}, "Gather": {diff: []int{0}, grad: gradGather},
-		"Expand":    {diff: []int{0}, grad: gradExpand},
-		"Pad":       {diff: []int{0}, grad: gradPad},
-		"ReduceSum": {diff: []int{0}, grad: gradReduce}, "ReduceMean": {diff: []int{0}, grad: gradReduce},
-	}
-	// Ops that pass no gradient (stop-gradient by nature).
-	for _, op := range []string{"Constant", "Shape", "Size", "ConstantOfShape", "Equal", "Less", "Greater",
-		"LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Range", "NonZero", "ArgMax", "ArgMin",
-		"Floor", "Ceil", "Round", "Sign", "RandomUniformLike", "RandomNormalLike", "RandomUniform", "RandomNormal"} {
-		rules[op] = rule{}
-	}
-}
-
-// forward emits n into the training graph: its rule's lowering, or a copy.
+// forward emits n into the training graph: its registry entry's forward
+// lowering, or a copy.
 func (b *builder) forward(n *graph.Node, p *planned) {
-	if r, ok := rules[n.OpType]; ok && r.fwd != nil && n.IsDefaultDomain() {
+	if r := registry[n.OpType]; r.fwd != nil && n.IsDefaultDomain() {
 		if fn := r.fwd(b, n, p); fn != nil {
 			b.fwdNodes[n] = fn
 		}

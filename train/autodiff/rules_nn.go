@@ -138,6 +138,65 @@ func (c *ctx) convGeom() (convGeom, []int64) {
 	return g, xs
 }
 
+// gradConv: Y = Conv(X[N,C,S…], W[M,C/g,k…], B[M]) with strides s, pads
+// (pb, pe), dilations d, group g, output spatial size O.
+//
+//	dX = ConvTranspose(dY, W, s, pads, d, g, output_padding = (H+pb+pe−d(k−1)−1) mod s)
+//	   or, at stride 1, Conv(dY, flip(W)ᵀ, pads d(k−1)−p, d, g) (convInputGrad)
+//	dW = one of the formulations chosen per shape (convWeightGrad)
+//	dB = ReduceSum(dY, [0, 2, …])
+//
+// https://onnx.ai/onnx/operators/onnx__Conv.html, docs/GRADIENTS.md "Convolution".
+func gradConv(c *ctx) []*graph.Value {
+	b := c.b
+	geo, xs := c.convGeom()
+	X, W, g := c.in[0], c.in[1], c.g()
+	ws := b.shape(W)
+	if ws == nil || !allKnown(ws) {
+		b.fail("%w: %v: weight shape must be static", ErrUnsupported, c.n)
+	}
+	sp := len(xs) - 2
+	out := make([]*graph.Value, 3)
+	// With dY = u·a (a [M] along the channels): dX is linear in dY and in
+	// W's output axis, dW and db in dY, so a scales W's rows for dX and the
+	// rows of dW and db.
+	u, a := b.foldChannelScale(g, ws)
+	var aW *graph.Value // a as [M, 1, 1, …]
+	if a == nil {
+		u = g
+	} else {
+		b.convForms = append(b.convForms, "scale:folded")
+		s := []int64{ws[0]}
+		for range ws[1:] {
+			s = append(s, 1)
+		}
+		aW = b.reshape(a, s)
+	}
+	if c.needs(0) {
+		Wx := W
+		if a != nil {
+			Wx = b.mul(W, aW)
+		}
+		out[0] = b.convInputGrad(u, Wx, geo, xs)
+	}
+	if c.needs(1) {
+		out[1] = b.convWeightGrad(X, u, geo, ws)
+		if a != nil {
+			out[1] = b.mul(out[1], aW)
+		}
+	}
+	if c.needs(2) {
+		out[2] = b.reduceSum(u, append([]int64{0}, iota64(2, 2+sp)...), false)
+		if a != nil {
+			out[2] = b.mul(out[2], a)
+		}
+	}
+	if a != nil {
+		b.removeDead(g)
+	}
+	return out
+}
+
 // gradConvTranspose: Y = ConvTranspose(X[N,Ci,S…], W[Ci,Co/g,k…], B).
 // dX = Conv(dY, W, same strides, pads, dilations, group); dW by the
 // convolution trick with dY as the input and X as the output gradient;

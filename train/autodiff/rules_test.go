@@ -48,6 +48,19 @@ func spread(op string, scale float64, attrs ...*graph.Attribute) func(f *fg) (*g
 	}
 }
 
+// positive is a unary case whose input lies in [0.5, 2.8] (for ops defined
+// or smooth only on positive numbers).
+func positive(op string) func(f *fg) (*graph.Value, []int64, []string) {
+	return func(f *fg) (*graph.Value, []int64, []string) {
+		v := make([]float64, 12)
+		for i := range v {
+			v[i] = 0.5 + 0.21*float64(i)
+		}
+		x := f.paramVals("x", []int64{3, 4}, v)
+		return f.op(op, []*graph.Value{x}), []int64{3, 4}, []string{"x"}
+	}
+}
+
 func binop(op string, sa, sb, so []int64) func(f *fg) (*graph.Value, []int64, []string) {
 	return func(f *fg) (*graph.Value, []int64, []string) {
 		a := f.param("a", sa...)
@@ -96,6 +109,12 @@ var ruleCases = []ruleCase{
 		x := f.param("x", 3, 4)
 		sq := f.op("Add", []*graph.Value{f.op("Mul", []*graph.Value{x, x}), f.scalarF(0.3)})
 		return f.op("Sqrt", []*graph.Value{sq}), []int64{3, 4}, []string{"x"}
+	}},
+	{name: "Log", dt: d, build: positive("Log")},
+	{name: "Reciprocal", dt: d, build: positive("Reciprocal")},
+	{name: "Sum/broadcast3", dt: d, build: func(f *fg) (*graph.Value, []int64, []string) {
+		a, b, c := f.param("a", 2, 3, 4), f.param("b", 3, 1), f.param("c", 4)
+		return f.op("Sum", []*graph.Value{a, b, c}), []int64{2, 3, 4}, []string{"a", "b", "c"}
 	}},
 	{name: "Pow/2", dt: d, build: func(f *fg) (*graph.Value, []int64, []string) {
 		x := f.param("x", 3, 4)

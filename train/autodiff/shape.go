@@ -260,445 +260,608 @@ func (b *builder) dimProd(s []int64) int64 {
 
 func attrAxes(n *graph.Node) []int64 { return n.AttrInts("axes", nil) }
 
-// infer sets the types of n's outputs.
+// shapeCtx is what a shape rule sees: the node, the type information of its
+// input 0 (x) and the builder whose tables it reads and writes.
+type shapeCtx struct {
+	b *builder
+	n *graph.Node
+	x *tinfo
+}
+
+// shapeRule sets the types of a node's outputs.
+type shapeRule func(s *shapeCtx)
+
+// in is the type information of input i (empty when absent).
+func (s *shapeCtx) in(i int) *tinfo {
+	if v := s.n.Input(i); v != nil {
+		return s.b.ti(v)
+	}
+	return &tinfo{}
+}
+
+// set records output i's type information.
+func (s *shapeCtx) set(i int, t *tinfo) {
+	if outs := s.n.Outputs(); i < len(outs) && outs[i] != nil {
+		s.b.info[outs[i]] = t
+	}
+}
+
+// same is input 0's type and shape (without its values).
+func (s *shapeCtx) same() *tinfo { return &tinfo{dt: s.x.dt, shape: s.x.shape} }
+
+// infer sets the types of n's outputs by n's shape rule (registry), found by
+// op type alone: the NCHWc lowering's com.microsoft.nchwc Conv takes Conv's.
+// Ops without one get shapeDefault.
 func (b *builder) infer(n *graph.Node) {
-	outs := n.Outputs()
-	set := func(i int, t *tinfo) {
-		if i < len(outs) && outs[i] != nil {
-			b.info[outs[i]] = t
+	s := &shapeCtx{b: b, n: n}
+	s.x = s.in(0)
+	if d, ok := registry[n.OpType]; ok && d.shape != nil {
+		d.shape(s)
+		return
+	}
+	shapeDefault(s)
+}
+
+// shapeIdentity: Identity.
+func shapeIdentity(sc *shapeCtx) {
+	x, set := sc.x, sc.set
+	set(0, x)
+}
+
+// shapeSame: Relu, LeakyRelu, Sigmoid, Tanh, Erf, Gelu, Sqrt, Reciprocal, Exp, Log, Softmax, LogSoftmax, HardSigmoid, HardSwish, Clip, Elu, Selu, Softplus, Floor, Ceil, Round, Sin, Cos, LRN.
+func shapeSame(sc *shapeCtx) {
+	set, same := sc.set, sc.same()
+	set(0, same)
+}
+
+// shapeNegAbsSign: Neg, Abs, Sign.
+func shapeNegAbsSign(sc *shapeCtx) {
+	n, x, set := sc.n, sc.x, sc.set
+	t := &tinfo{dt: x.dt, shape: x.shape}
+	if x.ival != nil {
+		t.ival = make([]int64, len(x.ival))
+		for i, v := range x.ival {
+			if isSym(v) {
+				t.ival = nil
+				break
+			}
+			switch n.OpType {
+			case "Neg":
+				t.ival[i] = -v
+			case "Abs":
+				t.ival[i] = max(v, -v)
+			default:
+				t.ival[i] = min(max(v, -1), 1)
+			}
 		}
 	}
-	in := func(i int) *tinfo {
-		if v := n.Input(i); v != nil {
-			return b.ti(v)
-		}
-		return &tinfo{}
+	set(0, t)
+}
+
+// shapeNot: Not.
+func shapeNot(sc *shapeCtx) {
+	x, set := sc.x, sc.set
+	set(0, &tinfo{dt: graph.Bool, shape: x.shape})
+}
+
+// shapeCast: Cast.
+func shapeCast(sc *shapeCtx) {
+	n, x, set := sc.n, sc.x, sc.set
+	dt := graph.DType(n.AttrInt("to", 0))
+	t := &tinfo{dt: dt, shape: x.shape}
+	if !dt.IsFloat() && dt != graph.Bool && x.ival != nil {
+		t.ival = x.ival
 	}
-	x := in(0)
-	same := &tinfo{dt: x.dt, shape: x.shape}
-	switch n.OpType {
-	case "Identity":
-		set(0, x)
-	case "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu", "Sqrt", "Reciprocal", "Exp", "Log",
-		"Softmax", "LogSoftmax", "HardSigmoid", "HardSwish", "Clip", "Elu", "Selu", "Softplus",
-		"Floor", "Ceil", "Round", "Sin", "Cos", "LRN":
-		set(0, same)
-	case "Neg", "Abs", "Sign":
-		t := &tinfo{dt: x.dt, shape: x.shape}
-		if x.ival != nil {
-			t.ival = make([]int64, len(x.ival))
+	if dt != graph.Bool && !dt.IsFloat() && x.fval != nil {
+		t.ival = make([]int64, len(x.fval))
+		for i, f := range x.fval {
+			t.ival[i] = int64(f)
+		}
+	}
+	if dt.IsFloat() {
+		t.fval = x.fval
+		if x.ival != nil && allKnown(x.ival) {
+			t.fval = make([]float64, len(x.ival))
 			for i, v := range x.ival {
-				if isSym(v) {
-					t.ival = nil
-					break
-				}
-				switch n.OpType {
-				case "Neg":
-					t.ival[i] = -v
-				case "Abs":
-					t.ival[i] = max(v, -v)
-				default:
-					t.ival[i] = min(max(v, -1), 1)
-				}
+				t.fval[i] = float64(v)
 			}
 		}
-		set(0, t)
-	case "Not":
-		set(0, &tinfo{dt: graph.Bool, shape: x.shape})
-	case "Cast":
-		dt := graph.DType(n.AttrInt("to", 0))
-		t := &tinfo{dt: dt, shape: x.shape}
-		if !dt.IsFloat() && dt != graph.Bool && x.ival != nil {
-			t.ival = x.ival
+	}
+	set(0, t)
+}
+
+// shapeCastLike: CastLike.
+func shapeCastLike(sc *shapeCtx) {
+	x, in, set := sc.x, sc.in, sc.set
+	set(0, &tinfo{dt: in(1).dt, shape: x.shape})
+}
+
+// shapeDropout: Dropout.
+func shapeDropout(sc *shapeCtx) {
+	x, set, same := sc.x, sc.set, sc.same()
+	set(0, same)
+	set(1, &tinfo{dt: graph.Bool, shape: x.shape})
+}
+
+// shapeArith: Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean, PRelu, Mod.
+func shapeArith(sc *shapeCtx) {
+	b, n, x, in, set := sc.b, sc.n, sc.x, sc.in, sc.set
+	shapes := make([][]int64, 0, len(n.Inputs()))
+	for i := range n.Inputs() {
+		shapes = append(shapes, in(i).shape)
+	}
+	t := &tinfo{dt: x.dt, shape: b.bcast(shapes...)}
+	if len(n.Inputs()) == 2 && !x.dt.IsFloat() {
+		t.ival = arith(n.OpType, x.ival, in(1).ival, b.sym)
+	}
+	if len(n.Inputs()) == 2 && x.dt.IsFloat() {
+		t.fval = farith(n.OpType, x.fval, in(1).fval)
+	}
+	set(0, t)
+}
+
+// shapeCompare: Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor.
+func shapeCompare(sc *shapeCtx) {
+	b, n, x, in, set := sc.b, sc.n, sc.x, sc.in, sc.set
+	t := &tinfo{dt: graph.Bool, shape: b.bcast(x.shape, in(1).shape)}
+	if n.OpType == "Equal" {
+		t.ival = equalVals(x.ival, in(1).ival)
+	}
+	set(0, t)
+}
+
+// shapeWhere: Where.
+func shapeWhere(sc *shapeCtx) {
+	b, x, in, set := sc.b, sc.x, sc.in, sc.set
+	set(0, &tinfo{dt: in(1).dt, shape: b.bcast(x.shape, in(1).shape, in(2).shape),
+		ival: whereVals(x.ival, in(1).ival, in(2).ival)})
+}
+
+// shapePad: Pad.
+func shapePad(sc *shapeCtx) {
+	b, n, x, set := sc.b, sc.n, sc.x, sc.set
+	set(0, &tinfo{dt: x.dt, shape: b.padShape(n, x.shape)})
+}
+
+// shapeMatMul: MatMul.
+func shapeMatMul(sc *shapeCtx) {
+	b, x, in, set := sc.b, sc.x, sc.in, sc.set
+	set(0, &tinfo{dt: x.dt, shape: b.matmulShape(x.shape, in(1).shape)})
+}
+
+// shapeGemm: Gemm.
+func shapeGemm(sc *shapeCtx) {
+	n, x, in, set := sc.n, sc.x, sc.in, sc.set
+	var s []int64
+	a, w := x.shape, in(1).shape
+	if len(a) == 2 && len(w) == 2 {
+		m, k := a[0], a[1]
+		if n.AttrInt("transA", 0) != 0 {
+			m = k
 		}
-		if dt != graph.Bool && !dt.IsFloat() && x.fval != nil {
-			t.ival = make([]int64, len(x.fval))
-			for i, f := range x.fval {
-				t.ival[i] = int64(f)
+		nn := w[1]
+		if n.AttrInt("transB", 0) != 0 {
+			nn = w[0]
+		}
+		s = []int64{m, nn}
+	}
+	set(0, &tinfo{dt: x.dt, shape: s})
+}
+
+// shapeWindow: Conv, ConvTranspose, MaxPool, AveragePool, LpPool.
+func shapeWindow(sc *shapeCtx) {
+	b, n, x, set := sc.b, sc.n, sc.x, sc.set
+	set(0, &tinfo{dt: x.dt, shape: b.convShape(n)})
+	if n.OpType == "MaxPool" {
+		set(1, &tinfo{dt: graph.Int64, shape: b.convShape(n)})
+	}
+}
+
+// shapeGlobalPool: GlobalAveragePool, GlobalMaxPool, GlobalLpPool.
+func shapeGlobalPool(sc *shapeCtx) {
+	x, set := sc.x, sc.set
+	var s []int64
+	if x.shape != nil {
+		s = append([]int64{}, x.shape...)
+		for i := 2; i < len(s); i++ {
+			s[i] = 1
+		}
+	}
+	set(0, &tinfo{dt: x.dt, shape: s})
+}
+
+// shapeBatchNormalization: BatchNormalization.
+func shapeBatchNormalization(sc *shapeCtx) {
+	x, set, outs, same := sc.x, sc.set, sc.n.Outputs(), sc.same()
+	set(0, same)
+	var c []int64
+	if len(x.shape) > 1 {
+		c = []int64{x.shape[1]}
+	}
+	for i := 1; i < len(outs); i++ {
+		set(i, &tinfo{dt: x.dt, shape: c})
+	}
+}
+
+// shapeLayerNormalization: LayerNormalization.
+func shapeLayerNormalization(sc *shapeCtx) {
+	n, x, set, same := sc.n, sc.x, sc.set, sc.same()
+	set(0, same)
+	var s []int64
+	if x.shape != nil {
+		ax := normAxis(n.AttrInt("axis", -1), len(x.shape))
+		s = append([]int64{}, x.shape...)
+		for i := ax; i < int64(len(s)); i++ {
+			s[i] = 1
+		}
+	}
+	dt := x.dt
+	if n.AttrInt("stash_type", 1) == 1 {
+		dt = graph.Float
+	}
+	set(1, &tinfo{dt: dt, shape: s})
+	set(2, &tinfo{dt: dt, shape: s})
+}
+
+// shapeFlatten: Flatten.
+func shapeFlatten(sc *shapeCtx) {
+	b, n, x, set := sc.b, sc.n, sc.x, sc.set
+	var s []int64
+	if x.shape != nil {
+		ax := normAxis(n.AttrInt("axis", 1), len(x.shape))
+		s = []int64{b.dimProd(x.shape[:ax]), b.dimProd(x.shape[ax:])}
+	}
+	set(0, &tinfo{dt: x.dt, shape: s, ival: x.ival})
+}
+
+// shapeReshape: Reshape.
+func shapeReshape(sc *shapeCtx) {
+	b, n, x, in, set := sc.b, sc.n, sc.x, sc.in, sc.set
+	rs := b.reshapeShape(x.shape, in(1).ival, n.AttrInt("allowzero", 0) != 0)
+	if ts := in(1).shape; rs == nil && len(ts) == 1 && ts[0] >= 0 {
+		// Target values unknown, its length known: the rank is.
+		rs = make([]int64, ts[0])
+		for i := range rs {
+			rs[i] = b.sym()
+		}
+	}
+	set(0, &tinfo{dt: x.dt, shape: rs, ival: x.ival})
+}
+
+// shapeTranspose: Transpose.
+func shapeTranspose(sc *shapeCtx) {
+	n, x, set := sc.n, sc.x, sc.set
+	var s []int64
+	if x.shape != nil {
+		perm := n.AttrInts("perm", nil)
+		if perm == nil {
+			for i := len(x.shape) - 1; i >= 0; i-- {
+				perm = append(perm, int64(i))
 			}
 		}
-		if dt.IsFloat() {
-			t.fval = x.fval
-			if x.ival != nil && allKnown(x.ival) {
-				t.fval = make([]float64, len(x.ival))
-				for i, v := range x.ival {
-					t.fval[i] = float64(v)
-				}
+		s = make([]int64, len(perm))
+		for i, p := range perm {
+			s[i] = x.shape[p]
+		}
+	}
+	set(0, &tinfo{dt: x.dt, shape: s})
+}
+
+// shapeSqueeze: Squeeze, Unsqueeze.
+func shapeSqueeze(sc *shapeCtx) {
+	n, x, in, set := sc.n, sc.x, sc.in, sc.set
+	axes := attrAxes(n)
+	if n.Input(1) != nil {
+		axes = in(1).ival
+	}
+	t := &tinfo{dt: x.dt, ival: x.ival}
+	if x.shape != nil {
+		if n.OpType == "Squeeze" {
+			if axes == nil && n.Input(1) != nil {
+				return
 			}
-		}
-		set(0, t)
-	case "CastLike":
-		set(0, &tinfo{dt: in(1).dt, shape: x.shape})
-	case "Dropout":
-		set(0, same)
-		set(1, &tinfo{dt: graph.Bool, shape: x.shape})
-	case "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "PRelu", "Mod":
-		shapes := make([][]int64, 0, len(n.Inputs()))
-		for i := range n.Inputs() {
-			shapes = append(shapes, in(i).shape)
-		}
-		t := &tinfo{dt: x.dt, shape: b.bcast(shapes...)}
-		if len(n.Inputs()) == 2 && !x.dt.IsFloat() {
-			t.ival = arith(n.OpType, x.ival, in(1).ival, b.sym)
-		}
-		if len(n.Inputs()) == 2 && x.dt.IsFloat() {
-			t.fval = farith(n.OpType, x.fval, in(1).fval)
-		}
-		set(0, t)
-	case "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor":
-		t := &tinfo{dt: graph.Bool, shape: b.bcast(x.shape, in(1).shape)}
-		if n.OpType == "Equal" {
-			t.ival = equalVals(x.ival, in(1).ival)
-		}
-		set(0, t)
-	case "Where":
-		set(0, &tinfo{dt: in(1).dt, shape: b.bcast(x.shape, in(1).shape, in(2).shape),
-			ival: whereVals(x.ival, in(1).ival, in(2).ival)})
-	case "Pad":
-		set(0, &tinfo{dt: x.dt, shape: b.padShape(n, x.shape)})
-	case "MatMul":
-		set(0, &tinfo{dt: x.dt, shape: b.matmulShape(x.shape, in(1).shape)})
-	case "Gemm":
-		var s []int64
-		a, w := x.shape, in(1).shape
-		if len(a) == 2 && len(w) == 2 {
-			m, k := a[0], a[1]
-			if n.AttrInt("transA", 0) != 0 {
-				m = k
+			drop := map[int64]bool{}
+			for _, a := range axes {
+				drop[normAxis(a, len(x.shape))] = true
 			}
-			nn := w[1]
-			if n.AttrInt("transB", 0) != 0 {
-				nn = w[0]
+			for i, d := range x.shape {
+				if (axes == nil && d == 1) || drop[int64(i)] {
+					continue
+				}
+				t.shape = append(t.shape, d)
 			}
-			s = []int64{m, nn}
-		}
-		set(0, &tinfo{dt: x.dt, shape: s})
-	case "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool":
-		set(0, &tinfo{dt: x.dt, shape: b.convShape(n)})
-		if n.OpType == "MaxPool" {
-			set(1, &tinfo{dt: graph.Int64, shape: b.convShape(n)})
-		}
-	case "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool":
-		var s []int64
-		if x.shape != nil {
-			s = append([]int64{}, x.shape...)
-			for i := 2; i < len(s); i++ {
-				s[i] = 1
+			if t.shape == nil {
+				t.shape = []int64{}
 			}
-		}
-		set(0, &tinfo{dt: x.dt, shape: s})
-	case "BatchNormalization":
-		set(0, same)
-		var c []int64
-		if len(x.shape) > 1 {
-			c = []int64{x.shape[1]}
-		}
-		for i := 1; i < len(outs); i++ {
-			set(i, &tinfo{dt: x.dt, shape: c})
-		}
-	case "LayerNormalization":
-		set(0, same)
-		var s []int64
-		if x.shape != nil {
-			ax := normAxis(n.AttrInt("axis", -1), len(x.shape))
-			s = append([]int64{}, x.shape...)
-			for i := ax; i < int64(len(s)); i++ {
-				s[i] = 1
+		} else if axes != nil {
+			r := len(x.shape) + len(axes)
+			ins := map[int64]bool{}
+			for _, a := range axes {
+				ins[normAxis(a, r)] = true
 			}
-		}
-		dt := x.dt
-		if n.AttrInt("stash_type", 1) == 1 {
-			dt = graph.Float
-		}
-		set(1, &tinfo{dt: dt, shape: s})
-		set(2, &tinfo{dt: dt, shape: s})
-	case "Flatten":
-		var s []int64
-		if x.shape != nil {
-			ax := normAxis(n.AttrInt("axis", 1), len(x.shape))
-			s = []int64{b.dimProd(x.shape[:ax]), b.dimProd(x.shape[ax:])}
-		}
-		set(0, &tinfo{dt: x.dt, shape: s, ival: x.ival})
-	case "Reshape":
-		rs := b.reshapeShape(x.shape, in(1).ival, n.AttrInt("allowzero", 0) != 0)
-		if ts := in(1).shape; rs == nil && len(ts) == 1 && ts[0] >= 0 {
-			// Target values unknown, its length known: the rank is.
-			rs = make([]int64, ts[0])
-			for i := range rs {
-				rs[i] = b.sym()
-			}
-		}
-		set(0, &tinfo{dt: x.dt, shape: rs, ival: x.ival})
-	case "Transpose":
-		var s []int64
-		if x.shape != nil {
-			perm := n.AttrInts("perm", nil)
-			if perm == nil {
-				for i := len(x.shape) - 1; i >= 0; i-- {
-					perm = append(perm, int64(i))
-				}
-			}
-			s = make([]int64, len(perm))
-			for i, p := range perm {
-				s[i] = x.shape[p]
-			}
-		}
-		set(0, &tinfo{dt: x.dt, shape: s})
-	case "Squeeze", "Unsqueeze":
-		axes := attrAxes(n)
-		if n.Input(1) != nil {
-			axes = in(1).ival
-		}
-		t := &tinfo{dt: x.dt, ival: x.ival}
-		if x.shape != nil {
-			if n.OpType == "Squeeze" {
-				if axes == nil && n.Input(1) != nil {
-					break
-				}
-				drop := map[int64]bool{}
-				for _, a := range axes {
-					drop[normAxis(a, len(x.shape))] = true
-				}
-				for i, d := range x.shape {
-					if (axes == nil && d == 1) || drop[int64(i)] {
-						continue
-					}
-					t.shape = append(t.shape, d)
-				}
-				if t.shape == nil {
-					t.shape = []int64{}
-				}
-			} else if axes != nil {
-				r := len(x.shape) + len(axes)
-				ins := map[int64]bool{}
-				for _, a := range axes {
-					ins[normAxis(a, r)] = true
-				}
-				k := 0
-				t.shape = make([]int64, r)
-				for i := range t.shape {
-					if ins[int64(i)] {
-						t.shape[i] = 1
-					} else {
-						t.shape[i] = x.shape[k]
-						k++
-					}
-				}
-			}
-		}
-		set(0, t)
-	case "Concat":
-		t := &tinfo{dt: x.dt}
-		if x.shape != nil {
-			ax := normAxis(n.AttrInt("axis", 0), len(x.shape))
-			s := append([]int64{}, x.shape...)
-			var parts []int64
-			vals := []int64{}
-			for i := range n.Inputs() {
-				si := in(i).shape
-				if si == nil || len(si) != len(s) {
-					s = nil
-					break
-				}
-				if i > 0 {
-					parts = append(parts, si[ax])
-				}
-				if vals != nil && in(i).ival != nil {
-					vals = append(vals, in(i).ival...)
+			k := 0
+			t.shape = make([]int64, r)
+			for i := range t.shape {
+				if ins[int64(i)] {
+					t.shape[i] = 1
 				} else {
-					vals = nil
+					t.shape[i] = x.shape[k]
+					k++
 				}
 			}
-			if s != nil {
-				for i := range s {
-					if int64(i) != ax {
-						for k := 1; k < len(n.Inputs()); k++ {
-							if d := in(k).shape[i]; d >= 0 && isSym(s[i]) {
-								s[i] = d
-							}
+		}
+	}
+	set(0, t)
+}
+
+// shapeConcat: Concat.
+func shapeConcat(sc *shapeCtx) {
+	b, n, x, in, set := sc.b, sc.n, sc.x, sc.in, sc.set
+	t := &tinfo{dt: x.dt}
+	if x.shape != nil {
+		ax := normAxis(n.AttrInt("axis", 0), len(x.shape))
+		s := append([]int64{}, x.shape...)
+		var parts []int64
+		vals := []int64{}
+		for i := range n.Inputs() {
+			si := in(i).shape
+			if si == nil || len(si) != len(s) {
+				s = nil
+				break
+			}
+			if i > 0 {
+				parts = append(parts, si[ax])
+			}
+			if vals != nil && in(i).ival != nil {
+				vals = append(vals, in(i).ival...)
+			} else {
+				vals = nil
+			}
+		}
+		if s != nil {
+			for i := range s {
+				if int64(i) != ax {
+					for k := 1; k < len(n.Inputs()); k++ {
+						if d := in(k).shape[i]; d >= 0 && isSym(s[i]) {
+							s[i] = d
 						}
 					}
 				}
-				tot := x.shape[ax]
-				for _, p := range parts {
-					if tot < 0 || p < 0 {
-						tot = b.sym()
-						break
-					}
-					tot += p
+			}
+			tot := x.shape[ax]
+			for _, p := range parts {
+				if tot < 0 || p < 0 {
+					tot = b.sym()
+					break
 				}
-				s[ax] = tot
+				tot += p
 			}
-			t.shape = s
-			if len(s) == 1 {
-				t.ival = vals
-			}
+			s[ax] = tot
 		}
-		set(0, t)
-	case "Split":
-		b.inferSplit(n, x, in)
-	case "Slice":
-		b.inferSlice(n, x, in)
-	case "Gather":
-		t := &tinfo{dt: x.dt}
-		idx := in(1)
-		if x.shape != nil && idx.shape != nil {
-			ax := normAxis(n.AttrInt("axis", 0), len(x.shape))
-			t.shape = append(append(append([]int64{}, x.shape[:ax]...), idx.shape...), x.shape[ax+1:]...)
-			if len(x.shape) == 1 && x.ival != nil && idx.ival != nil {
-				t.ival = make([]int64, len(idx.ival))
-				for i, k := range idx.ival {
-					if k < 0 {
-						k += int64(len(x.ival))
-					}
-					if k < 0 || k >= int64(len(x.ival)) {
-						t.ival = nil
-						break
-					}
-					t.ival[i] = x.ival[k]
+		t.shape = s
+		if len(s) == 1 {
+			t.ival = vals
+		}
+	}
+	set(0, t)
+}
+
+// shapeSplit: Split.
+func shapeSplit(sc *shapeCtx) {
+	b, n, x := sc.b, sc.n, sc.x
+	b.inferSplit(n, x, sc.in)
+}
+
+// shapeSlice: Slice.
+func shapeSlice(sc *shapeCtx) {
+	b, n, x := sc.b, sc.n, sc.x
+	b.inferSlice(n, x, sc.in)
+}
+
+// shapeGather: Gather.
+func shapeGather(sc *shapeCtx) {
+	n, x, in, set := sc.n, sc.x, sc.in, sc.set
+	t := &tinfo{dt: x.dt}
+	idx := in(1)
+	if x.shape != nil && idx.shape != nil {
+		ax := normAxis(n.AttrInt("axis", 0), len(x.shape))
+		t.shape = append(append(append([]int64{}, x.shape[:ax]...), idx.shape...), x.shape[ax+1:]...)
+		if len(x.shape) == 1 && x.ival != nil && idx.ival != nil {
+			t.ival = make([]int64, len(idx.ival))
+			for i, k := range idx.ival {
+				if k < 0 {
+					k += int64(len(x.ival))
 				}
-			}
-		}
-		set(0, t)
-	case "GatherElements":
-		set(0, &tinfo{dt: x.dt, shape: in(1).shape})
-	case "ScatterElements", "ScatterND", "Scatter":
-		set(0, same)
-	case "Expand":
-		t := &tinfo{dt: x.dt}
-		if sv := in(1).ival; sv != nil {
-			t.shape = b.bcast(x.shape, sv)
-		}
-		set(0, t)
-	case "Shape":
-		t := &tinfo{dt: graph.Int64}
-		if x.shape != nil {
-			r := int64(len(x.shape))
-			st, en := n.AttrInt("start", 0), n.AttrInt("end", r)
-			if st < 0 {
-				st += r
-			}
-			if en < 0 {
-				en += r
-			}
-			st, en = min(max(st, 0), r), min(max(en, 0), r)
-			en = max(en, st)
-			t.ival = append([]int64{}, x.shape[st:en]...)
-			t.shape = []int64{en - st}
-		} else {
-			t.shape = []int64{b.sym()}
-		}
-		set(0, t)
-	case "Size":
-		t := &tinfo{dt: graph.Int64, shape: []int64{}}
-		if x.shape != nil && allKnown(x.shape) {
-			t.ival = []int64{prod(x.shape)}
-		}
-		set(0, t)
-	case "ConstantOfShape":
-		t := &tinfo{dt: graph.Float}
-		var val *graph.Tensor
-		if a := n.Attr("value"); a != nil && a.T != nil {
-			val = a.T
-			t.dt = a.T.DType
-		}
-		if sv := in(0).ival; sv != nil {
-			t.shape = append([]int64{}, sv...)
-			if allKnown(sv) && prod(sv) <= maxVals && val != nil {
-				vi := infoOfTensor(val)
-				k := int(prod(sv))
-				if vi.ival != nil {
-					t.ival = make([]int64, k)
-					for i := range t.ival {
-						t.ival[i] = vi.ival[0]
-					}
+				if k < 0 || k >= int64(len(x.ival)) {
+					t.ival = nil
+					break
 				}
-				if vi.fval != nil {
-					t.fval = make([]float64, k)
-					for i := range t.fval {
-						t.fval[i] = vi.fval[0]
-					}
-				}
-			}
-		} else if in(0).shape != nil && allKnown(in(0).shape) {
-			t.shape = make([]int64, in(0).shape[0])
-			for i := range t.shape {
-				t.shape[i] = b.sym()
+				t.ival[i] = x.ival[k]
 			}
 		}
-		set(0, t)
-	case "Constant":
-		var t *tinfo
-		if a := n.Attr("value"); a != nil && a.T != nil {
-			t = infoOfTensor(a.T)
-		} else if a := n.Attr("value_int"); a != nil {
-			t = &tinfo{dt: graph.Int64, shape: []int64{}, ival: []int64{a.I}}
-		} else if a := n.Attr("value_ints"); a != nil {
-			t = &tinfo{dt: graph.Int64, shape: []int64{int64(len(a.Ints))}, ival: a.Ints}
-		} else if a := n.Attr("value_float"); a != nil {
-			t = &tinfo{dt: graph.Float, shape: []int64{}, fval: []float64{float64(a.F)}}
-		} else if a := n.Attr("value_floats"); a != nil {
-			f := make([]float64, len(a.Floats))
-			for i, v := range a.Floats {
-				f[i] = float64(v)
-			}
-			t = &tinfo{dt: graph.Float, shape: []int64{int64(len(f))}, fval: f}
-		} else {
-			t = &tinfo{}
+	}
+	set(0, t)
+}
+
+// shapeGatherElements: GatherElements.
+func shapeGatherElements(sc *shapeCtx) {
+	x, in, set := sc.x, sc.in, sc.set
+	set(0, &tinfo{dt: x.dt, shape: in(1).shape})
+}
+
+// shapeScatter: ScatterElements, ScatterND, Scatter.
+func shapeScatter(sc *shapeCtx) {
+	set, same := sc.set, sc.same()
+	set(0, same)
+}
+
+// shapeExpand: Expand.
+func shapeExpand(sc *shapeCtx) {
+	b, x, in, set := sc.b, sc.x, sc.in, sc.set
+	t := &tinfo{dt: x.dt}
+	if sv := in(1).ival; sv != nil {
+		t.shape = b.bcast(x.shape, sv)
+	}
+	set(0, t)
+}
+
+// shapeShape: Shape.
+func shapeShape(sc *shapeCtx) {
+	b, n, x, set := sc.b, sc.n, sc.x, sc.set
+	t := &tinfo{dt: graph.Int64}
+	if x.shape != nil {
+		r := int64(len(x.shape))
+		st, en := n.AttrInt("start", 0), n.AttrInt("end", r)
+		if st < 0 {
+			st += r
 		}
-		set(0, t)
-	case "Range":
-		t := &tinfo{dt: x.dt, shape: []int64{b.sym()}}
-		s, l, d := x.ival, in(1).ival, in(2).ival
-		if len(s) == 1 && len(l) == 1 && len(d) == 1 && d[0] != 0 && !isSym(s[0]) && !isSym(l[0]) {
-			cnt := max(int64(math.Ceil(float64(l[0]-s[0])/float64(d[0]))), 0)
-			t.shape = []int64{cnt}
-			if cnt <= maxVals {
-				t.ival = make([]int64, cnt)
+		if en < 0 {
+			en += r
+		}
+		st, en = min(max(st, 0), r), min(max(en, 0), r)
+		en = max(en, st)
+		t.ival = append([]int64{}, x.shape[st:en]...)
+		t.shape = []int64{en - st}
+	} else {
+		t.shape = []int64{b.sym()}
+	}
+	set(0, t)
+}
+
+// shapeSize: Size.
+func shapeSize(sc *shapeCtx) {
+	x, set := sc.x, sc.set
+	t := &tinfo{dt: graph.Int64, shape: []int64{}}
+	if x.shape != nil && allKnown(x.shape) {
+		t.ival = []int64{prod(x.shape)}
+	}
+	set(0, t)
+}
+
+// shapeConstantOfShape: ConstantOfShape.
+func shapeConstantOfShape(sc *shapeCtx) {
+	b, n, in, set := sc.b, sc.n, sc.in, sc.set
+	t := &tinfo{dt: graph.Float}
+	var val *graph.Tensor
+	if a := n.Attr("value"); a != nil && a.T != nil {
+		val = a.T
+		t.dt = a.T.DType
+	}
+	if sv := in(0).ival; sv != nil {
+		t.shape = append([]int64{}, sv...)
+		if allKnown(sv) && prod(sv) <= maxVals && val != nil {
+			vi := infoOfTensor(val)
+			k := int(prod(sv))
+			if vi.ival != nil {
+				t.ival = make([]int64, k)
 				for i := range t.ival {
-					t.ival[i] = s[0] + int64(i)*d[0]
+					t.ival[i] = vi.ival[0]
+				}
+			}
+			if vi.fval != nil {
+				t.fval = make([]float64, k)
+				for i := range t.fval {
+					t.fval[i] = vi.fval[0]
 				}
 			}
 		}
-		set(0, t)
-	case "NonZero":
-		var s []int64
-		if x.shape != nil {
-			s = []int64{int64(len(x.shape)), b.sym()}
+	} else if in(0).shape != nil && allKnown(in(0).shape) {
+		t.shape = make([]int64, in(0).shape[0])
+		for i := range t.shape {
+			t.shape[i] = b.sym()
 		}
-		set(0, &tinfo{dt: graph.Int64, shape: s})
-	case "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-		"ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin":
-		t := &tinfo{dt: x.dt}
-		if n.OpType == "ArgMax" || n.OpType == "ArgMin" {
-			t.dt = graph.Int64
+	}
+	set(0, t)
+}
+
+// shapeConstant: Constant.
+func shapeConstant(sc *shapeCtx) {
+	n, set := sc.n, sc.set
+	var t *tinfo
+	if a := n.Attr("value"); a != nil && a.T != nil {
+		t = infoOfTensor(a.T)
+	} else if a := n.Attr("value_int"); a != nil {
+		t = &tinfo{dt: graph.Int64, shape: []int64{}, ival: []int64{a.I}}
+	} else if a := n.Attr("value_ints"); a != nil {
+		t = &tinfo{dt: graph.Int64, shape: []int64{int64(len(a.Ints))}, ival: a.Ints}
+	} else if a := n.Attr("value_float"); a != nil {
+		t = &tinfo{dt: graph.Float, shape: []int64{}, fval: []float64{float64(a.F)}}
+	} else if a := n.Attr("value_floats"); a != nil {
+		f := make([]float64, len(a.Floats))
+		for i, v := range a.Floats {
+			f[i] = float64(v)
 		}
-		axes, ok := b.reduceAxes(n)
-		if ok && x.shape != nil {
-			keep := n.AttrInt("keepdims", 1) != 0
-			red := map[int64]bool{}
-			for _, a := range axes {
-				red[normAxis(a, len(x.shape))] = true
+		t = &tinfo{dt: graph.Float, shape: []int64{int64(len(f))}, fval: f}
+	} else {
+		t = &tinfo{}
+	}
+	set(0, t)
+}
+
+// shapeRange: Range.
+func shapeRange(sc *shapeCtx) {
+	b, x, in, set := sc.b, sc.x, sc.in, sc.set
+	t := &tinfo{dt: x.dt, shape: []int64{b.sym()}}
+	s, l, d := x.ival, in(1).ival, in(2).ival
+	if len(s) == 1 && len(l) == 1 && len(d) == 1 && d[0] != 0 && !isSym(s[0]) && !isSym(l[0]) {
+		cnt := max(int64(math.Ceil(float64(l[0]-s[0])/float64(d[0]))), 0)
+		t.shape = []int64{cnt}
+		if cnt <= maxVals {
+			t.ival = make([]int64, cnt)
+			for i := range t.ival {
+				t.ival[i] = s[0] + int64(i)*d[0]
 			}
-			t.shape = []int64{}
-			for i, d := range x.shape {
-				switch {
-				case !red[int64(i)]:
-					t.shape = append(t.shape, d)
-				case keep:
-					t.shape = append(t.shape, 1)
-				}
+		}
+	}
+	set(0, t)
+}
+
+// shapeNonZero: NonZero.
+func shapeNonZero(sc *shapeCtx) {
+	b, x, set := sc.b, sc.x, sc.set
+	var s []int64
+	if x.shape != nil {
+		s = []int64{int64(len(x.shape)), b.sym()}
+	}
+	set(0, &tinfo{dt: graph.Int64, shape: s})
+}
+
+// shapeReduce: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, ArgMax, ArgMin.
+func shapeReduce(sc *shapeCtx) {
+	b, n, x, set := sc.b, sc.n, sc.x, sc.set
+	t := &tinfo{dt: x.dt}
+	if n.OpType == "ArgMax" || n.OpType == "ArgMin" {
+		t.dt = graph.Int64
+	}
+	axes, ok := b.reduceAxes(n)
+	if ok && x.shape != nil {
+		keep := n.AttrInt("keepdims", 1) != 0
+		red := map[int64]bool{}
+		for _, a := range axes {
+			red[normAxis(a, len(x.shape))] = true
+		}
+		t.shape = []int64{}
+		for i, d := range x.shape {
+			switch {
+			case !red[int64(i)]:
+				t.shape = append(t.shape, d)
+			case keep:
+				t.shape = append(t.shape, 1)
 			}
 		}
-		set(0, t)
-	default:
-		dt := graph.Undefined
-		if x.dt.IsFloat() {
-			dt = x.dt
-		}
-		for i := range outs {
-			set(i, &tinfo{dt: dt})
-		}
+	}
+	set(0, t)
+}
+
+// shapeDefault: any other op.
+func shapeDefault(sc *shapeCtx) {
+	x, set, outs := sc.x, sc.set, sc.n.Outputs()
+	dt := graph.Undefined
+	if x.dt.IsFloat() {
+		dt = x.dt
+	}
+	for i := range outs {
+		set(i, &tinfo{dt: dt})
 	}
 }
 

@@ -82,7 +82,7 @@ var shapeCases = []ruleCase{
 		y := f.opN("Dropout", []*graph.Value{x, f.scalarF(0.3)}, 2)[0]
 		return f.op("Tanh", []*graph.Value{y}), []int64{2, 3}, []string{"x"}
 	}},
-	{name: "ShapeChain/Reshape", dt: d, build: func(f *fg) (*graph.Value, []int64, []string) {
+	{name: "Reshape/shape-chain", dt: d, build: func(f *fg) (*graph.Value, []int64, []string) {
 		// PyTorch's dynamic reshape: Shape → Gather → Unsqueeze → Concat → Reshape.
 		x := f.param("x", 2, 3, 4)
 		sh := f.op("Shape", []*graph.Value{x})

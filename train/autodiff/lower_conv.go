@@ -82,65 +82,6 @@ func (c ConvGrad) check() error {
 	return nil
 }
 
-// gradConv: Y = Conv(X[N,C,S…], W[M,C/g,k…], B[M]) with strides s, pads
-// (pb, pe), dilations d, group g, output spatial size O.
-//
-//	dX = ConvTranspose(dY, W, s, pads, d, g, output_padding = (H+pb+pe−d(k−1)−1) mod s)
-//	   or, at stride 1, Conv(dY, flip(W)ᵀ, pads d(k−1)−p, d, g) (convInputGrad)
-//	dW = one of the formulations chosen per shape (convWeightGrad)
-//	dB = ReduceSum(dY, [0, 2, …])
-//
-// https://onnx.ai/onnx/operators/onnx__Conv.html, docs/GRADIENTS.md "Convolution".
-func gradConv(c *ctx) []*graph.Value {
-	b := c.b
-	geo, xs := c.convGeom()
-	X, W, g := c.in[0], c.in[1], c.g()
-	ws := b.shape(W)
-	if ws == nil || !allKnown(ws) {
-		b.fail("%w: %v: weight shape must be static", ErrUnsupported, c.n)
-	}
-	sp := len(xs) - 2
-	out := make([]*graph.Value, 3)
-	// With dY = u·a (a [M] along the channels): dX is linear in dY and in
-	// W's output axis, dW and db in dY, so a scales W's rows for dX and the
-	// rows of dW and db.
-	u, a := b.foldChannelScale(g, ws)
-	var aW *graph.Value // a as [M, 1, 1, …]
-	if a == nil {
-		u = g
-	} else {
-		b.convForms = append(b.convForms, "scale:folded")
-		s := []int64{ws[0]}
-		for range ws[1:] {
-			s = append(s, 1)
-		}
-		aW = b.reshape(a, s)
-	}
-	if c.needs(0) {
-		Wx := W
-		if a != nil {
-			Wx = b.mul(W, aW)
-		}
-		out[0] = b.convInputGrad(u, Wx, geo, xs)
-	}
-	if c.needs(1) {
-		out[1] = b.convWeightGrad(X, u, geo, ws)
-		if a != nil {
-			out[1] = b.mul(out[1], aW)
-		}
-	}
-	if c.needs(2) {
-		out[2] = b.reduceSum(u, append([]int64{0}, iota64(2, 2+sp)...), false)
-		if a != nil {
-			out[2] = b.mul(out[2], a)
-		}
-	}
-	if a != nil {
-		b.removeDead(g)
-	}
-	return out
-}
-
 // chanScale is a gradient u·a with a [C] a per-channel factor (along axis 1).
 type chanScale struct{ u, a *graph.Value }
 
@@ -174,12 +115,11 @@ func (b *builder) foldChannelScale(g *graph.Value, ws []int64) (u, a *graph.Valu
 }
 
 // chooseInputForm picks dX's formulation: the flipped Conv wherever it
-// applies (stride 1, pads ≤ d(k−1)). Measured with ONNX Runtime 1.24, one
-// thread (bench/conv_forms.sh, bench/RESULTS.md), batch 128, 3×3 pad 1,
-// ConvTranspose against the flipped Conv: 64 ch 28×28 68.9 against 62.2 ms,
-// 128 ch 14×14 73.1 against 56.2 ms, 256 ch 7×7 85.2 against 66.0 ms,
-// 512 ch 4×4 126.1 against 74.5 ms; the flipped Conv on the NCHWc kernels
-// (nchwc.go, where they apply) 52.3, 50.2, 46.1 and 70.3 ms.
+// applies (stride 1, pads ≤ d(k−1)), ConvTranspose elsewhere. ONNX
+// Runtime's Conv kernel is faster than its ConvTranspose on every
+// ResNet-18 layer shape, by more the smaller the plane, and the flipped
+// Conv can also run on the NCHWc kernels (lower_nchwc.go); bench/RESULTS.md
+// "Conv formulations per layer" has the timings.
 func (b *builder) chooseInputForm(geo convGeom) string {
 	form := b.spec.ConvGrad.Input
 	if form == ConvInputTranspose {
@@ -292,32 +232,22 @@ const (
 )
 
 // chooseWeightForm picks dW's formulation for the output spatial shape os
-// (nil if not static). Measured with ONNX Runtime 1.24, one thread
-// (bench/conv_forms.sh, bench/RESULTS.md), batch 128, 3×3 pad 1, trick /
-// gemm / bmm: 64 ch 28×28 171.7 / 100.3 / 84.0 ms, 128 ch 14×14 129.8 /
-// 79.7 / 79.0 ms, 256 ch 7×7 106.0 / 57.3 / 87.0 ms, 512 ch 4×4 125.8 /
-// 68.7 / 159.9 ms: the trick is 1.6–2× slower than the best windowed
-// form; bmm wins on large output planes, gemm elsewhere. At stride 2 gemm
-// wins (64→128 28×28: 78.7 / 48.7 / 69.5 ms; 256→512 7×7: 66.8 / 42.3 /
-// 104.3 ms). A 1×1 kernel at stride 2 on a large input plane goes to bmm:
-// gemm transposes all of X for the quarter it reads (64→128 28×28: gemm
-// 12.9, bmm 5.1 ms; 256→512 7×7: 4.6 against 8.7 ms). Grouped
-// convolutions keep the trick (not measured). These gemm times predate its
-// Gather windows (convWindowsGather), which made it 5–20 % faster on 1
-// thread and up to 28 % on 2; bmm still wins on 1 thread at 64 ch 28×28
-// and ties on 2 (bench/RESULTS.md, 2026-11-24). bmm's windows now come
-// from one multithreaded Conv (convWeightGradCols): a tie on 2 threads
-// here, 1.8–4× faster than the Slices on 4 and 16 threads of a 16-core
-// Xeon, where gemm (Gather windows) is also ahead of the old bmm.
+// (nil if not static; xs is X's spatial shape, nil if not static):
 //
-// Where the padding makes up validMinSkip or more of the gemm form's
-// products (3×3 pad 1: 31 % at 4×4, 18 % at 7×7, 9 % at 14×14), the valid
-// form, which skips them, wins: 2 threads, 512 ch 4×4 54.1 → 38.9 ms,
-// 256→512 7×7 stride 2 29.4 → 19.9, 256 ch 7×7 46.5 → 42.1 (1 thread
-// 135.8 → 86.8, 58.9 → 39.0, 81.0 → 75.8); at 14×14 and 28×28 it ties or
-// loses (bench/RESULTS.md, 2026-11-24). Inside a whole ResNet-18 step its
-// 18 Gathers per layer cost more than alone, and the step gains only
-// 10–20 ms. xs is X's spatial shape (nil if not static).
+//   - the trick (a Conv of Xᵀ with dYᵀ) where shapes are not static and for
+//     grouped convolutions: ONNX Runtime runs it as an im2col with a kernel
+//     as large as the plane, 1.6–2× slower than the windowed forms, so it
+//     is the fallback only;
+//   - valid where the padding makes up validMinSkip or more of the gemm
+//     form's products (3×3 pad 1: 31 % at 4×4, 18 % at 7×7, 9 % at 14×14):
+//     it skips those products;
+//   - bmm (per-image products) on large output planes (batchedMinOut,
+//     batchedMinC), and for a 1×1 kernel at stride 2 on a large input
+//     plane, where gemm would transpose all of X for the quarter it reads;
+//   - gemm (one product over the im2col windows) elsewhere.
+//
+// The per-layer timings behind these bounds are in bench/RESULTS.md
+// ("Conv formulations per layer", "operand order and the valid form").
 func (b *builder) chooseWeightForm(geo convGeom, Cg int64, xs, os []int64) string {
 	if os == nil || !allKnown(os) {
 		return ConvWeightTrick

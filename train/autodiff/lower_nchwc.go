@@ -22,22 +22,17 @@ import (
 //	Y  = ReorderOutput(nchwc.Conv(Xb, Wb, B), channels=M)
 //
 // (K = ∏k). The weight reorder is two MLAS reorders on the thread pool (the
-// first blocks C, the second M); a Transpose moving B(m) innermost took
-// 3.5–12.7 ms for a 512×512×3×3 filter on 2 threads, the two reorders
-// 1.8 ms (bench/ortprof on bench/conv_forms.sh's graphs). The flipped input
-// gradient is the same with W′ = flip(W)ᵀ (nchwcFilterFlipped).
+// first blocks C, the second M) rather than a Transpose moving B(m)
+// innermost, which is several times slower. The flipped input gradient is
+// the same with W′ = flip(W)ᵀ (nchwcFilterFlipped).
 //
-// Measured with ONNX Runtime 1.24, one thread (AVX-512, block 16, batch 128,
-// 3×3 pad 1; bench/conv_forms.sh, bench/RESULTS.md), plain Conv against
-// NCHWc including every reorder: 64 ch 28×28 63.8 against 50.1 ms, 128 ch
-// 14×14 56.5 against 46.3 ms, 256 ch 7×7 56.2 against 49.0 ms, 512 ch 4×4
-// 69.1 against 70.0 ms; the flipped input gradient 62.2, 56.2, 66.0, 74.5
-// against 52.3, 50.2, 46.1, 70.3 ms. A whole ResNet-18 training step takes
-// 9 % less CPU time on one thread and 14 % less time on two
-// (bench/RESULTS.md). The weight gradient keeps its plain
-// forms: the convolution trick on the NCHWc kernels (TestConvFormTimings's
-// "dW trick nchwc") is slower than the best windowed form at every layer,
-// and needs a batch that is a multiple of the block.
+// Including every reorder, the NCHWc forward and flipped input gradient are
+// faster than the plain Conv on ResNet-18's 64- to 256-channel layers and
+// tie at 512 channels; a whole training step takes 9–14 % less time
+// (bench/RESULTS.md, "Conv formulations per layer"). The weight gradient
+// keeps its plain forms: the convolution trick on the NCHWc kernels
+// (TestConvFormTimings's "dW trick nchwc") is slower than the best windowed
+// form at every layer, and needs a batch that is a multiple of the block.
 
 const nchwcDomain = "com.microsoft.nchwc"
 
