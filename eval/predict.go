@@ -145,7 +145,9 @@ func (c *Classifier) Logits(split *data.Split, idx []int, progress func(done, to
 	sh := split.Shape()
 	per := sh[0] * sh[1] * sh[2]
 	var out []float32
-	x := make([]float32, c.batch*per)
+	// A batch never holds more than the examples asked for, so a huge
+	// --batch-size allocates only what the data needs.
+	x := make([]float32, min(c.batch, len(idx))*per)
 	for start := 0; start < len(idx); start += c.batch {
 		end := min(start+c.batch, len(idx))
 		b := idx[start:end]

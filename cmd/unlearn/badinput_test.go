@@ -681,6 +681,17 @@ func badInputCases(fx *badFixtures) []badCase {
 		{"negative epochs", "train", "--epochs", "-1"},
 		{"negative learning rate", "train", "--lr", "-0.05"},
 		{"zero batch size", "eval", "--batch-size", "0"},
+		// Numeric flags are checked before any work: NaN used to be taken
+		// for "unset", Inf to be refused only after evaluation started, and
+		// huge counts to crash the runtime or start 18,000 threads.
+		{"learning rate NaN", "", "--lr", "NaN"},
+		{"learning rate Inf", "", "--lr", "Inf"},
+		{"momentum NaN", "train", "--momentum", "NaN"},
+		{"weight decay Inf", "train", "--weight-decay", "Inf"},
+		{"100000 threads", "", "--threads", "100000"},
+		{"100000 threads", "eval", "--threads", "100000"},
+		{"batch size 10 million", "eval", "--batch-size", "10000000"},
+		{"batch size MaxInt64", "", "--batch-size", "9223372036854775807"},
 	}
 	for _, f := range flagCases {
 		add(badCase{group: "flags", name: f.name, cmd: f.cmd, set: [][2]string{{f.flag, f.value}}, code: exitUsage, culprits: []string{f.flag, f.value}})

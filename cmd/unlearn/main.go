@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -59,6 +60,43 @@ func runtimeOptions(c *cli.Context) (onnxrt.Options, error) {
 	return o, nil
 }
 
+// maxThreadsPerCore bounds --threads: more intra-op threads than a few per
+// core only add contention, and a huge count creates that many OS threads.
+const maxThreadsPerCore = 4
+
+// maxBatchSize bounds --batch-size; batches are also never larger than the
+// examples they hold, so memory follows the data, not the flag.
+const maxBatchSize = 1 << 20
+
+// checkFlagValues refuses, before any work, a numeric flag that is not a
+// finite number (NaN or ±Inf parse as floats, and NaN compares false with
+// every bound, so it would slip past later checks or be taken for "unset"),
+// a --threads beyond maxThreadsPerCore per core and a --batch-size beyond
+// maxBatchSize.
+func checkFlagValues(c *cli.Context) error {
+	for _, f := range c.Command.Flags {
+		name := f.Names()[0]
+		if !c.IsSet(name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.Float64Flag:
+			if v := c.Float64(name); math.IsNaN(v) || math.IsInf(v, 0) {
+				return usagef("--%s %v: must be a finite number", name, v)
+			}
+		case *cli.IntFlag:
+			v := c.Int(name)
+			switch {
+			case name == "threads" && v > maxThreadsPerCore*runtime.NumCPU():
+				return usagef("--threads %d: at most %d on this machine (%d per core, %d cores)", v, maxThreadsPerCore*runtime.NumCPU(), maxThreadsPerCore, runtime.NumCPU())
+			case name == "batch-size" && v > maxBatchSize:
+				return usagef("--batch-size %d: at most %d", v, maxBatchSize)
+			}
+		}
+	}
+	return nil
+}
+
 func newApp() *cli.App {
 	app := &cli.App{
 		Name:    "unlearn",
@@ -88,6 +126,11 @@ func newApp() *cli.App {
 			return usageError{err}
 		},
 		ExitErrHandler: func(c *cli.Context, err error) {},
+	}
+	// Numeric flags are checked before any command runs (checkFlagValues).
+	app.Before = checkFlagValues
+	for _, cmd := range app.Commands {
+		cmd.Before = checkFlagValues
 	}
 	// --config, --log-format and --quiet are taken out of the arguments
 	// before parsing (globalArgs); they are listed for the help text.

@@ -82,7 +82,7 @@
 // indexing), rules_nn.go (Conv, ConvTranspose, pooling, normalization),
 // rules_shape.go and loss.go; registry.go ties each op to its rules and
 // shape.go infers types. A reviewer checks a rule against its doc comment
-// and GRADIENTS.md without reading further: gradConv, for instance, says
+// and docs/GRADIENTS.md without reading further: gradConv, for instance, says
 // dX is a transposed convolution of dY with W and dW a correlation of X
 // with dY, and calls convInputGrad and convWeightGrad for them.
 //
