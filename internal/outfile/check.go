@@ -114,6 +114,15 @@ func Check(outputs []Output, inputs []Input) error {
 	return nil
 }
 
+// maxNameLen is the longest file name Linux file systems take (NAME_MAX);
+// maxTempExtra is what the longest temporary name adds to an output's name:
+// "..", ".partial-", a PID of up to 7 digits, ".tmp-", another PID, "-"
+// and a base-36 uint64 of up to 13 digits.
+const (
+	maxNameLen   = 255
+	maxTempExtra = 2 + len(".partial-") + 7 + len(".tmp-") + 7 + 1 + 13
+)
+
 func checkOne(o Output, inputs []Input, earlier []Output) error {
 	fail := func(kind error, format string, a ...any) error {
 		return &Error{Label: o.label(), Msg: fmt.Sprintf(format, a...), Kind: kind}
@@ -121,6 +130,12 @@ func checkOne(o Output, inputs []Input, earlier []Output) error {
 	dir := filepath.Dir(o.Path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fail(ErrFolder, "folder %s does not exist", dir)
+	}
+	// The longest name written beside an output is its staged file's
+	// temporary (..NAME.partial-PID.tmp-PID-RANDOM); a name that leaves no
+	// room for it would fail only after the work.
+	if n := len(filepath.Base(o.Path)); n+maxTempExtra > maxNameLen {
+		return fail(ErrFolder, "file name of %d bytes: at most %d, since the temporary files written beside it add %d", n, maxNameLen-maxTempExtra, maxTempExtra)
 	}
 	lst, lerr := os.Lstat(o.Path)
 	exists := lerr == nil

@@ -399,3 +399,25 @@ func TestCrashMidWrite(t *testing.T) {
 		t.Errorf("entries after the rerun: %v; want only metrics.json", ents)
 	}
 }
+
+// TestCheckRefusesNamesWithoutRoomForTemporaries: a 250-byte output name
+// fits the file system but not the temporary written beside it; it is
+// refused before the work instead of failing after it.
+func TestCheckRefusesNamesWithoutRoomForTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	long := filepath.Join(dir, strings.Repeat("a", 245)+".onnx")
+	err := Check([]Output{{Flag: "--out", Path: long}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "file name of 250 bytes") || !strings.Contains(err.Error(), "--out") {
+		t.Errorf("250-byte name: %v", err)
+	}
+	ok := filepath.Join(dir, strings.Repeat("a", maxNameLen-maxTempExtra-5)+".onnx")
+	if err := Check([]Output{{Flag: "--out", Path: ok}}, nil); err != nil {
+		t.Errorf("a name that leaves room: %v", err)
+	}
+	// The longest temporary of that name is indeed creatable.
+	if f, err := os.Create(filepath.Join(dir, ".."+filepath.Base(ok)+".partial-4194304.tmp-4194304-"+strings.Repeat("z", 13))); err != nil {
+		t.Errorf("longest temporary: %v", err)
+	} else {
+		f.Close()
+	}
+}
