@@ -271,6 +271,14 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
+	// Two runs writing the same Out take turns from here to the model's
+	// rename, so the model under Out always goes with the metrics beside
+	// it (each names the model's sha256).
+	unlock, err := outfile.LockDir(filepath.Dir(job.Out))
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer unlock()
 	if err := outfile.WriteFiles(files); err != nil {
 		return nil, fail(err)
 	}

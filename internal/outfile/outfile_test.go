@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, path, s string) string {
@@ -419,5 +420,43 @@ func TestCheckRefusesNamesWithoutRoomForTemporaries(t *testing.T) {
 		t.Errorf("longest temporary: %v", err)
 	} else {
 		f.Close()
+	}
+}
+
+// TestLockDir: while one holder has the folder's lock, another cannot take
+// it; after the release it can, and no file is left in the folder.
+func TestLockDir(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lockedByOther(dir) {
+		t.Error("the lock is not seen by another open file")
+	}
+	got := make(chan struct{})
+	go func() {
+		u, err := LockDir(dir)
+		if err == nil {
+			u()
+		}
+		close(got)
+	}()
+	select {
+	case <-got:
+		t.Fatal("a second LockDir did not wait")
+	case <-time.After(100 * time.Millisecond):
+	}
+	unlock()
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second LockDir still waits after the release")
+	}
+	if lockedByOther(dir) {
+		t.Error("still locked after both released")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("files left: %v", ents)
 	}
 }
