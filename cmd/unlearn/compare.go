@@ -104,7 +104,7 @@ func compareCommand() *cli.Command {
 			}
 			out := c.App.Writer
 			if c.String("json") == "-" {
-				out = c.App.ErrWriter
+				out = tableBesideJSON(c)
 			}
 			printCompare(out, rep)
 			if p := c.String("json"); p != "" {

@@ -217,7 +217,7 @@ func emitTo(c *cli.Context, rep *eval.Report, jsonPath, reportPath string) error
 	}
 	tableTo := c.App.Writer
 	if jsonPath == "-" {
-		tableTo = c.App.ErrWriter // keep stdout pure JSON
+		tableTo = tableBesideJSON(c) // keep stdout pure JSON
 	}
 	printTable(tableTo, rep)
 	if err := outfile.WriteFiles(files); err != nil {

@@ -7,10 +7,12 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -175,13 +177,13 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	installSignals()
 	app := newApp()
 	app.Writer, app.ErrWriter = stdout, stderr
-	logs.w = stderr
+	logs.w, logs.json, logs.quiet = stderr, false, false
 	args, err := globalArgs(app, args)
 	if err == nil {
 		if logs.quiet {
 			app.Writer = io.Discard
 		}
-		err = app.Run(args)
+		err = runRecovered(app, args)
 	}
 	if err == nil {
 		return exitOK
@@ -200,6 +202,24 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	}
 	logs.fail(msg, code)
 	return code
+}
+
+// errPanic marks a panic turned into an error by runRecovered.
+var errPanic = errors.New("internal error")
+
+// runRecovered runs the app and turns a panic of the command's goroutine
+// into an error (with the stack on one line), so that the run still ends
+// with one error line, or one JSON error event with --log-format json, and
+// its temporary files removed.
+func runRecovered(app *cli.App, args []string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			outfile.RemoveTracked()
+			stack := strings.Join(strings.Fields(string(debug.Stack())), " ")
+			err = fmt.Errorf("%w: %v; please report it with the command line (stack: %s)", errPanic, r, stack)
+		}
+	}()
+	return app.Run(args)
 }
 
 // isCLIUsage recognizes urfave/cli's own usage errors that do not go through

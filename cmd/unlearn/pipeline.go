@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -86,12 +87,24 @@ func (l *logger) fail(msg string, code int) {
 	fmt.Fprintf(l.w, "unlearn: error: %s\n", msg)
 }
 
+// tableBesideJSON is where a table goes when stdout carries JSON: stderr,
+// unless stderr carries JSON lines too (--log-format json), where a table
+// would break the stream; the table is then left out, since the JSON on
+// stdout holds the same numbers.
+func tableBesideJSON(c *cli.Context) io.Writer {
+	if logs.json {
+		return io.Discard
+	}
+	return c.App.ErrWriter
+}
+
 // globalArgs takes --config, --log-format and --quiet out of args, sets up
 // the logger, and splices the config file's values in as flags right after
 // the command name, where later (command-line) values override them.
 func globalArgs(app *cli.App, args []string) ([]string, error) {
 	var out []string
 	config, format := "", "text"
+	formatGiven, quietGiven := false, false
 	configPath = "" // set below when this run has a --config
 	// experiment's own --config is its experiment file.
 	ownConfig := len(args) > 1 && args[1] == "experiment"
@@ -122,23 +135,27 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 			if name == "config" {
 				config, configPath = val, val
 			} else {
-				format = val
+				format, formatGiven = val, true
 			}
 		case "quiet", "q":
 			logs.quiet = !hasVal || val == "true" || val == "1"
+			quietGiven = true
 		default:
 			out = append(out, a)
 		}
 	}
-	switch format {
-	case "text":
-	case "json":
-		logs.json = true
-	default:
-		return nil, usagef("--log-format %q: must be text or json", format)
+	setFormat := func() error {
+		switch format {
+		case "text":
+		case "json":
+			logs.json = true
+		default:
+			return usagef("--log-format %q: must be text or json", format)
+		}
+		return nil
 	}
 	if config == "" {
-		return out, nil
+		return out, setFormat()
 	}
 	// The command: the first argument when it names one, else the main
 	// command.
@@ -152,9 +169,31 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 	}
 	injected, err := configArgs(config, flags)
 	if err != nil {
+		setFormat()
 		return nil, err
 	}
-	res := append(append(append([]string{}, out[:pos]...), injected...), out[pos:]...)
+	// log-format and quiet from the file apply unless the command line
+	// gave them; they are not flags of the parsed command.
+	var kept []string
+	for _, a := range injected {
+		name, val, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		switch name {
+		case "log-format":
+			if !formatGiven {
+				format = val
+			}
+		case "quiet":
+			if !quietGiven {
+				logs.quiet = val == "true" || val == "1"
+			}
+		default:
+			kept = append(kept, a)
+		}
+	}
+	if err := setFormat(); err != nil {
+		return nil, err
+	}
+	res := append(append(append([]string{}, out[:pos]...), kept...), out[pos:]...)
 	return res, nil
 }
 
@@ -177,7 +216,10 @@ func configArgs(path string, flags []cli.Flag) ([]string, error) {
 		}
 		names = append(names, f.Names()[0])
 	}
-	for _, n := range []string{"config", "log-format", "quiet", "q", "help", "h"} {
+	// A config file cannot name another config file or ask for help;
+	// log-format and quiet are taken (globalArgs applies them).
+	names = slices.DeleteFunc(names, func(n string) bool { return n == "config" || n == "help" })
+	for _, n := range []string{"config", "q", "help", "h"} {
 		delete(known, n)
 	}
 	keys := make([]string, 0, len(doc))
