@@ -75,6 +75,13 @@ func decodeIDX(r io.Reader, wantDims int) (*idxFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The header fixes the size exactly: bytes after the data mean a file
+	// that is not what its header says (a concatenation, a wrong header),
+	// so it is refused rather than read in part.
+	var extra [1]byte
+	if n, _ := io.ReadFull(r, extra[:]); n > 0 {
+		return nil, fmt.Errorf("trailing bytes after the %d bytes of data that dimensions %v hold", size, dims)
+	}
 	return &idxFile{dims: dims, data: data}, nil
 }
 

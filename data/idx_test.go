@@ -66,6 +66,22 @@ func TestIDX(t *testing.T) {
 }
 
 func TestIDXErrors(t *testing.T) {
+	// Bytes after the data the header promises are refused (they used to
+	// be ignored), compressed or not.
+	for _, compress := range []bool{false, true} {
+		t.Run("trailing bytes", func(t *testing.T) {
+			dir := t.TempDir()
+			writeIDXDir(t, dir, 2, 2, 2, 2, false)
+			b, name := append(idxBytes([]int{2}, []byte{0, 1}), 7), "train-labels-idx1-ubyte"
+			if compress {
+				os.Remove(filepath.Join(dir, name))
+				b, name = gz(t, b), name+".gz"
+			}
+			writeFile(t, dir, name, b)
+			_, err := Open(dir, Options{})
+			wantErr(t, err, name, "trailing bytes after the 2 bytes")
+		})
+	}
 	t.Run("magic", func(t *testing.T) {
 		dir := t.TempDir()
 		writeIDXDir(t, dir, 2, 2, 2, 2, false)

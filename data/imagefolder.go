@@ -58,15 +58,31 @@ func classDirs(dir string) ([]string, error) {
 }
 
 // classFiles lists the image files under a class folder in torchvision order.
+// A class folder that is a symbolic link is followed, in train/ and test/
+// alike (torchvision's ImageFolder follows links too); a link to a folder
+// inside a class folder is refused rather than skipped, so that no image is
+// left out silently. Paths are reported under dir's own name.
 func classFiles(dir string) ([]string, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
 	type entry struct{ dir, name string }
 	var files []entry
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		if rel, rerr := filepath.Rel(real, p); rerr == nil {
+			p = filepath.Join(dir, rel)
+		}
 		if d.IsDir() {
 			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				return fileErr(p, "a link to a folder inside a class folder is not followed; link the class folder itself, or the images")
+			}
 		}
 		ext := strings.ToLower(filepath.Ext(d.Name()))
 		if torchvisionExts[ext] {

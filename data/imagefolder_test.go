@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -169,6 +170,34 @@ func TestImageFolderErrors(t *testing.T) {
 		}
 		_, err := Open(root, Options{})
 		wantErr(t, err, filepath.Join("train", "a", "0.png"), "30000×30000", "more than the")
+	})
+	// A class folder that is a link is followed in both splits (test/ used
+	// to skip it silently, train/ to fail); a link to a folder inside a
+	// class folder is refused, naming it.
+	t.Run("symlinked class folder", func(t *testing.T) {
+		root, elsewhere := t.TempDir(), t.TempDir()
+		writeFile(t, root, "train/a/0.png", pngBytes(t, grayImage(0, 2, 3)))
+		writeFile(t, elsewhere, "b-train/0.png", pngBytes(t, grayImage(1, 2, 3)))
+		writeFile(t, elsewhere, "b-test/0.png", pngBytes(t, grayImage(2, 2, 3)))
+		writeFile(t, elsewhere, "b-test/1.png", pngBytes(t, grayImage(3, 2, 3)))
+		writeFile(t, root, "test/a/0.png", pngBytes(t, grayImage(4, 2, 3)))
+		for split, target := range map[string]string{"train": "b-train", "test": "b-test"} {
+			if err := os.Symlink(filepath.Join(elsewhere, target), filepath.Join(root, split, "b")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ds, err := Open(root, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ds.Train.Len() != 2 || ds.Test.Len() != 3 {
+			t.Errorf("train %d, test %d images; want 2 and 3", ds.Train.Len(), ds.Test.Len())
+		}
+		if err := os.Symlink(filepath.Join(elsewhere, "b-test"), filepath.Join(root, "test", "a", "more")); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(root, Options{})
+		wantErr(t, err, filepath.Join("test", "a", "more"), "not followed")
 	})
 	t.Run("unreadable", func(t *testing.T) {
 		root := t.TempDir()
