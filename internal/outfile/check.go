@@ -1,12 +1,3 @@
-// Package outfile owns how the tool writes its output files: it checks,
-// before any work, that every output path is safe to write (never an
-// input, never another output, never a link, a device or a folder, in a
-// folder that exists and is writable), writes each file atomically
-// (a temporary file beside it, synced, renamed into place, created with
-// the process's umask), keeps the registry of temporary files that a
-// signal handler removes, and removes the temporaries that a killed run
-// left behind. It imports only the standard library, so that onnxio,
-// eval, unlearn and the command can all use it.
 package outfile
 
 import (
