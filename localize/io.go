@@ -97,6 +97,15 @@ func (mk *Mask) MarshalJSON() ([]byte, error) {
 // ReadMask reads a mask file and checks it against the model's trainable
 // parameters (names and sizes).
 func ReadMask(path string, m *graph.Model) (*Mask, error) {
+	nm, err := graph.Neurons(m.Graph)
+	if err != nil {
+		return nil, err
+	}
+	return ReadMaskFor(path, nm)
+}
+
+// ReadMaskFor is ReadMask against a model's neuron map.
+func ReadMaskFor(path string, nm *graph.NeuronMap) (*Mask, error) {
 	b, err := fsread.File(path, "mask file", 1<<30)
 	if err != nil {
 		return nil, err
@@ -113,10 +122,6 @@ func ReadMask(path string, m *graph.Model) (*Mask, error) {
 	}
 	if !slices.Contains(Strategies(), doc.Strategy) {
 		return nil, fmt.Errorf("%s: strategy %q: unknown; the strategies are %s", path, doc.Strategy, strings.Join(Strategies(), ", "))
-	}
-	nm, err := graph.Neurons(m.Graph)
-	if err != nil {
-		return nil, err
 	}
 	sizes := map[string]int{}
 	for _, p := range nm.Params {

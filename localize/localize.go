@@ -41,6 +41,8 @@ type Options struct {
 	Classifier string
 	Runtime    onnxrt.Options
 	Progress   func(done, total int)
+	// Neurons is m's neuron map when the caller has it; nil: computed.
+	Neurons *graph.NeuronMap
 }
 
 // Mask is the result of a strategy.
@@ -132,9 +134,12 @@ func Localize(ctx context.Context, m *graph.Model, split *data.Split, forget []i
 	if o.TopFrac == 0 {
 		o.TopFrac = 0.1
 	}
-	nm, err := graph.Neurons(m.Graph)
-	if err != nil {
-		return nil, nil, err
+	nm := o.Neurons
+	if nm == nil {
+		var err error
+		if nm, err = graph.Neurons(m.Graph); err != nil {
+			return nil, nil, err
+		}
 	}
 	st, err := LookupStrategy(o.Strategy)
 	if err != nil {

@@ -42,6 +42,9 @@ type Input struct {
 	// Classifier names the classifier layer ("" = the graph's default, see
 	// graph.NeuronMap.Classifier); rft trains it whole.
 	Classifier string
+	// Neurons is Model's neuron map when the caller has it (the pipeline
+	// analyses the model once); nil: Run computes it.
+	Neurons *graph.NeuronMap
 }
 
 // SCRUBConfig holds SCRUB's knobs (Kurmanji et al., "Towards Unbounded
@@ -380,9 +383,12 @@ func (r *run) validate(a *Algorithm) error {
 	if a.UsesRetain && len(in.Retain) == 0 {
 		return fmt.Errorf("%w: %s needs a non-empty retain set", ErrInput, a.Name)
 	}
-	nm, err := graph.Neurons(in.Model.Graph)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInput, err)
+	nm := in.Neurons
+	if nm == nil {
+		var err error
+		if nm, err = graph.Neurons(in.Model.Graph); err != nil {
+			return fmt.Errorf("%w: %v", ErrInput, err)
+		}
 	}
 	r.nm = nm
 	r.isPar = map[string]bool{}

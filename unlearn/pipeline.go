@@ -117,7 +117,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	strategy, budget := job.Strategy, job.Budget
 	var fileMask *localize.Mask
 	if job.MaskPath != "" {
-		if fileMask, err = localize.ReadMask(job.MaskPath, p.Work); err != nil {
+		if fileMask, err = localize.ReadMaskFor(job.MaskPath, p.Neurons); err != nil {
 			return nil, fmt.Errorf("--mask: %w", err)
 		}
 		strategy, budget = fileMask.Strategy, fileMask.Budget
@@ -152,7 +152,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 			"path", job.MaskPath, "strategy", fileMask.Strategy, "budget", fileMask.Budget, "selected", fileMask.Selected, "total", fileMask.Total)
 	} else {
 		info("localize", fmt.Sprintf("localizing: strategy %s, budget %g", strategy, budget), "strategy", strategy, "budget", budget)
-		lo := localize.Options{Strategy: strategy, Budget: budget, Seed: cfg.Seed, Runtime: cfg.Runtime, BatchSize: cfg.BatchSize}
+		lo := localize.Options{Strategy: strategy, Budget: budget, Seed: cfg.Seed, Runtime: cfg.Runtime, BatchSize: cfg.BatchSize, Neurons: p.Neurons}
 		if job.Bar != nil {
 			lo.Progress = job.Bar("localize")
 		}
@@ -444,7 +444,7 @@ func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask
 	}
 	res, err := Run(ctx, algo, Input{
 		Model: p.Work, Data: s.Data, Forget: s.Forget, Retain: s.Retain,
-		Mask: mask, Classifier: classifier,
+		Mask: mask, Classifier: classifier, Neurons: p.Neurons,
 	}, cfg)
 	if err != nil {
 		return nil, err
