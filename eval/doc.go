@@ -11,6 +11,7 @@
 //	NewDelta(oracle, model) *Delta                               Δ = oracle − model
 //	NewAgreement(a, b) (*Agreement, error)                       same-prediction rates
 //	Report / Section / NewMIASettings / HashPath                 metrics.json (unlearn.metrics/v1)
+//	CompareReport / CompareEntry                                 the comparison of several models with one oracle (unlearn.compare/v1)
 //	MIA, SVCMIA, LossAttack, ComputeFeatures, CrossEntropy       the attacks on their own
 //	FitLogReg1D, StratifiedShuffleSplit, CrossValidateLogReg     the loss attack's parts
 //

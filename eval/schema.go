@@ -1,15 +1,9 @@
 package eval
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
 
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/train"
 )
@@ -240,53 +234,8 @@ func NewMIASettings(m *Metrics, opts MIAOptions) *MIASettings {
 //	(cd DIR && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum
 //
 // prints for names without spaces or special characters. Hidden files are
-// included; symbolic links are followed for the top path only.
-func HashPath(path string) (string, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	if !st.IsDir() {
-		return hashFile(path)
-	}
-	var files []string
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			rel, err := filepath.Rel(path, p)
-			if err != nil {
-				return err
-			}
-			files = append(files, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	slices.Sort(files)
-	h := sha256.New()
-	for _, f := range files {
-		s, err := hashFile(filepath.Join(path, filepath.FromSlash(f)))
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s  ./%s\n", s, f)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// included; symbolic links are followed for the top path only. The
+// implementation is internal/fsread's, which train shares.
+func HashPath(path string) (string, error) { return fsread.HashPath(path) }
 
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+func hashFile(path string) (string, error) { return fsread.HashFile(path) }

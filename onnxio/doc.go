@@ -49,6 +49,17 @@
 // external data; Encode refuses it. Go's runtime has no such limit, so Load
 // reads such files.
 //
+// # Safetensors
+//
+// Safetensors(m, SafetensorsOptions) renders a model's initializers as a
+// safetensors file (internal/safetensors) under their names, PyTorch's
+// state_dict keys when the export kept them, after untying the tensors the
+// exporter shared behind Identity nodes (graph.UntieIdentityInitializers),
+// so that load_state_dict picks up the weights (`unlearn export`). Names
+// the exporter made up (GeneratedName) are skipped unless
+// SafetensorsOptions.All; a trainable parameter under such a name is a
+// *GeneratedParamsError, since PyTorch could not load it by name.
+//
 // # Errors
 //
 // Errors name the file, tensor or node concerned and wrap one of ErrNotModel,

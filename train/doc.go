@@ -16,6 +16,8 @@
 //	Fit(ctx, engine, split, idx, FitOptions)  epochs of shuffled mini-batches with a schedule
 //	InitValue, ResetNeurons               PyTorch's fresh-layer initialisation of chosen neurons
 //	CheckFinite, ClipGradNorm             guards on gradients
+//	BuildArtifacts(path, spec), WriteDir  training graph, inference graph and artifacts.json
+//	                                      in one folder, for any ONNX runtime (`unlearn artifacts`)
 //
 // # Conventions
 //

@@ -10,6 +10,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
 var onnxGo struct {
@@ -64,7 +65,7 @@ func TestArtifacts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var doc artifactsDoc
+			var doc autodiff.ArtifactsDoc
 			if err := json.Unmarshal(b, &doc); err != nil {
 				t.Fatal(err)
 			}

@@ -2,34 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/graph"
 )
-
-// compareReport is the JSON of `unlearn compare` (schema unlearn.compare/v1).
-type compareReport struct {
-	Schema   string           `json:"schema"`
-	Tool     string           `json:"tool"`
-	Data     *eval.DataInfo   `json:"data"`
-	Forget   *eval.ForgetInfo `json:"forget"`
-	Settings eval.Settings    `json:"settings"`
-	Oracle   *eval.Section    `json:"oracle"`
-	Models   []compareEntry   `json:"models"`
-}
-
-// compareEntry is one model's section with its Δ to the oracle.
-type compareEntry struct {
-	eval.Section
-	Delta     *eval.Delta     `json:"delta"`
-	Agreement *eval.Agreement `json:"agreement"`
-}
-
-const compareSchema = "unlearn.compare/v1"
 
 func compareCommand() *cli.Command {
 	return &cli.Command{
@@ -82,7 +61,7 @@ func compareCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			rep := &compareReport{Schema: compareSchema, Tool: "unlearn " + Version, Settings: r.Settings(omet),
+			rep := &eval.CompareReport{Schema: eval.CompareSchema, Tool: "unlearn " + Version, Settings: r.Settings(omet),
 				Oracle: &eval.Section{Model: oi, Metrics: omet}}
 			if rep.Data, rep.Forget, err = r.Provenance(); err != nil {
 				return err
@@ -100,93 +79,17 @@ func compareCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				rep.Models = append(rep.Models, compareEntry{Section: eval.Section{Model: mi, Metrics: met}, Delta: d, Agreement: ag})
+				rep.Models = append(rep.Models, eval.CompareEntry{Section: eval.Section{Model: mi, Metrics: met}, Delta: d, Agreement: ag})
 			}
 			out := c.App.Writer
 			if c.String("json") == "-" {
 				out = tableBesideJSON(c)
 			}
-			printCompare(out, rep)
+			_ = report.WriteCompare(out, rep)
 			if p := c.String("json"); p != "" {
 				return writeJSON(c, p, rep)
 			}
 			return nil
 		},
 	}
-}
-
-// compareColumn is one column of the comparison table.
-type compareColumn struct {
-	title string
-	get   func(m *eval.Metrics) *float64
-	delta func(d *eval.Delta) *float64
-}
-
-func miaColumn(key string) func(m *eval.Metrics) *float64 {
-	return func(m *eval.Metrics) *float64 { return ptrOK(m.MIA.Get(key)) }
-}
-
-func ptrOK(v float64, ok bool) *float64 {
-	if !ok {
-		return nil
-	}
-	return &v
-}
-
-func printCompare(w io.Writer, rep *compareReport) {
-	cols := []compareColumn{
-		{"forget", func(m *eval.Metrics) *float64 { return m.Accuracy.Forget }, func(d *eval.Delta) *float64 { return d.Accuracy.Forget }},
-		{"retain", func(m *eval.Metrics) *float64 { return m.Accuracy.Retain }, func(d *eval.Delta) *float64 { return d.Accuracy.Retain }},
-		{"test", func(m *eval.Metrics) *float64 { return &m.Accuracy.Test }, func(d *eval.Delta) *float64 { return &d.Accuracy.Test }},
-	}
-	if rep.Oracle.MIA != nil {
-		for _, k := range []string{"correctness", "confidence", "loss_lr"} {
-			title := "mia " + k
-			if k == "loss_lr" {
-				title = "loss_lr"
-			}
-			cols = append(cols, compareColumn{title, miaColumn(k), func(d *eval.Delta) *float64 {
-				if d.MIA == nil {
-					return nil
-				}
-				return ptrOK(d.MIA.Get(k))
-			}})
-		}
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "model")
-	for _, c := range cols {
-		fmt.Fprintf(tw, "\t%s", c.title)
-	}
-	fmt.Fprint(tw, "\tagree forget\tavg gap\n")
-	fmt.Fprintf(tw, "%s (oracle)", rep.Oracle.Model.Path)
-	for _, c := range cols {
-		fmt.Fprintf(tw, "\t%s", pctCell(c.get(rep.Oracle.Metrics)))
-	}
-	fmt.Fprint(tw, "\t\t\n")
-	for _, e := range rep.Models {
-		fmt.Fprint(tw, e.Model.Path)
-		for _, c := range cols {
-			cell := pctCell(c.get(e.Metrics))
-			if d := c.delta(e.Delta); d != nil {
-				cell += fmt.Sprintf(" (%s)", deltaCell(d))
-			}
-			fmt.Fprintf(tw, "\t%s", cell)
-		}
-		agree, gap := "-", "-"
-		if e.Agreement != nil && e.Agreement.Forget != nil {
-			agree = pctCell(e.Agreement.Forget)
-		}
-		if e.Delta.AvgGap != nil {
-			gap = fmt.Sprintf("%.2f", 100**e.Delta.AvgGap)
-		}
-		fmt.Fprintf(tw, "\t%s\t%s\n", agree, gap)
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "values in %%, (Δ = oracle − model in points); forget set %s (%d of %d training examples)\n",
-		rep.Forget.Path, rep.Forget.N, rep.Oracle.Counts.Train)
-	if rep.Oracle.MIA != nil {
-		fmt.Fprintln(w, "mia: share of the forget set the SVC calls non-member (SalUn); loss_lr: attack accuracy, 50% = chance")
-	}
-	fmt.Fprintln(w, "avg gap: mean |Δ| over forget, retain and test accuracy and mia correctness (SalUn's Avg. Gap)")
 }

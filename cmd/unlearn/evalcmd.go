@@ -1,12 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -219,7 +216,7 @@ func emitTo(c *cli.Context, rep *eval.Report, jsonPath, reportPath string) error
 	if jsonPath == "-" {
 		tableTo = tableBesideJSON(c) // keep stdout pure JSON
 	}
-	printTable(tableTo, rep)
+	_ = report.WriteTable(tableTo, rep) // a failed terminal write fails nothing, as before
 	if err := outfile.WriteFiles(files); err != nil {
 		return err
 	}
@@ -232,88 +229,6 @@ func emitTo(c *cli.Context, rep *eval.Report, jsonPath, reportPath string) error
 		return err
 	}
 	return nil
-}
-
-// printTable writes the metrics table: one row per metric, the model's
-// value, and with an oracle the oracle's and Δ in percentage points.
-func printTable(w io.Writer, rep *eval.Report) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	oracle, before := rep.Oracle != nil, rep.Before != nil
-	head := "metric\t"
-	if before {
-		head += "\t  before"
-	}
-	head += "\t   model"
-	if oracle {
-		head += "\t  oracle\tΔ (points)"
-	}
-	fmt.Fprintln(tw, head)
-	group := ""
-	for _, row := range report.Rows(rep) {
-		g := ""
-		if row.Group != group {
-			g, group = row.Group, row.Group
-		}
-		switch row.Group {
-		case "agreement":
-			fmt.Fprintf(tw, "%s\t%s\t%s%8s", g, row.Name, skip(before), pctCell(row.Model))
-		case "summary": // a mean of |Δ|: no sign
-			fmt.Fprintf(tw, "%s\t%s\t%s%8s\t%8s\t%8.2f", g, row.Name, skip(before), "", "", 100**row.Delta)
-		default:
-			fmt.Fprintf(tw, "%s\t%s\t", g, row.Name)
-			if before {
-				fmt.Fprintf(tw, "%8s\t", pctCell(row.Before))
-			}
-			fmt.Fprintf(tw, "%8s", pctCell(row.Model))
-			if oracle {
-				fmt.Fprintf(tw, "\t%8s\t%8s", pctCell(row.Oracle), deltaCell(row.Delta))
-			}
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	if rep.Counts.Forget != nil {
-		fmt.Fprintf(w, "examples: train %d, test %d, forget %d, retain %d", rep.Counts.Train, rep.Counts.Test, *rep.Counts.Forget, *rep.Counts.Retain)
-	} else {
-		fmt.Fprintf(w, "examples: train %d, test %d", rep.Counts.Train, rep.Counts.Test)
-	}
-	if s := rep.Settings.MIA; s != nil {
-		fmt.Fprintf(w, "; MIA shadow members %d, non-members %d", s.ShadowMembers, s.ShadowNonMembers)
-	}
-	fmt.Fprintln(w)
-	if rep.MIA != nil {
-		fmt.Fprintln(w, "mia: share of the forget set each SVC calls non-member (SalUn); loss_lr: attack accuracy, 50% = chance")
-	}
-	if oracle {
-		fmt.Fprintln(w, "Δ = oracle − model; agreement: same predicted class as the oracle")
-	}
-	if s := rep.Settings.MIA; s != nil {
-		for _, n := range s.Notes {
-			fmt.Fprintf(w, "note: %s\n", n)
-		}
-	}
-}
-
-// skip is an empty before-column cell when the table has one.
-func skip(before bool) string {
-	if before {
-		return "        \t"
-	}
-	return ""
-}
-
-func pctCell(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f%%", 100**v)
-}
-
-func deltaCell(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprintf("%+.2f", 100**v)
 }
 
 func writeJSON(c *cli.Context, path string, v any) error {

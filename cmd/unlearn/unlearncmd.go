@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -198,7 +198,7 @@ func runUnlearn(c *cli.Context) error {
 	}
 	rep, u := o.Report, o.Report.Unlearning
 	after, tm := rep.Metrics, u.Timings
-	printTable(c.App.Writer, rep)
+	_ = report.WriteTable(c.App.Writer, rep)
 	res := []any{"out", s.out, "metrics", s.metrics, "accuracy", after.Accuracy,
 		"changed_params", o.Audit.ChangedParams, "total_params", o.Audit.TotalParams,
 		"outside_mask_bit_identical", o.Audit.BitIdentical, "timings", tm}
@@ -250,7 +250,7 @@ func runUnlearn(c *cli.Context) error {
 		fmt.Fprintf(w, "auto schedule: lr %g (%s), stopped after epoch %d of at most %d (%s)%s\n", a.LR, how, a.StopEpoch, a.MaxEpochs, a.Reason, result)
 	}
 	if p := u.Proxies; p != nil {
-		fmt.Fprintln(w, proxiesLine(p))
+		fmt.Fprintln(w, report.ProxiesLine(p))
 	}
 	for _, n := range u.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
@@ -272,15 +272,4 @@ func epochAlgorithms() []string {
 		}
 	}
 	return out
-}
-
-// proxiesLine summarises the oracle-free proxies for the terminal.
-func proxiesLine(p *eval.ProxyLog) string {
-	b, a := p.Before, p.After
-	line := fmt.Sprintf("proxies (no oracle): forget accuracy %.2f%% → %.2f%%, unseen reference %.2f%%; test accuracy %.2f%% → %.2f%%; held-out retain accuracy %.2f%% → %.2f%% (%d examples, not trained on)",
-		100*b.ForgetAccuracy, 100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, 100*b.TestAccuracy, 100*a.TestAccuracy, 100*b.HoldoutAccuracy, 100*a.HoldoutAccuracy, p.HoldoutSize)
-	if a.MIA != nil && b.MIA != nil {
-		line += fmt.Sprintf("; proxy MIA (%s) on the forget set %.2f%% → %.2f%%, on the reference %.2f%%", a.MIA.Feature, 100*b.MIA.Forget, 100*a.MIA.Forget, 100*a.MIA.Reference)
-	}
-	return line
 }

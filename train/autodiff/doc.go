@@ -17,6 +17,10 @@
 //
 // Build(m, spec) returns Artifacts: the training Model and the description
 // of its inputs and outputs.
+// NewArtifactsDoc(art, spec, inference, path, sha256) describes them as
+// artifacts.json (ArtifactsDoc, schema unlearn.artifacts/v1) for a runtime
+// other than this tool's; train.BuildArtifacts reads a model file and
+// writes the whole set.
 //
 // Inputs, in order: the forward's image input(s); "labels" (int64 [N]);
 // "weights" (float [N], per-example loss weights; NegGrad passes negative

@@ -1,0 +1,109 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/testutil"
+)
+
+func TestFileBundledResNet(t *testing.T) {
+	path := testutil.Testdata(t, "resnet_small_train.onnx")
+	rep, err := File(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Schema != Schema || rep.Model.Path != path || len(rep.Model.SHA256) != 64 {
+		t.Errorf("schema %q path %q sha %q", rep.Schema, rep.Model.Path, rep.Model.SHA256)
+	}
+	// Ten convolution/linear layers (conv1, two per block, two
+	// downsamples, fc), each with its BatchNormalization when it has one.
+	if len(rep.Layers) != 10 || rep.Parameters.Layers != 10 || rep.Classifier != "fc.weight" {
+		t.Fatalf("%d layers, classifier %q; want 10 and fc.weight", len(rep.Layers), rep.Classifier)
+	}
+	if rep.Parameters.Elements != 77754 || !rep.Model.BNPreserved || rep.Model.BatchNorm == 0 {
+		t.Errorf("parameters %+v, batchnorm %d", rep.Parameters, rep.Model.BatchNorm)
+	}
+	if rep.Ops["Conv"] == 0 || rep.Model.Opsets["ai.onnx"] == 0 || len(rep.Unsupported) != 0 {
+		t.Errorf("ops %v opsets %v unsupported %v", rep.Ops, rep.Model.Opsets, rep.Unsupported)
+	}
+	last := rep.Layers[len(rep.Layers)-1]
+	if last.Name != "fc.weight" || last.Op != "Gemm" || len(last.Members) != 2 || last.Members[1].Role != graph.KindBias {
+		t.Errorf("last layer %+v", last)
+	}
+	if len(rep.Inputs) != 1 || rep.Inputs[0].DType != "float32" || len(rep.Inputs[0].Shape) != 4 {
+		t.Errorf("inputs %+v", rep.Inputs)
+	}
+	// The JSON form keeps the schema's field names.
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"schema":"unlearn.inspect/v1"`, `"batchnorm_preserved":true`, `"max_depth":`, `"unsupported":[]`} {
+		if !bytes.Contains(b, []byte(k)) {
+			t.Errorf("JSON lacks %s", k)
+		}
+	}
+}
+
+func TestFileClassifierOption(t *testing.T) {
+	path := testutil.Testdata(t, "resnet_small_train.onnx")
+	rep, err := File(path, Options{Classifier: "layer3.conv2.weight"})
+	if err != nil || rep.Classifier != "layer3.conv2.weight" {
+		t.Fatalf("classifier %v, %v", rep, err)
+	}
+	_, err = File(path, Options{Classifier: "nosuch"})
+	var ce *ClassifierError
+	if !errors.As(err, &ce) || ce.Name != "nosuch" || !strings.Contains(err.Error(), "fc.weight") {
+		t.Fatalf("error %v; want a *ClassifierError listing the layers", err)
+	}
+}
+
+func TestSummarizeRefusesModelWithoutParameters(t *testing.T) {
+	g := graph.NewGraph("g")
+	x, _ := g.AddInput("x", &graph.Type{DType: graph.Float, Shape: []graph.Dim{{Size: 1}, {Size: 4}}})
+	n, _ := g.AddNode("Relu", "", "r", []*graph.Value{x}, []string{"y"})
+	g.Outputs = []*graph.Value{n.Output(0)}
+	_, err := Summarize(&graph.Model{Graph: g, IRVersion: 8, Opsets: []graph.OpsetImport{{Version: 17}}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "no trainable parameters") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestWriteTextLimitsRows(t *testing.T) {
+	rep := &Report{Schema: Schema, Model: ModelInfo{SHA256: strings.Repeat("ab", 32), Opsets: map[string]int64{"ai.onnx": 17}}, Ops: map[string]int{"Gemm": 70}}
+	for i := 0; i < 70; i++ {
+		rep.Layers = append(rep.Layers, Layer{Name: "l" + strings.Repeat("x", i%3), Op: "Gemm"})
+	}
+	var short, all bytes.Buffer
+	if err := WriteText(&short, rep, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteText(&all, rep, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(short.String(), "... 10 more layers") || strings.Contains(all.String(), "more layers") {
+		t.Errorf("row limit not applied:\n%s", short.String())
+	}
+	if got := strings.Count(all.String(), "Gemm\t"); got != 0 {
+		t.Errorf("tabs left in the table: %d", got)
+	}
+	if !strings.Contains(short.String(), "sha256 abababababababab)") || !strings.Contains(short.String(), "classifier not found") {
+		t.Errorf("header:\n%s", short.String())
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestWriteTextReportsWriteError(t *testing.T) {
+	if err := WriteText(failWriter{}, &Report{Model: ModelInfo{Opsets: map[string]int64{}}}, false); err == nil || err.Error() != "disk full" {
+		t.Fatalf("error %v; want the writer's", err)
+	}
+}

@@ -1,0 +1,160 @@
+package inspect
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// MaxRows is how many layers WriteText lists unless asked for all.
+const MaxRows = 60
+
+// WriteText writes r as the terminal summary of `unlearn inspect`: the
+// model, its format, inputs, outputs, op counts, BatchNormalization,
+// parameters, the classifier, the nodes without a gradient rule, then a
+// table of the layers (at most MaxRows unless all). It returns the first
+// error of w.
+func WriteText(w io.Writer, r *Report, all bool) error {
+	ew := &errWriter{w: w}
+	writeHeader(ew, r)
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "layer\top\tdepth\tneurons\tparams\tmembers (initializer [shape] role axis)\n")
+	limit := len(r.Layers)
+	if !all && limit > MaxRows {
+		limit = MaxRows
+	}
+	for _, l := range r.Layers[:limit] {
+		var ms []string
+		for _, m := range l.Members {
+			ms = append(ms, fmt.Sprintf("%s %v %s@%d", m.Name, m.Shape, m.Role, m.Axis))
+		}
+		op := l.Op
+		if l.Standalone {
+			op += " (standalone)"
+		}
+		mark := ""
+		if l.Name == r.Classifier {
+			mark = "  <- classifier"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s%s\n", l.Name, op, l.Depth, l.Channels, l.Params, strings.Join(ms, "; "), mark)
+	}
+	tw.Flush()
+	if limit < len(r.Layers) {
+		fmt.Fprintf(ew, "... %d more layers (--channels lists all, --json writes all)\n", len(r.Layers)-limit)
+	}
+	return ew.err
+}
+
+// writeHeader writes the lines above the layer table.
+func writeHeader(w io.Writer, r *Report) {
+	var opsets []string
+	for d, v := range r.Model.Opsets {
+		opsets = append(opsets, fmt.Sprintf("%s %d", d, v))
+	}
+	sort.Strings(opsets)
+	fmt.Fprintf(w, "model     %s (sha256 %s)\n", r.Model.Path, shortHash(r.Model.SHA256))
+	fmt.Fprintf(w, "format    IR version %d, opset %s", r.Model.IRVersion, strings.Join(opsets, ", "))
+	if r.Model.Producer != "" {
+		fmt.Fprintf(w, ", produced by %s", r.Model.Producer)
+	}
+	fmt.Fprintln(w)
+	for _, in := range r.Inputs {
+		fmt.Fprintf(w, "input     %s %s %s\n", in.Name, in.DType, shapeString(in.Shape))
+	}
+	for _, o := range r.Outputs {
+		fmt.Fprintf(w, "output    %s %s %s\n", o.Name, o.DType, shapeString(o.Shape))
+	}
+	// Ops by count, most frequent first, ties by name.
+	type kv struct {
+		k string
+		v int
+	}
+	var ops []kv
+	for k, v := range r.Ops {
+		ops = append(ops, kv{k, v})
+	}
+	sort.Slice(ops, func(i, j int) bool {
+		if ops[i].v != ops[j].v {
+			return ops[i].v > ops[j].v
+		}
+		return ops[i].k < ops[j].k
+	})
+	parts := make([]string, len(ops))
+	for i, o := range ops {
+		parts[i] = fmt.Sprintf("%s %d", o.k, o.v)
+	}
+	fmt.Fprintf(w, "nodes     %d: %s\n", r.Model.Nodes, strings.Join(parts, ", "))
+	bn := "none (fused into the convolutions, or never present)"
+	if r.Model.BatchNorm > 0 {
+		bn = fmt.Sprintf("%d nodes kept: finetuning updates their running statistics", r.Model.BatchNorm)
+	}
+	fmt.Fprintf(w, "batchnorm %s\n", bn)
+	p := r.Parameters
+	fmt.Fprintf(w, "params    %d elements in %d tensors; %d neurons in %d layers (max depth %d)\n",
+		p.Elements, p.Tensors, p.Neurons, p.Layers, p.MaxDepth)
+	if r.Untied > 0 {
+		fmt.Fprintf(w, "untied    %d parameters the exporter shared behind Identity nodes (each becomes its own again)\n", r.Untied)
+	}
+	cl := r.Classifier
+	if cl == "" {
+		cl = "not found (pass --classifier to name it)"
+	}
+	fmt.Fprintf(w, "classifier %s\n", cl)
+	if len(r.Unsupported) == 0 {
+		fmt.Fprintf(w, "gradients every op on the path from the parameters to the logits has a gradient rule\n")
+	} else {
+		fmt.Fprintf(w, "gradients %d node(s) have no gradient rule; the model cannot be unlearned:\n", len(r.Unsupported))
+		for _, n := range r.Unsupported {
+			d := ""
+			if n.Domain != "" {
+				d = " (domain " + n.Domain + ")"
+			}
+			fmt.Fprintf(w, "          %s%s at node %q\n", n.Op, d, n.Node)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// shortHash is the first 16 hex digits of a SHA-256, enough to tell files
+// apart on a terminal (all of it when shorter, as for a Summarize report).
+func shortHash(s string) string {
+	if len(s) > 16 {
+		return s[:16]
+	}
+	return s
+}
+
+// shapeString writes a shape as [1, N, ?]: "?" for an unknown dimension,
+// and for an unknown rank.
+func shapeString(s []any) string {
+	if s == nil {
+		return "?"
+	}
+	parts := make([]string, len(s))
+	for i, d := range s {
+		if d == nil {
+			parts[i] = "?"
+		} else {
+			parts[i] = fmt.Sprint(d)
+		}
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// errWriter remembers the first write error and drops every later write,
+// so that a renderer can write line by line and report once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
