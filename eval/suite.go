@@ -188,3 +188,95 @@ func (r *Report) SetOracle(oracle *ModelInfo, met *Metrics) error {
 	r.Delta, r.Agreement = d, ag
 	return nil
 }
+
+// Measure evaluates the model at modelPath and, when oraclePath is set,
+// the oracle on the suite's examples, and returns metrics.json's report
+// (`unlearn eval`). Both files are loaded and checked before the first
+// forward pass, so a bad file fails at once.
+func (s *Suite) Measure(modelPath, oraclePath, tool string) (*Report, error) {
+	m, err := s.Load(modelPath, "model")
+	if err != nil {
+		return nil, err
+	}
+	var om *graph.Model
+	if oraclePath != "" {
+		if om, err = s.Load(oraclePath, "oracle"); err != nil {
+			return nil, err
+		}
+		if err := CheckSameClasses(m, om, modelPath, oraclePath); err != nil {
+			return nil, err
+		}
+	}
+	met, err := s.Evaluate(m, modelPath, "model")
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Schema: Schema, Tool: tool, Metrics: met, Settings: s.Settings(met)}
+	if rep.Model, err = NewModelInfo(modelPath); err != nil {
+		return nil, err
+	}
+	if rep.Data, rep.Forget, err = s.Provenance(); err != nil {
+		return nil, err
+	}
+	if om != nil {
+		omet, err := s.Evaluate(om, oraclePath, "oracle")
+		if err != nil {
+			return nil, err
+		}
+		oi, err := NewModelInfo(oraclePath)
+		if err != nil {
+			return nil, err
+		}
+		if err := rep.SetOracle(oi, omet); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// Compare evaluates the oracle and every model in paths on the suite's
+// examples and returns one report with each model's Δ to the oracle
+// (`unlearn compare`). Every file is loaded and checked first.
+func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*CompareReport, error) {
+	om, err := s.Load(oraclePath, "oracle")
+	if err != nil {
+		return nil, err
+	}
+	models := make([]*graph.Model, len(paths))
+	for i, p := range paths {
+		if models[i], err = s.Load(p, "model"); err != nil {
+			return nil, err
+		}
+		if err := CheckSameClasses(models[i], om, p, oraclePath); err != nil {
+			return nil, err
+		}
+	}
+	omet, err := s.Evaluate(om, oraclePath, "oracle")
+	if err != nil {
+		return nil, err
+	}
+	oi, err := NewModelInfo(oraclePath)
+	if err != nil {
+		return nil, err
+	}
+	rep := &CompareReport{Schema: CompareSchema, Tool: tool, Settings: s.Settings(omet), Oracle: &Section{Model: oi, Metrics: omet}}
+	if rep.Data, rep.Forget, err = s.Provenance(); err != nil {
+		return nil, err
+	}
+	for i, m := range models {
+		met, err := s.Evaluate(m, paths[i], fmt.Sprintf("model %d", i+1))
+		if err != nil {
+			return nil, err
+		}
+		d, ag, err := CompareToOracle(omet, met, oraclePath, paths[i])
+		if err != nil {
+			return nil, err
+		}
+		mi, err := NewModelInfo(paths[i])
+		if err != nil {
+			return nil, err
+		}
+		rep.Models = append(rep.Models, CompareEntry{Section: Section{Model: mi, Metrics: met}, Delta: d, Agreement: ag})
+	}
+	return rep, nil
+}

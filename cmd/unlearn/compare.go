@@ -1,13 +1,9 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/report"
-	"github.com/unlearn-tool/unlearn/graph"
 )
 
 func compareCommand() *cli.Command {
@@ -37,49 +33,9 @@ func compareCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			oraclePath := c.String("oracle")
-			om, err := r.Load(oraclePath, "oracle")
+			rep, err := r.Compare(c.String("oracle"), paths, "unlearn "+Version)
 			if err != nil {
 				return err
-			}
-			// Load everything before the first forward pass, so a bad file
-			// fails at once.
-			models := make([]*graph.Model, len(paths))
-			for i, p := range paths {
-				if models[i], err = r.Load(p, "model"); err != nil {
-					return err
-				}
-				if err := eval.CheckSameClasses(models[i], om, p, oraclePath); err != nil {
-					return err
-				}
-			}
-			omet, err := r.Evaluate(om, oraclePath, "oracle")
-			if err != nil {
-				return err
-			}
-			oi, err := eval.NewModelInfo(oraclePath)
-			if err != nil {
-				return err
-			}
-			rep := &eval.CompareReport{Schema: eval.CompareSchema, Tool: "unlearn " + Version, Settings: r.Settings(omet),
-				Oracle: &eval.Section{Model: oi, Metrics: omet}}
-			if rep.Data, rep.Forget, err = r.Provenance(); err != nil {
-				return err
-			}
-			for i, m := range models {
-				met, err := r.Evaluate(m, paths[i], fmt.Sprintf("model %d", i+1))
-				if err != nil {
-					return err
-				}
-				d, ag, err := eval.CompareToOracle(omet, met, oraclePath, paths[i])
-				if err != nil {
-					return err
-				}
-				mi, err := eval.NewModelInfo(paths[i])
-				if err != nil {
-					return err
-				}
-				rep.Models = append(rep.Models, eval.CompareEntry{Section: eval.Section{Model: mi, Metrics: met}, Delta: d, Agreement: ag})
 			}
 			out := c.App.Writer
 			if c.String("json") == "-" {

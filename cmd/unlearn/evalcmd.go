@@ -10,7 +10,6 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/report"
-	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 )
 
@@ -153,46 +152,12 @@ func evalCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			modelPath, oraclePath := c.String("model"), c.String("oracle")
-			m, err := r.Load(modelPath, "model")
-			if err != nil {
-				return err
-			}
-			var om *graph.Model
-			if oraclePath != "" {
-				if om, err = r.Load(oraclePath, "oracle"); err != nil {
-					return err
-				}
-				if err := eval.CheckSameClasses(m, om, modelPath, oraclePath); err != nil {
-					return err
-				}
-			}
 			if c.String("report") != "" && r.Forget == nil {
 				return usagef("--report needs --forget: the report compares the forget set with the rest")
 			}
-			met, err := r.Evaluate(m, modelPath, "model")
+			rep, err := r.Measure(c.String("model"), c.String("oracle"), "unlearn "+Version)
 			if err != nil {
 				return err
-			}
-			rep := &eval.Report{Schema: eval.Schema, Tool: "unlearn " + Version, Metrics: met, Settings: r.Settings(met)}
-			if rep.Model, err = eval.NewModelInfo(modelPath); err != nil {
-				return err
-			}
-			if rep.Data, rep.Forget, err = r.Provenance(); err != nil {
-				return err
-			}
-			if om != nil {
-				omet, err := r.Evaluate(om, oraclePath, "oracle")
-				if err != nil {
-					return err
-				}
-				oi, err := eval.NewModelInfo(oraclePath)
-				if err != nil {
-					return err
-				}
-				if err := rep.SetOracle(oi, omet); err != nil {
-					return err
-				}
 			}
 			return emit(c, rep)
 		},
