@@ -1,6 +1,7 @@
 package localize
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -160,6 +161,28 @@ func ReadMaskFor(path string, nm *graph.NeuronMap) (*Mask, error) {
 		mk.Elements[t.Name] = sel
 	}
 	return mk, nil
+}
+
+// ScoresFile returns per-parameter scores (Localize's second result) as a
+// float32 safetensors file, each tensor shaped like its parameter in m.
+func ScoresFile(scores map[string][]float64, m *graph.Model) ([]byte, error) {
+	vals, shapes := map[string][]float32{}, map[string][]int64{}
+	for k, v := range scores {
+		pv := m.Graph.LocalValue(k)
+		if pv == nil || pv.Init == nil {
+			return nil, fmt.Errorf("%w: scores for %q, which is not an initializer of the model", ErrStrategy, k)
+		}
+		f := make([]float32, len(v))
+		for i := range v {
+			f[i] = float32(v[i])
+		}
+		vals[k], shapes[k] = f, pv.Init.Shape
+	}
+	var buf bytes.Buffer
+	if err := WriteSafetensors(&buf, vals, shapes); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // WriteSafetensors writes float32 tensors (name → values, shapes from

@@ -19,6 +19,8 @@ type Strategy struct {
 	Name string
 	// Summary is one line for help texts.
 	Summary string
+	// Scores: Localize also returns per-parameter scores (--scores).
+	Scores bool
 	// Localize returns the mask for req (and the scores when Scores).
 	Localize func(req *Request) (*Mask, map[string][]float64, error)
 }
@@ -45,7 +47,7 @@ var (
 func init() {
 	for _, s := range []Strategy{
 		{Name: "del", Summary: "DEL: |Σ θ·g| over forget batches, neurons by the mean of their top-h scores, whole neurons within the budget",
-			Localize: func(r *Request) (*Mask, map[string][]float64, error) {
+			Scores: true, Localize: func(r *Request) (*Mask, map[string][]float64, error) {
 				sc, err := Scores(r.Ctx, r.Model, r.Split, r.Forget, "del", r.Options)
 				if err != nil {
 					return nil, nil, err
@@ -53,7 +55,7 @@ func init() {
 				return delMask(r.Neurons, sc, r.Limit, r.Options), sc, nil
 			}},
 		{Name: "salloc", Summary: "SalUn: global top-α of |Σ g|",
-			Localize: func(r *Request) (*Mask, map[string][]float64, error) {
+			Scores: true, Localize: func(r *Request) (*Mask, map[string][]float64, error) {
 				sc, err := Scores(r.Ctx, r.Model, r.Split, r.Forget, "salloc", r.Options)
 				if err != nil {
 					return nil, nil, err
@@ -61,7 +63,7 @@ func init() {
 				return sallocMask(r.Neurons, sc, r.Limit, r.Options), sc, nil
 			}},
 		{Name: "critmem", Summary: "per forget example, zero the neuron with the largest Σ|θ·g| until the prediction flips",
-			Localize: localizeCritMem},
+			Scores: true, Localize: localizeCritMem},
 		{Name: "deepest", Summary: "whole layers from the output", Localize: localizeDepth},
 		{Name: "shallowest", Summary: "whole layers from the input", Localize: localizeDepth},
 		{Name: "random", Summary: "another strategy's per-layer counts (--random-of), random neurons",

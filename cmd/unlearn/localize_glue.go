@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"text/tabwriter"
 
@@ -55,8 +54,12 @@ func runLocalize(c *cli.Context) error {
 	if !(b > 0 && b <= 1) {
 		return usagef("--budget %g: must be in (0, 1]", b)
 	}
-	if !validStrategy(c.String("strategy")) {
+	st, err := localize.LookupStrategy(c.String("strategy"))
+	if err != nil {
 		return usagef("--strategy %q: unknown; choose one of %v", c.String("strategy"), strategies())
+	}
+	if c.String("scores") != "" && !st.Scores {
+		return usagef("--scores: strategy %s computes no scores (del, salloc and critmem do)", st.Name)
 	}
 	if c.Int("topk") < 0 {
 		return usagef("--topk %d: must be ≥ 0", c.Int("topk"))
@@ -99,22 +102,11 @@ func runLocalize(c *cli.Context) error {
 		return fmt.Errorf("%s: %w", modelPath, err)
 	}
 	if p := c.String("scores"); p != "" {
-		if scores == nil {
-			return usagef("--scores: strategy %s computes no scores (del and salloc do)", c.String("strategy"))
-		}
-		vals, shapes := map[string][]float32{}, map[string][]int64{}
-		for k, v := range scores {
-			f := make([]float32, len(v))
-			for i := range v {
-				f[i] = float32(v[i])
-			}
-			vals[k], shapes[k] = f, work.Graph.LocalValue(k).Init.Shape
-		}
-		var buf bytes.Buffer
-		if err := localize.WriteSafetensors(&buf, vals, shapes); err != nil {
+		b, err := localize.ScoresFile(scores, work)
+		if err != nil {
 			return err
 		}
-		if err := outfile.WriteFile(p, buf.Bytes()); err != nil {
+		if err := outfile.WriteFile(p, b); err != nil {
 			return err
 		}
 	}
