@@ -699,7 +699,7 @@ func badInputCases(fx *badFixtures) []badCase {
 	add(badCase{group: "flags", name: "auto schedule for an algorithm without epochs", set: [][2]string{{"--schedule", "auto"}, {"--method", "ssd"}},
 		code: exitUsage, culprits: []string{"--schedule auto", "ssd"}})
 	add(badCase{group: "flags", name: "scores from a strategy that computes none (refused before localizing)", cmd: "localize",
-		set: [][2]string{{"--strategy", "deepest"}, {"--scores", filepath.Join(fx.root, "scores.safetensors")}},
+		set:  [][2]string{{"--strategy", "deepest"}, {"--scores", filepath.Join(fx.root, "scores.safetensors")}},
 		code: exitUsage, culprits: []string{"--scores", "deepest"}})
 	add(badCase{group: "flags", name: "max epochs with a fixed schedule", set: [][2]string{{"--max-epochs", "5"}},
 		code: exitUsage, culprits: []string{"--max-epochs", "--schedule auto"}})
