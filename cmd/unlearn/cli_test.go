@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
@@ -49,6 +51,10 @@ func TestMain(m *testing.M) {
 type result struct {
 	code           int
 	stdout, stderr string
+	// peakKB is the process's peak resident set size (0 in process);
+	// wall the time it ran.
+	peakKB int64
+	wall   time.Duration
 }
 
 func runCLI(t *testing.T, args ...string) result {
@@ -57,7 +63,15 @@ func runCLI(t *testing.T, args ...string) result {
 	cmd.Dir = testutil.RepoRoot(t)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
+	start := time.Now()
 	err := cmd.Run()
+	wall := time.Since(start)
+	var peak int64
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			peak = ru.Maxrss // kilobytes on Linux
+		}
+	}
 	code := 0
 	if err != nil {
 		var ee *exec.ExitError
@@ -66,7 +80,7 @@ func runCLI(t *testing.T, args ...string) result {
 		}
 		code = ee.ExitCode()
 	}
-	return result{code, so.String(), se.String()}
+	return result{code, so.String(), se.String(), peak, wall}
 }
 
 // wantError checks the contract for bad input: the given exit code, exactly

@@ -22,7 +22,7 @@ func runInProcess(t *testing.T, args ...string) result {
 	t.Chdir(testutil.RepoRoot(t))
 	var so, se bytes.Buffer
 	code := runIO(append([]string{"unlearn"}, args...), &so, &se)
-	return result{code, so.String(), se.String()}
+	return result{code: code, stdout: so.String(), stderr: se.String()}
 }
 
 // TestMainCommandDecodesModelOnce: the main command reads and decodes the
