@@ -59,6 +59,7 @@ fuzz:
 testing-md: ort
 	$(TEST_ENV) UNLEARN_TESTING_MD=$(CURDIR)/TESTING.md $(GO) test -count=1 -run '^TestBadInputMatrix$$' ./cmd/unlearn
 	@sed -n 's/.*\*\*\([0-9]*\) cases\*\*.*/bad-input cases: \1/p' TESTING.md
+	$(TEST_ENV) GO=$(GO) ./scripts/hardening-report.sh TESTING.md
 	FUZZ_TARGETS="$(FUZZ_TARGETS)" $(if $(filter-out file,$(origin FUZZTIME)),FUZZTIME=$(FUZZTIME)) GO=$(GO) ./scripts/fuzz-report.sh TESTING.md
 
 test-short: ort

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Runs the dedicated tests of the hardening issue (the cases the bad-input
+# matrix cannot express: library loading, links and devices as outputs,
+# resource bombs, locks, messages) and writes their results as the
+# "## Hardening" section of FILE (default TESTING.md), before any
+# "## Fuzzing" section, replacing an earlier one. `make testing-md` runs it
+# after the bad-input matrix. Exits 1 when a test fails (after writing).
+#
+#   scripts/hardening-report.sh [FILE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+file=${1:-TESTING.md}
+go=${GO:-go}
+
+# item ; package ; tests (space-separated, Test/Subtest for a subtest) ; what it shows
+cases=$(cat <<'LIST'
+1 ; onnxrt ; TestResolveLibraryIgnoresWorkingDirectory ; a library planted in .ort/ of the working directory or a parent is neither loaded nor named
+1 ; onnxrt ; TestPlantedParentLibraryNotLoaded ; end to end: a planted library whose constructor writes a marker is not loaded by `unlearn version` (and is, as a control, with --ort-lib)
+1 ; onnxrt ; TestRefuseWritableLibrary TestRefuseWritableFolder TestRefuseOtherOwner TestTrustFollowsSymlinks ; a library, or its folder, that another user could replace is refused from every source
+1 ; onnxrt ; TestCheckDeviceRefusesWritableProvider ; the CUDA provider libraries get the same check
+2 ; internal/outfile ; TestCheckRefusesInputs TestCheckRefusesOutputsInsideData TestCheckRefusesTwoOutputsInOneFile ; an output that is an input (hard links and symlinks included), lies in the dataset, or is another output is refused (the matrix's output rows run the same through every command)
+3 ; internal/outfile ; TestCheckRefusesSymlinkOutput TestCheckRefusesSpecialFiles ; a link, device, FIFO or folder as output is refused and left as it was
+4 ; onnxio ; TestDecodeErrors/dims_overflow_int64 ; a tensor shape whose element count overflows int64 is refused
+5 ; onnxio ; TestExternalDataBomb ; external data claiming more bytes than memory (a 4 TiB sparse file), or not matching its shape, is refused before allocation
+5, 6, 11 ; cmd/unlearn ; TestBadInputMatrix/flags ; huge --batch-size and --threads, NaN and Inf in numeric flags are usage errors before any work
+7 ; data ; TestImageFolderErrors/huge-header ; PNG headers claiming 30000×30000 are refused before decoding
+8 ; internal/fsread ; TestFileRefusesWhatIsNotARegularFile TestFileLimit ; devices, FIFOs and folders are refused without reading; size limits hold
+10 ; internal/outfile ; TestLockDir ; runs writing one folder take turns from the metrics' write to the model's rename
+12 ; data ; TestIDXErrors/trailing_bytes TestImageFolderErrors/symlinked_class_folder TestParseIDs ; IDX trailing bytes refused; symlinked class folders followed in both splits; a UTF-8 BOM accepted
+13 ; internal/outfile ; TestCheckRefusesNamesWithoutRoomForTemporaries ; an output name without room for its temporaries is refused before the work
+14 ; internal/outfile ; TestWriteFileRespectsUmask TestRemoveStale TestCrashMidWrite ; outputs follow the umask; temporaries of dead runs are removed, a live run's kept
+14 ; cmd/unlearn ; TestOutputModeAndStaleTemporaries ; the same through `unlearn export`
+15 ; localize ; TestReadMaskRefusesBadFiles ; mask files with a duplicated tensor, an overflowing run, a budget of −7 or an unknown strategy are refused
+16 ; data ; TestParseIDsErrors ; a 100,000-digit id is cut to 40 characters in the message
+16 ; cmd/unlearn ; TestConfigLogFormatAndQuiet TestJSONOnStdoutAndStderr TestJSONLogSurvivesPanic ; config takes log-format and quiet; --json - with --log-format json keeps both streams JSON; a panic ends as one JSON error event
+LIST
+)
+
+rows=""
+status=0
+while IFS=';' read -r item pkg tests what; do
+	item=$(echo "$item" | xargs); pkg=$(echo "$pkg" | xargs); what=$(echo "$what" | sed 's/^ *//; s/ *$//')
+	[ -z "$pkg" ] && continue
+	res=pass
+	names=""
+	for tst in $tests; do
+		# Anchor each level: Test/Sub runs as ^Test$/^Sub$.
+		pat=$(sed 's#/#$/^#g' <<<"^$tst\$")
+		echo "hardening-report: $pkg $tst" >&2
+		if ! out=$("$go" test -count=1 -v -run "$pat" "./$pkg" 2>&1); then
+			res="**FAILED**"; status=1; echo "$out" | tail -20 >&2
+		elif ! grep -qE -- "--- PASS: $tst( |/)" <<<"$out"; then
+			# A name that matched nothing is a failure of this report, not a pass.
+			res="**no test matched $tst**"; status=1
+		fi
+		names+="${names:+, }\`$tst\`"
+	done
+	rows+="| $item | \`$pkg\` | $names | $what | $res |"$'\n'
+done <<<"$cases"
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
+section="## Hardening
+
+\`scripts/hardening-report.sh\` on $(date -u +%Y-%m-%d), ${cpu:-unknown CPU}, $(nproc) cores: the dedicated tests
+of the hardening issue's items (numbers as in the issue), beside the matrix above, whose every case must also be
+refused under 2 GB of peak memory and within 60 s. \`make test\` runs all of them.
+
+| item | package | test | what it shows | result |
+|---|---|---|---|---|
+$rows"
+
+tmp=$(mktemp "$file.XXXXXX")
+if [ -f "$file" ]; then
+	# Keep what comes before an earlier Hardening section and any Fuzzing section after it.
+	awk '/^## Hardening$/ {skip=1} /^## Fuzzing$/ {skip=0} !skip' "$file" >"$tmp.all"
+	awk '/^## Fuzzing$/ {exit} {print}' "$tmp.all" >"$tmp"
+	sed -i -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$tmp"
+	printf '\n%s' "$section" >>"$tmp"
+	if grep -q '^## Fuzzing$' "$tmp.all"; then
+		printf '\n' >>"$tmp"
+		awk '/^## Fuzzing$/ {p=1} p' "$tmp.all" >>"$tmp"
+	fi
+	rm -f "$tmp.all"
+else
+	printf '%s' "$section" >"$tmp"
+fi
+chmod 644 "$tmp"
+mv "$tmp" "$file"
+echo "hardening-report: wrote $file" >&2
+exit $status
