@@ -77,13 +77,16 @@ type Method struct {
 	Budgets   []float64 `yaml:"budgets" json:"-"`
 	Epochs    int       `yaml:"epochs" json:"epochs,omitempty"`
 	LR        float64   `yaml:"lr" json:"lr,omitempty"`
-	// Schedule "auto" runs the main command with --schedule auto (epochs
+	// Schedule "auto" runs with the auto schedule (--schedule auto; epochs
 	// and lr, when given, are then the cap and a fixed rate; MaxEpochs is
 	// --max-epochs). Empty or "fixed": the recipe as given, trained on the
 	// whole retain set (--proxies=false), as the paper's recipes are.
 	Schedule  string `yaml:"schedule" json:"schedule,omitempty"`
 	MaxEpochs int    `yaml:"max_epochs" json:"max_epochs,omitempty"`
-	// Args are more flags for the main command, e.g. ["--weight-decay", "5e-4"].
+	// Args were more flags for the main command when the runner ran it as
+	// a subprocess. The runner now calls the library and refuses a row with
+	// args (experiment/runner.Choose); the field stays so that the keys of
+	// rows without args (it is omitted from their JSON) never change.
 	Args []string `yaml:"args" json:"args,omitempty"`
 	// Default runs the main command as a user who chooses nothing would:
 	// no method, strategy, algorithm, budget, recipe or schedule flags, so

@@ -3,9 +3,12 @@
 // sets, an original model and a retrained oracle per seed, a grid of
 // methods × budgets × seeds, and a table of mean ± 95 % confidence interval
 // of each method's distance to the oracle. This package holds the plan
-// (Config), the forget sets, the cache keys, the records and the
-// statistics; cmd/unlearn runs the steps as subprocesses of the tool itself
-// so that every run is exactly what a user's command line would do. This
-// package imports no other package of the tool and never runs a model.
+// (Config), the forget sets, the cache keys (keys.go: OriginalKey,
+// OracleKey, RunKey; committed results are cached by them, so
+// TestKeysPinned pins them), the records and the statistics. Package
+// experiment/runner runs the steps in process through the library
+// (unlearn.Retrain, eval.Suite, unlearn.Unlearn), with the settings the
+// tool's commands would use. This package imports no other package of the
+// tool and never runs a model.
 // README.md "Experiments" documents the config and the outputs.
 package experiment

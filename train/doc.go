@@ -4,7 +4,8 @@
 // schedules, PyTorch's initialisation, and the masked training loop. It runs
 // graphs through the ONNX Runtime wrapper, package onnxrt. It knows nothing
 // about unlearning: forget sets, masks chosen by localize and algorithms are
-// the callers' (package unlearn, localize, cmd/unlearn's train command).
+// the callers' (package unlearn, whose Retrain serves `unlearn train` and
+// the experiment runner, and localize).
 //
 // # Entry points
 //
@@ -15,6 +16,7 @@
 //	SGD, Adam; Constant, Cosine, StepDecay  optimizers (Optimizer) and schedules (Schedule)
 //	Fit(ctx, engine, split, idx, FitOptions)  epochs of shuffled mini-batches with a schedule
 //	InitValue, ResetNeurons               PyTorch's fresh-layer initialisation of chosen neurons
+//	ReinitModel                           every parameter re-initialised, BN statistics reset (from scratch)
 //	CheckFinite, ClipGradNorm             guards on gradients
 //	BuildArtifacts(path, spec), WriteDir  training graph, inference graph and artifacts.json
 //	                                      in one folder, for any ONNX runtime (`unlearn artifacts`)

@@ -91,3 +91,59 @@ func ResetNeurons(nm *graph.NeuronMap, params map[string][]float32, mask map[str
 	}
 	return n, nil
 }
+
+// ReinitModel re-initialises every parameter of m PyTorch-style (as a fresh
+// model would start: ResetNeurons over all elements, drawn from
+// PCG(seed, 0x1417)) and resets BatchNormalization running statistics
+// (mean 0, variance 1), in m's initializers. It is how training from
+// scratch starts from a trained model's graph.
+func ReinitModel(m *graph.Model, seed uint64) error {
+	nm, err := graph.Neurons(m.Graph)
+	if err != nil {
+		return err
+	}
+	params := map[string][]float32{}
+	mask := map[string][]bool{}
+	for _, p := range nm.Params {
+		v, err := p.Value.Init.Float32s()
+		if err != nil {
+			return err
+		}
+		all := make([]bool, len(v))
+		for i := range all {
+			all[i] = true
+		}
+		params[p.Value.Name], mask[p.Value.Name] = v, all
+	}
+	if _, err := ResetNeurons(nm, params, mask, rand.New(rand.NewPCG(seed, 0x1417))); err != nil {
+		return err
+	}
+	for name, v := range params {
+		if err := m.Graph.LocalValue(name).Init.SetFloat32s(v); err != nil {
+			return err
+		}
+	}
+	for _, n := range m.Graph.Nodes() {
+		if n.OpType != "BatchNormalization" {
+			continue
+		}
+		// Inputs 3 and 4 are the running mean and variance.
+		for _, st := range []struct {
+			input int
+			fill  float32
+		}{{3, 0}, {4, 1}} {
+			v := n.Input(st.input)
+			if v == nil || v.Init == nil {
+				continue
+			}
+			vals := make([]float32, v.Init.Len())
+			for k := range vals {
+				vals[k] = st.fill
+			}
+			if err := v.Init.SetFloat32s(vals); err != nil {
+				return fmt.Errorf("%s: %w", v.Name, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,13 +1,18 @@
 // Package unlearn removes the influence of a forget set from a trained
 // classifier. Its entry point is Unlearn(ctx, Job): one run from the model
 // file to the audited output, with the report metrics.json holds (see
-// ExampleUnlearn). Below it sit the algorithm registry (an Algorithm
-// descriptor per algorithm, Register, LookupAlgorithm), the methods and the
-// recommended default (Methods, Recommended), the algorithms themselves
-// (Run), the audit of what a run changed (AuditModels) and writing the
-// result back (Finalize). It never parses flags or prints: cmd/unlearn maps
-// the command line onto a Job and presents the Outcome. Masks come from
-// package localize, measurements from package eval (eval.Suite).
+// ExampleUnlearn). Retrain(ctx, RetrainJob) trains a model on the training
+// split, from scratch or not, without excluded ids: how oracles are
+// retrained (`unlearn train`, the experiment runner). Configure turns a
+// recipe (epochs, rate, schedule, proxies) into a Config by the rule the
+// command line and the experiment runner share. Below them sit the
+// algorithm registry (an Algorithm descriptor per algorithm, Register,
+// LookupAlgorithm), the methods and the recommended default (Methods,
+// Recommended), the algorithms themselves (Run), the audit of what a run
+// changed (AuditModels) and writing the result back (Finalize). It never
+// parses flags or prints: cmd/unlearn maps the command line onto a Job (or
+// RetrainJob) and presents the outcome. Masks come from package localize,
+// measurements from package eval (eval.Suite).
 //
 // # The pipeline
 //

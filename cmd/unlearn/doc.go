@@ -16,7 +16,8 @@
 // picks the mask, unlearn runs the algorithm, audits and writes the model
 // back (the main command is one call, unlearn.Unlearn with a Job built from
 // the flags), eval measures (eval.Suite) and eval/report renders, train and
-// train/autodiff serve `train` and `artifacts`, and experiment plans
-// `experiment`, whose steps this command still runs as subprocesses of
-// itself; docs/DESIGN.md "Architecture" describes the split.
+// `train` is unlearn.Retrain with a RetrainJob built from the flags,
+// train/autodiff serves `artifacts`, and `experiment` is
+// experiment/runner.Run, whose step states this command prints;
+// docs/DESIGN.md "Architecture" describes the split.
 package main

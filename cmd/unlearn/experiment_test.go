@@ -179,3 +179,11 @@ methods:
 	bad := writeFile(t, "bad.yaml", []byte("architecture: x.onnx\nseedz: [0]\n"))
 	wantError(t, runCLI(t, "experiment", "--config", bad), exitError, "bad.yaml", "seedz")
 }
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}

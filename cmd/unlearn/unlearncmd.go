@@ -102,21 +102,11 @@ func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
 	if s.batch <= 0 {
 		return nil, usagef("--batch-size %d: must be positive", s.batch)
 	}
-	s.cfg = unlearn.Defaults(s.algorithm)
-	if e := c.Int("epochs"); e > 0 {
-		s.cfg.Epochs = e
-	}
-	if lr := c.Float64("lr"); lr > 0 {
-		s.cfg.LR = lr
-	}
 	sched := c.String("schedule")
 	if sched == "" {
 		// The recommended default (auto) unless the flags already make
 		// a fixed recipe, or the algorithm does not train in epochs.
-		sched = unlearn.Recommended.Schedule
-		if c.IsSet("epochs") || c.IsSet("lr") || !c.Bool("proxies") || !algo.Epochs {
-			sched = unlearn.ScheduleFixed
-		}
+		sched = unlearn.DefaultSchedule(s.algorithm, c.IsSet("epochs") || c.IsSet("lr") || !c.Bool("proxies"))
 	}
 	switch sched {
 	case unlearn.ScheduleFixed:
@@ -127,16 +117,13 @@ func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
 		if !c.Bool("proxies") {
 			return nil, usagef("--schedule auto --proxies=false: the auto schedule stops on the proxies; drop --proxies=false")
 		}
-		// Zero epochs and rate: Run picks the cap and runs the range test.
-		s.cfg.Schedule, s.cfg.Epochs, s.cfg.LR = sched, c.Int("epochs"), c.Float64("lr")
-		s.cfg.Auto.MaxEpochs = c.Int("max-epochs")
 	default:
 		return nil, usagef("--schedule %q: unknown; choose fixed or auto", sched)
 	}
 	if c.Int("max-epochs") < 0 {
 		return nil, usagef("--max-epochs %d: must be ≥ 0", c.Int("max-epochs"))
 	}
-	if c.IsSet("max-epochs") && s.cfg.Schedule != unlearn.ScheduleAuto {
+	if c.IsSet("max-epochs") && sched != unlearn.ScheduleAuto {
 		return nil, usagef("--max-epochs applies to --schedule auto; with a fixed schedule use --epochs")
 	}
 	for _, f := range []string{"forget-tolerance", "utility-tolerance"} {
@@ -146,7 +133,7 @@ func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
 		if v := c.Float64(f); !(v >= 0 && v < 1) {
 			return nil, usagef("--%s %g: must be a fraction in [0, 1) (0.01 = 1 point of accuracy)", f, v)
 		}
-		if s.cfg.Schedule != unlearn.ScheduleAuto {
+		if sched != unlearn.ScheduleAuto {
 			return nil, usagef("--%s applies to --schedule auto (the stopping rule's tolerance)", f)
 		}
 	}
@@ -156,8 +143,11 @@ func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
 		}
 		return -1 // an explicit 0: no tolerance (unlearn.AutoConfig reads negative as zero)
 	}
-	s.cfg.Auto.ForgetTolerance, s.cfg.Auto.UtilityTolerance = tol("forget-tolerance"), tol("utility-tolerance")
-	s.cfg.Proxies.Track = c.Bool("proxies")
+	if s.cfg, err = unlearn.Configure(s.algorithm, unlearn.Recipe{Epochs: c.Int("epochs"), LR: c.Float64("lr"), Schedule: sched,
+		MaxEpochs: c.Int("max-epochs"), ForgetTolerance: tol("forget-tolerance"), UtilityTolerance: tol("utility-tolerance"),
+		NoProxies: !c.Bool("proxies")}); err != nil {
+		return nil, err
+	}
 	s.cfg.Proxies.NoMIA = c.Bool("no-mia")
 	s.cfg.BatchSize = s.batch
 	s.cfg.Seed = c.Uint64("seed")

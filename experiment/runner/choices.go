@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/localize"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// Choices are what a method row runs at one budget: the method, strategy,
+// algorithm and budget of the report, and the recipe that
+// unlearn.Configure turns into the algorithm's Config.
+type Choices struct {
+	Method, Strategy, Algorithm string
+	Budget                      float64
+	Recipe                      unlearn.Recipe
+}
+
+// Choose maps a method row at a budget (0: none) onto the main command's
+// choices, as its flags would: the method (the recommended one when the
+// row names none, as --method defaults), the row's strategy and algorithm
+// over the method's, the budget (the recommended one when none), and every
+// recipe choice explicit, the schedule too (a fixed row trains on the
+// whole retain set, as the paper's recipes do), so that a change of the
+// tool's defaults never changes what a cached key means. A default row
+// leaves every choice to the recommended default. A row with args (extra
+// command-line flags) is refused: the runner calls the library, which
+// takes no flags.
+func Choose(m experiment.Method, budget float64) (Choices, error) {
+	if len(m.Args) > 0 {
+		return Choices{}, fmt.Errorf("%w: method %s: args %v: extra command-line flags are not supported (the runner calls the library); use the row's fields", experiment.ErrConfig, m.Name, m.Args)
+	}
+	c := Choices{Method: unlearn.Recommended.Method, Budget: unlearn.Recommended.Budget}
+	if !m.Default {
+		if m.Method != "" {
+			c.Method = m.Method
+		}
+		if budget > 0 {
+			c.Budget = budget
+		}
+		c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleFixed, NoProxies: true}
+		if m.Schedule == unlearn.ScheduleAuto {
+			c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleAuto, MaxEpochs: m.MaxEpochs}
+		}
+	}
+	meth, ok := unlearn.LookupMethod(c.Method)
+	if !ok {
+		return Choices{}, fmt.Errorf("%w: method %s: unknown method %q", experiment.ErrConfig, m.Name, c.Method)
+	}
+	c.Strategy, c.Algorithm = meth.Strategy, meth.Algorithm
+	if m.Strategy != "" {
+		c.Strategy = m.Strategy
+	}
+	if m.Algorithm != "" {
+		c.Algorithm = m.Algorithm
+	}
+	if _, err := localize.LookupStrategy(c.Strategy); err != nil {
+		return Choices{}, fmt.Errorf("method %s: %w", m.Name, err)
+	}
+	// Configure checks the algorithm and the recipe (auto needs an
+	// algorithm that trains in epochs).
+	if _, err := unlearn.Configure(c.Algorithm, c.Recipe); err != nil {
+		return Choices{}, fmt.Errorf("method %s: %w", m.Name, err)
+	}
+	return c, nil
+}

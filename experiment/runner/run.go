@@ -1,0 +1,641 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// Job is one experiment: the config and how to run it.
+type Job struct {
+	// Config is the experiment file, as experiment.Load returns it.
+	Config *experiment.Config
+	// ConfigPath names the experiment file in RESULTS.md's reproduce line.
+	ConfigPath string
+	// DataPath is the dataset when Config.Data is empty (the command's
+	// default: the bundled subset).
+	DataPath string
+	// LibPath is the ONNX Runtime library ("" to find it as onnxrt.Setup
+	// does). The runtime is set up when the first step runs, so that a
+	// fully cached grid and a report need no library.
+	LibPath string
+	// Tool names the program in the metrics.json files ("unlearn VERSION").
+	Tool string
+	// DryRun lists the steps and whether they are cached, and runs nothing.
+	DryRun bool
+	// ReportOnly rebuilds RESULTS.md and the plots from results.jsonl
+	// without running or listing any step.
+	ReportOnly bool
+	// Step, when set, receives every step's state as the grid goes: what
+	// ("oracle iid (seed 0)"), state ("cached", "training", "to run", ...)
+	// and the step's cache key ("" for steps without a record: originals
+	// and timing runs).
+	Step func(what, state, key string)
+}
+
+// Outcome is what Run did.
+type Outcome struct {
+	// Keys lists the keys of every oracle and run of the config, in grid
+	// order.
+	Keys []string
+	// Table is the report's Markdown table and ranking (empty for a dry
+	// run); ResultsMD is the RESULTS.md written, Plots the plot files
+	// beside it.
+	Table     string
+	ResultsMD string
+	Plots     []string
+}
+
+// state holds one Run's state.
+type state struct {
+	job     Job
+	cfg     *experiment.Config
+	results string
+	dryRun  bool
+	// silent plans the grid without reporting steps: the report's way to
+	// learn the keys of the config's steps.
+	silent bool
+	// keys holds the keys of every oracle and run of the config (order:
+	// keyList), filled by grid: the report shows only their records, so
+	// that records of settings the config no longer has (a changed recipe,
+	// an older auto rule) never mix into its rows.
+	keys    map[string]bool
+	keyList []string
+	// done holds the records already in results.jsonl by key. They are the
+	// cache of record: a step whose key has a record is not run again,
+	// even where out/runs/ is gone (a fresh clone of a repository that
+	// commits results.jsonl but not the models).
+	done map[string]experiment.Record
+	// machine is machineID() of this machine.
+	machine string
+	ds      *data.Dataset
+	rt      onnxrt.Options
+	rtReady bool
+}
+
+// Run runs the experiment: every step of the grid in a fixed order (per
+// seed the original, per forget set the oracle, then every method at every
+// budget), each skipped when cached, then the report (RESULTS.md, the
+// plots) from results.jsonl. Every step runs in this process through the
+// library (unlearn.Retrain, eval.Suite, unlearn.Unlearn), with exactly the
+// settings of the tool's commands (the batch sizes and attack settings of
+// their defaults), and streams its log events as JSON lines into its
+// folder (log.jsonl). Cancelling ctx stops the running step, which leaves
+// nothing behind; the cached steps stay.
+func Run(ctx context.Context, job Job) (*Outcome, error) {
+	cfg := job.Config
+	if cfg == nil {
+		return nil, fmt.Errorf("%w: no config", experiment.ErrConfig)
+	}
+	r := &state{job: job, cfg: cfg, dryRun: job.DryRun, results: filepath.Join(cfg.Out, "results.jsonl"),
+		rt: onnxrt.Options{LibPath: job.LibPath, Threads: cfg.Threads, Device: "cpu"}}
+	// Every row is checked before the first step, so that a bad row fails
+	// at once, not hours into the grid.
+	for _, m := range cfg.Methods {
+		for _, b := range append([]float64{0}, m.Budgets...)[min(1, len(m.Budgets)):] {
+			if _, err := Choose(m, b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if job.ReportOnly {
+		r.dryRun, r.silent = true, true
+		if err := r.grid(ctx); err != nil {
+			return nil, fmt.Errorf("listing the config's steps: %w", err)
+		}
+	} else {
+		if !r.dryRun {
+			if err := os.MkdirAll(filepath.Join(cfg.Out, "runs"), 0o755); err != nil {
+				return nil, err
+			}
+		}
+		if err := r.grid(ctx); err != nil {
+			return nil, err
+		}
+		if r.dryRun {
+			return &Outcome{Keys: r.keyList}, nil
+		}
+	}
+	out, err := r.report()
+	if err != nil {
+		return nil, err
+	}
+	out.Keys = r.keyList
+	return out, nil
+}
+
+// setup loads ONNX Runtime before the first step that runs a model.
+func (r *state) setup() error {
+	if r.rtReady {
+		return nil
+	}
+	if err := onnxrt.Setup(r.rt); err != nil {
+		return err
+	}
+	r.rtReady = true
+	return nil
+}
+
+// machineID names this machine's CPU for the records: model name, family
+// and model from /proc/cpuinfo and the CPU count ("" where /proc/cpuinfo
+// cannot be read). Two runs' seconds compare only under the same name.
+func machineID() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" {
+			break // the first processor's block
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if ok {
+			fields[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	name := fields["model name"]
+	if name == "" {
+		name = fields["vendor_id"]
+	}
+	if name == "" {
+		return ""
+	}
+	id := name
+	if fields["cpu family"] != "" {
+		id += fmt.Sprintf(" (family %s, model %s)", fields["cpu family"], fields["model"])
+	}
+	return fmt.Sprintf("%s, %d CPUs", id, runtime.NumCPU())
+}
+
+// grid runs every step in a fixed order (with dryRun, lists them) and
+// fills r.keys.
+func (r *state) grid(ctx context.Context) error {
+	r.keys = map[string]bool{}
+	r.keyList = nil
+	r.done = map[string]experiment.Record{}
+	if recs, err := experiment.ReadRecords(r.results); err == nil {
+		for _, rec := range recs {
+			r.done[rec.Key] = rec
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	cfg := r.cfg
+	r.machine = machineID()
+	dataPath := cfg.Data
+	if dataPath == "" {
+		dataPath = r.job.DataPath
+	}
+	if dataPath == "" {
+		return fmt.Errorf("%w: no data: the config names none and the job has no default", experiment.ErrConfig)
+	}
+	ds, err := data.Open(dataPath, data.Options{})
+	if err != nil {
+		return err
+	}
+	r.ds = ds
+	labels := ds.Train.Labels(nil)
+	dataSum, err := eval.HashPath(ds.Path)
+	if err != nil {
+		return err
+	}
+	base := cfg.Architecture
+	if base == "" {
+		base = cfg.Model
+	}
+	baseSum, err := eval.HashPath(base)
+	if err != nil {
+		return err
+	}
+	for _, seed := range cfg.Seeds {
+		// The original is trained when the first run of its seed needs it:
+		// a seed whose runs all have records needs no model at all.
+		orig := cfg.Model
+		var origDir string
+		if orig == "" {
+			origDir = filepath.Join(cfg.Out, "runs", "original-"+experiment.OriginalKey(baseSum, dataSum, cfg.Train, seed))
+			orig = filepath.Join(origDir, "model.onnx")
+		}
+		origReady := origDir == ""
+		needOrig := func() error {
+			if origReady {
+				return nil
+			}
+			if _, err := r.trainStep(ctx, origDir, fmt.Sprintf("original (seed %d)", seed), "", base, nil, seed); err != nil {
+				return err
+			}
+			origReady = true
+			return nil
+		}
+		for _, fs := range cfg.ForgetSets {
+			ids, err := experiment.ForgetIDs(fs, seed, labels)
+			if err != nil {
+				return err
+			}
+			idsFile := experiment.IDsFile(fs, seed, ids)
+			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", fs.Name, seed))
+			if !r.dryRun {
+				if err := outfile.WriteFile(idsPath, []byte(idsFile)); err != nil {
+					return err
+				}
+			}
+			fset := forgetSet{ForgetSet: fs, ids: ids, path: idsPath}
+			idsKey := experiment.IDsKey(idsFile)
+			okey := experiment.OracleKey(baseSum, dataSum, cfg.Train, seed, idsKey)
+			r.addKey(okey)
+			odir := filepath.Join(cfg.Out, "runs", "oracle-"+okey)
+			what := fmt.Sprintf("oracle %s (seed %d)", fs.Name, seed)
+			if _, ok := r.done[okey]; ok {
+				r.say(what, "cached (results.jsonl)", okey)
+			} else {
+				oracleS, err := r.trainStep(ctx, odir, what, okey, base, ids, seed)
+				if err != nil {
+					return err
+				}
+				if err := r.oracleRecord(ctx, odir, okey, fset, seed, filepath.Join(odir, "model.onnx"), oracleS); err != nil {
+					return err
+				}
+			}
+			// A run's time is measured against the oracle's training time
+			// on the same machine: an oracle recorded elsewhere (or before
+			// records named their machine) is retrained here once, for its
+			// time only; its metrics stay the record's.
+			timedS, timed := 0.0, false
+			oracleTime := func() (float64, error) {
+				rec := r.done[okey]
+				if r.machine == "" || rec.Machine == r.machine || r.dryRun && rec.Key == "" {
+					return rec.Seconds, nil
+				}
+				if !timed {
+					tdir := filepath.Join(cfg.Out, "runs", "oracle-time-"+experiment.OracleTimeKey(okey, r.machine))
+					s, err := r.trainStep(ctx, tdir, fmt.Sprintf("oracle %s (seed %d), timed on this machine", fs.Name, seed), "", base, ids, seed)
+					if err != nil {
+						return 0, err
+					}
+					timedS, timed = s, true
+				}
+				return timedS, nil
+			}
+			origRef := experiment.OriginalRef(orig, seed)
+			for _, m := range cfg.Methods {
+				budgets := m.Budgets
+				if len(budgets) == 0 {
+					budgets = []float64{0}
+				}
+				for _, budget := range budgets {
+					key := experiment.RunKey(m, budget, seed, idsKey, origRef, okey, cfg.NoMIA, unlearn.AutoVersion, unlearn.RecommendedString())
+					r.addKey(key)
+					if err := r.methodStep(ctx, key, m, budget, fset, seed, orig, needOrig, okey, oracleTime); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// forgetSet is a forget set drawn for a seed: its ids and ids file.
+type forgetSet struct {
+	experiment.ForgetSet
+	ids  []int
+	path string
+}
+
+func (r *state) addKey(k string) {
+	if !r.keys[k] {
+		r.keys[k] = true
+		r.keyList = append(r.keyList, k)
+	}
+}
+
+func (r *state) say(what, state, key string) {
+	if r.silent || r.job.Step == nil {
+		return
+	}
+	r.job.Step(what, state, key)
+}
+
+// trainStep trains base from scratch (without the ids in exclude, if set)
+// into dir/model.onnx unless dir/done.json exists; it returns the training
+// seconds (unlearn.RetrainResult.TrainS: the epochs alone). key is the
+// step's record key for Job.Step ("" for steps without a record).
+func (r *state) trainStep(ctx context.Context, dir, what, key, base string, exclude []int, seed uint64) (float64, error) {
+	var done struct {
+		TrainS float64 `json:"train_s"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "done.json")); err == nil && json.Unmarshal(b, &done) == nil {
+		r.say(what, "cached", key)
+		return done.TrainS, nil
+	}
+	if r.dryRun {
+		r.say(what, "to run", key)
+		return 0, nil
+	}
+	if err := r.setup(); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	lg, err := createLog(filepath.Join(dir, "log.jsonl"))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	defer lg.close()
+	t := r.cfg.Train
+	out := filepath.Join(dir, "model.onnx")
+	r.say(what, "training", key)
+	start := time.Now()
+	res, err := unlearn.Retrain(ctx, unlearn.RetrainJob{ModelPath: base, Data: r.ds, Exclude: exclude, FromScratch: true,
+		Epochs: t.Epochs, LR: t.LR, BatchSize: t.BatchSize, Momentum: t.Momentum, WeightDecay: t.WeightDecay, Schedule: t.Schedule,
+		Seed: seed, Runtime: r.rt, Out: out, Info: lg.info, Progress: lg.bar("train")})
+	if err != nil {
+		return 0, lg.fail(what, err)
+	}
+	lg.result("out", out, "train_accuracy", res.TrainAccuracy, "test_accuracy", res.TestAccuracy, "train_s", res.TrainS)
+	done.TrainS = res.TrainS
+	if done.TrainS == 0 {
+		done.TrainS = time.Since(start).Seconds()
+	}
+	b, _ := json.Marshal(done)
+	return done.TrainS, outfile.WriteFile(filepath.Join(dir, "done.json"), b)
+}
+
+// evalOptions are the evaluation settings of the tool's commands at their
+// defaults, batch aside: the SVC attacks unless the config says no_mia,
+// Song & Mittal's modified entropy, attack seed 0.
+func (r *state) evalOptions(batch int) eval.Options {
+	o := eval.Options{Runtime: r.rt, BatchSize: batch, NoMIA: r.cfg.NoMIA}
+	o.MIA.MEntropy = eval.MEntropySongMittal
+	return o
+}
+
+// oracleRecord evaluates the oracle once (its own metrics; Δ is 0 by
+// definition), as `unlearn eval --json` would (batch 256), and records it.
+func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64) error {
+	recPath := filepath.Join(dir, "record.json")
+	if b, err := os.ReadFile(recPath); err == nil {
+		// Recorded once but missing from results.jsonl: the runs still
+		// need it to measure against.
+		var rec experiment.Record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fmt.Errorf("%s: %v", recPath, err)
+		}
+		r.done[key] = rec
+		return nil
+	}
+	if r.dryRun {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return unlearn.ErrInterrupted
+	}
+	const what = "oracle evaluation"
+	lg, err := createLog(filepath.Join(dir, "eval-log.jsonl"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer lg.close()
+	metrics := filepath.Join(dir, "metrics.json")
+	if err := r.evaluate(oracle, fs, metrics, lg); err != nil {
+		return lg.fail(what, err)
+	}
+	lg.result("json", metrics)
+	doc, err := readMetrics(metrics)
+	if err != nil {
+		return err
+	}
+	rec := experiment.Record{Schema: experiment.RecordSchema, Key: key, Kind: "oracle", ForgetSet: fs.Name, Seed: seed,
+		Name: "Retrain (oracle)", Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
+		Seconds: trainS, OracleSeconds: trainS, Forget: len(fs.ids), Machine: r.machine}
+	for k := range doc.Accuracy {
+		rec.Delta[k] = 0
+	}
+	for k := range rec.MIA {
+		rec.Delta["mia_"+k] = 0
+	}
+	return r.record(recPath, rec)
+}
+
+// evaluate measures the model at path on the forget set fs and writes its
+// metrics.json, as `unlearn eval --model path --forget ids --json metrics`
+// does.
+func (r *state) evaluate(path string, fs forgetSet, metrics string, lg *stepLog) error {
+	s, err := eval.NewSuite(r.ds, fs.path, fs.ids, r.evalOptions(256))
+	if err != nil {
+		return err
+	}
+	s.Bar = lg.bar
+	m, err := s.Load(path, "model")
+	if err != nil {
+		return err
+	}
+	met, err := s.Evaluate(m, path, "model")
+	if err != nil {
+		return err
+	}
+	rep := &eval.Report{Schema: eval.Schema, Tool: r.job.Tool, Metrics: met, Settings: s.Settings(met)}
+	if rep.Model, err = eval.NewModelInfo(path); err != nil {
+		return err
+	}
+	if rep.Data, rep.Forget, err = s.Provenance(); err != nil {
+		return err
+	}
+	return writeReport(rep, metrics)
+}
+
+// methodStep runs one method at one budget (unless results.jsonl or its
+// directory has its record), measured against the oracle record okey;
+// needOrig makes sure the original model exists, oracleTime gives the
+// oracle's training seconds on this machine.
+func (r *state) methodStep(ctx context.Context, key string, m experiment.Method, budget float64, fs forgetSet, seed uint64,
+	orig string, needOrig func() error, okey string, oracleTime func() (float64, error)) error {
+	dir := filepath.Join(r.cfg.Out, "runs", "run-"+key)
+	what := fmt.Sprintf("%s on %s (seed %d)", m.Name, fs.Name, seed)
+	if budget > 0 {
+		what = fmt.Sprintf("%s α=%g on %s (seed %d)", m.Name, budget, fs.Name, seed)
+	}
+	recPath := filepath.Join(dir, "record.json")
+	if _, ok := r.done[key]; ok {
+		r.say(what, "cached (results.jsonl)", key)
+		return nil
+	}
+	if _, err := os.Stat(recPath); err == nil {
+		r.say(what, "cached", key)
+		return nil
+	}
+	ch, err := Choose(m, budget)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := needOrig(); err != nil {
+		return err
+	}
+	oracleS, err := oracleTime()
+	if err != nil {
+		return err
+	}
+	if r.dryRun {
+		r.say(what, "to run", key)
+		return nil
+	}
+	orec, ok := r.done[okey]
+	if !ok {
+		return fmt.Errorf("%s: no oracle record %s in %s", what, okey, r.results)
+	}
+	if err := r.setup(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	metrics := filepath.Join(dir, "metrics.json")
+	logPath := filepath.Join(dir, "log.jsonl")
+	r.say(what, "running (log: "+logPath+")", key)
+	lg, err := createLog(logPath)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer lg.close()
+	if err := r.unlearn(ctx, ch, orig, fs, seed, dir, metrics, lg); err != nil {
+		return lg.fail(what, err)
+	}
+	doc, err := readMetrics(metrics)
+	if err != nil {
+		return err
+	}
+	rec := experiment.Record{Schema: experiment.RecordSchema, Key: key, Kind: "run", ForgetSet: fs.Name, Seed: seed,
+		Name: m.Name, Strategy: doc.Unlearning.Strategy, Algorithm: doc.Unlearning.Algorithm, Budget: budget,
+		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
+		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: len(fs.ids),
+		Machine: r.machine}
+	if rec.OriginalSHA256, err = eval.HashPath(orig); err != nil {
+		return err
+	}
+	if m.Default && doc.Unlearning.Strategy != "full" {
+		rec.Budget = doc.Unlearning.Budget // the default's, for the α column
+	}
+	if a := doc.Unlearning.Auto; a != nil {
+		rec.Schedule, rec.Epochs, rec.LR, rec.Stop = "auto", a.StopEpoch, a.LR, a.Reason
+	}
+	for k, v := range doc.Accuracy {
+		if o, ok := orec.Accuracy[k]; ok {
+			rec.Delta[k] = o - v
+		}
+	}
+	for k, v := range rec.MIA {
+		if o, ok := orec.MIA[k]; ok {
+			rec.Delta["mia_"+k] = o - v
+		}
+	}
+	// The model stays for inspection; metrics.json and record.json are the
+	// cache.
+	return r.record(recPath, rec)
+}
+
+// unlearn runs the row's choices on the original, as the main command
+// would with `--model orig --forget ids --no-before --out dir/model.onnx
+// --metrics metrics --seed seed` and the row's flags: batch 128, the
+// evaluation settings of evalOptions. The original and the oracle are
+// evaluated once per seed and forget set (the oracle by oracleRecord), not
+// in every run; Δ is computed from the two records, as eval.NewDelta does.
+func (r *state) unlearn(ctx context.Context, ch Choices, orig string, fs forgetSet, seed uint64, dir, metrics string, lg *stepLog) error {
+	const batch = 128
+	s, err := eval.NewSuite(r.ds, fs.path, fs.ids, r.evalOptions(batch))
+	if err != nil {
+		return err
+	}
+	s.Bar = lg.bar
+	cfg, err := unlearn.Configure(ch.Algorithm, ch.Recipe)
+	if err != nil {
+		return err
+	}
+	cfg.BatchSize, cfg.Seed, cfg.Proxies.NoMIA = batch, seed, r.cfg.NoMIA
+	out := filepath.Join(dir, "model.onnx")
+	o, err := unlearn.Unlearn(ctx, unlearn.Job{ModelPath: orig, Suite: s, Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget,
+		Algorithm: ch.Algorithm, Config: cfg, Out: out, MetricsPath: metrics, NoBefore: true, Tool: r.job.Tool,
+		Info: lg.info, Bar: lg.bar})
+	if err != nil {
+		return err
+	}
+	u := o.Report.Unlearning
+	lg.result("out", out, "metrics", metrics, "accuracy", o.Report.Metrics.Accuracy, "changed_params", o.Audit.ChangedParams,
+		"total_params", o.Audit.TotalParams, "outside_mask_bit_identical", o.Audit.BitIdentical, "timings", u.Timings)
+	return nil
+}
+
+// record writes the step's record and appends it to results.jsonl.
+func (r *state) record(path string, rec experiment.Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(r.results, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	r.done[rec.Key] = rec
+	return outfile.WriteFile(path, b)
+}
+
+// metricsDoc is what the records take from a metrics.json.
+type metricsDoc struct {
+	Accuracy   map[string]float64 `json:"accuracy"`
+	MIA        map[string]any     `json:"mia"`
+	Unlearning struct {
+		Strategy, Algorithm string
+		Budget              float64
+		Timings             eval.UnlearningTimings
+		Auto                *eval.AutoSchedule
+	}
+}
+
+// readMetrics reads the record's numbers back from the metrics.json just
+// written, so that a record holds exactly what the file says.
+func readMetrics(path string) (*metricsDoc, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc metricsDoc
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &doc, nil
+}
+
+// numbers keeps the numeric entries of a JSON object.
+func numbers(m map[string]any) map[string]float64 {
+	if m == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range m {
+		if f, ok := v.(float64); ok {
+			out[k] = f
+		}
+	}
+	return out
+}

@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// pinConfigs are experiment files whose steps' keys TestGridKeysPinned
+// pins. Paths are relative to this folder, as in the run that computed the
+// keys (their strings are part of the keys: out holds the original's path).
+var pinConfigs = []string{`architecture: ../../testdata/resnet_small_train.onnx
+data: ../../testdata/fashion
+train: {epochs: 2, lr: 0.05, weight_decay: 5e-4}
+forget_sets:
+  - {name: iid, kind: iid, fraction: 0.1}
+  - {name: non-iid, kind: non-iid, classes: [2, 5], fraction: 0.5}
+seeds: [0, 3]
+out: pin-out
+methods:
+  - {name: Finetune, method: finetune, epochs: 3, lr: 0.05}
+  - {name: DEL, method: del, budgets: [0.05, 0.3], epochs: 3, lr: 0.05}
+  - {name: SSD, method: ssd}
+  - {name: Mine, strategy: salloc, algorithm: rft, budgets: [0.3]}
+  - {name: DEL (auto), method: del, budgets: [0.3], schedule: auto}
+  - {name: Finetune (auto), method: finetune, schedule: auto, max_epochs: 4}
+  - {name: Default, default: true}
+`, `model: ../../testdata/resnet_small_train.onnx
+data: ../../testdata/fashion
+train: {epochs: 1, lr: 0.01, batch_size: 64, momentum: 0.5, schedule: constant}
+forget_sets:
+  - {name: few, kind: iid, fraction: 0.02}
+seeds: [7]
+no_mia: true
+out: pin-out2
+methods:
+  - {name: NegGrad+, method: neggrad+, epochs: 1, lr: 0.01}
+  - {name: Default, default: true}
+`}
+
+// TestGridKeysPinned lists the grid of two configs (a dry run, which
+// writes nothing) and checks the keys of representative steps against the
+// values cmd/unlearn's subprocess runner computed for the same configs
+// before the runner moved here: oracles, fixed rows with and without a
+// budget, a row with a strategy and algorithm instead of a method, auto
+// rows, default rows, a trained and a given original, with and without
+// the attacks. Committed results.jsonl files are cached by these keys; a
+// changed key silently reruns their grid. The default rows' keys hold
+// unlearn.RecommendedString() and the auto rows' unlearn.AutoVersion by
+// design: changing either changes them (and this test) on purpose.
+func TestGridKeysPinned(t *testing.T) {
+	want := []map[string]string{{
+		"oracle iid (seed 0)":                  "cae13c0cae310669",
+		"oracle non-iid (seed 0)":              "f213596658da1c74",
+		"oracle iid (seed 3)":                  "7f3af3d6d61318db",
+		"oracle non-iid (seed 3)":              "ad09da01b793b00b",
+		"Finetune on iid (seed 0)":             "9be7dc1e9a58e45e",
+		"Finetune on non-iid (seed 3)":         "83cc96db7189d314",
+		"DEL α=0.05 on iid (seed 0)":           "08989595679aec1b",
+		"DEL α=0.3 on iid (seed 0)":            "1c20c3ae3dbaace4",
+		"DEL α=0.05 on non-iid (seed 3)":       "d6e92ff06d124da7",
+		"DEL α=0.3 on non-iid (seed 0)":        "22fab29755026465",
+		"SSD on iid (seed 0)":                  "6809d5af3d422ce6",
+		"SSD on non-iid (seed 3)":              "a44fd7480b2c5e73",
+		"Mine α=0.3 on iid (seed 0)":           "3b6c8cd5f9a5cb6e",
+		"Mine α=0.3 on non-iid (seed 3)":       "bf8999987bd87083",
+		"DEL (auto) α=0.3 on iid (seed 0)":     "9d2ca2678a1b00d0",
+		"DEL (auto) α=0.3 on non-iid (seed 3)": "9e2d0b9e0c59673f",
+		"Finetune (auto) on iid (seed 0)":      "d9ec5a0a0a06418b",
+		"Finetune (auto) on non-iid (seed 3)":  "60f9e4258df2b874",
+		"Default on iid (seed 0)":              "db799f99a2e43d22",
+		"Default on non-iid (seed 3)":          "7bec6fa495fc8d61",
+	}, {
+		"oracle few (seed 7)":      "f5140aaf70cfb32f",
+		"NegGrad+ on few (seed 7)": "524dc26baa8c9ff7",
+		"Default on few (seed 7)":  "2e3325b182c0a952",
+	}}
+	wantSteps := []int{4 + 2*2*8, 1 + 2}
+	if got := unlearn.RecommendedString(); got != "--method del --budget 0.1 --schedule auto (auto rule 4)" {
+		t.Logf("the recommended default is now %q: the default rows' keys below change with it, by design", got)
+	}
+	for i, y := range pinConfigs {
+		p := filepath.Join(t.TempDir(), "exp.yaml")
+		if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := experiment.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		out, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Step: func(what, state, key string) {
+			if key != "" {
+				got[what] = key
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Keys) != wantSteps[i] || len(got) != wantSteps[i] {
+			t.Errorf("config %d: %d keys, %d steps with keys; want %d", i, len(out.Keys), len(got), wantSteps[i])
+		}
+		for what, k := range want[i] {
+			if got[what] != k {
+				t.Errorf("config %d: %s: key %q, want %s", i, what, got[what], k)
+			}
+		}
+		if _, err := os.Stat(cfg.Out); err == nil {
+			t.Errorf("the dry run created %s", cfg.Out)
+			os.RemoveAll(cfg.Out)
+		}
+	}
+}
+
+// TestChoose checks the mapping of method rows onto the main command's
+// choices: what the flags of the subprocess runner (recipeArgs) said.
+func TestChoose(t *testing.T) {
+	c, err := Choose(experiment.Method{Name: "DEL", Method: "del", Budgets: []float64{0.3}, Epochs: 3, LR: 0.05}, 0.3)
+	if err != nil || c.Method != "del" || c.Strategy != "del" || c.Algorithm != "rft" || c.Budget != 0.3 ||
+		c.Recipe != (unlearn.Recipe{Epochs: 3, LR: 0.05, Schedule: unlearn.ScheduleFixed, NoProxies: true}) {
+		t.Errorf("fixed row: %+v (%v)", c, err)
+	}
+	c, err = Choose(experiment.Method{Name: "Mine", Strategy: "salloc", Algorithm: "finetune", Schedule: "auto", MaxEpochs: 4}, 0)
+	if err != nil || c.Method != unlearn.Recommended.Method || c.Strategy != "salloc" || c.Algorithm != "finetune" ||
+		c.Budget != unlearn.Recommended.Budget || c.Recipe != (unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: 4}) {
+		t.Errorf("auto row with a strategy and algorithm: %+v (%v)", c, err)
+	}
+	c, err = Choose(experiment.Method{Name: "Default", Default: true}, 0)
+	rec, _ := unlearn.LookupMethod(unlearn.Recommended.Method)
+	if err != nil || c.Method != rec.Name || c.Algorithm != rec.Algorithm || c.Budget != unlearn.Recommended.Budget || c.Recipe != (unlearn.Recipe{}) {
+		t.Errorf("default row: %+v (%v)", c, err)
+	}
+	for name, m := range map[string]experiment.Method{
+		"args":             {Name: "x", Method: "del", Args: []string{"--classifier", "fc"}},
+		"unknown method":   {Name: "x", Method: "amnesia"},
+		"unknown strategy": {Name: "x", Method: "del", Strategy: "dartboard"},
+		"auto for ssd":     {Name: "x", Method: "ssd", Schedule: "auto"},
+	} {
+		if _, err := Choose(m, 0); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else if name == "args" && !errors.Is(err, experiment.ErrConfig) {
+			t.Errorf("args: %v, want ErrConfig", err)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package unlearn
+
+import "fmt"
+
+// Recipe is how a run trains, as a caller states it: the main command's
+// --epochs, --lr, --schedule, --max-epochs, tolerances and --proxies, and
+// the experiment runner's method rows. Zero fields take the algorithm's
+// defaults. Configure turns it into a Config, so that the command line and
+// the experiment runner apply one rule.
+type Recipe struct {
+	// Epochs and LR override the algorithm's defaults when positive; under
+	// the auto schedule they are the cap and a fixed rate (no range test).
+	Epochs int
+	LR     float64
+	// Schedule is ScheduleFixed, ScheduleAuto, or "" for DefaultSchedule
+	// (a recipe being given when Epochs, LR or NoProxies is).
+	Schedule string
+	// MaxEpochs caps the auto schedule (0: its default).
+	MaxEpochs int
+	// ForgetTolerance and UtilityTolerance are the auto schedule's stopping
+	// tolerances: 0 the rule's default, negative none (AutoConfig).
+	ForgetTolerance, UtilityTolerance float64
+	// NoProxies trains on the whole retain set, holding nothing out for
+	// the oracle-free proxies (the auto schedule needs them).
+	NoProxies bool
+}
+
+// DefaultSchedule is the schedule of a run that names none:
+// Recommended.Schedule, unless the caller gave a recipe (epochs, a rate or
+// no proxies: recipe true) or the algorithm does not train in epochs; then
+// ScheduleFixed.
+func DefaultSchedule(algorithm string, recipe bool) string {
+	if a, err := LookupAlgorithm(algorithm); recipe || err != nil || !a.Epochs {
+		return ScheduleFixed
+	}
+	return Recommended.Schedule
+}
+
+// Configure returns Defaults(algorithm) with r applied. The caller sets the
+// rest (BatchSize, Seed, Proxies.NoMIA, Runtime, Progress). It refuses the
+// auto schedule for an algorithm that does not train in epochs or without
+// proxies, and the auto schedule's settings under a fixed schedule.
+func Configure(algorithm string, r Recipe) (Config, error) {
+	a, err := LookupAlgorithm(algorithm)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Defaults(algorithm)
+	sched := r.Schedule
+	if sched == "" {
+		sched = DefaultSchedule(algorithm, r.Epochs > 0 || r.LR > 0 || r.NoProxies)
+	}
+	switch sched {
+	case ScheduleFixed:
+		if r.MaxEpochs != 0 || r.ForgetTolerance != 0 || r.UtilityTolerance != 0 {
+			return Config{}, fmt.Errorf("%w: max epochs and the stopping tolerances apply to the auto schedule", ErrInput)
+		}
+		if r.Epochs > 0 {
+			cfg.Epochs = r.Epochs
+		}
+		if r.LR > 0 {
+			cfg.LR = r.LR
+		}
+	case ScheduleAuto:
+		if !a.Epochs {
+			return Config{}, fmt.Errorf("%w: schedule auto: %s does not train in epochs", ErrInput, algorithm)
+		}
+		if r.NoProxies {
+			return Config{}, fmt.Errorf("%w: schedule auto stops on the proxies; it cannot run without them", ErrInput)
+		}
+		// Zero epochs and rate: Run picks the cap and runs the range test.
+		cfg.Schedule, cfg.Epochs, cfg.LR = ScheduleAuto, r.Epochs, r.LR
+		cfg.Auto.MaxEpochs = r.MaxEpochs
+		cfg.Auto.ForgetTolerance, cfg.Auto.UtilityTolerance = r.ForgetTolerance, r.UtilityTolerance
+	default:
+		return Config{}, fmt.Errorf("%w: schedule %q: unknown; choose %s or %s", ErrInput, sched, ScheduleFixed, ScheduleAuto)
+	}
+	cfg.Proxies.Track = !r.NoProxies
+	return cfg, nil
+}

@@ -1,0 +1,49 @@
+package unlearn_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// TestConfigure checks the rule the command line and the experiment runner
+// share: no recipe gives the recommended schedule, a recipe (or an
+// algorithm without epochs) a fixed one with the given settings over the
+// defaults, and the auto schedule keeps zero epochs and rate for Run to
+// choose.
+func TestConfigure(t *testing.T) {
+	def := unlearn.Defaults("rft")
+	cfg, err := unlearn.Configure("rft", unlearn.Recipe{})
+	if err != nil || cfg.Schedule != unlearn.Recommended.Schedule || !cfg.Proxies.Track {
+		t.Errorf("no recipe: schedule %q, proxies %v (%v); want %q with proxies", cfg.Schedule, cfg.Proxies.Track, err, unlearn.Recommended.Schedule)
+	}
+	cfg, err = unlearn.Configure("rft", unlearn.Recipe{Epochs: 2})
+	if err != nil || cfg.Schedule == unlearn.ScheduleAuto || cfg.Epochs != 2 || cfg.LR != def.LR || !cfg.Proxies.Track {
+		t.Errorf("epochs 2: %q, %d epochs, lr %g, proxies %v (%v)", cfg.Schedule, cfg.Epochs, cfg.LR, cfg.Proxies.Track, err)
+	}
+	cfg, err = unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleFixed, NoProxies: true})
+	if err != nil || cfg.Epochs != def.Epochs || cfg.Proxies.Track {
+		t.Errorf("fixed without proxies: %d epochs, proxies %v (%v)", cfg.Epochs, cfg.Proxies.Track, err)
+	}
+	cfg, err = unlearn.Configure("finetune", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: 4, ForgetTolerance: -1})
+	if err != nil || cfg.Schedule != unlearn.ScheduleAuto || cfg.Epochs != 0 || cfg.LR != 0 || cfg.Auto.MaxEpochs != 4 || cfg.Auto.ForgetTolerance != -1 {
+		t.Errorf("auto: %+v (%v)", cfg, err)
+	}
+	if cfg, err := unlearn.Configure("ssd", unlearn.Recipe{}); err != nil || cfg.Schedule == unlearn.ScheduleAuto {
+		t.Errorf("ssd without a recipe: %q (%v), want fixed", cfg.Schedule, err)
+	}
+	for name, r := range map[string]struct {
+		algo string
+		r    unlearn.Recipe
+	}{
+		"auto without epochs":   {"ssd", unlearn.Recipe{Schedule: unlearn.ScheduleAuto}},
+		"auto without proxies":  {"rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, NoProxies: true}},
+		"max epochs when fixed": {"rft", unlearn.Recipe{Schedule: unlearn.ScheduleFixed, MaxEpochs: 3}},
+		"unknown schedule":      {"rft", unlearn.Recipe{Schedule: "sometimes"}},
+	} {
+		if _, err := unlearn.Configure(r.algo, r.r); !errors.Is(err, unlearn.ErrInput) {
+			t.Errorf("%s: %v, want ErrInput", name, err)
+		}
+	}
+}

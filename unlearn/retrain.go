@@ -1,0 +1,243 @@
+package unlearn
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/train"
+	"github.com/unlearn-tool/unlearn/train/autodiff"
+)
+
+// Training schedules (RetrainJob.Schedule).
+const (
+	TrainCosine   = "cosine"
+	TrainConstant = "constant"
+)
+
+// RetrainJob trains a model on the training split, all of it or without
+// some examples: with the forget set excluded and FromScratch, it retrains
+// the oracle an unlearned model is measured against. It lives here, not in
+// package train, because it checks the model against the data and measures
+// the result with package eval, which imports train.
+type RetrainJob struct {
+	// ModelPath is the model whose graph (and, unless FromScratch, whose
+	// weights) is trained; it is never written.
+	ModelPath string
+	// Data is the dataset: training on Data.Train, the accuracies reported
+	// on Data.Train and Data.Test.
+	Data *data.Dataset
+	// Exclude lists training examples (indices into Data.Train) to leave
+	// out, e.g. the forget set; nil trains on every example.
+	Exclude []int
+	// FromScratch re-initialises every parameter PyTorch-style and resets
+	// BatchNormalization statistics first (train.ReinitModel).
+	FromScratch bool
+	// Epochs, BatchSize and LR (the peak rate) must be positive; Schedule
+	// is TrainCosine (to 0 over all steps; "" too) or TrainConstant.
+	Epochs, BatchSize int
+	LR                float64
+	Schedule          string
+	// Momentum in [0, 1) and WeightDecay ≥ 0 configure SGD.
+	Momentum, WeightDecay float64
+	// Seed drives initialisation, example order and dropout.
+	Seed uint64
+	// Runtime configures ONNX Runtime (the library must be set up).
+	Runtime onnxrt.Options
+	// Out is where the trained model is written (atomically), in inference
+	// form with the input's graph, names and opset.
+	Out string
+	// Info, when set, receives the steps ("train", "epoch"): an event name,
+	// a line of text and key, value pairs.
+	Info func(event, text string, fields ...any)
+	// Progress, when set, is called after every step with the steps done
+	// and the total over all epochs.
+	Progress func(done, total int)
+}
+
+// RetrainResult is what Retrain did.
+type RetrainResult struct {
+	// Examples is the number of training examples trained on.
+	Examples int
+	// Epochs holds each epoch's mean loss, accuracy and seconds.
+	Epochs []train.EpochStats
+	// TrainS is the training time in seconds (the epochs alone: no
+	// loading, writing or evaluation).
+	TrainS float64
+	// TrainAccuracy and TestAccuracy are the written model's, evaluated as
+	// users will load it.
+	TrainAccuracy, TestAccuracy float64
+}
+
+// check refuses settings no training can run with.
+func (job *RetrainJob) check() error {
+	switch {
+	case job.Data == nil || job.Data.Train == nil:
+		return fmt.Errorf("%w: the training job has no data", ErrInput)
+	case job.ModelPath == "" || job.Out == "":
+		return fmt.Errorf("%w: the training job needs a model and an output path", ErrInput)
+	case job.Epochs <= 0:
+		return fmt.Errorf("%w: epochs %d: must be positive", ErrInput, job.Epochs)
+	case !(job.LR > 0):
+		return fmt.Errorf("%w: lr %g: must be positive", ErrInput, job.LR)
+	case job.BatchSize <= 0:
+		return fmt.Errorf("%w: batch size %d: must be positive", ErrInput, job.BatchSize)
+	case job.Momentum < 0 || job.Momentum >= 1:
+		return fmt.Errorf("%w: momentum %g: must be in [0, 1)", ErrInput, job.Momentum)
+	case job.WeightDecay < 0:
+		return fmt.Errorf("%w: weight decay %g: must be ≥ 0", ErrInput, job.WeightDecay)
+	}
+	return nil
+}
+
+// TrainSchedule returns the learning-rate schedule named name (TrainCosine
+// or "", TrainConstant) with peak rate lr.
+func TrainSchedule(name string, lr float64) (train.Schedule, error) {
+	switch name {
+	case TrainCosine, "":
+		return train.Cosine{Base: lr}, nil
+	case TrainConstant:
+		return train.Constant{Base: lr}, nil
+	}
+	return nil, fmt.Errorf("%w: schedule %q: must be %s or %s", ErrInput, name, TrainCosine, TrainConstant)
+}
+
+// Retrain runs job: SGD on ONNX Runtime through the generated training
+// graph, BatchNormalization in training mode (batch statistics, PyTorch's
+// running-statistics update), on an untied working copy of the model; the
+// result is written back into the original graph (into the untied one when
+// untying changed something), in inference form, saved to Out and
+// evaluated from the file. Cancelling ctx stops at the next step with
+// ErrInterrupted and nothing written.
+func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
+	if err := job.check(); err != nil {
+		return nil, err
+	}
+	sched, err := TrainSchedule(job.Schedule, job.LR)
+	if err != nil {
+		return nil, err
+	}
+	info := job.Info
+	if info == nil {
+		info = func(string, string, ...any) {}
+	}
+	ds, path := job.Data, job.ModelPath
+	m, err := onnxio.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := eval.CheckModelData(m, path, ds); err != nil {
+		return nil, err
+	}
+	idx := data.Range(ds.Train.Len())
+	if job.Exclude != nil {
+		_, idx = data.ForgetRetain(ds.Train.Len(), job.Exclude)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("%w: the excluded ids cover the whole training split; nothing left to train on", ErrInput)
+		}
+	}
+	// Train on an untied copy; write back into the original graph when
+	// untying changed nothing, else into the untied one.
+	work, err := onnxio.Clone(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	untied, err := graph.UntieIdentityInitializers(work.Graph)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := autodiff.CheckSupported(work); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if job.FromScratch {
+		if err := train.ReinitModel(work, job.Seed); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	e, err := train.NewEngine(work, train.EngineOptions{Runtime: job.Runtime, Spec: autodiff.Spec{
+		BN: autodiff.BNTraining, Dropout: true, DropoutSeed: int64(job.Seed),
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer e.Close()
+	schedName := job.Schedule
+	if schedName == "" {
+		schedName = TrainCosine
+	}
+	info("train", fmt.Sprintf("training %s on %d examples of %s: %d epochs, batch %d, lr %g (%s), momentum %g, weight decay %g, seed %d",
+		path, len(idx), ds.Path, job.Epochs, job.BatchSize, job.LR, schedName, job.Momentum, job.WeightDecay, job.Seed),
+		"model", path, "examples", len(idx), "epochs", job.Epochs, "batch_size", job.BatchSize, "lr", job.LR, "seed", job.Seed)
+	fo := train.FitOptions{
+		Epochs: job.Epochs, BatchSize: job.BatchSize, Seed: job.Seed, Schedule: sched,
+		Optimizer: &train.SGD{Momentum: job.Momentum, WeightDecay: job.WeightDecay},
+		EpochEnd: func(s train.EpochStats) error {
+			info("epoch", fmt.Sprintf("epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs", s.Epoch, job.Epochs, s.Loss, 100*s.Accuracy, s.Seconds),
+				"epoch", s.Epoch, "epochs", job.Epochs, "loss", s.Loss, "accuracy", s.Accuracy, "seconds", s.Seconds)
+			return nil
+		},
+	}
+	if job.Progress != nil {
+		fo.Progress = func(p train.FitProgress) { job.Progress((p.Epoch-1)*p.Steps+p.Step, p.Epochs*p.Steps) }
+	}
+	start := time.Now()
+	stats, err := train.Fit(ctx, e, ds.Train, idx, fo)
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &RetrainResult{Examples: len(idx), Epochs: stats, TrainS: time.Since(start).Seconds()}
+	dst := m
+	if untied > 0 {
+		dst = work
+	}
+	if _, err := e.WriteBack(dst.Graph); err != nil {
+		return nil, err
+	}
+	if _, err := graph.InferenceForm(dst.Graph); err != nil {
+		return nil, err
+	}
+	if err := onnxio.Save(dst, job.Out, &onnxio.SaveOptions{Protect: []string{path}}); err != nil {
+		return nil, err
+	}
+	// Evaluate what was written, as users will load it.
+	if res.TrainAccuracy, res.TestAccuracy, err = accuracies(job.Out, ds, job.Runtime, job.BatchSize); err != nil {
+		return nil, fmt.Errorf("evaluating %s: %w", job.Out, err)
+	}
+	return res, nil
+}
+
+// accuracies returns the train and test accuracy of the model at path.
+func accuracies(path string, ds *data.Dataset, opts onnxrt.Options, batch int) (trainAcc, testAcc float64, err error) {
+	m, err := onnxio.Load(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	cl, err := eval.NewClassifier(m, opts, batch)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cl.Close()
+	acc := func(s *data.Split) (float64, error) {
+		idx := data.Range(s.Len())
+		logits, err := cl.Logits(s, idx, nil)
+		if err != nil {
+			return 0, err
+		}
+		return eval.Accuracy(eval.Argmax(logits, cl.Classes()), s.Labels(idx)), nil
+	}
+	if trainAcc, err = acc(ds.Train); err != nil {
+		return 0, 0, err
+	}
+	if testAcc, err = acc(ds.Test); err != nil {
+		return 0, 0, err
+	}
+	return trainAcc, testAcc, nil
+}
