@@ -122,7 +122,7 @@ func newSuite(c *cli.Context) (*eval.Suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Bar = func(label string) func(int, int) { return newProgress(label).update }
+	s.Bar = logs.Bar
 	return s, nil
 }
 

@@ -44,7 +44,7 @@ func runExperiment(c *cli.Context) error {
 	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"), Tool: "unlearn " + Version,
 		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"),
 		Step: func(what, state, key string) {
-			logs.info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
+			logs.Info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
 		}}
 	if cfg.Data == "" {
 		if job.DataPath, err = bundledData(); err != nil {

@@ -93,7 +93,7 @@ func runLocalize(c *cli.Context) error {
 	mk, scores, err := localize.Localize(ctx, work, ds.Train, forget, localize.Options{
 		Strategy: c.String("strategy"), Budget: b, TopK: c.Int("topk"), ElementRank: c.Bool("element-rank"),
 		RandomOf: c.String("random-of"), Seed: c.Uint64("seed"), BatchSize: c.Int("batch-size"), Runtime: opts,
-		Progress: newProgress("localize").update,
+		Progress: logs.Bar("localize"),
 	})
 	if ctx.Err() != nil {
 		return errInterrupted

@@ -177,10 +177,10 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	installSignals()
 	app := newApp()
 	app.Writer, app.ErrWriter = stdout, stderr
-	logs.w, logs.json, logs.quiet = stderr, false, false
+	logs.Reset(stderr)
 	args, err := globalArgs(app, args)
 	if err == nil {
-		if logs.quiet {
+		if logs.Quiet {
 			app.Writer = io.Discard
 		}
 		err = runRecovered(app, args)
@@ -200,7 +200,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &u) || isCLIUsage(err):
 		code = exitUsage
 	}
-	logs.fail(msg, code)
+	logs.Fail(msg, code)
 	return code
 }
 

@@ -1,20 +1,14 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
+	"errors"
 	"io"
 	"os"
-	"slices"
-	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/urfave/cli/v2"
-	"gopkg.in/yaml.v3"
 
-	"github.com/unlearn-tool/unlearn/internal/fsread"
+	"github.com/unlearn-tool/unlearn/internal/clilog"
 )
 
 // Options for unattended use, valid with every command and anywhere on the
@@ -28,71 +22,17 @@ func pipelineFlags() []cli.Flag {
 	}
 }
 
-// logger writes status, progress, results and errors to stderr, as text or
-// as JSON lines ({"time", "level", "event", ...}).
-type logger struct {
-	mu    sync.Mutex
-	w     io.Writer
-	json  bool
-	quiet bool
-}
-
-var logs = &logger{w: os.Stderr}
-
-func (l *logger) emit(level, event string, fields []any) {
-	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "level": level, "event": event}
-	for i := 0; i+1 < len(fields); i += 2 {
-		m[fmt.Sprint(fields[i])] = fields[i+1]
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		b, _ = json.Marshal(map[string]any{"level": level, "event": event, "msg": fmt.Sprint(fields...)})
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.w.Write(append(b, '\n'))
-}
-
-// info reports a step: text as a line, or an event with fields (pairs of
-// key, value) and the text as "msg".
-func (l *logger) info(event, text string, fields ...any) {
-	if l.quiet {
-		return
-	}
-	if l.json {
-		l.emit("info", event, append([]any{"msg", text}, fields...))
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintln(l.w, text)
-}
-
-// result reports a command's outcome as a JSON event (text output has its
-// tables on stdout instead). --quiet does not silence it.
-func (l *logger) result(event string, fields ...any) {
-	if l.json {
-		l.emit("info", event, fields)
-	}
-}
-
-// fail reports the error that ends the run.
-func (l *logger) fail(msg string, code int) {
-	if l.json {
-		l.emit("error", "error", []any{"msg", msg, "exit_code", code})
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "unlearn: error: %s\n", msg)
-}
+// logs is the command's logger: status and progress on stderr, as text or
+// JSON lines (--log-format json), errors as one "unlearn: error:" line or
+// one JSON error event.
+var logs = &clilog.Logger{W: os.Stderr, Prefix: "unlearn: error: "}
 
 // tableBesideJSON is where a table goes when stdout carries JSON: stderr,
 // unless stderr carries JSON lines too (--log-format json), where a table
 // would break the stream; the table is then left out, since the JSON on
 // stdout holds the same numbers.
 func tableBesideJSON(c *cli.Context) io.Writer {
-	if logs.json {
+	if logs.JSON {
 		return io.Discard
 	}
 	return c.App.ErrWriter
@@ -138,7 +78,7 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 				format, formatGiven = val, true
 			}
 		case "quiet", "q":
-			logs.quiet = !hasVal || val == "true" || val == "1"
+			logs.Quiet = !hasVal || val == "true" || val == "1"
 			quietGiven = true
 		default:
 			out = append(out, a)
@@ -148,7 +88,7 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 		switch format {
 		case "text":
 		case "json":
-			logs.json = true
+			logs.JSON = true
 		default:
 			return usagef("--log-format %q: must be text or json", format)
 		}
@@ -184,7 +124,7 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 			}
 		case "quiet":
 			if !quietGiven {
-				logs.quiet = val == "true" || val == "1"
+				logs.Quiet = val == "true" || val == "1"
 			}
 		default:
 			kept = append(kept, a)
@@ -197,58 +137,26 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 	return res, nil
 }
 
-// configArgs reads a YAML mapping of flag names to values and returns them
-// as --name=value arguments (lists joined with commas).
+// configArgs reads the config file for a command with flags: its keys are
+// the flags' names (log-format and quiet included, which globalArgs
+// applies; not config or help).
 func configArgs(path string, flags []cli.Flag) ([]string, error) {
-	b, err := fsread.File(path, "config file", 1<<20)
-	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("--config %s: not a YAML mapping of flag names to values: %v", path, strings.ReplaceAll(err.Error(), "\n", " "))
-	}
 	known := map[string]bool{}
-	var names []string
+	var listed []string
 	for _, f := range flags {
 		for _, n := range f.Names() {
 			known[n] = true
 		}
-		names = append(names, f.Names()[0])
+		if n := f.Names()[0]; n != "config" && n != "help" {
+			listed = append(listed, n)
+		}
 	}
-	// A config file cannot name another config file or ask for help;
-	// log-format and quiet are taken (globalArgs applies them).
-	names = slices.DeleteFunc(names, func(n string) bool { return n == "config" || n == "help" })
 	for _, n := range []string{"config", "q", "help", "h"} {
 		delete(known, n)
 	}
-	keys := make([]string, 0, len(doc))
-	for k := range doc {
-		keys = append(keys, k)
+	args, err := clilog.ConfigArgs(path, known, listed)
+	if errors.Is(err, clilog.ErrUsage) {
+		return nil, usageError{err}
 	}
-	sort.Strings(keys)
-	var args []string
-	for _, k := range keys {
-		if !known[k] {
-			sort.Strings(names)
-			return nil, usagef("--config %s: unknown key %q for this command (keys are its flag names: %s)", path, k, strings.Join(names, ", "))
-		}
-		var s string
-		switch v := doc[k].(type) {
-		case nil:
-			return nil, usagef("--config %s: key %q has no value", path, k)
-		case []any:
-			parts := make([]string, len(v))
-			for i, e := range v {
-				parts[i] = fmt.Sprint(e)
-			}
-			s = strings.Join(parts, ",")
-		case map[string]any:
-			return nil, usagef("--config %s: key %q: a mapping is not a flag value", path, k)
-		default:
-			s = fmt.Sprint(v)
-		}
-		args = append(args, "--"+k+"="+s)
-	}
-	return args, nil
+	return args, err
 }

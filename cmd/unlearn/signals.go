@@ -45,7 +45,7 @@ func installSignals() {
 			cancel()
 			if n > 1 || !cancellable.Load() {
 				outfile.RemoveTracked()
-				logs.fail("interrupted; no output was written", exitInterrupted)
+				logs.Fail("interrupted; no output was written", exitInterrupted)
 				os.Exit(exitInterrupted)
 			}
 		}

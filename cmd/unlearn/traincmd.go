@@ -44,7 +44,7 @@ func runTrain(c *cli.Context) error {
 	job := unlearn.RetrainJob{ModelPath: c.String("model"), Out: out, FromScratch: c.Bool("from-scratch"),
 		Epochs: c.Int("epochs"), LR: c.Float64("lr"), BatchSize: c.Int("batch-size"), Schedule: c.String("schedule"),
 		Momentum: c.Float64("momentum"), WeightDecay: c.Float64("weight-decay"), Seed: c.Uint64("seed"),
-		Info: logs.info, Progress: newProgress("train").update}
+		Info: logs.Info, Progress: logs.Bar("train")}
 	switch {
 	case job.Epochs <= 0:
 		return usagef("--epochs %d: must be positive", job.Epochs)
@@ -80,7 +80,7 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	logs.result("result", "out", out, "train_accuracy", res.TrainAccuracy, "test_accuracy", res.TestAccuracy, "train_s", res.TrainS)
+	logs.Result("result", "out", out, "train_accuracy", res.TrainAccuracy, "test_accuracy", res.TestAccuracy, "train_s", res.TrainS)
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "model\ttrain acc\ttest acc\ttrain time\t\n")
 	fmt.Fprintf(tw, "%s\t%.2f%%\t%.2f%%\t%.1fs\t\n", out, 100*res.TrainAccuracy, 100*res.TestAccuracy, res.TrainS)

@@ -181,7 +181,7 @@ func runUnlearn(c *cli.Context) error {
 		Algorithm: s.algorithm, Config: s.cfg, Classifier: c.String("classifier"), OraclePath: s.oracle,
 		Out: s.out, MetricsPath: s.metrics, ReportPath: s.report, RetrainEpochs: s.retrainEpochs,
 		NoBefore: c.Bool("no-before"), Tool: "unlearn " + Version,
-		Info: logs.info, Bar: func(label string) func(int, int) { return newProgress(label).update },
+		Info: logs.Info, Bar: logs.Bar,
 	})
 	if err != nil {
 		return err
@@ -213,7 +213,7 @@ func runUnlearn(c *cli.Context) error {
 	if u.Auto != nil {
 		res = append(res, "auto", map[string]any{"lr": u.Auto.LR, "stop_epoch": u.Auto.StopEpoch, "epoch": u.Auto.Epoch, "max_epochs": u.Auto.MaxEpochs, "reason": u.Auto.Reason})
 	}
-	logs.result("result", res...)
+	logs.Result("result", res...)
 	w := c.App.Writer
 	fmt.Fprintf(w, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical\n",
 		s.out, o.Audit.ChangedParams, o.Audit.TotalParams, 100*float64(o.Audit.ChangedParams)/float64(o.Audit.TotalParams), len(o.Audit.Changed))

@@ -1,0 +1,138 @@
+package clilog
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Logger writes status, progress, results and errors to W, as text or as
+// JSON lines. Its methods are safe for concurrent use.
+type Logger struct {
+	mu    sync.Mutex
+	W     io.Writer
+	JSON  bool
+	Quiet bool
+	// Prefix starts every text error line ("unlearn: error: ").
+	Prefix string
+}
+
+// Reset points the logger at w in text mode, not quiet.
+func (l *Logger) Reset(w io.Writer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.W, l.JSON, l.Quiet = w, false, false
+}
+
+// Emit writes one JSON event with fields (pairs of key, value).
+func (l *Logger) Emit(level, event string, fields ...any) {
+	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "level": level, "event": event}
+	for i := 0; i+1 < len(fields); i += 2 {
+		m[fmt.Sprint(fields[i])] = fields[i+1]
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"level": level, "event": event, "msg": fmt.Sprint(fields...)})
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.W.Write(append(b, '\n'))
+}
+
+// Info reports a step: text as a line, or an event with fields (pairs of
+// key, value) and the text as "msg". Quiet silences it.
+func (l *Logger) Info(event, text string, fields ...any) {
+	if l.Quiet {
+		return
+	}
+	if l.JSON {
+		l.Emit("info", event, append([]any{"msg", text}, fields...)...)
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintln(l.W, text)
+}
+
+// Result reports a command's outcome as a JSON event (text output has its
+// tables on stdout instead). Quiet does not silence it.
+func (l *Logger) Result(event string, fields ...any) {
+	if l.JSON {
+		l.Emit("info", event, fields...)
+	}
+}
+
+// Fail reports the error that ends the run with its exit code.
+func (l *Logger) Fail(msg string, code int) {
+	if l.JSON {
+		l.Emit("error", "error", "msg", msg, "exit_code", code)
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.W, "%s%s\n", l.Prefix, msg)
+}
+
+// Bar returns a progress callback for a labelled stage: a bar redrawn on a
+// terminal stderr, a JSON progress event (at most one a second, and the
+// last) in JSON mode, nothing otherwise or when Quiet.
+func (l *Logger) Bar(label string) func(done, total int) {
+	tty := false
+	if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+		tty = true
+	}
+	p := &progress{l: l, label: label, start: time.Now(), tty: tty}
+	return p.update
+}
+
+type progress struct {
+	l     *Logger
+	label string
+	start time.Time
+	last  time.Time
+	tty   bool
+}
+
+func (p *progress) update(done, total int) {
+	l := p.l
+	if l.Quiet || total <= 0 {
+		return
+	}
+	now := time.Now()
+	if l.JSON {
+		if done < total && now.Sub(p.last) < time.Second {
+			return
+		}
+		p.last = now
+		l.Emit("info", "progress", "stage", p.label, "done", done, "total", total,
+			"rate_per_s", float64(done)/now.Sub(p.start).Seconds())
+		return
+	}
+	if !p.tty {
+		return
+	}
+	if done < total && now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	const width = 30
+	fill := width * done / total
+	bar := make([]byte, width)
+	for i := range bar {
+		if i < fill {
+			bar[i] = '#'
+		} else {
+			bar[i] = '.'
+		}
+	}
+	rate := float64(done) / now.Sub(p.start).Seconds()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.W, "\r%-14s [%s] %d/%d  %.0f/s ", p.label, bar, done, total, rate)
+	if done >= total {
+		fmt.Fprint(l.W, "\r\033[K")
+	}
+}
