@@ -279,6 +279,8 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		return nil, fail(err)
 	}
 	defer unlock()
+	outfile.BeginCommit()
+	defer outfile.EndCommit()
 	if err := outfile.WriteFiles(files); err != nil {
 		return nil, fail(err)
 	}

@@ -174,7 +174,7 @@ func run(args []string) int { return runIO(args, os.Stdout, os.Stderr) }
 // runIO runs the command line args with its output on stdout and its log
 // on stderr, and returns the exit code.
 func runIO(args []string, stdout, stderr io.Writer) int {
-	installSignals()
+	interrupts.Watch()
 	app := newApp()
 	app.Writer, app.ErrWriter = stdout, stderr
 	logs.Reset(stderr)

@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"sync/atomic"
-	"syscall"
+	"time"
 
+	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -14,40 +13,25 @@ import (
 // errInterrupted marks a run stopped by SIGINT/SIGTERM (exit code 130).
 var errInterrupted = unlearn.ErrInterrupted
 
-// signalContext returns the run's context, cancelled by SIGINT or SIGTERM,
-// and declares the command able to stop cleanly on it (see
-// installSignals). The CancelFunc is a no-op kept for call sites.
-func signalContext() (context.Context, context.CancelFunc) {
-	cancellable.Store(true)
-	return appCtx, func() {}
+// interrupts: a command that calls signalContext stops at its next check
+// after SIGINT or SIGTERM and removes what it wrote; any other command (it
+// writes its outputs only at the end, atomically), a second signal, or a
+// command still busy 10 s after the first (inside a call that cannot be
+// interrupted) exits with code 130 after removing the temporary files of
+// writes in flight, so that every output is either complete or absent. The
+// one wait is for a run that is putting its model and metrics in place.
+var interrupts = &clilog.Interrupts{
+	Grace:   10 * time.Second,
+	Cleanup: outfile.RemoveTracked,
+	Busy:    outfile.Committing,
+	Exit: func() {
+		logs.Fail("interrupted; no output was written", exitInterrupted)
+		os.Exit(exitInterrupted)
+	},
 }
 
-var (
-	appCtx      = context.Background()
-	cancellable atomic.Bool
-)
-
-// installSignals makes SIGINT and SIGTERM cancel appCtx. A command that
-// called signalContext stops at its next check and removes what it wrote;
-// any other command (it writes its outputs only at the end, atomically),
-// or a second signal, exits at once with code 130 after removing the
-// temporary files of writes in flight, so that every output is either
-// complete or absent.
-func installSignals() {
-	ctx, cancel := context.WithCancel(context.Background())
-	appCtx = ctx
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		n := 0
-		for range ch {
-			n++
-			cancel()
-			if n > 1 || !cancellable.Load() {
-				outfile.RemoveTracked()
-				logs.Fail("interrupted; no output was written", exitInterrupted)
-				os.Exit(exitInterrupted)
-			}
-		}
-	}()
+// signalContext returns the run's context, cancelled by SIGINT or SIGTERM.
+// The CancelFunc is a no-op kept for call sites.
+func signalContext() (context.Context, context.CancelFunc) {
+	return interrupts.Context(), func() {}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -186,70 +185,9 @@ func runUnlearn(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, u := o.Report, o.Report.Unlearning
-	after, tm := rep.Metrics, u.Timings
-	_ = report.WriteTable(c.App.Writer, rep)
-	res := []any{"out", s.out, "metrics", s.metrics, "accuracy", after.Accuracy,
-		"changed_params", o.Audit.ChangedParams, "total_params", o.Audit.TotalParams,
-		"outside_mask_bit_identical", o.Audit.BitIdentical, "timings", tm}
-	if s.report != "" {
-		res = append(res, "report", s.report)
-	}
-	if rep.Before != nil {
-		res = append(res, "before_accuracy", rep.Before.Accuracy)
-	}
-	if rep.Oracle != nil {
-		res = append(res, "oracle_accuracy", rep.Oracle.Accuracy, "avg_gap", rep.Delta.AvgGap)
-	}
-	if after.MIA != nil {
-		res = append(res, "mia", after.MIA)
-	}
-	if u.RetrainEstimateS > 0 {
-		res = append(res, "retrain_estimate_s", u.RetrainEstimateS, "speedup", u.Speedup)
-	}
-	if u.Proxies != nil {
-		res = append(res, "proxies", u.Proxies.After)
-	}
-	if u.Auto != nil {
-		res = append(res, "auto", map[string]any{"lr": u.Auto.LR, "stop_epoch": u.Auto.StopEpoch, "epoch": u.Auto.Epoch, "max_epochs": u.Auto.MaxEpochs, "reason": u.Auto.Reason})
-	}
-	logs.Result("result", res...)
-	w := c.App.Writer
-	fmt.Fprintf(w, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical\n",
-		s.out, o.Audit.ChangedParams, o.Audit.TotalParams, 100*float64(o.Audit.ChangedParams)/float64(o.Audit.TotalParams), len(o.Audit.Changed))
-	fmt.Fprintf(w, "time: localize %.1f s, unlearn %.1f s", tm.LocalizeS, tm.UnlearnS)
-	if u.RetrainEstimateS > 0 {
-		fmt.Fprintf(w, "; retraining from scratch (%d epochs) would take about %.0f s, ", u.RetrainEpochs, u.RetrainEstimateS)
-		if u.Speedup >= 1 {
-			fmt.Fprintf(w, "%.1f× this run", u.Speedup)
-		} else {
-			// Say it plainly: on a small model, retraining can be cheaper.
-			fmt.Fprintf(w, "so this run cost %.1f× retraining", 1/u.Speedup)
-		}
-	}
-	fmt.Fprintln(w)
-	if a := u.Auto; a != nil {
-		how := "as given"
-		if len(a.RangeTest) > 0 {
-			how = fmt.Sprintf("from a range test over %d rates", len(a.RangeTest))
-		}
-		result := ""
-		if a.Epoch != a.StopEpoch {
-			result = fmt.Sprintf("; the result is epoch %d, the closest to the rule", a.Epoch)
-		}
-		fmt.Fprintf(w, "auto schedule: lr %g (%s), stopped after epoch %d of at most %d (%s)%s\n", a.LR, how, a.StopEpoch, a.MaxEpochs, a.Reason, result)
-	}
-	if p := u.Proxies; p != nil {
-		fmt.Fprintln(w, report.ProxiesLine(p))
-	}
-	for _, n := range u.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
-	fmt.Fprintf(w, "wrote %s", s.metrics)
-	if s.report != "" {
-		fmt.Fprintf(w, " and %s", s.report)
-	}
-	fmt.Fprintln(w)
+	_ = report.WriteTable(c.App.Writer, o.Report)
+	logs.Result("result", report.RunResult(o.Report, s.metrics, s.report)...)
+	_ = report.WriteRunSummary(c.App.Writer, o.Report, s.metrics, s.report)
 	return nil
 }
 

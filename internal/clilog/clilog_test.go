@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestLoggerTextAndJSON(t *testing.T) {
@@ -66,5 +70,42 @@ func TestConfigArgs(t *testing.T) {
 	}
 	if _, err = ConfigArgs("/dev/zero", names, nil); err == nil || errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a device: %v", err)
+	}
+}
+
+// TestInterruptsExitABlockedCommand: a cancellable command that does not
+// return after SIGTERM (blocked in a call that cannot be interrupted) is
+// exited after Grace, with Cleanup first; while Busy (committing its
+// outputs) the exit waits. The context is cancelled at once.
+func TestInterruptsExitABlockedCommand(t *testing.T) {
+	exited := make(chan time.Time, 2)
+	var cleaned atomic.Bool
+	var busy atomic.Bool
+	busy.Store(true)
+	in := &Interrupts{Grace: 200 * time.Millisecond, Cleanup: func() { cleaned.Store(true) },
+		Busy: busy.Load, Exit: func() { exited <- time.Now() }}
+	in.Watch()
+	defer signal.Reset(syscall.SIGTERM, os.Interrupt)
+	ctx := in.Context()
+	start := time.Now()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the context was not cancelled")
+	}
+	time.AfterFunc(600*time.Millisecond, func() { busy.Store(false) })
+	select {
+	case at := <-exited:
+		if d := at.Sub(start); d < 500*time.Millisecond {
+			t.Errorf("exited after %v, while still committing", d)
+		}
+		if !cleaned.Load() {
+			t.Error("exit without cleanup")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a command blocked after SIGTERM was never exited")
 	}
 }

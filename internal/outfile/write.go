@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // Temporary names. Each encodes the PID of the process that made it, so
@@ -267,3 +268,17 @@ func RemoveStale(final string) []string {
 	}
 	return removed
 }
+
+// committing counts the runs in their commit section (BeginCommit).
+var committing atomic.Int32
+
+// BeginCommit marks the start of putting a set of outputs in place (a
+// model's metrics, then the model); a signal handler that would exit the
+// process waits until EndCommit, so that no set is left half in place.
+func BeginCommit() { committing.Add(1) }
+
+// EndCommit ends a BeginCommit.
+func EndCommit() { committing.Add(-1) }
+
+// Committing reports whether a commit section is running.
+func Committing() bool { return committing.Load() > 0 }

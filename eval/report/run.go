@@ -1,0 +1,87 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/unlearn-tool/unlearn/eval"
+)
+
+// RunResult returns the fields of the main command's JSON "result" event
+// (README "Pipelines") for the report of an unlearning run, rep.Model.Path
+// being the unlearned model and metrics and html the files written beside
+// it (html "" when none).
+func RunResult(rep *eval.Report, metrics, html string) []any {
+	u, a := rep.Unlearning, rep.Unlearning.Audit
+	res := []any{"out", rep.Model.Path, "metrics", metrics, "accuracy", rep.Accuracy,
+		"changed_params", a.ChangedParams, "total_params", a.TotalParams,
+		"outside_mask_bit_identical", a.BitIdentical, "timings", u.Timings}
+	if html != "" {
+		res = append(res, "report", html)
+	}
+	if rep.Before != nil {
+		res = append(res, "before_accuracy", rep.Before.Accuracy)
+	}
+	if rep.Oracle != nil {
+		res = append(res, "oracle_accuracy", rep.Oracle.Accuracy, "avg_gap", rep.Delta.AvgGap)
+	}
+	if rep.MIA != nil {
+		res = append(res, "mia", rep.MIA)
+	}
+	if u.RetrainEstimateS > 0 {
+		res = append(res, "retrain_estimate_s", u.RetrainEstimateS, "speedup", u.Speedup)
+	}
+	if u.Proxies != nil {
+		res = append(res, "proxies", u.Proxies.After)
+	}
+	if s := u.Auto; s != nil {
+		res = append(res, "auto", map[string]any{"lr": s.LR, "stop_epoch": s.StopEpoch, "epoch": s.Epoch, "max_epochs": s.MaxEpochs, "reason": s.Reason})
+	}
+	return res
+}
+
+// WriteRunSummary writes what the main command prints after the metrics
+// table: the changed parameters, the time against the retraining estimate
+// (saying so plainly when retraining would have been cheaper), the auto
+// schedule's choice, the proxies, the run's notes and the files written.
+// It returns the writer's first error.
+func WriteRunSummary(w io.Writer, rep *eval.Report, metrics, html string) error {
+	ew := &errWriter{w: w}
+	u, a := rep.Unlearning, rep.Unlearning.Audit
+	tm := u.Timings
+	fmt.Fprintf(ew, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical\n",
+		rep.Model.Path, a.ChangedParams, a.TotalParams, 100*float64(a.ChangedParams)/float64(a.TotalParams), len(a.Changed))
+	fmt.Fprintf(ew, "time: localize %.1f s, unlearn %.1f s", tm.LocalizeS, tm.UnlearnS)
+	if u.RetrainEstimateS > 0 {
+		fmt.Fprintf(ew, "; retraining from scratch (%d epochs) would take about %.0f s, ", u.RetrainEpochs, u.RetrainEstimateS)
+		if u.Speedup >= 1 {
+			fmt.Fprintf(ew, "%.1f× this run", u.Speedup)
+		} else {
+			fmt.Fprintf(ew, "so this run cost %.1f× retraining", 1/u.Speedup)
+		}
+	}
+	fmt.Fprintln(ew)
+	if s := u.Auto; s != nil {
+		how := "as given"
+		if len(s.RangeTest) > 0 {
+			how = fmt.Sprintf("from a range test over %d rates", len(s.RangeTest))
+		}
+		result := ""
+		if s.Epoch != s.StopEpoch {
+			result = fmt.Sprintf("; the result is epoch %d, the closest to the rule", s.Epoch)
+		}
+		fmt.Fprintf(ew, "auto schedule: lr %g (%s), stopped after epoch %d of at most %d (%s)%s\n", s.LR, how, s.StopEpoch, s.MaxEpochs, s.Reason, result)
+	}
+	if p := u.Proxies; p != nil {
+		fmt.Fprintln(ew, ProxiesLine(p))
+	}
+	for _, n := range u.Notes {
+		fmt.Fprintf(ew, "note: %s\n", n)
+	}
+	fmt.Fprintf(ew, "wrote %s", metrics)
+	if html != "" {
+		fmt.Fprintf(ew, " and %s", html)
+	}
+	fmt.Fprintln(ew)
+	return ew.err
+}
