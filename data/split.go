@@ -3,6 +3,8 @@ package data
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -418,4 +420,25 @@ func CheckInput(d *Dataset, input string, shape []int64) error {
 		}
 	}
 	return nil
+}
+
+// ParseValues reads a comma-separated list of per-channel values (--mean,
+// --std): "" is none; each value must be a finite number, and positive
+// when positive is set (a standard deviation).
+func ParseValues(s string, positive bool) ([]float32, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []float32
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 32)
+		switch {
+		case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+			return nil, fmt.Errorf("%q is not a finite number", f)
+		case positive && v <= 0:
+			return nil, fmt.Errorf("every value must be positive, %q is not", f)
+		}
+		out = append(out, float32(v))
+	}
+	return out, nil
 }

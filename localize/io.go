@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
@@ -217,4 +218,22 @@ func ReadSafetensors(r io.Reader) (map[string][]float32, map[string][]int64, err
 		vals[t.Name], shapes[t.Name] = v, t.Shape
 	}
 	return vals, shapes, nil
+}
+
+// WriteSummary writes the mask's table for the terminal: per layer the
+// neurons chosen of its channels and the parameters selected, then the
+// totals against the budget and the file the mask went to. It returns the
+// writer's first error.
+func (mk *Mask) WriteSummary(w io.Writer, path string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "layer\tneurons\tparams\n")
+	for _, lc := range mk.Layers {
+		fmt.Fprintf(tw, "%s\t%d/%d\t%d\n", lc.Layer, len(lc.Chosen)+len(lc.Partial), lc.Channels, lc.Params)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s: %d of %d parameters (%.2f%%, budget %.2f%%) → %s\n", mk.Strategy, mk.Selected, mk.Total,
+		100*float64(mk.Selected)/float64(mk.Total), 100*mk.Budget, path)
+	return err
 }

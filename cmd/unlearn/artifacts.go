@@ -1,14 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -84,14 +82,4 @@ func runArtifacts(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "wrote %s: training.onnx (%d inputs, %d outputs, %d parameters), inference.onnx, artifacts.json\n",
 		dir, len(art.Inputs), len(art.Outputs), len(art.Params))
 	return nil
-}
-
-// writeJSONFile writes v as indented JSON with a final newline, atomically
-// (localize writes its mask file with it).
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return outfile.WriteFile(path, append(b, '\n'))
 }

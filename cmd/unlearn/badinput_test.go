@@ -713,6 +713,7 @@ func badInputCases(fx *badFixtures) []badCase {
 		{"100000 threads", "eval", "--threads", "100000"},
 		{"batch size 10 million", "eval", "--batch-size", "10000000"},
 		{"batch size MaxInt64", "", "--batch-size", "9223372036854775807"},
+		{"mean NaN", "eval", "--mean", "NaN"},
 	}
 	for _, f := range flagCases {
 		add(badCase{group: "flags", name: f.name, cmd: f.cmd, set: [][2]string{{f.flag, f.value}}, code: exitUsage, culprits: []string{f.flag, f.value}})

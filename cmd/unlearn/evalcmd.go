@@ -2,8 +2,6 @@ package main
 
 import (
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,35 +20,15 @@ func dataFlags() []cli.Flag {
 	}
 }
 
-func parseFloats(flag, s string) ([]float32, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []float32
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 32)
-		if err != nil {
-			return nil, usagef("--%s %q: %q is not a number", flag, s, f)
-		}
-		out = append(out, float32(v))
-	}
-	return out, nil
-}
-
 // openData opens --data (or the bundled demo data) with --mean/--std.
 func openData(c *cli.Context) (*data.Dataset, error) {
-	mean, err := parseFloats("mean", c.String("mean"))
+	mean, err := data.ParseValues(c.String("mean"), false)
 	if err != nil {
-		return nil, err
+		return nil, usagef("--mean %q: %v", c.String("mean"), err)
 	}
-	std, err := parseFloats("std", c.String("std"))
+	std, err := data.ParseValues(c.String("std"), true)
 	if err != nil {
-		return nil, err
-	}
-	for _, s := range std {
-		if s <= 0 {
-			return nil, usagef("--std %q: every value must be positive", c.String("std"))
-		}
+		return nil, usagef("--std %q: %v", c.String("std"), err)
 	}
 	path := c.String("data")
 	if path == "" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -110,16 +109,9 @@ func runLocalize(c *cli.Context) error {
 			return err
 		}
 	}
-	if err := writeJSONFile(c.String("out"), mk); err != nil {
+	if err := writeJSON(c, c.String("out"), mk); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "layer\tneurons\tparams\n")
-	for _, lc := range mk.Layers {
-		fmt.Fprintf(tw, "%s\t%d/%d\t%d\n", lc.Layer, len(lc.Chosen)+len(lc.Partial), lc.Channels, lc.Params)
-	}
-	tw.Flush()
-	fmt.Fprintf(c.App.Writer, "%s: %d of %d parameters (%.2f%%, budget %.2f%%) → %s\n", mk.Strategy, mk.Selected, mk.Total,
-		100*float64(mk.Selected)/float64(mk.Total), 100*b, c.String("out"))
+	_ = mk.WriteSummary(c.App.Writer, c.String("out"))
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/eval/report"
+	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -16,7 +17,7 @@ func unlearnFlags() []cli.Flag {
 	return append(append([]cli.Flag{
 		&cli.StringFlag{Name: "model", Usage: "the trained ONNX classifier (never modified)"},
 		&cli.StringFlag{Name: "method", Value: unlearn.Recommended.Method, Usage: "del (DEL localization + reset-and-finetune), salun (SalLoc + random labels), or a baseline: " + methodNames()},
-		&cli.StringFlag{Name: "strategy", Usage: "localization strategy, overriding --method's: del, salloc, critmem, deepest, shallowest, random, full"},
+		&cli.StringFlag{Name: "strategy", Usage: "localization strategy, overriding --method's: " + strings.Join(localize.Strategies(), ", ")},
 		&cli.StringFlag{Name: "algorithm", Usage: "unlearning algorithm, overriding --method's: " + strings.Join(unlearn.Algorithms(), ", ")},
 		&cli.Float64Flag{Name: "budget", Value: unlearn.Recommended.Budget, Usage: "fraction of all trainable parameters the strategy selects, in (0, 1]"},
 		&cli.IntFlag{Name: "epochs", Usage: "training epochs (0: the algorithm's default, see README)"},
@@ -38,59 +39,51 @@ func unlearnFlags() []cli.Flag {
 	}, append(miaFlags(), withBatchSize(dataFlags(), 128, "examples per step")...)...), runtimeFlags()...)
 }
 
-// runSettings are the validated flags of one unlearning run.
-type runSettings struct {
-	model, forget, oracle, out, metrics string
-	mask, report                        string
-	retrainEpochs                       int
-	method, strategy, algorithm         string
-	budget                              float64
-	cfg                                 unlearn.Config
-	batch                               int
-}
-
-func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
+// parseUnlearnFlags validates the main command's flags, before any work,
+// and maps them onto a Job (without its Suite, which newSuite reads).
+func parseUnlearnFlags(c *cli.Context) (*unlearn.Job, error) {
 	if c.NArg() > 0 {
 		return nil, usagef("unexpected arguments %v (flags start with --; see `unlearn help`)", c.Args().Slice())
 	}
-	s := &runSettings{model: c.String("model"), forget: c.String("forget"), oracle: c.String("oracle"),
-		method: c.String("method"), budget: c.Float64("budget"), batch: c.Int("batch-size"),
-		mask: c.String("mask"), report: c.String("report"), retrainEpochs: c.Int("retrain-epochs")}
-	if s.model == "" {
+	s := &unlearn.Job{ModelPath: c.String("model"), OraclePath: c.String("oracle"), Method: c.String("method"),
+		Budget: c.Float64("budget"), MaskPath: c.String("mask"), ReportPath: c.String("report"),
+		RetrainEpochs: c.Int("retrain-epochs"), Classifier: c.String("classifier"), NoBefore: c.Bool("no-before"),
+		Tool: "unlearn " + Version, Info: logs.Info, Bar: logs.Bar}
+	if s.ModelPath == "" {
 		return nil, usagef("--model is required (the ONNX classifier to unlearn); see `unlearn help`")
 	}
-	if s.forget == "" {
+	if c.String("forget") == "" {
 		return nil, usagef("--forget is required (the ids of the training examples to forget)")
 	}
-	m, ok := unlearn.LookupMethod(s.method)
+	m, ok := unlearn.LookupMethod(s.Method)
 	if !ok {
-		return nil, usagef("--method %q: unknown; choose one of %s", s.method, methodNames())
+		return nil, usagef("--method %q: unknown; choose one of %s", s.Method, methodNames())
 	}
-	s.strategy, s.algorithm = m.Strategy, m.Algorithm
+	s.Strategy, s.Algorithm = m.Strategy, m.Algorithm
 	if v := c.String("strategy"); v != "" {
-		if s.mask != "" {
-			return nil, usagef("--strategy %s and --mask %s: the mask file already fixes the parameters; pass one of them", v, s.mask)
+		if s.MaskPath != "" {
+			return nil, usagef("--strategy %s and --mask %s: the mask file already fixes the parameters; pass one of them", v, s.MaskPath)
 		}
-		s.strategy = v
+		s.Strategy = v
 	}
-	if c.IsSet("budget") && s.mask != "" {
+	if c.IsSet("budget") && s.MaskPath != "" {
 		return nil, usagef("--budget and --mask: the mask file records its own budget; pass one of them")
 	}
-	if s.retrainEpochs < 0 {
-		return nil, usagef("--retrain-epochs %d: must be ≥ 0", s.retrainEpochs)
+	if s.RetrainEpochs < 0 {
+		return nil, usagef("--retrain-epochs %d: must be ≥ 0", s.RetrainEpochs)
 	}
 	if v := c.String("algorithm"); v != "" {
-		s.algorithm = v
+		s.Algorithm = v
 	}
-	if !validStrategy(s.strategy) {
-		return nil, usagef("--strategy %q: unknown; choose one of %s", s.strategy, strings.Join(strategies(), ", "))
+	if !validStrategy(s.Strategy) {
+		return nil, usagef("--strategy %q: unknown; choose one of %s", s.Strategy, strings.Join(strategies(), ", "))
 	}
-	algo, err := unlearn.LookupAlgorithm(s.algorithm)
+	algo, err := unlearn.LookupAlgorithm(s.Algorithm)
 	if err != nil {
-		return nil, usagef("--algorithm %q: unknown; choose one of %s", s.algorithm, strings.Join(unlearn.Algorithms(), ", "))
+		return nil, usagef("--algorithm %q: unknown; choose one of %s", s.Algorithm, strings.Join(unlearn.Algorithms(), ", "))
 	}
-	if !(s.budget > 0 && s.budget <= 1) {
-		return nil, usagef("--budget %g: must be in (0, 1] (a fraction of all trainable parameters)", s.budget)
+	if !(s.Budget > 0 && s.Budget <= 1) {
+		return nil, usagef("--budget %g: must be in (0, 1] (a fraction of all trainable parameters)", s.Budget)
 	}
 	if c.Int("epochs") < 0 {
 		return nil, usagef("--epochs %d: must be ≥ 0", c.Int("epochs"))
@@ -98,20 +91,20 @@ func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
 	if c.Float64("lr") < 0 {
 		return nil, usagef("--lr %g: must be ≥ 0 (0 takes the algorithm's default)", c.Float64("lr"))
 	}
-	if s.batch <= 0 {
-		return nil, usagef("--batch-size %d: must be positive", s.batch)
+	if c.Int("batch-size") <= 0 {
+		return nil, usagef("--batch-size %d: must be positive", c.Int("batch-size"))
 	}
 	sched := c.String("schedule")
 	if sched == "" {
 		// The recommended default (auto) unless the flags already make
 		// a fixed recipe, or the algorithm does not train in epochs.
-		sched = unlearn.DefaultSchedule(s.algorithm, c.IsSet("epochs") || c.IsSet("lr") || !c.Bool("proxies"))
+		sched = unlearn.DefaultSchedule(s.Algorithm, c.IsSet("epochs") || c.IsSet("lr") || !c.Bool("proxies"))
 	}
 	switch sched {
 	case unlearn.ScheduleFixed:
 	case unlearn.ScheduleAuto:
 		if !algo.Epochs {
-			return nil, usagef("--schedule auto: %s does not train in epochs; auto applies to %s", s.algorithm, strings.Join(epochAlgorithms(), ", "))
+			return nil, usagef("--schedule auto: %s does not train in epochs; auto applies to %s", s.Algorithm, strings.Join(epochAlgorithms(), ", "))
 		}
 		if !c.Bool("proxies") {
 			return nil, usagef("--schedule auto --proxies=false: the auto schedule stops on the proxies; drop --proxies=false")
@@ -142,23 +135,23 @@ func parseUnlearnFlags(c *cli.Context) (*runSettings, error) {
 		}
 		return -1 // an explicit 0: no tolerance (unlearn.AutoConfig reads negative as zero)
 	}
-	if s.cfg, err = unlearn.Configure(s.algorithm, unlearn.Recipe{Epochs: c.Int("epochs"), LR: c.Float64("lr"), Schedule: sched,
+	if s.Config, err = unlearn.Configure(s.Algorithm, unlearn.Recipe{Epochs: c.Int("epochs"), LR: c.Float64("lr"), Schedule: sched,
 		MaxEpochs: c.Int("max-epochs"), ForgetTolerance: tol("forget-tolerance"), UtilityTolerance: tol("utility-tolerance"),
 		NoProxies: !c.Bool("proxies")}); err != nil {
 		return nil, err
 	}
-	s.cfg.Proxies.NoMIA = c.Bool("no-mia")
-	s.cfg.BatchSize = s.batch
-	s.cfg.Seed = c.Uint64("seed")
-	s.out = c.String("out")
-	if s.out == "" {
-		s.out = strings.TrimSuffix(s.model, filepath.Ext(s.model)) + "-unlearned.onnx"
+	s.Config.Proxies.NoMIA = c.Bool("no-mia")
+	s.Config.BatchSize = c.Int("batch-size")
+	s.Config.Seed = c.Uint64("seed")
+	s.Out = c.String("out")
+	if s.Out == "" {
+		s.Out = strings.TrimSuffix(s.ModelPath, filepath.Ext(s.ModelPath)) + "-unlearned.onnx"
 	}
-	s.metrics = c.String("metrics")
-	if s.metrics == "" {
-		s.metrics = strings.TrimSuffix(s.out, filepath.Ext(s.out)) + ".metrics.json"
+	s.MetricsPath = c.String("metrics")
+	if s.MetricsPath == "" {
+		s.MetricsPath = strings.TrimSuffix(s.Out, filepath.Ext(s.Out)) + ".metrics.json"
 	}
-	if err := checkRunOutputs(c, s.out, s.metrics, s.report); err != nil {
+	if err := checkRunOutputs(c, s.Out, s.MetricsPath, s.ReportPath); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -175,19 +168,14 @@ func runUnlearn(c *cli.Context) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	o, err := unlearn.Unlearn(ctx, unlearn.Job{
-		ModelPath: s.model, Suite: suite, Method: s.method, Strategy: s.strategy, Budget: s.budget, MaskPath: s.mask,
-		Algorithm: s.algorithm, Config: s.cfg, Classifier: c.String("classifier"), OraclePath: s.oracle,
-		Out: s.out, MetricsPath: s.metrics, ReportPath: s.report, RetrainEpochs: s.retrainEpochs,
-		NoBefore: c.Bool("no-before"), Tool: "unlearn " + Version,
-		Info: logs.Info, Bar: logs.Bar,
-	})
+	s.Suite = suite
+	o, err := unlearn.Unlearn(ctx, *s)
 	if err != nil {
 		return err
 	}
 	_ = report.WriteTable(c.App.Writer, o.Report)
-	logs.Result("result", report.RunResult(o.Report, s.metrics, s.report)...)
-	_ = report.WriteRunSummary(c.App.Writer, o.Report, s.metrics, s.report)
+	logs.Result("result", report.RunResult(o.Report, s.MetricsPath, s.ReportPath)...)
+	_ = report.WriteRunSummary(c.App.Writer, o.Report, s.MetricsPath, s.ReportPath)
 	return nil
 }
 

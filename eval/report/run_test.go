@@ -1,0 +1,54 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/eval"
+)
+
+// TestRunSummaryAndResult: what the main command prints and logs after a
+// run comes from the report alone: the audit counts, the cost said plainly
+// when retraining would have been cheaper, the auto schedule's choice, the
+// notes and the files; the JSON result has the documented fields.
+func TestRunSummaryAndResult(t *testing.T) {
+	rep := oracleReport(t)
+	rep.Model.Path = "u.onnx"
+	rep.Unlearning = &eval.Unlearning{
+		Audit:            &eval.Audit{ChangedParams: 50, TotalParams: 200, BitIdentical: true, Changed: make([]eval.TensorChange, 3)},
+		Timings:          eval.UnlearningTimings{LocalizeS: 1, UnlearnS: 9},
+		RetrainEstimateS: 5, RetrainEpochs: 8, Speedup: 0.5,
+		Auto:  &eval.AutoSchedule{LR: 0.3, StopEpoch: 13, Epoch: 10, MaxEpochs: 20, Reason: "no-progress", RangeTest: make([]eval.LRTrial, 5)},
+		Notes: []string{"warning: something"},
+	}
+	var b bytes.Buffer
+	if err := WriteRunSummary(&b, rep, "u.metrics.json", "u.html"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"wrote u.onnx: 50 of 200 parameters changed (25.0%) in 3 tensors",
+		"retraining from scratch (8 epochs) would take about 5 s, so this run cost 2.0× retraining",
+		"auto schedule: lr 0.3 (from a range test over 5 rates), stopped after epoch 13 of at most 20 (no-progress); the result is epoch 10",
+		"note: warning: something",
+		"wrote u.metrics.json and u.html",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	fields := map[string]any{}
+	res := RunResult(rep, "u.metrics.json", "")
+	for i := 0; i+1 < len(res); i += 2 {
+		fields[res[i].(string)] = res[i+1]
+	}
+	for _, k := range []string{"out", "metrics", "accuracy", "changed_params", "total_params", "outside_mask_bit_identical",
+		"timings", "oracle_accuracy", "avg_gap", "retrain_estimate_s", "speedup", "auto"} {
+		if _, ok := fields[k]; !ok {
+			t.Errorf("result lacks %q", k)
+		}
+	}
+	if _, ok := fields["report"]; ok || fields["out"] != "u.onnx" {
+		t.Errorf("result: report %v, out %v", fields["report"], fields["out"])
+	}
+}
