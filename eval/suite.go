@@ -219,11 +219,7 @@ func (s *Suite) Measure(modelPath, oraclePath, tool string) (*Report, error) {
 		return nil, err
 	}
 	if om != nil {
-		omet, err := s.Evaluate(om, oraclePath, "oracle")
-		if err != nil {
-			return nil, err
-		}
-		oi, err := NewModelInfo(oraclePath)
+		oi, omet, err := s.measureOracle(om, oraclePath)
 		if err != nil {
 			return nil, err
 		}
@@ -251,11 +247,7 @@ func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*Compar
 			return nil, err
 		}
 	}
-	omet, err := s.Evaluate(om, oraclePath, "oracle")
-	if err != nil {
-		return nil, err
-	}
-	oi, err := NewModelInfo(oraclePath)
+	oi, omet, err := s.measureOracle(om, oraclePath)
 	if err != nil {
 		return nil, err
 	}
@@ -279,4 +271,18 @@ func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*Compar
 		rep.Models = append(rep.Models, CompareEntry{Section: Section{Model: mi, Metrics: met}, Delta: d, Agreement: ag})
 	}
 	return rep, nil
+}
+
+// measureOracle evaluates the oracle om read from path and identifies the
+// file.
+func (s *Suite) measureOracle(om *graph.Model, path string) (*ModelInfo, *Metrics, error) {
+	met, err := s.Evaluate(om, path, "oracle")
+	if err != nil {
+		return nil, nil, err
+	}
+	oi, err := NewModelInfo(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return oi, met, nil
 }

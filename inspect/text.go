@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/unlearn-tool/unlearn/internal/textio"
 )
 
 // MaxRows is how many layers WriteText lists unless asked for all.
@@ -17,7 +19,7 @@ const MaxRows = 60
 // table of the layers (at most MaxRows unless all). It returns the first
 // error of w.
 func WriteText(w io.Writer, r *Report, all bool) error {
-	ew := &errWriter{w: w}
+	ew := &textio.ErrWriter{W: w}
 	writeHeader(ew, r)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "layer\top\tdepth\tneurons\tparams\tmembers (initializer [shape] role axis)\n")
@@ -44,7 +46,7 @@ func WriteText(w io.Writer, r *Report, all bool) error {
 	if limit < len(r.Layers) {
 		fmt.Fprintf(ew, "... %d more layers (--channels lists all, --json writes all)\n", len(r.Layers)-limit)
 	}
-	return ew.err
+	return ew.Err
 }
 
 // writeHeader writes the lines above the layer table.
@@ -141,20 +143,4 @@ func shapeString(s []any) string {
 		}
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-// errWriter remembers the first write error and drops every later write,
-// so that a renderer can write line by line and report once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }

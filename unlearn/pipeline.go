@@ -393,16 +393,9 @@ func Prepare(m *graph.Model, path string) (*Prepared, error) {
 	if _, err := eval.ModelOutput(m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	work, err := onnxio.Clone(m)
+	work, untied, err := untiedCopy(m, path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	untied, err := graph.UntieIdentityInitializers(work.Graph)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := autodiff.CheckSupported(work); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	nm, err := graph.Neurons(work.Graph)
 	if err != nil {
@@ -487,4 +480,23 @@ func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask
 		return nil, err
 	}
 	return &Outcome{Result: res, Audit: audit, Note: note}, nil
+}
+
+// untiedCopy returns the working copy training changes: m cloned in
+// memory with the initializers the exporter tied behind Identity nodes
+// untied (and how many were), refused when an op on the way to the logits
+// has no gradient rule.
+func untiedCopy(m *graph.Model, path string) (*graph.Model, int, error) {
+	work, err := onnxio.Clone(m)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	untied, err := graph.UntieIdentityInitializers(work.Graph)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := autodiff.CheckSupported(work); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return work, untied, nil
 }

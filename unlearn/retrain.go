@@ -143,16 +143,9 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 	}
 	// Train on an untied copy; write back into the original graph when
 	// untying changed nothing, else into the untied one.
-	work, err := onnxio.Clone(m)
+	work, untied, err := untiedCopy(m, path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	untied, err := graph.UntieIdentityInitializers(work.Graph)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := autodiff.CheckSupported(work); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	if job.FromScratch {
 		if err := train.ReinitModel(work, job.Seed); err != nil {

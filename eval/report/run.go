@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 )
 
 // RunResult returns the fields of the main command's JSON "result" event
@@ -46,7 +47,7 @@ func RunResult(rep *eval.Report, metrics, html string) []any {
 // schedule's choice, the proxies, the run's notes and the files written.
 // It returns the writer's first error.
 func WriteRunSummary(w io.Writer, rep *eval.Report, metrics, html string) error {
-	ew := &errWriter{w: w}
+	ew := &textio.ErrWriter{W: w}
 	u, a := rep.Unlearning, rep.Unlearning.Audit
 	tm := u.Timings
 	fmt.Fprintf(ew, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical\n",
@@ -83,5 +84,5 @@ func WriteRunSummary(w io.Writer, rep *eval.Report, metrics, html string) error 
 		fmt.Fprintf(ew, " and %s", html)
 	}
 	fmt.Fprintln(ew)
-	return ew.err
+	return ew.Err
 }

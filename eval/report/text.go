@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 )
 
 // WriteTable writes the terminal metrics table of rep: one row per metric
@@ -13,7 +14,7 @@ import (
 // and with an oracle the oracle's and Δ in percentage points; then the
 // example counts and the notes. It returns the first error of w.
 func WriteTable(w io.Writer, rep *eval.Report) error {
-	ew := &errWriter{w: w}
+	ew := &textio.ErrWriter{W: w}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	oracle, before := rep.Oracle != nil, rep.Before != nil
 	head := "metric\t"
@@ -69,7 +70,7 @@ func WriteTable(w io.Writer, rep *eval.Report) error {
 			fmt.Fprintf(ew, "note: %s\n", n)
 		}
 	}
-	return ew.err
+	return ew.Err
 }
 
 // compareColumn is one metric column of the comparison table: its title,
@@ -114,7 +115,7 @@ func compareColumns(withMIA bool) []compareColumn {
 // agreement with the oracle on the forget set and the average gap; then
 // what the columns mean. It returns the first error of w.
 func WriteCompare(w io.Writer, rep *eval.CompareReport) error {
-	ew := &errWriter{w: w}
+	ew := &textio.ErrWriter{W: w}
 	cols := compareColumns(rep.Oracle.MIA != nil)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "model")
@@ -152,7 +153,7 @@ func WriteCompare(w io.Writer, rep *eval.CompareReport) error {
 		fmt.Fprintln(ew, "mia: share of the forget set the SVC calls non-member (SalUn); loss_lr: attack accuracy, 50% = chance")
 	}
 	fmt.Fprintln(ew, "avg gap: mean |Δ| over forget, retain and test accuracy and mia correctness (SalUn's Avg. Gap)")
-	return ew.err
+	return ew.Err
 }
 
 // ProxiesLine summarises the oracle-free proxies of an unlearning run in
@@ -192,20 +193,4 @@ func deltaCell(v *float64) string {
 		return ""
 	}
 	return fmt.Sprintf("%+.2f", 100**v)
-}
-
-// errWriter remembers the first write error and drops every later write,
-// so that a renderer can write line by line and report once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }
