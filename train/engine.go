@@ -91,8 +91,9 @@ func NewEngine(m *graph.Model, opts EngineOptions) (*Engine, error) {
 // with: opts.Spec, with the NCHWc block size and the thread count of
 // opts.Runtime filled in where they are zero (see EngineOptions.Spec). The
 // NCHWc kernels are ONNX Runtime's own convolutions on a blocked layout
-// (same sums, another order): a ResNet-18 training step (batch 128) takes
-// 9–14 % less time on them (bench/RESULTS.md).
+// (same sums, another order), on which a ResNet-18 training step (batch
+// 128) takes less time (bench/RESULTS.md, section "What changed
+// (commits)").
 func EngineSpec(opts EngineOptions) autodiff.Spec {
 	spec := opts.Spec
 	if spec.ConvGrad.NCHWcBlock == 0 {

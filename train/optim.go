@@ -96,10 +96,11 @@ func (o *SGD) Step(params []*Param, lr float64) error {
 
 // sgdUpdate applies SGD's update to p's elements [lo, hi). The common cases
 // (momentum after the first step, no Nesterov) have loops of their own over
-// local slices, without per-element branches or bounds checks: one update of
-// ResNet-18's 11.2 M parameters on one goroutine 28.5 → 9.7 ms
-// (BenchmarkSGDStep). Every path does the same float32 operations in the
-// same order, so the result does not depend on which one runs.
+// local slices, without per-element branches or bounds checks, so that the
+// update runs at the memory bandwidth (BenchmarkSGDStep; bench/RESULTS.md,
+// section "around the convolutions"). Every path does the same float32
+// operations in the same order, so the result does not depend on which one
+// runs.
 func sgdUpdate(p *Param, buf []float32, lo, hi int, first bool, mu, damp, wd, lr32 float32, nesterov bool) {
 	d, gr := p.Data[lo:hi], p.Grad[lo:hi]
 	gr = gr[:len(d)]

@@ -31,9 +31,9 @@ const (
 	// zeros).
 	ConvWeightValid = "valid"
 
-	// ConvWinograd: Winograd's F(4×4, 3×3) (winograd.go) for 3×3 stride-1
-	// pad-1 layers, as the forward (ConvGrad.Forward), the input gradient
-	// and the weight gradient form.
+	// ConvWinograd: Winograd's F(4×4, 3×3) (lower_winograd.go) for 3×3
+	// stride-1 pad-1 layers, as the forward (ConvGrad.Forward), the input
+	// gradient and the weight gradient form.
 	ConvWinograd = "winograd"
 	// ConvForwardDirect: the forward Conv as a Conv (or its NCHWc lowering).
 	ConvForwardDirect = "direct"
@@ -196,9 +196,9 @@ func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *gr
 		// Reversing the flattened kernel axis reverses every spatial axis.
 		// A MatMul with the K×K anti-identity is exact (one product by 1,
 		// the rest by 0; a non-finite weight turns its row into NaN) and
-		// fast; a Slice with negative steps copies element by element
-		// (512×512×3×3: 5.7–8.7 ms measured earlier on 2 threads, the
-		// MatMul 1.1–1.3 ms on one; bench/RESULTS.md).
+		// fast; a Slice with negative steps copies element by element and
+		// is several times slower (bench/RESULTS.md, section "Conv
+		// formulations per layer").
 		K := prod(geo.k)
 		J := make([]float64, K*K)
 		for i := range K {
@@ -236,8 +236,8 @@ const (
 //
 //   - the trick (a Conv of Xᵀ with dYᵀ) where shapes are not static and for
 //     grouped convolutions: ONNX Runtime runs it as an im2col with a kernel
-//     as large as the plane, 1.6–2× slower than the windowed forms, so it
-//     is the fallback only;
+//     as large as the plane, far slower than the windowed forms, so it is
+//     the fallback only;
 //   - valid where the padding makes up validMinSkip or more of the gemm
 //     form's products (3×3 pad 1: 31 % at 4×4, 18 % at 7×7, 9 % at 14×14):
 //     it skips those products;
@@ -432,10 +432,11 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 	}
 	var R *graph.Value
 	if grp == 1 && windowsFirst(Cg*K, M) {
-		// 2 threads, ONNX Runtime's profile of the ResNet-18 step: 128 ch
-		// 14×14 37.7 → 34.5 ms per layer, 64→128 28×28 s2 19.0 → 17.5. A
-		// MatMul, not a Gemm: ONNX Runtime's GemmTransposeFusion turns
-		// Transpose(Gemm(cols, dYᵀ)) back into Gemm(dYᵀ, cols).
+		// Here the windows have more rows than dY and go first
+		// (windowsFirst; bench/RESULTS.md, section "operand order and the
+		// valid form"). A MatMul, not a Gemm: ONNX Runtime's
+		// GemmTransposeFusion turns Transpose(Gemm(cols, dYᵀ)) back into
+		// Gemm(dYᵀ, cols).
 		cols = b.reshape(cols, []int64{Cg * K, -1})
 		R = b.transpose(b.op1("MatMul", []*graph.Value{cols, b.transpose(GT, []int64{1, 0})}), []int64{1, 0})
 	} else if grp == 1 {
@@ -513,9 +514,10 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo convGeom, ws, os []
 		Xg := b.reshape(b.gatherPositions(XT, of.in, prod(S)), []int64{C, -1})
 		parts[i] = b.unsqueeze(b.op1("Gemm", []*graph.Value{Gg, Xg}, aI("transB", 1)), []int64{2})
 	}
-	// Stacked along a new last axis: one Concat writes [M, C, K] (512×512×9,
-	// 2 threads: 1.0 ms, against 1.8 for a Concat along a first axis and
-	// the Transpose to [M, C, K]).
+	// Stacked along a new last axis: one Concat writes [M, C, K], where a
+	// Concat along a first axis would need a Transpose to [M, C, K] after
+	// it and take longer (bench/RESULTS.md, section "operand order and the
+	// valid form").
 	R := parts[0]
 	if len(parts) > 1 {
 		R = b.op1("Concat", parts, aI("axis", 2))
@@ -525,8 +527,7 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo convGeom, ws, os []
 
 // gatherPositions gathers x [·, size, ·] at the positions at along axis 1;
 // x itself where at is every position in order (the centre offset of a
-// stride-1 "same" convolution: a Gather that copied 2.5–4.6 ms of the
-// ResNet-18 step for nothing).
+// stride-1 "same" convolution), so that no Gather copies x for nothing.
 func (b *builder) gatherPositions(x *graph.Value, at []int64, size int64) *graph.Value {
 	identity := int64(len(at)) == size
 	for i, p := range at {
@@ -551,24 +552,21 @@ var gatherWindows = true
 //
 //	dWᵀ = ReduceSum(MatMul(Reshape(cols, [N, C·K, O]), Transpose(Reshape(dY, [N, M, O]))), axis 0)
 //
-// (dW = Reshape(Transpose(dWᵀ), [M, C, k…])), or with the operands the
-// other way round where dY is the larger (windowsFirst): 64 ch 28×28, 2
-// threads, the product 45.7 → 37.5 ms per layer in ONNX Runtime's profile
-// of the ResNet-18 step (4 layers, −33 ms); the stem's C·K = 9 rows went
-// 1.41 → 1.70 ms with the windows first.
+// (dW = Reshape(Transpose(dWᵀ), [M, C, k…])), or with the windows as the
+// first operand where they have more rows than dY (windowsFirst: the
+// 64-channel 28×28 layers of ResNet-18, not the 1→64 stem, whose C·K = 9
+// rows are fewer than its M = 64; bench/RESULTS.md, section "operand
+// order and the valid form").
 //
-// The products are the batched form's; only the windows differ. Batch 128,
-// 64 ch 28×28 3×3 (bench/conv_forms.sh, "dW bmm" before and after, the
-// same as "dW convcols bmm" of bench/RESULTS.md): 2 threads on this
-// project's 2-core AMD host 66.7 against 68.8 ms (a tie); on a 16-core
-// Xeon 91.1 → 51.1 ms at 4 threads and 61.5 → 15.2 at 16, where the
-// single-threaded Slices stop the old form from scaling. In the whole
-// ResNet-18 step on 2 threads here the Conv's windows are ~6 % faster
-// (paired trainstep runs: 58.6/57.7/58.6/64.0 against 51.6/59.3/54.3/56.5
-// img/s), at 135 MB more peak memory (1099 → 1237 MB): a layer's windows
-// exist at once. The 1→64 stem
-// (C = 1, a plain Conv): 4.4 against 10.5 ms on 1 thread, 2.2 against
-// 7.0 on 2. A 0·x term of the one-hot sum is NaN where x is infinite: only
+// The products are the batched form's; only the windows differ: one
+// multithreaded Conv writes them where the Pad and Slices of convWindows
+// copy on one thread, so the form keeps scaling with the thread count. On
+// 2 threads the two kinds of windows tie per layer and the whole step is
+// still faster with the Conv's, at more peak memory (a layer's windows
+// exist at once); bench/RESULTS.md, section "A 16-core Xeon: thread
+// scaling", has the per-layer, whole-step and memory figures, section "2
+// threads on the slower host" those of the 1→64 stem (C = 1, a plain
+// Conv). A 0·x term of the one-hot sum is NaN where x is infinite: only
 // on activations that already make the loss non-finite.
 func (b *builder) convWeightGradCols(X, G *graph.Value, geo convGeom, M, C int64) *graph.Value {
 	K := prod(geo.k)
@@ -730,9 +728,10 @@ func (b *builder) convWeightGradBatched(X, G *graph.Value, geo convGeom, ws, os 
 //	dW = Transpose(Slice(T, spatial [0,k)), [1,0,…])
 //
 // ONNX Runtime runs T as an im2col with a kernel as large as the output
-// plane and an output of ∏k′ positions, which is slow (35 GFLOP/s on a
-// 64→64 3×3 layer, docs/GRADIENTS.md "Convolution"); it remains for
-// grouped convolutions and shapes the other forms cannot handle.
+// plane and an output of ∏k′ positions, which is slow (docs/GRADIENTS.md,
+// section "Convolution"; bench/RESULTS.md, section "Conv formulations per
+// layer"); it remains for grouped convolutions and shapes the other forms
+// cannot handle.
 func (b *builder) convWeightGradTrick(X, G *graph.Value, geo convGeom, ws []int64) *graph.Value {
 	xs := b.shape(X)
 	gs := b.shape(G)

@@ -28,19 +28,20 @@ import (
 //
 // Including every reorder, the NCHWc forward and flipped input gradient are
 // faster than the plain Conv on ResNet-18's 64- to 256-channel layers and
-// tie at 512 channels; a whole training step takes 9–14 % less time
-// (bench/RESULTS.md, "Conv formulations per layer"). The weight gradient
-// keeps its plain forms: the convolution trick on the NCHWc kernels
-// (TestConvFormTimings's "dW trick nchwc") is slower than the best windowed
-// form at every layer, and needs a batch that is a multiple of the block.
+// tie at 512 channels, and a whole training step takes less time
+// (bench/RESULTS.md, sections "Conv formulations per layer" and "What
+// changed (commits)"). The weight gradient keeps its plain forms: the
+// convolution trick on the NCHWc kernels (TestConvFormTimings's "dW trick
+// nchwc") is slower than the best windowed form at every layer, and needs
+// a batch that is a multiple of the block.
 
 const nchwcDomain = "com.microsoft.nchwc"
 
 // nchwcApplies reports whether a Conv of input shape xs and weight shape ws
 // [M, C, kh, kw] with geometry geo runs on the NCHWc kernels: 2-D, float,
 // group 1, channel counts multiples of the block, and a kernel larger than
-// 1×1 (a 1×1 Conv is one Gemm, cheaper than the reorders around it: 2.1
-// against 4.4 ms for 64→128 channels at 28×28, stride 2).
+// 1×1 (a 1×1 Conv is one Gemm, cheaper than the reorders around it;
+// bench/RESULTS.md, section "Conv formulations per layer").
 func (b *builder) nchwcApplies(xs, ws []int64, geo convGeom, dt graph.DType) bool {
 	B := b.spec.ConvGrad.NCHWcBlock
 	if B <= 0 || dt != graph.Float || len(xs) != 4 || len(ws) != 4 || !allKnown(ws) || geo.group != 1 {
@@ -73,9 +74,9 @@ func (b *builder) nchwcFilter(W *graph.Value, O, I int64, k []int64) *graph.Valu
 	// ReorderInput of W as an image batch [O, I, K, 1] blocks I:
 	// [O, I/B, K, B(i)]; ReorderInput of that as one image of O channels
 	// and I·K pixels blocks O: [O/B, I/B, K, B(i), B(o)]. Both reorders run
-	// on ONNX Runtime's thread pool; the Transpose they replace, which moved
-	// B(o) innermost one float at a time, did not (3.5 ms for a 512×512×3×3
-	// filter on 2 threads).
+	// on ONNX Runtime's thread pool; a Transpose moving B(o) innermost would
+	// copy one float at a time on one thread, several times slower
+	// (bench/RESULTS.md, section "2 threads on the slower host").
 	r := b.nchwc("ReorderInput", []*graph.Value{b.reshape(W, []int64{O, I, K, 1})}, []int64{O, I, K, 1})
 	r = b.nchwc("ReorderInput", []*graph.Value{b.reshape(r, []int64{1, O, I * K, 1})}, []int64{1, O, I * K, 1})
 	return b.reshape(r, concat64([]int64{O, I}, k))
@@ -101,9 +102,9 @@ func (b *builder) nchwcConv(X, Wb, bias *graph.Value, M int64, geo convGeom, ys 
 }
 
 // fwdConv emits a forward Conv: in the Winograd form where that is chosen
-// (winograd.go; the geometry goes to b.fwdGeom, there being no Conv node),
-// on the NCHWc kernels where they apply (Spec.ConvGrad.NCHWcBlock), else a
-// copy. The rule's geometry is read from the returned node, whose
+// (lower_winograd.go; the geometry goes to b.fwdGeom, there being no Conv
+// node), on the NCHWc kernels where they apply (Spec.ConvGrad.NCHWcBlock),
+// else a copy. The rule's geometry is read from the returned node, whose
 // attributes are explicit.
 func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
 	x, w := b.mappedOrNil(n.Input(0)), b.mappedOrNil(n.Input(1))
@@ -146,8 +147,9 @@ func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
 // of M channels and C·K pixels: [M/B, C, K, B(m)]), the second C (M/B
 // images of C channels and K·B pixels: [M/B, C/B, K, B(m), B(c)]); what is
 // left is to swap the two block axes, a Transpose moving runs of K·B²
-// floats, and to reverse K, a Slice moving runs of B². The Transpose of W
-// it replaces moved runs of K floats (3.4 ms for 512×512×3×3 on 2 threads).
+// floats, and to reverse K, a Slice moving runs of B². A Transpose of W
+// itself would move runs of only K floats, which takes longer
+// (bench/RESULTS.md, section "Padding").
 func (b *builder) nchwcFilterFlipped(W *graph.Value, M, C int64, k []int64) *graph.Value {
 	B := b.spec.ConvGrad.NCHWcBlock
 	K := prod(k)
@@ -236,8 +238,9 @@ func (b *builder) polyphasePlan(xs, ws, gs []int64, geo convGeom, dt graph.DType
 // col2im. The phase outputs, still blocked [N, C/B, U, V, B], are
 // interleaved by two Concats over new axes ([N, C/B, U, s, V, s, B] is
 // [N, C/B, sU, sV, B]), reordered to NCHW once and cropped to X's size.
-// For 64→128, 128→256, 256→512 channels, 3×3 stride 2 on 28, 14, 7
-// pixels, batch 128, 1 thread: see bench/RESULTS.md.
+// The timings on ResNet-18's 3×3 stride-2 layers (64→128, 128→256,
+// 256→512 channels on 28, 14, 7 pixels) are in bench/RESULTS.md, section
+// "2 threads on the slower host".
 func (b *builder) convInputGradPolyphase(G, W *graph.Value, p *polyphase) *graph.Value {
 	B := b.spec.ConvGrad.NCHWcBlock
 	C, M, N := p.C, p.M, p.gs[0]

@@ -22,13 +22,12 @@ const batchedTransposeMaxI = 32
 // ONNX Runtime folds that Transpose into its MatMul kernel
 // (MatmulTransposeFusion), which runs on the thread pool over the stack.
 // Its own Transpose parallelizes each small matrix of the stack
-// separately and gets slower with every thread: [128, 17, 4, 16] → [128,
-// 4, 16, 17] takes 0.03 ms on 1 thread and 0.21 ms on 2 on this project's
-// 2-core host (the product 0.13 and 0.11); on a 16-core Xeon the 25
-// Transposes of the small ViT's step took 2.2 ms on 2 threads and 13.4 on
-// 16, half of the step (bench/RESULTS.md). The product is exact (one term
-// 1·x, the others 0·x), except that an infinite x also makes NaNs in its
-// row: only on activations that already make the loss non-finite.
+// separately and gets slower with every thread, so that on many threads
+// the Transposes of a small ViT's step take a large share of it
+// (bench/RESULTS.md, section "A 16-core Xeon: thread scaling"). The
+// product is exact (one term 1·x, the others 0·x), except that an infinite
+// x also makes NaNs in its row: only on activations that already make the
+// loss non-finite.
 // Transposes of the last two axes that a MatMul consumes directly are
 // left to the same fusion, unless they transpose a Transpose: ONNX
 // Runtime merges the two first, and the merged one is not a swap of the

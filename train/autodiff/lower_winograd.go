@@ -6,7 +6,8 @@ import "github.com/unlearn-tool/unlearn/graph"
 // Convolutional Neural Networks", CVPR 2016) for 3×3 convolutions at
 // stride 1 and pad 1 on small planes, where ONNX Runtime's kernels multiply
 // the padding's zeros (31 % of a 4×4 layer's products, 18 % at 7×7;
-// bench/RESULTS.md "Padding") and the plane is too small to amortise them.
+// bench/RESULTS.md, section "Padding") and the plane is too small to
+// amortise them.
 //
 // F(4×4, 3×3) computes a 4×4 output tile from a 6×6 input tile with 36
 // products per channel pair where the direct form needs 144:
@@ -36,14 +37,14 @@ import "github.com/unlearn-tool/unlearn/graph"
 // of up to winogradMaxPlane.
 //
 // The matrices come from the Toom-Cook construction (toomCook) on the
-// points 0, 1, −1, ½, −2 and ∞. Float32 error against a float64 reference
-// on 128-channel 4×4 and 7×7 layers (TestConvWinogradFloat32): 1.3–5.5e-6
-// of the largest value for the output and both gradients, where ONNX
-// Runtime's direct forms have 0.3–1.4e-6; far inside the 1e-4 of the
-// PyTorch parity checks. The common points 0, ±1, ±2 were 2.5× worse in a
-// NumPy check (Barabasz et al., "Error analysis and improving the accuracy
-// of Winograd convolution for deep neural networks", 2020, on the choice
-// of points).
+// points 0, 1, −1, ½, −2 and ∞ (Barabasz et al., "Error analysis and
+// improving the accuracy of Winograd convolution for deep neural
+// networks", 2020, on the choice of points), which give a smaller float32
+// error than the common 0, ±1, ±2. Against a float64 reference
+// (TestConvWinogradFloat32) the error of the output and both gradients is
+// a few times that of ONNX Runtime's direct forms, far inside the 1e-4 of
+// the PyTorch parity checks (bench/RESULTS.md, section "Winograd on the
+// small planes").
 
 // winoPoints are the finite interpolation points (∞ is the sixth).
 var winoPoints = []float64{0, 1, -1, 0.5, -2}
@@ -52,18 +53,16 @@ const (
 	winoOut  = 4 // output tile
 	winoTile = 6 // input tile: winoOut + 3 − 1
 	// winogradMaxPlane bounds the planes (H·W) where the form is chosen:
-	// its dense transforms grow as the plane squared. ResNet-18 step, 2
-	// threads, alternating pairs of dumped graphs: the 4×4 layers 1920 /
-	// 2121 / 1963 → 1764 / 1868 / 1748 ms, the 7×7 ones as well 1766 /
-	// 1762 / 1739 → 1671 / 1639 / 1621 ms (a 256-channel 7×7 forward
-	// ~21 ms against ~30, a third of it the output transform). At 14×14
-	// the input transform alone (576×196 per channel) would cost about as
-	// much as the direct Conv.
+	// its dense transforms grow as the plane squared. On ResNet-18's 4×4
+	// and 7×7 layers the form makes the whole step faster (bench/
+	// RESULTS.md, section "Winograd on the small planes"); at 14×14 the
+	// input transform alone (576×196 per channel) would cost about as much
+	// as the direct Conv.
 	winogradMaxPlane = 64
 	// winogradMinChannels: the products grow as C·M, the transforms as C
-	// and M, so few channels do not pay for them. At 64 channels on 7×7
-	// (testdata's small ResNet and VGG, batch 128, 2 threads, paired step
-	// graphs) the form tied or lost by up to 5 %; at 256 it gains ~30 %.
+	// and M, so few channels do not pay for them: at 64 channels on 7×7
+	// (testdata's small ResNet and VGG) the form ties or loses, at 256 it
+	// gains (bench/RESULTS.md, section "Winograd on the small planes").
 	winogradMinChannels = 128
 )
 

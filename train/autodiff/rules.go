@@ -175,16 +175,17 @@ func gradPow(c *ctx) []*graph.Value {
 // Ceil makes it 1) and 0 elsewhere. The test is on Y = Relu(X) (Y > 0
 // exactly where X > 0): Y is what the next layer keeps for its own
 // gradient (a Conv's weight gradient), so X need not stay alive until the
-// backward (in a ResNet-18 step X is a BatchNormalization output, ~220 MB
-// at batch 128).
+// backward (in a ResNet-18 step X is a BatchNormalization output;
+// bench/RESULTS.md, section "What changed (commits)", has the peak memory
+// this saves).
 //
 // Clip and Ceil rather than Cast(X > 0) or Where(X > 0, dY, 0): ONNX
 // Runtime runs Cast and Where on one thread, Clip, Ceil and Mul on its
-// pool. On [128, 64, 28, 28], 2 threads (bench/RESULTS.md): Clip+Ceil+Mul
-// 3.5 ms, Greater+Cast+Mul 6.5, Greater+Where 6.7; on 16 threads the Casts
-// of a ResNet-18 step took 33 ms. The one difference from Where: where dY
-// is Inf or NaN at a masked element the product is NaN instead of 0 (a
-// gradient that is already non-finite; training stops on it either way).
+// pool, which is faster from 2 threads on and far faster on many
+// (bench/RESULTS.md, section "A 16-core Xeon: thread scaling"). The one
+// difference from Where: where dY is Inf or NaN at a masked element the
+// product is NaN instead of 0 (a gradient that is already non-finite;
+// training stops on it either way).
 // https://onnx.ai/onnx/operators/onnx__Relu.html
 func gradRelu(c *ctx) []*graph.Value {
 	b := c.b

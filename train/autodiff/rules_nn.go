@@ -367,9 +367,10 @@ func bnAxes(r int) []int64 { return append([]int64{0}, iota64(2, r)...) }
 // x̂ = xc·r, y = x̂·γ + β; on large planes a depthwise 1×1 Conv that ONNX
 // Runtime fuses with the ReLU after it (depthwiseAffine), from
 // mtAffineThreads a Mul and an Add. xc is kept for the backward. (σ² as
-// ReduceSumSquare(xc)/M would save the product's pass, but with it the
-// gradients of testdata/resnet_small_train.onnx miss PyTorch's by up to
-// 0.6 %, against 1e-4 with ReduceMean.)
+// ReduceSumSquare(xc)/M would save the product's pass, but with ONNX
+// Runtime's ReduceSumSquare the gradients of testdata/resnet_small_train.onnx
+// miss PyTorch's by more than the 1e-4 that ReduceMean keeps;
+// bench/RESULTS.md, section "Tried, not kept".)
 func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 	for i := 1; i < len(n.Outputs()); i++ {
 		if o := n.Output(i); o != nil && len(o.Uses()) > 0 {
@@ -444,10 +445,9 @@ func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 // mtAffineThreads is the intra-op thread count (Spec.Threads) from which
 // the per-channel affine maps of BatchNormalization's lowering are a Mul
 // and an Add, which ONNX Runtime runs on its pool, rather than its one-pass
-// BatchNormalization kernel, which runs on one thread. [128, 64, 28, 28]
-// (bench/RESULTS.md): this project's 2-core host, 2 threads, 1.8 ms against
-// 2.4 for Mul+Add; a 16-core Xeon 5.2 against 5.8 on 2 threads, 3.3 on 4,
-// 2.0 on 8 and 1.5 on 16.
+// BatchNormalization kernel, which runs on one thread: on 2 threads the
+// kernel is still the faster, from 4 the Mul and the Add overtake it
+// (bench/RESULTS.md, section "A 16-core Xeon: thread scaling").
 const mtAffineThreads = 4
 
 func (b *builder) mtAffine() bool { return b.spec.Threads >= mtAffineThreads }
@@ -458,12 +458,11 @@ func (b *builder) mtAffine() bool { return b.spec.Threads >= mtAffineThreads }
 // count static and its spatial plane at least depthwiseMinPlane, below
 // mtAffineThreads. ONNX Runtime fuses such a Conv with what follows it: the
 // forward's ReLU, or the residual Add and ReLU after it, and the backward's
-// Add (dY − t as dY + (−t)) into one pass. 2 threads, batch 128 (bench/
-// RESULTS.md): at 64 ch 28×28 the affine map and ReLU 2.9 ms as
-// BatchNormalization and Relu against 1.2 as the fused Conv, the backward's
-// 3.6 as BatchNormalization and Sub against 2.9; at 128 ch 14×14 the Conv
-// loses (1.1 against 1.3, 1.5 against 1.9 ms), and more on smaller planes
-// (ONNX Runtime's depthwise kernel pays per image and channel).
+// Add (dY − t as dY + (−t)) into one pass. On 2 threads that wins on
+// 28×28 planes, in the forward and the backward, and loses from 14×14
+// down, more the smaller the plane (ONNX Runtime's depthwise kernel pays
+// per image and channel; bench/RESULTS.md, section "around the
+// convolutions").
 func (b *builder) depthwiseAffine(x *graph.Value) bool {
 	xs := b.shape(x)
 	return !b.mtAffine() && b.dtype(x) == graph.Float && len(xs) == 4 && xs[1] > 0 &&
