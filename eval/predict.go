@@ -84,7 +84,8 @@ func ModelOutput(m *graph.Model) (*graph.Value, error) {
 }
 
 // NewClassifier prepares m for inference: training-mode nodes are switched to
-// inference form on a copy (m itself is not modified) and a session is created.
+// inference form and a fixed batch is made symbolic (graph.MakeBatchSymbolic)
+// on a copy (m itself is not modified), and a session is created.
 func NewClassifier(m *graph.Model, opts onnxrt.Options, batch int) (*Classifier, error) {
 	if batch <= 0 {
 		return nil, errors.New("batch size must be positive")
@@ -112,11 +113,16 @@ func NewClassifier(m *graph.Model, opts onnxrt.Options, batch int) (*Classifier,
 	return &Classifier{sess: sess, input: in.Name, output: out.Name, shape: shape, classes: classes, batch: batch}, nil
 }
 
-// inferenceModel returns m in inference form without touching m: m itself
-// when no node is in training form, else a copy switched by
-// graph.InferenceForm (onnxio.Clone: also for a model over 2 GB).
+// inferenceModel returns m in inference form with a batch of any size
+// without touching m: m itself when no node is in training form and the
+// batch is not fixed, else a copy switched by graph.InferenceForm and
+// graph.MakeBatchSymbolic (onnxio.Clone: also for a model over 2 GB).
 func inferenceModel(m *graph.Model) (*graph.Model, error) {
-	if !graph.HasTrainingForm(m.Graph) {
+	fixed, err := graph.FixedBatch(m.Graph)
+	if err != nil {
+		return nil, err
+	}
+	if fixed == 0 && !graph.HasTrainingForm(m.Graph) {
 		return m, nil
 	}
 	cp, err := onnxio.Clone(m)
@@ -124,6 +130,9 @@ func inferenceModel(m *graph.Model) (*graph.Model, error) {
 		return nil, err
 	}
 	if _, err := graph.InferenceForm(cp.Graph); err != nil {
+		return nil, err
+	}
+	if _, err := graph.MakeBatchSymbolic(cp.Graph); err != nil {
 		return nil, err
 	}
 	return cp, nil

@@ -120,8 +120,9 @@ func NewModelInfo(path string) (*ModelInfo, error) {
 }
 
 // CheckModelData checks that m, read from path, is a classifier that ds
-// can feed: one image input of the data's shape, one logits output, and as
-// many classes as the labels need (naming the first label out of range).
+// can feed: one image input of the data's shape, one logits output, a
+// batch the graph does not hard-code (graph.FixedBatch), and as many
+// classes as the labels need (naming the first label out of range).
 func CheckModelData(m *graph.Model, path string, ds *data.Dataset) error {
 	in, shape, err := ModelInput(m)
 	if err != nil {
@@ -131,6 +132,12 @@ func CheckModelData(m *graph.Model, path string, ds *data.Dataset) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if _, err := ModelOutput(m); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	// A fixed batch is made symbolic where the model is run
+	// (graph.MakeBatchSymbolic); one the graph hard-codes is refused here,
+	// before any work.
+	if _, err := graph.FixedBatch(m.Graph); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if k := StaticClasses(m); k > 0 && ds.Classes > 0 && k != ds.Classes {

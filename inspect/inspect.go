@@ -29,6 +29,11 @@ type Report struct {
 	// Untied is the number of parameters the exporter shared behind
 	// Identity nodes, each of which the tool trains as its own.
 	Untied int `json:"untied"`
+	// FixedBatch is the batch size the input declares when it is fixed
+	// (an export without dynamic_axes), else 0; BatchNote says what the
+	// tool does about it and how to re-export.
+	FixedBatch int64  `json:"fixed_batch,omitempty"`
+	BatchNote  string `json:"batch_note,omitempty"`
 }
 
 // ModelInfo describes the file and its format.
@@ -165,6 +170,22 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 	}
 	for _, v := range g.Outputs {
 		rep.Outputs = append(rep.Outputs, ioOf(v))
+	}
+	// A fixed batch: made symbolic for the tool's runs, or refused when the
+	// graph hard-codes it (graph.FixedBatch).
+	fixed, err := graph.FixedBatch(g)
+	rep.FixedBatch = fixed
+	switch {
+	case err != nil:
+		rep.BatchNote = "the tool refuses this model: " + err.Error()
+	case fixed > 0:
+		out := "output"
+		if len(g.Outputs) > 0 {
+			out = g.Outputs[0].Name
+		}
+		in := rep.Inputs[0].Name
+		rep.BatchNote = fmt.Sprintf("exported without dynamic_axes; the tool makes the batch symbolic in the graphs it runs (the written model keeps the declared shape). "+
+			"To fix the file, re-export with dynamic_axes={%q: {0: \"batch\"}, %q: {0: \"batch\"}}", in, out)
 	}
 	// The tool trains on an untied copy; report what untying would do.
 	untied, err := graph.UntieIdentityInitializers(g)

@@ -96,6 +96,9 @@ func writeHeader(w io.Writer, r *Report) {
 	p := r.Parameters
 	fmt.Fprintf(w, "params    %d elements in %d tensors; %d neurons in %d layers (max depth %d)\n",
 		p.Elements, p.Tensors, p.Neurons, p.Layers, p.MaxDepth)
+	if r.FixedBatch > 0 {
+		fmt.Fprintf(w, "batch     fixed at %d: %s\n", r.FixedBatch, r.BatchNote)
+	}
 	if r.Untied > 0 {
 		fmt.Fprintf(w, "untied    %d parameters the exporter shared behind Identity nodes (each becomes its own again)\n", r.Untied)
 	}

@@ -43,6 +43,11 @@ func BuildArtifacts(modelPath string, spec autodiff.Spec) (*ArtifactSet, error) 
 	if _, err := graph.UntieIdentityInitializers(m.Graph); err != nil {
 		return nil, fmt.Errorf("%s: %w", modelPath, err)
 	}
+	// The training graph takes batches of any size, also from an export
+	// with a fixed batch; the inference graph keeps the declared shapes.
+	if _, err := graph.MakeBatchSymbolic(m.Graph); err != nil {
+		return nil, fmt.Errorf("%s: %w", modelPath, err)
+	}
 	art, err := autodiff.Build(m, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", modelPath, err)

@@ -13,12 +13,15 @@ import (
 // training_mode 0, Dropout off). When untying changed the graph (untied >
 // 0: initializers the exporter had shared behind Identity nodes now differ),
 // the original graph cannot hold the result and the working copy is
-// returned instead, with a note saying so.
+// returned instead, with a note saying so and the original's declared
+// input, output and value_info shapes (a batch made symbolic for training
+// is fixed again).
 func Finalize(orig, work *graph.Model, untied int) (*graph.Model, string, error) {
 	note := ""
 	dst := orig
 	if untied > 0 {
 		dst = work
+		graph.RestoreDeclaredShapes(work.Graph, orig.Graph)
 		note = fmt.Sprintf("%d parameters the exporter had tied behind Identity nodes were untied; the output graph has those Identity nodes removed", untied)
 	} else {
 		for _, v := range orig.Graph.Initializers {

@@ -73,6 +73,9 @@ type Outcome struct {
 	// Note explains a deviation from "same graph, only initializers
 	// changed" (untied parameters), or is empty.
 	Note string
+	// Notes say how the input was adapted for the run (a fixed batch made
+	// symbolic in the working copies); metrics.json lists them.
+	Notes []string
 }
 
 // ErrInterrupted is returned when the job's context is cancelled; nothing
@@ -336,6 +339,7 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 	if o.Note != "" {
 		u.Notes = append(u.Notes, o.Note)
 	}
+	u.Notes = append(u.Notes, o.Notes...)
 	// An algorithm's warnings (an empty mask, a reset that empties early
 	// layers) are kept beside the run's other notes, not only in its log.
 	for _, n := range o.Result.Notes {
@@ -379,6 +383,9 @@ type Prepared struct {
 	// Untied counts the parameters untying split apart.
 	Untied  int
 	Neurons *graph.NeuronMap
+	// Notes say how the working copy differs from the input besides
+	// untying (graph.DescribeFixedBatch).
+	Notes []string
 	// Path is the file the model was read from; the output never
 	// replaces it.
 	Path string
@@ -397,6 +404,10 @@ func Prepare(m *graph.Model, path string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	var notes []string
+	if n := graph.DescribeFixedBatch(m.Graph); n != "" {
+		notes = append(notes, n)
+	}
 	nm, err := graph.Neurons(work.Graph)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -404,7 +415,7 @@ func Prepare(m *graph.Model, path string) (*Prepared, error) {
 	if len(nm.Params) == 0 {
 		return nil, fmt.Errorf("%s: the model has no trainable parameters (no float initializer feeds a differentiable input); there is nothing to unlearn", path)
 	}
-	return &Prepared{Orig: m, Work: work, Untied: untied, Neurons: nm, Path: path}, nil
+	return &Prepared{Orig: m, Work: work, Untied: untied, Neurons: nm, Path: path, Notes: notes}, nil
 }
 
 // PrepareModel loads path and prepares it (Prepare).
@@ -479,13 +490,14 @@ func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask
 	if err := onnxio.Save(final, out, &onnxio.SaveOptions{Protect: []string{p.Path}, Location: location}); err != nil {
 		return nil, err
 	}
-	return &Outcome{Result: res, Audit: audit, Note: note}, nil
+	return &Outcome{Result: res, Audit: audit, Note: note, Notes: p.Notes}, nil
 }
 
 // untiedCopy returns the working copy training changes: m cloned in
 // memory with the initializers the exporter tied behind Identity nodes
-// untied (and how many were), refused when an op on the way to the logits
-// has no gradient rule.
+// untied (and how many were) and a fixed batch made symbolic
+// (graph.MakeBatchSymbolic), refused when an op on the way to the logits
+// has no gradient rule or the graph hard-codes the batch.
 func untiedCopy(m *graph.Model, path string) (*graph.Model, int, error) {
 	work, err := onnxio.Clone(m)
 	if err != nil {
@@ -493,6 +505,9 @@ func untiedCopy(m *graph.Model, path string) (*graph.Model, int, error) {
 	}
 	untied, err := graph.UntieIdentityInitializers(work.Graph)
 	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := graph.MakeBatchSymbolic(work.Graph); err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := autodiff.CheckSupported(work); err != nil {

@@ -190,6 +190,7 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 	dst := m
 	if untied > 0 {
 		dst = work
+		graph.RestoreDeclaredShapes(work.Graph, m.Graph)
 	}
 	if _, err := e.WriteBack(dst.Graph); err != nil {
 		return nil, err

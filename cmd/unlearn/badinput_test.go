@@ -288,6 +288,10 @@ func newBadFixtures(t *testing.T, root string) *badFixtures {
 		b.output(b.op("Slice", "slice", "logits", []*graph.Value{h, b.ints("starts", 0), b.ints("ends", 10), b.ints("axes", 1)}), graph.Float, "batch", 10)
 		saveModel("noparams", b.g)
 	}
+	// PyTorch's default export (batch fixed at 1) of a forward that flattens
+	// with x.view(1, -1): the Reshape's constant shape hard-codes the batch
+	// (testdata/exports/make_exports.py).
+	fx.m["fixedbatch-view"] = "testdata/exports/e_fixed_batch_view.onnx"
 	classifier := func(b *modelBuilder, x *graph.Value, features int64) (flat, logits *graph.Value) {
 		flat = b.op("Flatten", "flatten", "flat", x, intAttr("axis", 1))
 		logits = b.op("Gemm", "fc", "logits", []*graph.Value{flat, b.weight("fc.weight", 10, features), b.weight("fc.bias", 10)}, intAttr("transB", 1))
@@ -602,6 +606,9 @@ func badInputCases(fx *badFixtures) []badCase {
 			"localize": {"dynamic.onnx", `"input"`, "static"}, "train": {"dynamic.onnx", `"input"`, "static"}}},
 		{"feature-map output", "featuremap", []string{"", "eval", "localize", "train"}, byCmd{"*": {"featuremap.onnx", "features"}}},
 		{"class-index output (int64)", "argmax", []string{"", "eval", "localize", "train"}, byCmd{"*": {"argmax.onnx", "label", "int64"}}},
+		// A fixed batch is made symbolic unless the graph hard-codes it.
+		{"fixed batch hard-coded in a Reshape", "fixedbatch-view", []string{"", "eval", "localize", "train", "artifacts"},
+			byCmd{"*": {"e_fixed_batch_view.onnx", `Reshape node "/Reshape"`, `dynamic_axes={"input.1": {0: "batch"}, "25": {0: "batch"}}`}}},
 	}
 	for _, g := range graphCases {
 		for _, cmd := range g.cmds {
