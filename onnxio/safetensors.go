@@ -53,12 +53,12 @@ type GeneratedParamsError struct {
 func (e *GeneratedParamsError) Error() string {
 	return fmt.Sprintf("%d of %d trainable parameters have exporter-made names (e.g. %s), so PyTorch could not "+
 		"load them by name: the export folded BatchNormalization into the convolutions and dropped the state_dict "+
-		"names; re-export with training=torch.onnx.TrainingMode.TRAINING", e.Generated, e.Params, e.Example)
+		"names; re-export with training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False", e.Generated, e.Params, e.Example)
 }
 
 // Safetensors renders m's initializers as a safetensors file under their
 // names, which are PyTorch's state_dict keys for an export that kept them
-// (torch.onnx.TrainingMode.TRAINING), so that
+// (torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False), so that
 // model.load_state_dict(safetensors.torch.load_file(f), strict=False) picks
 // them up. It unties m first (graph.UntieIdentityInitializers: tensors the
 // exporter shared behind Identity nodes are written under each of their

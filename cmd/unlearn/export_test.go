@@ -93,7 +93,7 @@ func TestExportBadInput(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "w.safetensors")
 	wantError(t, runCLI(t, "export", "--model", filepath.Join(testutil.RepoRoot(t), "testdata", "resnet_small_fused.onnx"), "--out", out),
-		exitError, "resnet_small_fused.onnx", "exporter-made names", "TrainingMode.TRAINING")
+		exitError, "resnet_small_fused.onnx", "exporter-made names", "TrainingMode.PRESERVE")
 	wantError(t, runCLI(t, "export", "--model", model(t), "--out", out, "--format", "pickle"), exitUsage, "--format", "pickle")
 	wantError(t, runCLI(t, "export", "--model", model(t), "--out", model(t)), exitUsage, "--out", "input")
 	wantError(t, runCLI(t, "export", "--model", "README.md", "--out", out), exitError, "README.md")

@@ -17,7 +17,7 @@ func inspectCommand() *cli.Command {
 			"that share output channels (a Conv/Gemm/MatMul weight with its bias and a directly following\n" +
 			"BatchNormalization or LayerNormalization); each channel is one neuron for the localization strategies.\n" +
 			"Member names are the model's initializer names, which are PyTorch's state_dict keys when the model\n" +
-			"was exported with its BatchNormalization kept (TrainingMode.TRAINING, do_constant_folding=False).",
+			"was exported with its BatchNormalization kept (TrainingMode.PRESERVE, do_constant_folding=False; README \"Exporting from PyTorch\").",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
 			&cli.StringFlag{Name: "json", Usage: "also write the summary as JSON to `FILE` (- for stdout, instead of the table)"},
