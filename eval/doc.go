@@ -8,15 +8,17 @@
 //
 //	Evaluate(m, ds, forget, retain, Options) (*Metrics, error)  forward passes + metrics
 //	EvaluateOutputs(train, test, forget, retain, Options)         the same from logits
-//	NewDelta(oracle, model) *Delta                               Δ = oracle − model
-//	NewAgreement(a, b) (*Agreement, error)                       same-prediction rates
-//	Report / Section / NewMIASettings / HashPath                 metrics.json (unlearn.metrics/v1)
-//	CompareReport / CompareEntry                                 the comparison of several models with one oracle (unlearn.compare/v1)
+//	NewDelta(oracle, model) *schema.Delta                        Δ = oracle − model
+//	NewAgreement(a, b) (*schema.Agreement, error)                same-prediction rates
+//	Suite.Measure, SetOracle, NewMIASettings, HashPath           metrics.json (schema.Report, unlearn.metrics/v1)
+//	Suite.Compare                                                the comparison of several models with one oracle (schema.CompareReport, unlearn.compare/v1)
 //	MIA, SVCMIA, LossAttack, ComputeFeatures, CrossEntropy       the attacks on their own
 //	FitLogReg1D, StratifiedShuffleSplit, CrossValidateLogReg     the loss attack's parts
 //
-// The HTML report is in the subpackage eval/report, the support vector
-// classifier in eval/svc.
+// The types of metrics.json and compare.json are package schema's; eval
+// fills them (Metrics embeds schema.Metrics and keeps what the JSON leaves
+// out). The HTML report is in the subpackage eval/report, the support
+// vector classifier in eval/svc.
 //
 // # Membership inference
 //

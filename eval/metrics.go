@@ -9,6 +9,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // Options configure Evaluate.
@@ -28,92 +29,24 @@ type Options struct {
 	MIA MIAOptions
 }
 
-// Metrics are one model's measurements on a dataset and forget set. The
-// fields with JSON tags are the per-model section of metrics.json (see
-// Report); the others keep what comparisons and plots need.
+// Metrics are one model's measurements on a dataset and forget set:
+// metrics.json's per-model section (schema.Metrics, whose fields are
+// promoted) and what comparisons and plots need besides, which the JSON
+// leaves out. A schema.Report or schema.Section takes &m.Metrics.
 type Metrics struct {
-	Classes  int        `json:"classes"`
-	Accuracy Accuracies `json:"accuracy"`
-	Counts   Counts     `json:"counts"`
-	PerClass PerClass   `json:"per_class"`
-	MIA      *MIAScores `json:"mia,omitempty"`
-	Timings  Timings    `json:"timings"`
+	schema.Metrics
 
 	// Predictions are the arg-max classes on the whole training and test
 	// splits, for agreement between models.
-	Predictions Predictions `json:"-"`
+	Predictions Predictions
 	// ForgetIDs and RetainIDs are the training-split indices evaluated
 	// (both nil without a forget set).
-	ForgetIDs, RetainIDs []int `json:"-"`
+	ForgetIDs, RetainIDs []int
 	// MIADetail holds the attacks' features, predictions and folds (nil
 	// with Options.NoMIA or without a forget set).
-	MIADetail *MIAResult `json:"-"`
+	MIADetail *MIAResult
 	// MembersIDs are the retain examples used as shadow members.
-	MemberIDs []int `json:"-"`
-}
-
-// Accuracies hold accuracies (fractions in [0, 1]) or, in a Delta,
-// differences of them. Forget and Retain are nil without a forget set (and
-// Retain also when the forget set is the whole training split).
-type Accuracies struct {
-	Train  float64  `json:"train"`
-	Test   float64  `json:"test"`
-	Forget *float64 `json:"forget,omitempty"`
-	Retain *float64 `json:"retain,omitempty"`
-}
-
-// AccuracyKeys are the names of the accuracies in metrics.json, in order.
-var AccuracyKeys = []string{"train", "test", "forget", "retain"}
-
-// Get returns the accuracy named key (one of AccuracyKeys); ok is false when
-// it is absent.
-func (a *Accuracies) Get(key string) (v float64, ok bool) {
-	switch key {
-	case "train":
-		return a.Train, true
-	case "test":
-		return a.Test, true
-	case "forget":
-		if a.Forget != nil {
-			return *a.Forget, true
-		}
-	case "retain":
-		if a.Retain != nil {
-			return *a.Retain, true
-		}
-	}
-	return 0, false
-}
-
-// Counts are the number of examples in each split.
-type Counts struct {
-	Train  int  `json:"train"`
-	Test   int  `json:"test"`
-	Forget *int `json:"forget,omitempty"`
-	Retain *int `json:"retain,omitempty"`
-}
-
-// ClassAccuracy is the accuracy on one class of a split; Accuracy is null
-// in JSON when the split holds no example of the class.
-type ClassAccuracy struct {
-	N        int      `json:"n"`
-	Correct  int      `json:"correct"`
-	Accuracy *float64 `json:"accuracy"`
-}
-
-// PerClass holds per-class accuracies of each split, indexed by class.
-type PerClass struct {
-	Train  []ClassAccuracy `json:"train"`
-	Test   []ClassAccuracy `json:"test"`
-	Forget []ClassAccuracy `json:"forget,omitempty"`
-	Retain []ClassAccuracy `json:"retain,omitempty"`
-}
-
-// Timings are wall times in seconds.
-type Timings struct {
-	ForwardS float64 `json:"forward_s"`
-	MIAS     float64 `json:"mia_s"`
-	TotalS   float64 `json:"total_s"`
+	MemberIDs []int
 }
 
 // Predictions are arg-max classes, indexed like the split.
@@ -229,10 +162,10 @@ func EvaluateOutputs(train, test Outputs, forget, retain []int, opts Options) (*
 		}
 	}
 	c := train.Classes
-	met := &Metrics{Classes: c}
+	met := &Metrics{Metrics: schema.Metrics{Classes: c}}
 	met.Predictions.Train = Argmax(train.Logits, c)
 	met.Predictions.Test = Argmax(test.Logits, c)
-	met.Counts = Counts{Train: train.Len(), Test: test.Len()}
+	met.Counts = schema.Counts{Train: train.Len(), Test: test.Len()}
 	met.Accuracy.Train = Accuracy(met.Predictions.Train, train.Labels)
 	met.Accuracy.Test = Accuracy(met.Predictions.Test, test.Labels)
 	met.PerClass.Train = perClass(met.Predictions.Train, train.Labels, c)
@@ -282,8 +215,8 @@ func pick[T any](v []T, idx []int) []T {
 	return out
 }
 
-func perClass(pred, labels []int, classes int) []ClassAccuracy {
-	out := make([]ClassAccuracy, classes)
+func perClass(pred, labels []int, classes int) []schema.ClassAccuracy {
+	out := make([]schema.ClassAccuracy, classes)
 	for i, y := range labels {
 		out[y].N++
 		if pred[i] == y {
@@ -299,26 +232,16 @@ func perClass(pred, labels []int, classes int) []ClassAccuracy {
 	return out
 }
 
-// Delta holds Δ = oracle − model for every accuracy and MIA score (each in
-// [−1, 1]), and AvgGap, the mean |Δ| over the forget, retain and test
-// accuracies and the correctness MIA score (SalUn's "Avg. Gap" over UA, RA,
-// TA and MIA-Efficacy; |Δ| of 1 − accuracy equals |Δ| of accuracy).
-type Delta struct {
-	Accuracy Accuracies `json:"accuracy"`
-	MIA      *MIAScores `json:"mia,omitempty"`
-	AvgGap   *float64   `json:"avg_gap,omitempty"`
-}
-
 // NewDelta returns oracle − model for every metric both have.
-func NewDelta(oracle, model *Metrics) *Delta {
-	d := &Delta{}
+func NewDelta(oracle, model *Metrics) *schema.Delta {
+	d := &schema.Delta{}
 	d.Accuracy.Train = oracle.Accuracy.Train - model.Accuracy.Train
 	d.Accuracy.Test = oracle.Accuracy.Test - model.Accuracy.Test
 	d.Accuracy.Forget = subPtr(oracle.Accuracy.Forget, model.Accuracy.Forget)
 	d.Accuracy.Retain = subPtr(oracle.Accuracy.Retain, model.Accuracy.Retain)
 	if oracle.MIA != nil && model.MIA != nil {
 		o, m := oracle.MIA, model.MIA
-		d.MIA = &MIAScores{
+		d.MIA = &schema.MIAScores{
 			Correctness: o.Correctness - m.Correctness,
 			Confidence:  o.Confidence - m.Confidence,
 			Entropy:     o.Entropy - m.Entropy,
@@ -342,21 +265,12 @@ func subPtr(a, b *float64) *float64 {
 	return &v
 }
 
-// Agreement is the fraction of examples of each split on which two models
-// predict the same class.
-type Agreement struct {
-	Train  float64  `json:"train"`
-	Test   float64  `json:"test"`
-	Forget *float64 `json:"forget,omitempty"`
-	Retain *float64 `json:"retain,omitempty"`
-}
-
 // ErrMismatch: two Metrics were not computed on the same examples.
 var ErrMismatch = errors.New("eval: metrics of different splits")
 
 // NewAgreement compares the predictions of two models evaluated on the
 // same dataset and forget set.
-func NewAgreement(a, b *Metrics) (*Agreement, error) {
+func NewAgreement(a, b *Metrics) (*schema.Agreement, error) {
 	if len(a.Predictions.Train) != len(b.Predictions.Train) || len(a.Predictions.Test) != len(b.Predictions.Test) ||
 		len(a.ForgetIDs) != len(b.ForgetIDs) {
 		return nil, fmt.Errorf("%d/%d training, %d/%d test, %d/%d forget predictions: %w",
@@ -383,7 +297,7 @@ func NewAgreement(a, b *Metrics) (*Agreement, error) {
 		}
 		return float64(n) / float64(len(idx))
 	}
-	ag := &Agreement{
+	ag := &schema.Agreement{
 		Train: same(a.Predictions.Train, b.Predictions.Train, nil),
 		Test:  same(a.Predictions.Test, b.Predictions.Test, nil),
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // bundled opens the bundled data and the non-IID forget set.
@@ -63,7 +64,7 @@ func TestEvaluateBundled(t *testing.T) {
 		want := ref.meta.Models[tag]
 		// ONNX Runtime and PyTorch logits differ in the last bits; a
 		// borderline prediction may flip (one example of 1000 is 0.001).
-		for _, k := range AccuracyKeys {
+		for _, k := range schema.AccuracyKeys {
 			v, _ := met.Accuracy.Get(k)
 			if math.Abs(v-want.Accuracy[k]) > 0.0025 {
 				t.Errorf("%s %s accuracy %.4f, PyTorch %.4f", tag, k, v, want.Accuracy[k])
@@ -79,7 +80,7 @@ func TestEvaluateBundled(t *testing.T) {
 		}
 		// SVC scores from ONNX Runtime's logits: within two forget examples
 		// of scikit-learn on PyTorch's logits.
-		for _, k := range MIAKeys {
+		for _, k := range schema.MIAKeys {
 			v, ok := met.MIA.Get(k)
 			w := want.SVCMIA[k]
 			tol := 2.0 / 400
@@ -121,9 +122,9 @@ func TestEvaluateBundled(t *testing.T) {
 		t.Errorf("self agreement %+v", self)
 	}
 	// The JSON of a Report holds the core keys.
-	rep := Report{Schema: Schema, Model: &ModelInfo{Path: "m"}, Data: &DataInfo{}, Metrics: got["model"],
-		Oracle: &Section{Model: &ModelInfo{Path: "o"}, Metrics: got["oracle"]}, Delta: d, Agreement: ag,
-		Settings: Settings{MIA: NewMIASettings(got["model"], MIAOptions{})}}
+	rep := schema.Report{Schema: schema.MetricsSchema, Model: &schema.ModelInfo{Path: "m"}, Data: &schema.DataInfo{}, Metrics: &got["model"].Metrics,
+		Oracle: &schema.Section{Model: &schema.ModelInfo{Path: "o"}, Metrics: &got["oracle"].Metrics}, Delta: d, Agreement: ag,
+		Settings: schema.Settings{MIA: NewMIASettings(got["model"], MIAOptions{})}}
 	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +196,7 @@ func TestEvaluateOutputs(t *testing.T) {
 	}
 	// The forget set looks exactly like the members: every SVC calls it
 	// member, so every SVC score is 0.
-	for _, k := range MIAKeys[:5] {
+	for _, k := range schema.MIAKeys[:5] {
 		if v, _ := met.MIA.Get(k); v != 0 {
 			t.Errorf("MIA %s = %v, want 0", k, v)
 		}

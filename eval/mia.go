@@ -10,6 +10,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/svc"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // MIAOptions configure the membership-inference attacks. The zero value
@@ -58,50 +59,8 @@ func (o MIAOptions) resolved() MIAOptions {
 	return o
 }
 
-// MIAScores are the attacks' scores, each a fraction in [0, 1]. The SVC
-// scores are SalUn's: the fraction of the forget set the attack calls
-// non-members (SalUn's "MIA-Efficacy"; higher means less is remembered).
-// LossLR is the kit's cross-validated accuracy of telling forget losses from
-// test losses (0.5 is chance; nil when the sets are too small to split).
-type MIAScores struct {
-	Correctness float64  `json:"correctness"`
-	Confidence  float64  `json:"confidence"`
-	Entropy     float64  `json:"entropy"`
-	MEntropy    float64  `json:"m_entropy"`
-	Prob        float64  `json:"prob"`
-	LossLR      *float64 `json:"loss_lr"`
-}
-
-// MIAKeys are the names of the scores in metrics.json, in order.
-var MIAKeys = []string{"correctness", "confidence", "entropy", "m_entropy", "prob", "loss_lr"}
-
-// Get returns the score named key (one of MIAKeys); ok is false for an
-// unknown key or an absent LossLR.
-func (s *MIAScores) Get(key string) (v float64, ok bool) {
-	if s == nil {
-		return 0, false
-	}
-	switch key {
-	case "correctness":
-		return s.Correctness, true
-	case "confidence":
-		return s.Confidence, true
-	case "entropy":
-		return s.Entropy, true
-	case "m_entropy":
-		return s.MEntropy, true
-	case "prob":
-		return s.Prob, true
-	case "loss_lr":
-		if s.LossLR == nil {
-			return 0, false
-		}
-		return *s.LossLR, true
-	}
-	return 0, false
-}
-
-func (s *MIAScores) setFeature(f Feature, v float64) {
+// setFeature sets the score of feature f in s.
+func setFeature(s *schema.MIAScores, f Feature, v float64) {
 	switch f {
 	case Correctness:
 		s.Correctness = v
@@ -304,7 +263,7 @@ func LossAttack(forgetLoss, testLoss []float64, opts MIAOptions) (*LossAttackRes
 
 // MIAResult holds every attack's outcome.
 type MIAResult struct {
-	Scores MIAScores
+	Scores schema.MIAScores
 	SVC    *SVCMIAResult
 	// Loss is nil when the forget or test set is too small to split
 	// (LossNote says why).
@@ -333,7 +292,7 @@ func MIA(members, nonMembers, target Outputs, opts MIAOptions) (*MIAResult, erro
 	}
 	res := &MIAResult{SVC: sv}
 	for _, f := range Features {
-		res.Scores.setFeature(f, sv.Scores[f])
+		setFeature(&res.Scores, f, sv.Scores[f])
 	}
 	la, err := LossAttack(sv.Target.Loss, sv.NonMembers.Loss, o)
 	switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval/svc"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // Oracle-free proxies: what a user without a retrained oracle can measure
@@ -21,11 +22,11 @@ import (
 //   - a held-out slice of the retain set that the unlearning run does not
 //     train on (the unlearn package draws it; see unlearn.ProxyConfig);
 //   - the reference: test examples that show what "never seen" looks like
-//     for this forget set (ProxyReference).
+//     for this forget set (schema.ProxyReference).
 //
 // From the logits of a model on these groups ComputeProxies measures utility
 // (held-out accuracy and loss), forgetting (forget accuracy and loss against
-// the reference's) and a membership-inference score (ProxyMIA).
+// the reference's) and a membership-inference score (schema.ProxyMIA).
 
 // DefaultIIDAlpha is the significance level of the test that decides whether
 // a forget set is IID (NewProxyReference).
@@ -36,51 +37,12 @@ const DefaultIIDAlpha = 1e-3
 // would only repeat the accuracies).
 const DefaultProxyFeature = Confidence
 
-// ProxyReference says which test examples show what "never seen" looks like
-// for a forget set, and why.
-//
-// IID or not: Pearson's χ² statistic of the forget set's class counts
-// against the counts expected from the training split's class proportions,
-// χ² = Σ_c (n_c − n·p_c)²/(n·p_c) over the classes present in the training
-// split, is compared with the (1 − Alpha) quantile of the χ² distribution
-// with k − 1 degrees of freedom (k such classes). The forget set is IID
-// unless the statistic exceeds it (or the training split has one class).
-// Small forget sets therefore count as IID unless they are very lopsided:
-// the test has little power on them, and the overall test accuracy is the
-// safer reference then.
-//
-//   - IID: the reference is the whole test split and its accuracy (and
-//     mean loss) is the plain one.
-//   - non-IID: the reference is the test examples of the forget set's
-//     classes, and its accuracy is class-matched: Σ_c w_c·acc_test(c), with
-//     w_c the share of class c in the forget set (classes without test
-//     examples dropped and the weights renormalised); the same weighting
-//     gives the loss. If no forget class has a test example the reference
-//     falls back to the whole test split (Note says so).
-type ProxyReference struct {
-	IID       bool    `json:"iid"`
-	ChiSquare float64 `json:"chi_square"`
-	DoF       int     `json:"dof"`
-	Critical  float64 `json:"critical"`
-	Alpha     float64 `json:"alpha"`
-	// Classes are the classes of the forget set that the reference covers
-	// and Weights their shares of the forget set (summing to 1); nil for an
-	// IID forget set.
-	Classes []int     `json:"classes,omitempty"`
-	Weights []float64 `json:"weights,omitempty"`
-	// Test holds the reference examples: indices into the test split, in
-	// increasing order.
-	Test  []int  `json:"-"`
-	NTest int    `json:"n_test"`
-	Note  string `json:"note,omitempty"`
-}
-
 // NewProxyReference decides whether forget (indices into the training
 // split, whose labels are trainLabels) is IID and picks the reference test
 // examples (testLabels are the test split's labels); classes is the number
 // of classes (labels must lie in [0, classes)). alpha ≤ 0 means
 // DefaultIIDAlpha.
-func NewProxyReference(trainLabels, testLabels, forget []int, classes int, alpha float64) (*ProxyReference, error) {
+func NewProxyReference(trainLabels, testLabels, forget []int, classes int, alpha float64) (*schema.ProxyReference, error) {
 	if alpha <= 0 {
 		alpha = DefaultIIDAlpha
 	}
@@ -131,7 +93,7 @@ func NewProxyReference(trainLabels, testLabels, forget []int, classes int, alpha
 	if err != nil {
 		return nil, err
 	}
-	ref := &ProxyReference{Alpha: alpha}
+	ref := &schema.ProxyReference{Alpha: alpha}
 	n := float64(len(forget))
 	k := 0
 	for c := range classes {
@@ -186,53 +148,6 @@ func NewProxyReference(trainLabels, testLabels, forget []int, classes int, alpha
 	return ref, nil
 }
 
-// Proxies are the oracle-free signals of one model (see ComputeProxies).
-// Every accuracy is a fraction in [0, 1]; every loss is a mean cross-entropy
-// in nats.
-type Proxies struct {
-	// HoldoutAccuracy and HoldoutLoss: the held-out retain slice (utility).
-	HoldoutAccuracy float64 `json:"holdout_accuracy"`
-	HoldoutLoss     float64 `json:"holdout_loss"`
-	// ForgetAccuracy and ForgetLoss: the forget set.
-	ForgetAccuracy float64 `json:"forget_accuracy"`
-	ForgetLoss     float64 `json:"forget_loss"`
-	// ReferenceAccuracy and ReferenceLoss: the reference test examples,
-	// class-matched for a non-IID forget set, overall for an IID one (see
-	// ProxyReference). What the forget set would score had it never been
-	// seen.
-	ReferenceAccuracy float64 `json:"reference_accuracy"`
-	ReferenceLoss     float64 `json:"reference_loss"`
-	// ForgetGap is ForgetAccuracy − ReferenceAccuracy: near 0 when the
-	// forget set looks unseen, positive while it is remembered.
-	ForgetGap float64 `json:"forget_gap"`
-	// TestAccuracy is the accuracy on the whole test split (EvaluateProxies;
-	// ComputeProxies leaves it 0): utility on unseen examples of every
-	// class, which the held-out slice, seen by the input model, is not.
-	TestAccuracy float64 `json:"test_accuracy"`
-	// MIA is nil with ProxyOptions.NoMIA.
-	MIA *ProxyMIA `json:"mia,omitempty"`
-}
-
-// ProxyMIA is a membership-inference attack that needs no oracle: one RBF
-// SVC of SalUn's SVC_MIA (SVCMIA's settings, MIAOptions.SVC) on a single
-// feature, fitted on the held-out retain slice as members (label 1; the
-// original model trained on them, the unlearning run does not) against the
-// reference test examples as non-members (label 0), the larger of the two
-// thinned to the size of the smaller (rows ⌊i·n/k⌋, i < k), then applied
-// to the forget set. Each score is the fraction of a group the SVC calls
-// non-member; Forget is SalUn's MIA-efficacy direction (higher = less is
-// remembered). A forget set that looks unseen scores about what the
-// reference itself scores (Reference, the same SVC on its own non-members):
-// the difference Reference − Forget is near 0 then.
-type ProxyMIA struct {
-	Feature   string  `json:"feature"`
-	Forget    float64 `json:"forget"`
-	Reference float64 `json:"reference"`
-	Holdout   float64 `json:"holdout"`
-	// Note reports an SVC fit that stopped at its iteration cap.
-	Note string `json:"note,omitempty"`
-}
-
 // ProxyOptions configure ComputeProxies.
 type ProxyOptions struct {
 	// Feature names the MIA feature ("correctness", "confidence",
@@ -265,7 +180,7 @@ func (o ProxyOptions) feature() (Feature, error) {
 // held-out retain slice and the reference test examples (reference holds
 // the rows of ref.Test, in that order). forget and holdout must not be
 // empty; reference must have ref.NTest rows.
-func ComputeProxies(forget, holdout, reference Outputs, ref *ProxyReference, opts ProxyOptions) (*Proxies, error) {
+func ComputeProxies(forget, holdout, reference Outputs, ref *schema.ProxyReference, opts ProxyOptions) (*schema.Proxies, error) {
 	if ref == nil {
 		return nil, fmt.Errorf("no proxy reference: %w", ErrShape)
 	}
@@ -303,7 +218,7 @@ func ComputeProxies(forget, holdout, reference Outputs, ref *ProxyReference, opt
 	ff := ComputeFeatures(forget, mo.MEntropy)
 	fh := ComputeFeatures(holdout, mo.MEntropy)
 	fr := ComputeFeatures(reference, mo.MEntropy)
-	p := &Proxies{
+	p := &schema.Proxies{
 		HoldoutAccuracy: mean(fh.Correctness),
 		HoldoutLoss:     mean(fh.Loss),
 		ForgetAccuracy:  mean(ff.Correctness),
@@ -409,7 +324,7 @@ func evenly(n, k int) []int {
 // the larger group thinned to the size of the smaller one (evenly spaced
 // rows, so the SVC does not just learn the majority), and scores the three
 // groups in full.
-func proxyMIA(f Feature, members, nonMembers, target *FeatureValues, o svc.Options) (*ProxyMIA, error) {
+func proxyMIA(f Feature, members, nonMembers, target *FeatureValues, o svc.Options) (*schema.ProxyMIA, error) {
 	xin, d := members.Matrix(f)
 	xout, _ := nonMembers.Matrix(f)
 	k := min(members.N, nonMembers.N)
@@ -424,7 +339,7 @@ func proxyMIA(f Feature, members, nonMembers, target *FeatureValues, o svc.Optio
 	for i := range k {
 		y[i] = 1
 	}
-	res := &ProxyMIA{Feature: f.String()}
+	res := &schema.ProxyMIA{Feature: f.String()}
 	m, err := svc.FitFlat(x, 2*k, d, y, o)
 	switch {
 	case errors.Is(err, svc.ErrMaxIter):
@@ -459,7 +374,7 @@ func mean(v []float64) float64 {
 
 // ProxyLogits runs classifier c on the three proxy groups of ds: forget
 // and holdout (indices into ds.Train) and ref.Test (indices into ds.Test).
-func ProxyLogits(c *Classifier, ds *data.Dataset, forget, holdout []int, ref *ProxyReference) (f, h, r Outputs, err error) {
+func ProxyLogits(c *Classifier, ds *data.Dataset, forget, holdout []int, ref *schema.ProxyReference) (f, h, r Outputs, err error) {
 	run := func(s *data.Split, idx []int) (Outputs, error) {
 		lg, err := c.Logits(s, idx, nil)
 		if err != nil {
@@ -479,7 +394,7 @@ func ProxyLogits(c *Classifier, ds *data.Dataset, forget, holdout []int, ref *Pr
 
 // EvaluateProxies runs m (inference mode; m is not modified) on the proxy
 // groups and measures them (ComputeProxies).
-func EvaluateProxies(m *graph.Model, ds *data.Dataset, forget, holdout []int, ref *ProxyReference, rt onnxrt.Options, batch int, opts ProxyOptions) (*Proxies, error) {
+func EvaluateProxies(m *graph.Model, ds *data.Dataset, forget, holdout []int, ref *schema.ProxyReference, rt onnxrt.Options, batch int, opts ProxyOptions) (*schema.Proxies, error) {
 	c, err := NewClassifier(m, rt, batch)
 	if err != nil {
 		return nil, err

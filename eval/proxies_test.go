@@ -10,6 +10,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // proxyRef is testdata/proxies/ref.json, written by make_proxies_ref.py.
@@ -27,7 +28,7 @@ type proxyRef struct {
 			NTest     int       `json:"n_test"`
 			Test      []int     `json:"test"`
 		} `json:"reference"`
-		Proxies Proxies `json:"proxies"`
+		Proxies schema.Proxies `json:"proxies"`
 		MIA     []struct {
 			Feature string  `json:"feature"`
 			F       float64 `json:"forget"`
@@ -170,7 +171,7 @@ func TestProxyReferenceEdges(t *testing.T) {
 		}
 	}
 	o := Outputs{Logits: []float32{1, 0, 0, 1}, Labels: []int{0, 1}, Classes: 2}
-	ref := &ProxyReference{IID: true, Test: []int{0, 1}, NTest: 2}
+	ref := &schema.ProxyReference{IID: true, Test: []int{0, 1}, NTest: 2}
 	if _, err := ComputeProxies(o, Outputs{Classes: 2}, o, ref, ProxyOptions{}); !errors.Is(err, ErrNoRetain) {
 		t.Errorf("empty held-out slice: %v", err)
 	}

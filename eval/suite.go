@@ -6,6 +6,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // Suite is what every command that measures models shares: the data, the
@@ -86,13 +87,13 @@ func (s *Suite) Evaluate(m *graph.Model, path, label string) (*Metrics, error) {
 
 // Provenance returns the dataset's and forget set's descriptions for a
 // report (no ForgetInfo without a forget set).
-func (s *Suite) Provenance() (*DataInfo, *ForgetInfo, error) {
+func (s *Suite) Provenance() (*schema.DataInfo, *schema.ForgetInfo, error) {
 	ds := s.Data
 	sum, err := HashPath(ds.Path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("hashing the dataset: %w", err)
 	}
-	di := &DataInfo{Path: ds.Path, Format: ds.Format, Name: ds.Name, SHA256: sum, Classes: ds.Classes,
+	di := &schema.DataInfo{Path: ds.Path, Format: ds.Format, Name: ds.Name, SHA256: sum, Classes: ds.Classes,
 		ClassNames: ds.ClassNames, Mean: ds.Mean, Std: ds.Std}
 	if s.ForgetPath == "" {
 		return di, nil, nil
@@ -101,22 +102,22 @@ func (s *Suite) Provenance() (*DataInfo, *ForgetInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return di, &ForgetInfo{Path: s.ForgetPath, SHA256: fs, N: len(s.Forget)}, nil
+	return di, &schema.ForgetInfo{Path: s.ForgetPath, SHA256: fs, N: len(s.Forget)}, nil
 }
 
 // Settings records how met was measured.
-func (s *Suite) Settings(met *Metrics) Settings {
-	return Settings{BatchSize: s.Options.BatchSize, Device: s.Options.Runtime.Device, Threads: s.Options.Runtime.Threads,
+func (s *Suite) Settings(met *Metrics) schema.Settings {
+	return schema.Settings{BatchSize: s.Options.BatchSize, Device: s.Options.Runtime.Device, Threads: s.Options.Runtime.Threads,
 		MIA: NewMIASettings(met, s.Options.MIA)}
 }
 
 // NewModelInfo identifies the model file at path by its SHA-256.
-func NewModelInfo(path string) (*ModelInfo, error) {
+func NewModelInfo(path string) (*schema.ModelInfo, error) {
 	sum, err := hashFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return &ModelInfo{Path: path, SHA256: sum}, nil
+	return &schema.ModelInfo{Path: path, SHA256: sum}, nil
 }
 
 // CheckModelData checks that m, read from path, is a classifier that ds
@@ -173,7 +174,7 @@ func CheckSameClasses(model, oracle *graph.Model, modelPath, oraclePath string) 
 
 // CompareToOracle returns Δ = oracle − model and the agreement of their
 // predictions; the two must have been measured by the same Suite.
-func CompareToOracle(oracle, model *Metrics, oraclePath, modelPath string) (*Delta, *Agreement, error) {
+func CompareToOracle(oracle, model *Metrics, oraclePath, modelPath string) (*schema.Delta, *schema.Agreement, error) {
 	if oracle.Classes != model.Classes {
 		return nil, nil, fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, oracle.Classes, modelPath, model.Classes)
 	}
@@ -184,63 +185,76 @@ func CompareToOracle(oracle, model *Metrics, oraclePath, modelPath string) (*Del
 	return NewDelta(oracle, model), ag, nil
 }
 
-// SetOracle adds the oracle's section, Δ and agreement to a report whose
-// top-level metrics are the model's.
-func (r *Report) SetOracle(oracle *ModelInfo, met *Metrics) error {
-	d, ag, err := CompareToOracle(met, r.Metrics, oracle.Path, r.Model.Path)
+// SetOracle adds the oracle's section (oracle's file, its metrics omet),
+// Δ and agreement to r, whose top-level metrics are model's: agreement
+// needs model's predictions, which r does not hold.
+func SetOracle(r *schema.Report, model *Metrics, oracle *schema.ModelInfo, omet *Metrics) error {
+	if r.Metrics != &model.Metrics {
+		return fmt.Errorf("eval: the report's top-level metrics are not the model's: %w", ErrMismatch)
+	}
+	d, ag, err := CompareToOracle(omet, model, oracle.Path, r.Model.Path)
 	if err != nil {
 		return err
 	}
-	r.Oracle = &Section{Model: oracle, Metrics: met}
+	r.Oracle = &schema.Section{Model: oracle, Metrics: &omet.Metrics}
 	r.Delta, r.Agreement = d, ag
 	return nil
 }
 
+// Measurements are the measurements behind a report's sections, with what
+// metrics.json leaves out (predictions, example ids, the attacks'
+// features, which the HTML report draws): the model's and, when there is
+// one, the oracle's.
+type Measurements struct {
+	Model, Oracle *Metrics
+}
+
 // Measure evaluates the model at modelPath and, when oraclePath is set,
 // the oracle on the suite's examples, and returns metrics.json's report
-// (`unlearn eval`). Both files are loaded and checked before the first
-// forward pass, so a bad file fails at once.
-func (s *Suite) Measure(modelPath, oraclePath, tool string) (*Report, error) {
+// (`unlearn eval`) and the measurements behind it. Both files are loaded
+// and checked before the first forward pass, so a bad file fails at once.
+func (s *Suite) Measure(modelPath, oraclePath, tool string) (*schema.Report, Measurements, error) {
 	m, err := s.Load(modelPath, "model")
 	if err != nil {
-		return nil, err
+		return nil, Measurements{}, err
 	}
 	var om *graph.Model
 	if oraclePath != "" {
 		if om, err = s.Load(oraclePath, "oracle"); err != nil {
-			return nil, err
+			return nil, Measurements{}, err
 		}
 		if err := CheckSameClasses(m, om, modelPath, oraclePath); err != nil {
-			return nil, err
+			return nil, Measurements{}, err
 		}
 	}
 	met, err := s.Evaluate(m, modelPath, "model")
 	if err != nil {
-		return nil, err
+		return nil, Measurements{}, err
 	}
-	rep := &Report{Schema: Schema, Tool: tool, Metrics: met, Settings: s.Settings(met)}
+	rep := &schema.Report{Schema: schema.MetricsSchema, Tool: tool, Metrics: &met.Metrics, Settings: s.Settings(met)}
 	if rep.Model, err = NewModelInfo(modelPath); err != nil {
-		return nil, err
+		return nil, Measurements{}, err
 	}
 	if rep.Data, rep.Forget, err = s.Provenance(); err != nil {
-		return nil, err
+		return nil, Measurements{}, err
 	}
 	if om != nil {
 		oi, omet, err := s.measureOracle(om, oraclePath)
 		if err != nil {
-			return nil, err
+			return nil, Measurements{}, err
 		}
-		if err := rep.SetOracle(oi, omet); err != nil {
-			return nil, err
+		if err := SetOracle(rep, met, oi, omet); err != nil {
+			return nil, Measurements{}, err
 		}
+		return rep, Measurements{Model: met, Oracle: omet}, nil
 	}
-	return rep, nil
+	return rep, Measurements{Model: met}, nil
 }
 
 // Compare evaluates the oracle and every model in paths on the suite's
 // examples and returns one report with each model's Δ to the oracle
 // (`unlearn compare`). Every file is loaded and checked first.
-func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*CompareReport, error) {
+func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*schema.CompareReport, error) {
 	om, err := s.Load(oraclePath, "oracle")
 	if err != nil {
 		return nil, err
@@ -258,7 +272,7 @@ func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*Compar
 	if err != nil {
 		return nil, err
 	}
-	rep := &CompareReport{Schema: CompareSchema, Tool: tool, Settings: s.Settings(omet), Oracle: &Section{Model: oi, Metrics: omet}}
+	rep := &schema.CompareReport{Schema: schema.CompareSchema, Tool: tool, Settings: s.Settings(omet), Oracle: &schema.Section{Model: oi, Metrics: &omet.Metrics}}
 	if rep.Data, rep.Forget, err = s.Provenance(); err != nil {
 		return nil, err
 	}
@@ -275,14 +289,14 @@ func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*Compar
 		if err != nil {
 			return nil, err
 		}
-		rep.Models = append(rep.Models, CompareEntry{Section: Section{Model: mi, Metrics: met}, Delta: d, Agreement: ag})
+		rep.Models = append(rep.Models, schema.CompareEntry{Section: schema.Section{Model: mi, Metrics: &met.Metrics}, Delta: d, Agreement: ag})
 	}
 	return rep, nil
 }
 
 // measureOracle evaluates the oracle om read from path and identifies the
 // file.
-func (s *Suite) measureOracle(om *graph.Model, path string) (*ModelInfo, *Metrics, error) {
+func (s *Suite) measureOracle(om *graph.Model, path string) (*schema.ModelInfo, *Metrics, error) {
 	met, err := s.Evaluate(om, path, "oracle")
 	if err != nil {
 		return nil, nil, err

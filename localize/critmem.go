@@ -10,6 +10,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -20,23 +21,6 @@ const (
 	DefaultCritMemExamples = 256
 	DefaultCritMemMaxSteps = 64
 )
-
-// CritMemStats describes a critmem run; it is recorded in the mask file.
-type CritMemStats struct {
-	// Examples is the number of forget examples examined (a seeded sample
-	// of Options.CritMemExamples when the forget set is larger).
-	Examples int `json:"examples"`
-	// Flipped counts the examples whose prediction changed within MaxSteps
-	// zeroings; the others contribute the neurons they zeroed all the same.
-	Flipped int `json:"flipped"`
-	// Zeroed is the number of zeroings over all examples; Union the number
-	// of distinct neurons zeroed.
-	Zeroed   int `json:"zeroed"`
-	Union    int `json:"union"`
-	MaxSteps int `json:"max_steps"`
-	// Excluded names the layer never zeroed (the classifier), if any.
-	Excluded string `json:"excluded,omitempty"`
-}
 
 // critMem runs the critical-memorization search (Torkzadehmahani et al.,
 // the CritMem baseline; docs/DESIGN.md "The method", Baselines): for each
@@ -51,7 +35,7 @@ type CritMemStats struct {
 // example is memorized. It returns per neuron (NeuronMap.Neurons order) the
 // number of examples that zeroed it and, to break ties, the sum of its
 // scores when it was chosen.
-func critMem(ctx context.Context, m *graph.Model, nm *graph.NeuronMap, split *data.Split, forget []int, o Options) (counts []int, weight []float64, st CritMemStats, err error) {
+func critMem(ctx context.Context, m *graph.Model, nm *graph.NeuronMap, split *data.Split, forget []int, o Options) (counts []int, weight []float64, st schema.CritMemStats, err error) {
 	if len(forget) == 0 {
 		return nil, nil, st, fmt.Errorf("%w: empty forget set", ErrStrategy)
 	}
@@ -205,7 +189,7 @@ func critMem(ctx context.Context, m *graph.Model, nm *graph.NeuronMap, split *da
 // number of such examples (descending; ties by the summed score, then
 // neuron order) and takes the longest prefix within the limit. When the
 // union is smaller than the budget, the mask is the union.
-func critMemMask(nm *graph.NeuronMap, counts []int, weight []float64, st CritMemStats, limit int64, o Options) *Mask {
+func critMemMask(nm *graph.NeuronMap, counts []int, weight []float64, st schema.CritMemStats, limit int64, o Options) *Mask {
 	var order []int
 	for n, c := range counts {
 		if c > 0 {

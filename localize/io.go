@@ -15,42 +15,30 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/safetensors"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // MaskJSON is the file format of a mask (schema unlearn.mask/v1). Tensors
 // list, per parameter, the selected elements as [start, length] runs of
 // flat (row-major) indices; Layers summarize the choice per layer.
 type MaskJSON struct {
-	Schema   string        `json:"schema"`
-	Strategy string        `json:"strategy"`
-	Budget   float64       `json:"budget"`
-	Selected int64         `json:"selected"`
-	Total    int64         `json:"total"`
-	Layers   []LayerChoice `json:"layers"`
-	Tensors  []TensorMask  `json:"tensors"`
-	All      bool          `json:"all,omitempty"` // strategy full: every parameter
-	CritMem  *CritMemStats `json:"critmem,omitempty"`
-}
-
-// MaskSummary is a mask without its per-tensor runs: what metrics.json's
-// unlearning.mask records (the runs stay in the mask file).
-type MaskSummary struct {
-	Schema   string        `json:"schema"`
-	Strategy string        `json:"strategy"`
-	Budget   float64       `json:"budget"`
-	Selected int64         `json:"selected"`
-	Total    int64         `json:"total"`
-	Layers   []LayerChoice `json:"layers"`
-	All      bool          `json:"all,omitempty"` // strategy full: every parameter
-	CritMem  *CritMemStats `json:"critmem,omitempty"`
+	Schema   string               `json:"schema"`
+	Strategy string               `json:"strategy"`
+	Budget   float64              `json:"budget"`
+	Selected int64                `json:"selected"`
+	Total    int64                `json:"total"`
+	Layers   []schema.LayerChoice `json:"layers"`
+	Tensors  []TensorMask         `json:"tensors"`
+	All      bool                 `json:"all,omitempty"` // strategy full: every parameter
+	CritMem  *schema.CritMemStats `json:"critmem,omitempty"`
 }
 
 // Summary returns the mask's summary.
-func (mk *Mask) Summary() *MaskSummary {
-	s := &MaskSummary{Schema: "unlearn.mask/v1", Strategy: mk.Strategy, Budget: mk.Budget, Selected: mk.Selected,
+func (mk *Mask) Summary() *schema.MaskSummary {
+	s := &schema.MaskSummary{Schema: schema.MaskSchema, Strategy: mk.Strategy, Budget: mk.Budget, Selected: mk.Selected,
 		Total: mk.Total, Layers: mk.Layers, All: mk.Elements == nil, CritMem: mk.CritMem}
 	if s.Layers == nil {
-		s.Layers = []LayerChoice{}
+		s.Layers = []schema.LayerChoice{}
 	}
 	return s
 }
@@ -68,7 +56,7 @@ func (mk *Mask) MarshalJSON() ([]byte, error) {
 	doc := MaskJSON{Schema: "unlearn.mask/v1", Strategy: mk.Strategy, Budget: mk.Budget,
 		Selected: mk.Selected, Total: mk.Total, Layers: mk.Layers, Tensors: []TensorMask{}, All: mk.Elements == nil, CritMem: mk.CritMem}
 	if doc.Layers == nil {
-		doc.Layers = []LayerChoice{}
+		doc.Layers = []schema.LayerChoice{}
 	}
 	names := make([]string, 0, len(mk.Elements))
 	for k := range mk.Elements {

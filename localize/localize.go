@@ -11,6 +11,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -54,18 +55,9 @@ type Mask struct {
 	Elements map[string][]bool
 	Selected int64 // selected elements
 	Total    int64 // trainable elements
-	Layers   []LayerChoice
+	Layers   []schema.LayerChoice
 	// CritMem holds critmem's statistics (nil for other strategies).
-	CritMem *CritMemStats
-}
-
-// LayerChoice is the per-layer summary of a mask.
-type LayerChoice struct {
-	Layer    string `json:"layer"`
-	Channels int    `json:"channels"`
-	Chosen   []int  `json:"chosen"` // neurons with every element selected
-	Partial  []int  `json:"partial,omitempty"`
-	Params   int64  `json:"params"` // selected elements in the layer
+	CritMem *schema.CritMemStats
 }
 
 // Scores computes per-parameter scores for del ("del") or salloc
@@ -332,7 +324,7 @@ func randomMask(nm *graph.NeuronMap, ref *Mask, o Options) *Mask {
 func (mk *Mask) summarize(nm *graph.NeuronMap) {
 	mk.Layers = nil
 	for _, l := range nm.Layers {
-		lc := LayerChoice{Layer: l.Name, Channels: l.Channels, Chosen: []int{}}
+		lc := schema.LayerChoice{Layer: l.Name, Channels: l.Channels, Chosen: []int{}}
 		for c := 0; c < l.Channels; c++ {
 			full, any := true, false
 			for _, s := range nm.ElementsOf(l, c) {

@@ -15,6 +15,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 func setup(t *testing.T, file string) (*graph.Model, *data.Dataset, []int) {
@@ -421,7 +422,7 @@ func TestReadMaskRefusesBadFiles(t *testing.T) {
 	}
 	const w = "conv1.weight" // 144 elements
 	doc := func(budget float64, strategy string, tensors ...TensorMask) []byte {
-		b, err := json.Marshal(MaskJSON{Schema: "unlearn.mask/v1", Strategy: strategy, Budget: budget, Layers: []LayerChoice{}, Tensors: tensors})
+		b, err := json.Marshal(MaskJSON{Schema: "unlearn.mask/v1", Strategy: strategy, Budget: budget, Layers: []schema.LayerChoice{}, Tensors: tensors})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // FitOptions configures Fit. Zero values: 1 epoch, batch 128, SGD with
@@ -27,7 +28,7 @@ type FitOptions struct {
 	// Progress is called after every step.
 	Progress func(FitProgress)
 	// EpochEnd is called after every epoch; a non-nil error stops Fit.
-	EpochEnd func(EpochStats) error
+	EpochEnd func(schema.EpochStats) error
 }
 
 // FitProgress reports one step.
@@ -38,22 +39,12 @@ type FitProgress struct {
 	LR            float64
 }
 
-// EpochStats summarises one epoch: the mean training loss and accuracy over
-// its batches (with the weights in force while training, as PyTorch loops
-// usually report them).
-type EpochStats struct {
-	Epoch    int
-	Loss     float64
-	Accuracy float64
-	Seconds  float64
-}
-
 // Fit trains e's parameters on the examples idx of split for the given
 // epochs: shuffled mini-batches, forward and backward on ONNX Runtime, the
 // optimizer on the parameters (honouring Param.Mask and Frozen). It stops at
 // the first non-finite loss or gradient (ErrNonFinite) and when ctx is done
 // (returning ctx.Err() after the step in flight).
-func Fit(ctx context.Context, e *Engine, split *data.Split, idx []int, o FitOptions) ([]EpochStats, error) {
+func Fit(ctx context.Context, e *Engine, split *data.Split, idx []int, o FitOptions) ([]schema.EpochStats, error) {
 	if len(idx) == 0 {
 		return nil, errors.New("train: no training examples")
 	}
@@ -73,7 +64,7 @@ func Fit(ctx context.Context, e *Engine, split *data.Split, idx []int, o FitOpti
 	perEpoch := (len(idx) + o.BatchSize - 1) / o.BatchSize
 	total := perEpoch * o.Epochs
 	classes := e.Classes()
-	var stats []EpochStats
+	var stats []schema.EpochStats
 	t := 0
 	sel := make([]int, 0, o.BatchSize)
 	for ep := 0; ep < o.Epochs; ep++ {
@@ -123,7 +114,7 @@ func Fit(ctx context.Context, e *Engine, split *data.Split, idx []int, o FitOpti
 				o.Progress(FitProgress{Epoch: ep + 1, Epochs: o.Epochs, Step: si + 1, Steps: perEpoch, Loss: res.Loss, LR: lr})
 			}
 		}
-		st := EpochStats{Epoch: ep + 1, Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen), Seconds: time.Since(start).Seconds()}
+		st := schema.EpochStats{Epoch: ep + 1, Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen), Seconds: time.Since(start).Seconds()}
 		stats = append(stats, st)
 		if o.EpochEnd != nil {
 			if err := o.EpochEnd(st); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -158,7 +159,7 @@ type Result struct {
 	// Epochs has one entry per training epoch (empty for ssd and iu): the
 	// mean loss of the optimised objective and the accuracy on the batches
 	// trained against their (possibly random) targets.
-	Epochs []train.EpochStats
+	Epochs []schema.EpochStats
 	// Changed maps a parameter name to the number of its elements that are
 	// not bit-identical to the input's (parameters with no change are left
 	// out).
@@ -170,10 +171,10 @@ type Result struct {
 	Notes []string
 	// Proxies are the oracle-free proxies (auto mode, or
 	// Config.Proxies.Track; nil otherwise).
-	Proxies *ProxyLog
+	Proxies *schema.ProxyLog
 	// Auto reports the auto schedule's learning rate, stopping epoch and
 	// reason (nil in fixed mode).
-	Auto *AutoResult
+	Auto *schema.AutoSchedule
 }
 
 // Defaults returns the settings Run uses for algo's zero fields: the
@@ -312,7 +313,7 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	}
 	if cfg.Schedule == ScheduleAuto {
 		r.auto = &autoState{rangeTest: len(cfg.Auto.LRs) > 0}
-		r.res.Auto = &AutoResult{MaxEpochs: cfg.Auto.MaxEpochs}
+		r.res.Auto = &schema.AutoSchedule{MaxEpochs: cfg.Auto.MaxEpochs}
 		r.note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ reference + %g and %s ≥ the input model's − %g (after at least %d)",
 			AutoVersion, cfg.Auto.MaxEpochs, cfg.Auto.ForgetTolerance, cfg.Auto.utilityName(), cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
 	}
@@ -611,7 +612,7 @@ func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int, anneal bool) er
 		}
 		r.progress(Progress{Phase: out.phase, Epoch: ep + 1, Epochs: epochs, Step: s + 1, Steps: steps, Loss: out.loss, LR: slr})
 	}
-	st := train.EpochStats{Epoch: ep + 1, Seconds: time.Since(start).Seconds()}
+	st := schema.EpochStats{Epoch: ep + 1, Seconds: time.Since(start).Seconds()}
 	if seen > 0 {
 		st.Loss = lossSum / float64(seen)
 		st.Accuracy = float64(correct) / float64(seen)

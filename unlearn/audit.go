@@ -6,19 +6,8 @@ import (
 	"math"
 	"sort"
 
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
-)
-
-// Audit is the evidence of what unlearning changed: every initializer of
-// the output compared bit for bit with the input's, changed elements
-// counted per tensor and (for trainable parameters) per output channel, and
-// every change checked against what the run was allowed to change. The
-// types are metrics.json's (eval.Audit, eval.TensorChange); AuditModels
-// fills them.
-type (
-	Audit        = eval.Audit
-	TensorChange = eval.TensorChange
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // Allowed says what a run may change: elements by parameter name (nil
@@ -30,10 +19,14 @@ type Allowed struct {
 	State    bool
 }
 
-// AuditModels compares the initializers of before and after (which must
-// have the same initializer names and shapes) using nm, the neuron map of
-// before's (untied) graph, for roles and channels.
-func AuditModels(before, after *graph.Graph, nm *graph.NeuronMap, allowed Allowed) (*Audit, error) {
+// AuditModels is the evidence of what unlearning changed (metrics.json's
+// schema.Audit): every initializer of after compared bit for bit with
+// before's (which must have the same initializer names and shapes),
+// changed elements counted per tensor and (for trainable parameters) per
+// output channel, and every change checked against what the run was
+// allowed to change. nm, the neuron map of before's (untied) graph, gives
+// roles and channels.
+func AuditModels(before, after *graph.Graph, nm *graph.NeuronMap, allowed Allowed) (*schema.Audit, error) {
 	inits := map[string]*graph.Tensor{}
 	for _, v := range before.Initializers {
 		if v.Init != nil {
@@ -46,15 +39,15 @@ func AuditModels(before, after *graph.Graph, nm *graph.NeuronMap, allowed Allowe
 // auditTensors is AuditModels against a snapshot of the initializers taken
 // before the run, with nm the neuron map of after's graph (the working
 // copy the algorithm changed in place).
-func auditTensors(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, allowed Allowed) (*Audit, error) {
+func auditTensors(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, allowed Allowed) (*schema.Audit, error) {
 	return audit(before, after, nm, after.LocalValue, allowed)
 }
 
 // audit compares before's tensors with after's initializers; nmValue
 // returns the value nm knows under a name (for roles, layers and
 // channels).
-func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, nmValue func(string) *graph.Value, allowed Allowed) (*Audit, error) {
-	a := &Audit{Changed: []TensorChange{}, Violations: []string{}, TotalParams: nm.NumParams}
+func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, nmValue func(string) *graph.Value, allowed Allowed) (*schema.Audit, error) {
+	a := &schema.Audit{Changed: []schema.TensorChange{}, Violations: []string{}, TotalParams: nm.NumParams}
 	params := map[string]*graph.Param{}
 	for _, p := range nm.Params {
 		params[p.Value.Name] = p
@@ -78,7 +71,7 @@ func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.Neuron
 			a.UnchangedTensors++
 			continue
 		}
-		tc := TensorChange{Name: name, Kind: "state", Elements: bt.Len()}
+		tc := schema.TensorChange{Name: name, Kind: "state", Elements: bt.Len()}
 		p := params[name]
 		if p != nil {
 			tc.Kind = p.Kind

@@ -13,6 +13,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
 )
 
@@ -31,7 +32,7 @@ const (
 	ScheduleAuto = "auto"
 )
 
-// ProxyConfig configures the oracle-free proxies (eval.Proxies): computed in
+// ProxyConfig configures the oracle-free proxies (schema.Proxies): computed in
 // auto mode always, in fixed mode when Track is set.
 //
 // The held-out slice: round(HoldoutFraction·|retain|) retain examples,
@@ -56,7 +57,7 @@ type ProxyConfig struct {
 	// forget set is IID (eval.NewProxyReference) [1e-3].
 	IIDAlpha float64
 	// Feature is the proxy MIA's feature ("" = "confidence"; see
-	// eval.ProxyMIA) and NoMIA skips the attack.
+	// schema.ProxyMIA) and NoMIA skips the attack.
 	Feature string
 	NoMIA   bool
 }
@@ -92,7 +93,7 @@ type ProxyConfig struct {
 //
 // or at MaxEpochs, or when Violation (how far from both conditions) has not
 // improved for Patience epochs. The result is the model of the epoch that
-// met the rule, else of the epoch closest to it (AutoResult.Epoch), whose
+// met the rule, else of the epoch closest to it (schema.AutoSchedule.Epoch), whose
 // state is kept while later epochs train: one copy of the parameters.
 //
 // Version 3 anneals within every epoch: a cosine from the epoch's rate to
@@ -169,7 +170,7 @@ const (
 
 // utility is the accuracy the rule holds against its target: the test
 // split's by default, the held-out slice's under the holdout baselines.
-func (a AutoConfig) utility(p eval.Proxies) float64 {
+func (a AutoConfig) utility(p schema.Proxies) float64 {
 	if a.UtilityBaseline == UtilityTest || a.UtilityBaseline == "" {
 		return p.TestAccuracy
 	}
@@ -183,18 +184,10 @@ func (a AutoConfig) utilityName() string {
 	return "held-out retain accuracy"
 }
 
-// The reports of the proxies and of the auto schedule are eval's types, so
-// that metrics.json and the HTML report carry them (see eval.ProxyLog).
-type (
-	ProxyLog     = eval.ProxyLog
-	EpochProxies = eval.EpochProxies
-	Decision     = eval.ProxyDecision
-	AutoResult   = eval.AutoSchedule
-	LRTrial      = eval.LRTrial
-	StopReason   = string
-)
+// StopReason says why an auto run stopped (schema.AutoSchedule.Reason).
+type StopReason = string
 
-// Why an auto run stopped (AutoResult.Reason).
+// Why an auto run stopped (schema.AutoSchedule.Reason).
 const (
 	// StopUnseen: the forget set looks unseen and utility has recovered.
 	StopUnseen = "unseen-and-recovered"
@@ -211,14 +204,14 @@ const (
 // UtilityTolerance (0 when both hold). A run that stops for the cap or for
 // lack of progress returns its epoch of least violation (the earliest on a
 // tie).
-func (a AutoConfig) Violation(target float64, p eval.Proxies) float64 {
+func (a AutoConfig) Violation(target float64, p schema.Proxies) float64 {
 	ft, ut := max(a.ForgetTolerance, 0), max(a.UtilityTolerance, 0)
 	return max(0, p.ForgetAccuracy-p.ReferenceAccuracy-ft) + max(0, target-ut-a.utility(p))
 }
 
 // BestEpoch returns the 1-based epoch of history with the least Violation
 // (the earliest on a tie), 0 for an empty history.
-func (a AutoConfig) BestEpoch(target float64, history []eval.Proxies) int {
+func (a AutoConfig) BestEpoch(target float64, history []schema.Proxies) int {
 	best, bv := 0, math.Inf(1)
 	for i, p := range history {
 		if v := a.Violation(target, p); v < bv {
@@ -233,14 +226,14 @@ func (a AutoConfig) BestEpoch(target float64, history []eval.Proxies) int {
 // held-out accuracy utility must come back to (see UtilityBaseline). a must
 // have its defaults filled (Run does it; a zero MaxEpochs never stops for
 // the cap).
-func (a AutoConfig) Decide(target float64, history []eval.Proxies) Decision {
+func (a AutoConfig) Decide(target float64, history []schema.Proxies) schema.ProxyDecision {
 	e := len(history)
 	if e == 0 {
-		return Decision{Detail: "no epoch trained yet"}
+		return schema.ProxyDecision{Detail: "no epoch trained yet"}
 	}
 	p := history[e-1]
 	ft, ut := max(a.ForgetTolerance, 0), max(a.UtilityTolerance, 0)
-	d := Decision{
+	d := schema.ProxyDecision{
 		ForgetOK:  p.ForgetAccuracy <= p.ReferenceAccuracy+ft,
 		UtilityOK: a.utility(p) >= target-ut,
 	}
@@ -279,10 +272,10 @@ func (a AutoConfig) Decide(target float64, history []eval.Proxies) Decision {
 // largest rate whose loss is at most slack above the smallest loss, taking
 // no rate at or above the smallest one that diverged. ok is false when
 // every trial diverged.
-func ChooseLR(trials []LRTrial, slack float64) (lr float64, ok bool) {
+func ChooseLR(trials []schema.LRTrial, slack float64) (lr float64, ok bool) {
 	t := slices.Clone(trials)
 	sort.Slice(t, func(i, j int) bool { return t[i].LR < t[j].LR })
-	var usable []LRTrial
+	var usable []schema.LRTrial
 	for _, x := range t {
 		if x.Diverged || math.IsNaN(x.Loss) || math.IsInf(x.Loss, 0) {
 			break
@@ -311,7 +304,7 @@ const (
 
 // proxyState is what a run with proxies keeps.
 type proxyState struct {
-	log     *ProxyLog
+	log     *schema.ProxyLog
 	scratch *graph.Model // engine states are written here to be evaluated
 	opts    eval.ProxyOptions
 }
@@ -496,7 +489,7 @@ func (r *run) setupProxies(a *Algorithm) error {
 		return err
 	}
 	r.proxy = &proxyState{
-		log:     &ProxyLog{Reference: ref, Holdout: hold, HoldoutSize: k},
+		log:     &schema.ProxyLog{Reference: ref, Holdout: hold, HoldoutSize: k},
 		scratch: scratch,
 		opts:    eval.ProxyOptions{Feature: pc.Feature, NoMIA: pc.NoMIA},
 	}
@@ -520,7 +513,7 @@ func (r *run) setupProxies(a *Algorithm) error {
 
 // evalBefore measures the input model on the proxy groups and its test
 // accuracy weighted like the held-out slice.
-func (r *run) evalBefore(m *graph.Model) (*eval.Proxies, float64, error) {
+func (r *run) evalBefore(m *graph.Model) (*schema.Proxies, float64, error) {
 	ps := r.proxy
 	c, err := eval.NewClassifier(m, r.cfg.Runtime, 256)
 	if err != nil {
@@ -552,7 +545,7 @@ func (r *run) evalBefore(m *graph.Model) (*eval.Proxies, float64, error) {
 }
 
 // evalProxies measures m on the proxy groups.
-func (r *run) evalProxies(m *graph.Model) (*eval.Proxies, error) {
+func (r *run) evalProxies(m *graph.Model) (*schema.Proxies, error) {
 	ps := r.proxy
 	p, err := eval.EvaluateProxies(m, r.in.Data, r.in.Forget, ps.log.Holdout, ps.log.Reference, r.cfg.Runtime, 256, ps.opts)
 	if err != nil {
@@ -576,7 +569,7 @@ func (r *run) proxiesAfter(e *train.Engine, ep int, lr float64) error {
 	}
 	sec := time.Since(start).Seconds()
 	log := r.proxy.log
-	log.Epochs = append(log.Epochs, EpochProxies{Epoch: ep, LR: lr, Proxies: *p, Seconds: sec})
+	log.Epochs = append(log.Epochs, schema.EpochProxies{Epoch: ep, LR: lr, Proxies: *p, Seconds: sec})
 	log.After = *p
 	log.Seconds += sec
 	return nil
@@ -698,7 +691,7 @@ func (r *run) rangeTest(l loop) (float64, error) {
 	for c, lr := range lrs {
 		state.restore(e)
 		opt := r.optimizer()
-		trial := LRTrial{LR: lr}
+		trial := schema.LRTrial{LR: lr}
 		for i, s := range idx {
 			if err := r.ctx.Err(); err != nil {
 				return 0, err
@@ -779,7 +772,7 @@ func (r *run) fitAuto(l loop) error {
 		res.UtilityTarget = r.proxy.log.Before.TestAccuracy
 	}
 	scale := lr / r.cfg.LR
-	var hist []eval.Proxies
+	var hist []schema.Proxies
 	// best holds the state after the epoch of least violation so far: a
 	// run that stops without meeting the rule returns that epoch.
 	var best engineState

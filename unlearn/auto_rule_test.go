@@ -6,24 +6,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // stopEpoch feeds history one epoch at a time to Decide and returns the
 // first decision to stop and its epoch (0 if none).
-func stopEpoch(a AutoConfig, target float64, history []eval.Proxies) (int, Decision) {
+func stopEpoch(a AutoConfig, target float64, history []schema.Proxies) (int, schema.ProxyDecision) {
 	for e := 1; e <= len(history); e++ {
 		if d := a.Decide(target, history[:e]); d.Stop {
 			return e, d
 		}
 	}
-	return 0, Decision{}
+	return 0, schema.ProxyDecision{}
 }
 
 // px builds the proxies of one epoch: forget, reference and utility
 // accuracy (held-out and test alike, so that every baseline reads it).
-func px(forget, ref, utility float64) eval.Proxies {
-	return eval.Proxies{ForgetAccuracy: forget, ReferenceAccuracy: ref, HoldoutAccuracy: utility, TestAccuracy: utility, ForgetGap: forget - ref}
+func px(forget, ref, utility float64) schema.Proxies {
+	return schema.Proxies{ForgetAccuracy: forget, ReferenceAccuracy: ref, HoldoutAccuracy: utility, TestAccuracy: utility, ForgetGap: forget - ref}
 }
 
 // The baseline decides which accuracy is utility: version 4's test split by
@@ -31,7 +31,7 @@ func px(forget, ref, utility float64) eval.Proxies {
 // says recovered while the test split does not (a partial reset still
 // scores on examples the input model trained on).
 func TestUtilityBaseline(t *testing.T) {
-	p := eval.Proxies{ForgetAccuracy: 0.80, ReferenceAccuracy: 0.80, HoldoutAccuracy: 0.91, TestAccuracy: 0.89}
+	p := schema.Proxies{ForgetAccuracy: 0.80, ReferenceAccuracy: 0.80, HoldoutAccuracy: 0.91, TestAccuracy: 0.89}
 	for _, c := range []struct {
 		baseline string
 		stop     bool
@@ -43,7 +43,7 @@ func TestUtilityBaseline(t *testing.T) {
 		{UtilityHoldout, true, "held-out retain accuracy 0.910"},
 	} {
 		a := AutoConfig{UtilityBaseline: c.baseline, ForgetTolerance: 0.01, UtilityTolerance: 0.01, MinEpochs: 1, MaxEpochs: 10}
-		d := a.Decide(0.91, []eval.Proxies{p})
+		d := a.Decide(0.91, []schema.Proxies{p})
 		if d.Stop != c.stop || !strings.Contains(d.Detail, c.wantText) {
 			t.Errorf("baseline %q: stop %v (%s), want %v and %q", c.baseline, d.Stop, d.Detail, c.stop, c.wantText)
 		}
@@ -60,7 +60,7 @@ func TestStoppingRule(t *testing.T) {
 	cases := []struct {
 		name    string
 		a       AutoConfig
-		history []eval.Proxies
+		history []schema.Proxies
 		epoch   int
 		reason  StopReason
 		detail  string
@@ -69,7 +69,7 @@ func TestStoppingRule(t *testing.T) {
 			// rft-like: the reset forgets at once, utility recovers slowly;
 			// epoch 4 is the first with held-out ≥ 0.81 (epoch 3's 0.809
 			// misses by a hair), while the forget set stays unseen.
-			"reset then recovery", base, []eval.Proxies{
+			"reset then recovery", base, []schema.Proxies{
 				px(0.08, 0.09, 0.53), px(0.50, 0.52, 0.72), px(0.66, 0.65, 0.809),
 				px(0.70, 0.68, 0.815), px(0.72, 0.70, 0.83),
 			}, 4, StopUnseen, "epoch 4: the forget set looks unseen",
@@ -77,39 +77,39 @@ func TestStoppingRule(t *testing.T) {
 		{
 			// finetune-like: utility never left, forgetting is the slow part;
 			// epoch 3 has forget exactly at reference + tolerance (≤ holds).
-			"slow forgetting", base, []eval.Proxies{
+			"slow forgetting", base, []schema.Proxies{
 				px(0.89, 0.80, 0.88), px(0.86, 0.80, 0.87), px(0.83, 0.80, 0.86), px(0.80, 0.80, 0.86),
 			}, 3, StopUnseen, "",
 		},
 		{
 			// the forget set is remembered until the cap
-			"cap, still remembered", base, []eval.Proxies{
+			"cap, still remembered", base, []schema.Proxies{
 				px(0.89, 0.80, 0.88), px(0.88, 0.80, 0.88), px(0.87, 0.80, 0.88), px(0.87, 0.80, 0.88),
 				px(0.86, 0.80, 0.88), px(0.86, 0.80, 0.88), px(0.85, 0.80, 0.88), px(0.85, 0.80, 0.88),
 				px(0.80, 0.80, 0.88),
 			}, 8, StopMaxEpochs, "the forget set still looks seen",
 		},
 		{
-			"cap, utility not back", base, []eval.Proxies{
+			"cap, utility not back", base, []schema.Proxies{
 				px(0.1, 0.1, 0.5), px(0.2, 0.2, 0.6), px(0.3, 0.3, 0.7), px(0.4, 0.4, 0.75),
 				px(0.5, 0.5, 0.76), px(0.6, 0.6, 0.77), px(0.6, 0.6, 0.78), px(0.6, 0.6, 0.79),
 			}, 8, StopMaxEpochs, "utility has not recovered",
 		},
 		{
 			// both conditions hold after epoch 1, but at least 3 epochs
-			"min epochs", AutoConfig{MaxEpochs: 8, MinEpochs: 3, ForgetTolerance: 0.03, UtilityTolerance: 0.03}, []eval.Proxies{
+			"min epochs", AutoConfig{MaxEpochs: 8, MinEpochs: 3, ForgetTolerance: 0.03, UtilityTolerance: 0.03}, []schema.Proxies{
 				px(0.7, 0.7, 0.85), px(0.7, 0.7, 0.85), px(0.7, 0.7, 0.85), px(0.7, 0.7, 0.85),
 			}, 3, StopUnseen, "",
 		},
 		{
 			// a good epoch that later degrades: the rule stops at the first
-			"first good epoch", base, []eval.Proxies{
+			"first good epoch", base, []schema.Proxies{
 				px(0.5, 0.6, 0.7), px(0.65, 0.65, 0.82), px(0.80, 0.65, 0.83),
 			}, 2, StopUnseen, "",
 		},
 		{
 			// zero tolerances (negative means zero): equality suffices
-			"zero tolerance", AutoConfig{MaxEpochs: 5, MinEpochs: 1, ForgetTolerance: -1, UtilityTolerance: -1}, []eval.Proxies{
+			"zero tolerance", AutoConfig{MaxEpochs: 5, MinEpochs: 1, ForgetTolerance: -1, UtilityTolerance: -1}, []schema.Proxies{
 				px(0.72, 0.70, 0.85), px(0.70, 0.70, 0.83), px(0.70, 0.70, 0.84),
 			}, 3, StopUnseen, "",
 		},
@@ -139,21 +139,21 @@ func TestStoppingRuleBestEpoch(t *testing.T) {
 	cases := []struct {
 		name        string
 		a           AutoConfig
-		history     []eval.Proxies
+		history     []schema.Proxies
 		stop, epoch int
 		reason      StopReason
 	}{
 		// scrub-like collapse after a good start: violations 0.04, 0.02,
 		// 0.5, 0.6: no progress for 2 epochs after epoch 2
-		{"collapse", a, []eval.Proxies{px(0.85, 0.80, 0.83), px(0.83, 0.80, 0.83), px(0.3, 0.3, 0.33), px(0.2, 0.2, 0.23), px(0.85, 0.80, 0.83)}, 4, 2, StopNoProgress},
+		{"collapse", a, []schema.Proxies{px(0.85, 0.80, 0.83), px(0.83, 0.80, 0.83), px(0.3, 0.3, 0.33), px(0.2, 0.2, 0.23), px(0.85, 0.80, 0.83)}, 4, 2, StopNoProgress},
 		// still improving at the cap: the last epoch
 		{"cap, improving", AutoConfig{MaxEpochs: 3, MinEpochs: 1, Patience: 2, ForgetTolerance: 0.01, UtilityTolerance: 0.01},
-			[]eval.Proxies{px(0.9, 0.8, 0.83), px(0.88, 0.8, 0.83), px(0.86, 0.8, 0.83)}, 3, 3, StopMaxEpochs},
+			[]schema.Proxies{px(0.9, 0.8, 0.83), px(0.88, 0.8, 0.83), px(0.86, 0.8, 0.83)}, 3, 3, StopMaxEpochs},
 		// a tie between epochs 1 and 3 (violation 0.05) at the cap: the earlier
 		{"cap, tie", AutoConfig{MaxEpochs: 3, MinEpochs: 1, Patience: 5, ForgetTolerance: 0.01, UtilityTolerance: 0.01},
-			[]eval.Proxies{px(0.86, 0.8, 0.83), px(0.9, 0.8, 0.83), px(0.86, 0.8, 0.83)}, 3, 1, StopMaxEpochs},
+			[]schema.Proxies{px(0.86, 0.8, 0.83), px(0.9, 0.8, 0.83), px(0.86, 0.8, 0.83)}, 3, 1, StopMaxEpochs},
 		// the rule is met: that epoch, whatever came before
-		{"met", a, []eval.Proxies{px(0.9, 0.8, 0.7), px(0.81, 0.8, 0.83)}, 2, 2, StopUnseen},
+		{"met", a, []schema.Proxies{px(0.9, 0.8, 0.7), px(0.81, 0.8, 0.83)}, 2, 2, StopUnseen},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -171,21 +171,21 @@ func TestStoppingRuleBestEpoch(t *testing.T) {
 // The range test's rule: the largest rate within the slack of the best
 // probe loss; a divergence rules out that rate and every larger one.
 func TestChooseLR(t *testing.T) {
-	tr := func(lr, loss float64) LRTrial { return LRTrial{LR: lr, Loss: loss} }
-	div := func(lr float64) LRTrial { return LRTrial{LR: lr, Diverged: true} }
+	tr := func(lr, loss float64) schema.LRTrial { return schema.LRTrial{LR: lr, Loss: loss} }
+	div := func(lr float64) schema.LRTrial { return schema.LRTrial{LR: lr, Diverged: true} }
 	for _, c := range []struct {
 		name   string
-		trials []LRTrial
+		trials []schema.LRTrial
 		want   float64
 		ok     bool
 	}{
 		// the demo's rft range test (probe loss after 10 steps from the reset)
-		{"rft demo", []LRTrial{tr(0.003, 4.239), tr(0.0095, 3.321), tr(0.03, 2.562), tr(0.095, 5.145), tr(0.3, 105.3)}, 0.03, true},
-		{"within slack", []LRTrial{tr(0.01, 0.50), tr(0.03, 0.48), tr(0.1, 0.52), tr(0.3, 0.60)}, 0.1, true},
-		{"unordered", []LRTrial{tr(0.3, 0.60), tr(0.1, 0.52), tr(0.01, 0.50), tr(0.03, 0.48)}, 0.1, true},
-		{"divergence stops the scan", []LRTrial{tr(0.01, 0.50), tr(0.03, 0.49), div(0.1), tr(0.3, 0.40)}, 0.03, true},
-		{"all diverge", []LRTrial{div(0.1), div(1)}, 0, false},
-		{"first diverges", []LRTrial{div(0.01), tr(0.1, 0.3)}, 0, false},
+		{"rft demo", []schema.LRTrial{tr(0.003, 4.239), tr(0.0095, 3.321), tr(0.03, 2.562), tr(0.095, 5.145), tr(0.3, 105.3)}, 0.03, true},
+		{"within slack", []schema.LRTrial{tr(0.01, 0.50), tr(0.03, 0.48), tr(0.1, 0.52), tr(0.3, 0.60)}, 0.1, true},
+		{"unordered", []schema.LRTrial{tr(0.3, 0.60), tr(0.1, 0.52), tr(0.01, 0.50), tr(0.03, 0.48)}, 0.1, true},
+		{"divergence stops the scan", []schema.LRTrial{tr(0.01, 0.50), tr(0.03, 0.49), div(0.1), tr(0.3, 0.40)}, 0.03, true},
+		{"all diverge", []schema.LRTrial{div(0.1), div(1)}, 0, false},
+		{"first diverges", []schema.LRTrial{div(0.01), tr(0.1, 0.3)}, 0, false},
 	} {
 		got, ok := ChooseLR(c.trials, 0.05)
 		if got != c.want || ok != c.ok {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // Every training algorithm runs under the auto schedule on a small slice of
@@ -166,7 +167,7 @@ func TestProxiesTrackedWithoutTraining(t *testing.T) {
 	}
 }
 
-func withoutMIA(p eval.Proxies) eval.Proxies {
+func withoutMIA(p schema.Proxies) schema.Proxies {
 	p.MIA = nil
 	return p
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
@@ -67,9 +68,9 @@ type Job struct {
 // unlearned model's metrics, the input's and the oracle's, the run's
 // settings, log and audit), the algorithm's result and the audit.
 type Outcome struct {
-	Report *eval.Report
+	Report *schema.Report
 	Result *Result
-	Audit  *Audit
+	Audit  *schema.Audit
 	// Note explains a deviation from "same graph, only initializers
 	// changed" (untied parameters), or is empty.
 	Note string
@@ -127,7 +128,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	cfg := job.Config
 	cfg.Runtime = s.Options.Runtime
-	var tm eval.UnlearningTimings
+	var tm schema.UnlearningTimings
 	start := time.Now()
 
 	t0 := time.Now()
@@ -242,7 +243,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	tm.EvaluateAfterS = time.Since(t0).Seconds()
 	tm.TotalS = time.Since(start).Seconds()
 
-	rep := &eval.Report{Schema: eval.Schema, Tool: job.Tool, Metrics: after, Settings: s.Settings(after)}
+	rep := &schema.Report{Schema: schema.MetricsSchema, Tool: job.Tool, Metrics: &after.Metrics, Settings: s.Settings(after)}
 	if rep.Model, err = eval.NewModelInfo(stage); err != nil {
 		return nil, fail(err)
 	}
@@ -255,14 +256,14 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		if err != nil {
 			return nil, fail(err)
 		}
-		rep.Before = &eval.Section{Model: bi, Metrics: before}
+		rep.Before = &schema.Section{Model: bi, Metrics: &before.Metrics}
 	}
 	if omet != nil {
 		oi, err := eval.NewModelInfo(job.OraclePath)
 		if err != nil {
 			return nil, fail(err)
 		}
-		if err := rep.SetOracle(oi, omet); err != nil {
+		if err := eval.SetOracle(rep, after, oi, omet); err != nil {
 			return nil, fail(err)
 		}
 	}
@@ -270,7 +271,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if ctx.Err() != nil {
 		return nil, fail(ErrInterrupted)
 	}
-	files, err := report.Files(rep, job.MetricsPath, job.ReportPath)
+	files, err := report.Files(rep, eval.Measurements{Model: after, Oracle: omet}, job.MetricsPath, job.ReportPath)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -328,14 +329,14 @@ func (job *Job) check() error {
 // scales the measured seconds per trained example to RetrainEpochs passes
 // over the retain set; it needs an algorithm whose epochs are passes over
 // known examples (Algorithm.EpochExamples).
-func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome, maskInfo *localize.MaskSummary, tm eval.UnlearningTimings) *eval.Unlearning {
+func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome, maskInfo *schema.MaskSummary, tm schema.UnlearningTimings) *schema.Unlearning {
 	// The settings the run used: the job's, with the algorithm's defaults
 	// in the zero fields the report shows.
-	u := &eval.Unlearning{Method: job.Method, Strategy: strategy, Algorithm: job.Algorithm, Budget: budget,
+	u := &schema.Unlearning{Method: job.Method, Strategy: strategy, Algorithm: job.Algorithm, Budget: budget,
 		Epochs: cfg.Epochs, LR: cfg.LR, Schedule: ScheduleFixed, Proxies: o.Result.Proxies,
 		BatchSize: cfg.BatchSize, Momentum: cfg.Momentum,
 		WeightDecay: cfg.WeightDecay, Seed: cfg.Seed, Mask: maskInfo, Audit: o.Audit, Timings: tm,
-		Log: &eval.RunLog{Epochs: o.Result.Epochs, Reset: o.Result.Reset, Notes: o.Result.Notes}}
+		Log: &schema.RunLog{Epochs: o.Result.Epochs, Reset: o.Result.Reset, Notes: o.Result.Notes}}
 	if o.Note != "" {
 		u.Notes = append(u.Notes, o.Note)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -65,7 +66,7 @@ type RetrainResult struct {
 	// Examples is the number of training examples trained on.
 	Examples int
 	// Epochs holds each epoch's mean loss, accuracy and seconds.
-	Epochs []train.EpochStats
+	Epochs []schema.EpochStats
 	// TrainS is the training time in seconds (the epochs alone: no
 	// loading, writing or evaluation).
 	TrainS float64
@@ -169,7 +170,7 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 	fo := train.FitOptions{
 		Epochs: job.Epochs, BatchSize: job.BatchSize, Seed: job.Seed, Schedule: sched,
 		Optimizer: &train.SGD{Momentum: job.Momentum, WeightDecay: job.WeightDecay},
-		EpochEnd: func(s train.EpochStats) error {
+		EpochEnd: func(s schema.EpochStats) error {
 			info("epoch", fmt.Sprintf("epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs", s.Epoch, job.Epochs, s.Loss, 100*s.Accuracy, s.Seconds),
 				"epoch", s.Epoch, "epochs", job.Epochs, "loss", s.Loss, "accuracy", s.Accuracy, "seconds", s.Seconds)
 			return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 func dataFlags() []cli.Flag {
@@ -133,11 +134,11 @@ func evalCommand() *cli.Command {
 			if c.String("report") != "" && r.Forget == nil {
 				return usagef("--report needs --forget: the report compares the forget set with the rest")
 			}
-			rep, err := r.Measure(c.String("model"), c.String("oracle"), "unlearn "+Version)
+			rep, ms, err := r.Measure(c.String("model"), c.String("oracle"), "unlearn "+Version)
 			if err != nil {
 				return err
 			}
-			return emit(c, rep)
+			return emit(c, rep, ms)
 		},
 	}
 }
@@ -145,13 +146,13 @@ func evalCommand() *cli.Command {
 // emit prints the table and writes metrics.json and the report: both are
 // rendered first and then put in place together, so an error leaves no
 // output file behind.
-func emit(c *cli.Context, rep *eval.Report) error {
-	return emitTo(c, rep, c.String("json"), c.String("report"))
+func emit(c *cli.Context, rep *schema.Report, ms eval.Measurements) error {
+	return emitTo(c, rep, ms, c.String("json"), c.String("report"))
 }
 
 // emitTo is emit with the output paths given.
-func emitTo(c *cli.Context, rep *eval.Report, jsonPath, reportPath string) error {
-	files, err := report.Files(rep, jsonPath, reportPath)
+func emitTo(c *cli.Context, rep *schema.Report, ms eval.Measurements, jsonPath, reportPath string) error {
+	files, err := report.Files(rep, ms, jsonPath, reportPath)
 	if err != nil {
 		return err
 	}

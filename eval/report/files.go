@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // Files renders rep as metrics.json (indented, newline-terminated) to
-// jsonPath and as the HTML report to htmlPath, keyed by path; an empty
-// path, and "-" for the JSON (stdout, which the caller prints), are left
-// out. Rendering everything first lets the caller write all files or none.
-func Files(rep *eval.Report, jsonPath, htmlPath string) (map[string][]byte, error) {
+// jsonPath and as the HTML report (with the plots of ms) to htmlPath,
+// keyed by path; an empty path, and "-" for the JSON (stdout, which the
+// caller prints), are left out. Rendering everything first lets the caller write all files or none.
+func Files(rep *schema.Report, ms eval.Measurements, jsonPath, htmlPath string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	if jsonPath != "" && jsonPath != "-" {
 		b, err := JSON(rep)
@@ -21,7 +22,7 @@ func Files(rep *eval.Report, jsonPath, htmlPath string) (map[string][]byte, erro
 		files[jsonPath] = b
 	}
 	if htmlPath != "" {
-		b, err := HTML(rep)
+		b, err := HTML(rep, ms)
 		if err != nil {
 			return nil, fmt.Errorf("rendering %s: %w", htmlPath, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // Figure is one embedded plot.
@@ -37,12 +38,13 @@ type figureRow struct {
 // non-members and the forget set, then the provenance (paths, SHA-256,
 // settings). Plots are PNG data URIs and a Content-Security-Policy forbids
 // every request, so the page opens offline and loads nothing. rep needs its
-// Metrics (and, for the distribution plots, their MIADetail).
-func HTML(rep *eval.Report) ([]byte, error) {
+// Metrics; the distribution plots come from ms (the MIADetail of the
+// model's and the oracle's eval.Metrics; nil ones are left out).
+func HTML(rep *schema.Report, ms eval.Measurements) ([]byte, error) {
 	if rep.Metrics == nil {
 		return nil, fmt.Errorf("report: no metrics to show")
 	}
-	var oracle *eval.Metrics
+	var oracle *schema.Metrics
 	if rep.Oracle != nil {
 		oracle = rep.Oracle.Metrics
 	}
@@ -51,7 +53,7 @@ func HTML(rep *eval.Report) ([]byte, error) {
 	// Accuracy against the oracle.
 	var accLabels []string
 	var mv, ov []float64
-	for _, k := range eval.AccuracyKeys {
+	for _, k := range schema.AccuracyKeys {
 		v, ok := rep.Accuracy.Get(k)
 		if !ok {
 			continue
@@ -77,7 +79,7 @@ func HTML(rep *eval.Report) ([]byte, error) {
 	if rep.MIA != nil {
 		var mlabels []string
 		var mm, om []float64
-		for _, k := range eval.MIAKeys {
+		for _, k := range schema.MIAKeys {
 			v, ok := rep.MIA.Get(k)
 			if !ok {
 				continue
@@ -110,7 +112,7 @@ func HTML(rep *eval.Report) ([]byte, error) {
 	}
 	for _, sp := range []struct {
 		name string
-		m, o []eval.ClassAccuracy
+		m, o []schema.ClassAccuracy
 	}{
 		{"test", rep.PerClass.Test, perClassOf(oracle, "test")},
 		{"forget", rep.PerClass.Forget, perClassOf(oracle, "forget")},
@@ -151,17 +153,17 @@ func HTML(rep *eval.Report) ([]byte, error) {
 	rows = append(rows, figureRow{Heading: "Per class", Figures: figs})
 
 	// MIA feature distributions.
-	if rep.MIADetail != nil {
+	if ms.Model != nil && ms.Model.MIADetail != nil {
 		text := "Distributions of the attack features for the shadow members (retain examples, green), the shadow non-members (test split, grey) and the forget set (red). The SVC learns to separate green from grey; the score is the share of red it places on the grey side. After good unlearning the red histogram looks like the oracle's. The probability-vector feature has one dimension per class and is not drawn."
 		models := []struct {
 			name string
 			m    *eval.Metrics
-		}{{"model", rep.Metrics}}
-		if oracle != nil && oracle.MIADetail != nil {
+		}{{"model", ms.Model}}
+		if oracle != nil && ms.Oracle != nil && ms.Oracle.MIADetail != nil {
 			models = append(models, struct {
 				name string
 				m    *eval.Metrics
-			}{"oracle", oracle})
+			}{"oracle", ms.Oracle})
 		}
 		for _, feat := range []struct {
 			name, xlabel string
@@ -199,7 +201,7 @@ func HTML(rep *eval.Report) ([]byte, error) {
 
 	var buf bytes.Buffer
 	err = page.Execute(&buf, struct {
-		R       *eval.Report
+		R       *schema.Report
 		Rows    []Row
 		Figures []figureRow
 	}{rep, Rows(rep), rows})
@@ -209,7 +211,7 @@ func HTML(rep *eval.Report) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func perClassOf(m *eval.Metrics, split string) []eval.ClassAccuracy {
+func perClassOf(m *schema.Metrics, split string) []schema.ClassAccuracy {
 	if m == nil {
 		return nil
 	}

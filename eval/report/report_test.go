@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // outputs makes logits of n examples of 3 classes whose true-class margin
@@ -108,21 +109,21 @@ func checkPage(t *testing.T, page []byte) int {
 func TestHTMLWithOracle(t *testing.T) {
 	model := metrics(t, 1, 3)    // remembers the forget set like the rest
 	oracle := metrics(t, 2, 1.5) // forget set looks like test data
-	rep := &eval.Report{
-		Schema:   eval.Schema,
-		Model:    &eval.ModelInfo{Path: "m<odd>.onnx", SHA256: "ab"},
-		Data:     &eval.DataInfo{Path: "d", Classes: 3, ClassNames: []string{"cat", "dog", "eel"}},
-		Forget:   &eval.ForgetInfo{Path: "f.txt", N: 60},
-		Metrics:  model,
-		Oracle:   &eval.Section{Model: &eval.ModelInfo{Path: "o.onnx"}, Metrics: oracle},
+	rep := &schema.Report{
+		Schema:   schema.MetricsSchema,
+		Model:    &schema.ModelInfo{Path: "m<odd>.onnx", SHA256: "ab"},
+		Data:     &schema.DataInfo{Path: "d", Classes: 3, ClassNames: []string{"cat", "dog", "eel"}},
+		Forget:   &schema.ForgetInfo{Path: "f.txt", N: 60},
+		Metrics:  &model.Metrics,
+		Oracle:   &schema.Section{Model: &schema.ModelInfo{Path: "o.onnx"}, Metrics: &oracle.Metrics},
 		Delta:    eval.NewDelta(oracle, model),
-		Settings: eval.Settings{MIA: eval.NewMIASettings(model, eval.MIAOptions{})},
+		Settings: schema.Settings{MIA: eval.NewMIASettings(model, eval.MIAOptions{})},
 	}
 	var err error
 	if rep.Agreement, err = eval.NewAgreement(oracle, model); err != nil {
 		t.Fatal(err)
 	}
-	page, err := HTML(rep)
+	page, err := HTML(rep, eval.Measurements{Model: model, Oracle: oracle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +147,8 @@ func TestHTMLWithOracle(t *testing.T) {
 
 func TestHTMLWithoutOracle(t *testing.T) {
 	model := metrics(t, 1, 3)
-	rep := &eval.Report{Schema: eval.Schema, Model: &eval.ModelInfo{Path: "m.onnx"}, Data: &eval.DataInfo{Path: "d"}, Metrics: model}
-	page, err := HTML(rep)
+	rep := &schema.Report{Schema: schema.MetricsSchema, Model: &schema.ModelInfo{Path: "m.onnx"}, Data: &schema.DataInfo{Path: "d"}, Metrics: &model.Metrics}
+	page, err := HTML(rep, eval.Measurements{Model: model})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestHTMLWithoutOracle(t *testing.T) {
 	if strings.Contains(string(page), "oracle</th>") {
 		t.Error("oracle column without an oracle")
 	}
-	if _, err := HTML(&eval.Report{Model: &eval.ModelInfo{}}); err == nil {
+	if _, err := HTML(&schema.Report{Model: &schema.ModelInfo{}}, eval.Measurements{}); err == nil {
 		t.Error("empty report rendered")
 	}
 }
@@ -167,21 +168,21 @@ func TestHTMLWithoutOracle(t *testing.T) {
 // trajectory, with the numbers of the log.
 func TestHTMLProxies(t *testing.T) {
 	model := metrics(t, 1, 3)
-	mia := func(f, r float64) *eval.ProxyMIA {
-		return &eval.ProxyMIA{Feature: "confidence", Forget: f, Reference: r}
+	mia := func(f, r float64) *schema.ProxyMIA {
+		return &schema.ProxyMIA{Feature: "confidence", Forget: f, Reference: r}
 	}
-	stop := &eval.ProxyDecision{Stop: true, Reason: "unseen-and-recovered"}
-	rep := &eval.Report{Schema: eval.Schema, Model: &eval.ModelInfo{Path: "m.onnx"}, Data: &eval.DataInfo{Path: "d"}, Metrics: model,
-		Unlearning: &eval.Unlearning{Method: "del", Strategy: "del", Algorithm: "rft", Schedule: "auto", Epochs: 2, LR: 0.03,
-			Auto: &eval.AutoSchedule{LR: 0.03, RangeTest: []eval.LRTrial{{LR: 0.01, Loss: 0.5}, {LR: 0.03, Loss: 0.51}, {LR: 0.1, Diverged: true}}, RangeSteps: 10,
+	stop := &schema.ProxyDecision{Stop: true, Reason: "unseen-and-recovered"}
+	rep := &schema.Report{Schema: schema.MetricsSchema, Model: &schema.ModelInfo{Path: "m.onnx"}, Data: &schema.DataInfo{Path: "d"}, Metrics: &model.Metrics,
+		Unlearning: &schema.Unlearning{Method: "del", Strategy: "del", Algorithm: "rft", Schedule: "auto", Epochs: 2, LR: 0.03,
+			Auto: &schema.AutoSchedule{LR: 0.03, RangeTest: []schema.LRTrial{{LR: 0.01, Loss: 0.5}, {LR: 0.03, Loss: 0.51}, {LR: 0.1, Diverged: true}}, RangeSteps: 10,
 				StopEpoch: 2, MaxEpochs: 20, Reason: "unseen-and-recovered", Detail: "epoch 2: looks unseen"},
-			Proxies: &eval.ProxyLog{Reference: &eval.ProxyReference{IID: false, Classes: []int{2, 5}, NTest: 198}, HoldoutSize: 360, BeforeMatchedTest: 0.821,
-				Before: eval.Proxies{ForgetAccuracy: 0.8925, ReferenceAccuracy: 0.6931, HoldoutAccuracy: 0.8806, MIA: mia(0.2525, 0.5202)},
-				Epochs: []eval.EpochProxies{{Epoch: 1, LR: 0.03, Proxies: eval.Proxies{ForgetAccuracy: 0.5, ReferenceAccuracy: 0.6, HoldoutAccuracy: 0.7, MIA: mia(0.6, 0.5)}, Decision: &eval.ProxyDecision{}},
-					{Epoch: 2, LR: 0.015, Proxies: eval.Proxies{ForgetAccuracy: 0.6925, ReferenceAccuracy: 0.6931, HoldoutAccuracy: 0.8028, MIA: mia(0.4925, 0.5202)}, Decision: stop}},
-				After: eval.Proxies{ForgetAccuracy: 0.6925, ReferenceAccuracy: 0.6931, HoldoutAccuracy: 0.8028, MIA: mia(0.4925, 0.5202)}},
+			Proxies: &schema.ProxyLog{Reference: &schema.ProxyReference{IID: false, Classes: []int{2, 5}, NTest: 198}, HoldoutSize: 360, BeforeMatchedTest: 0.821,
+				Before: schema.Proxies{ForgetAccuracy: 0.8925, ReferenceAccuracy: 0.6931, HoldoutAccuracy: 0.8806, MIA: mia(0.2525, 0.5202)},
+				Epochs: []schema.EpochProxies{{Epoch: 1, LR: 0.03, Proxies: schema.Proxies{ForgetAccuracy: 0.5, ReferenceAccuracy: 0.6, HoldoutAccuracy: 0.7, MIA: mia(0.6, 0.5)}, Decision: &schema.ProxyDecision{}},
+					{Epoch: 2, LR: 0.015, Proxies: schema.Proxies{ForgetAccuracy: 0.6925, ReferenceAccuracy: 0.6931, HoldoutAccuracy: 0.8028, MIA: mia(0.4925, 0.5202)}, Decision: stop}},
+				After: schema.Proxies{ForgetAccuracy: 0.6925, ReferenceAccuracy: 0.6931, HoldoutAccuracy: 0.8028, MIA: mia(0.4925, 0.5202)}},
 		}}
-	page, err := HTML(rep)
+	page, err := HTML(rep, eval.Measurements{Model: model})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestHTMLProxies(t *testing.T) {
 		}
 	}
 	rep.Unlearning.Proxies, rep.Unlearning.Auto = nil, nil
-	if page, err = HTML(rep); err != nil || strings.Contains(string(page), "Oracle-free proxies") {
+	if page, err = HTML(rep, eval.Measurements{Model: model}); err != nil || strings.Contains(string(page), "Oracle-free proxies") {
 		t.Errorf("no proxies: err %v, section shown %v", err, strings.Contains(string(page), "Oracle-free proxies"))
 	}
 }

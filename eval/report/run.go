@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/internal/textio"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // RunResult returns the fields of the main command's JSON "result" event
 // (README "Pipelines") for the report of an unlearning run, rep.Model.Path
 // being the unlearned model and metrics and html the files written beside
 // it (html "" when none).
-func RunResult(rep *eval.Report, metrics, html string) []any {
+func RunResult(rep *schema.Report, metrics, html string) []any {
 	u, a := rep.Unlearning, rep.Unlearning.Audit
 	res := []any{"out", rep.Model.Path, "metrics", metrics, "accuracy", rep.Accuracy,
 		"changed_params", a.ChangedParams, "total_params", a.TotalParams,
@@ -46,7 +46,7 @@ func RunResult(rep *eval.Report, metrics, html string) []any {
 // (saying so plainly when retraining would have been cheaper), the auto
 // schedule's choice, the proxies, the run's notes and the files written.
 // It returns the writer's first error.
-func WriteRunSummary(w io.Writer, rep *eval.Report, metrics, html string) error {
+func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) error {
 	ew := &textio.ErrWriter{W: w}
 	u, a := rep.Unlearning, rep.Unlearning.Audit
 	tm := u.Timings

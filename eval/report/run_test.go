@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // TestRunSummaryAndResult: what the main command prints and logs after a
@@ -15,11 +15,11 @@ import (
 func TestRunSummaryAndResult(t *testing.T) {
 	rep := oracleReport(t)
 	rep.Model.Path = "u.onnx"
-	rep.Unlearning = &eval.Unlearning{
-		Audit:            &eval.Audit{ChangedParams: 50, TotalParams: 200, BitIdentical: true, Changed: make([]eval.TensorChange, 3)},
-		Timings:          eval.UnlearningTimings{LocalizeS: 1, UnlearnS: 9},
+	rep.Unlearning = &schema.Unlearning{
+		Audit:            &schema.Audit{ChangedParams: 50, TotalParams: 200, BitIdentical: true, Changed: make([]schema.TensorChange, 3)},
+		Timings:          schema.UnlearningTimings{LocalizeS: 1, UnlearnS: 9},
 		RetrainEstimateS: 5, RetrainEpochs: 8, Speedup: 0.5,
-		Auto:  &eval.AutoSchedule{LR: 0.3, StopEpoch: 13, Epoch: 10, MaxEpochs: 20, Reason: "no-progress", RangeTest: make([]eval.LRTrial, 5)},
+		Auto:  &schema.AutoSchedule{LR: 0.3, StopEpoch: 13, Epoch: 10, MaxEpochs: 20, Reason: "no-progress", RangeTest: make([]schema.LRTrial, 5)},
 		Notes: []string{"warning: something"},
 	}
 	var b bytes.Buffer

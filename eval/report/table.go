@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // Row is one line of the metrics table: a metric of the model, of the
@@ -37,16 +37,16 @@ var miaHelp = map[string]string{
 
 // Rows returns the table of rep: accuracies, MIA scores, agreement with the
 // oracle and the average gap.
-func Rows(rep *eval.Report) []Row {
+func Rows(rep *schema.Report) []Row {
 	var rows []Row
-	var oracle, before *eval.Metrics
+	var oracle, before *schema.Metrics
 	if rep.Oracle != nil {
 		oracle = rep.Oracle.Metrics
 	}
 	if rep.Before != nil {
 		before = rep.Before.Metrics
 	}
-	for _, k := range eval.AccuracyKeys {
+	for _, k := range schema.AccuracyKeys {
 		r := Row{Group: "accuracy", Name: k, Help: accuracyHelp[k]}
 		if rep.Metrics != nil {
 			r.Model = ptr(rep.Accuracy.Get(k))
@@ -65,7 +65,7 @@ func Rows(rep *eval.Report) []Row {
 		}
 	}
 	if (rep.Metrics != nil && rep.MIA != nil) || (oracle != nil && oracle.MIA != nil) {
-		for _, k := range eval.MIAKeys {
+		for _, k := range schema.MIAKeys {
 			r := Row{Group: "mia", Name: k, Help: miaHelp[k]}
 			if rep.Metrics != nil {
 				r.Model = ptr(rep.MIA.Get(k))

@@ -5,15 +5,15 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/internal/textio"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // WriteTable writes the terminal metrics table of rep: one row per metric
 // (Rows), the model's value, the original model's when rep.Before is set,
 // and with an oracle the oracle's and Δ in percentage points; then the
 // example counts and the notes. It returns the first error of w.
-func WriteTable(w io.Writer, rep *eval.Report) error {
+func WriteTable(w io.Writer, rep *schema.Report) error {
 	ew := &textio.ErrWriter{W: w}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	oracle, before := rep.Oracle != nil, rep.Before != nil
@@ -77,8 +77,8 @@ func WriteTable(w io.Writer, rep *eval.Report) error {
 // the value of a model and the model's Δ to the oracle (nil: absent).
 type compareColumn struct {
 	title string
-	get   func(m *eval.Metrics) *float64
-	delta func(d *eval.Delta) *float64
+	get   func(m *schema.Metrics) *float64
+	delta func(d *schema.Delta) *float64
 }
 
 // compareColumns are the metric columns of WriteCompare's table: forget,
@@ -86,9 +86,9 @@ type compareColumn struct {
 // correctness and confidence SVC scores and the loss attack.
 func compareColumns(withMIA bool) []compareColumn {
 	cols := []compareColumn{
-		{"forget", func(m *eval.Metrics) *float64 { return m.Accuracy.Forget }, func(d *eval.Delta) *float64 { return d.Accuracy.Forget }},
-		{"retain", func(m *eval.Metrics) *float64 { return m.Accuracy.Retain }, func(d *eval.Delta) *float64 { return d.Accuracy.Retain }},
-		{"test", func(m *eval.Metrics) *float64 { return &m.Accuracy.Test }, func(d *eval.Delta) *float64 { return &d.Accuracy.Test }},
+		{"forget", func(m *schema.Metrics) *float64 { return m.Accuracy.Forget }, func(d *schema.Delta) *float64 { return d.Accuracy.Forget }},
+		{"retain", func(m *schema.Metrics) *float64 { return m.Accuracy.Retain }, func(d *schema.Delta) *float64 { return d.Accuracy.Retain }},
+		{"test", func(m *schema.Metrics) *float64 { return &m.Accuracy.Test }, func(d *schema.Delta) *float64 { return &d.Accuracy.Test }},
 	}
 	if !withMIA {
 		return cols
@@ -99,8 +99,8 @@ func compareColumns(withMIA bool) []compareColumn {
 			title = "loss_lr"
 		}
 		cols = append(cols, compareColumn{title,
-			func(m *eval.Metrics) *float64 { return ptr(m.MIA.Get(k)) },
-			func(d *eval.Delta) *float64 {
+			func(m *schema.Metrics) *float64 { return ptr(m.MIA.Get(k)) },
+			func(d *schema.Delta) *float64 {
 				if d.MIA == nil {
 					return nil
 				}
@@ -114,7 +114,7 @@ func compareColumns(withMIA bool) []compareColumn {
 // then one row per model with each value followed by its Δ in points, the
 // agreement with the oracle on the forget set and the average gap; then
 // what the columns mean. It returns the first error of w.
-func WriteCompare(w io.Writer, rep *eval.CompareReport) error {
+func WriteCompare(w io.Writer, rep *schema.CompareReport) error {
 	ew := &textio.ErrWriter{W: w}
 	cols := compareColumns(rep.Oracle.MIA != nil)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
@@ -160,7 +160,7 @@ func WriteCompare(w io.Writer, rep *eval.CompareReport) error {
 // one line for the terminal: forget, test and held-out retain accuracy
 // before → after with the unseen reference, and the proxy MIA when both
 // ends have one.
-func ProxiesLine(p *eval.ProxyLog) string {
+func ProxiesLine(p *schema.ProxyLog) string {
 	b, a := p.Before, p.After
 	line := fmt.Sprintf("proxies (no oracle): forget accuracy %.2f%% → %.2f%%, unseen reference %.2f%%; test accuracy %.2f%% → %.2f%%; held-out retain accuracy %.2f%% → %.2f%% (%d examples, not trained on)",
 		100*b.ForgetAccuracy, 100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, 100*b.TestAccuracy, 100*a.TestAccuracy, 100*b.HoldoutAccuracy, 100*a.HoldoutAccuracy, p.HoldoutSize)

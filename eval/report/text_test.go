@@ -7,18 +7,19 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // oracleReport is a metrics report of a model against an oracle.
-func oracleReport(t *testing.T) *eval.Report {
+func oracleReport(t *testing.T) *schema.Report {
 	t.Helper()
 	model, oracle := metrics(t, 1, 3), metrics(t, 2, 1.5)
-	rep := &eval.Report{
-		Schema: eval.Schema, Model: &eval.ModelInfo{Path: "m.onnx"}, Data: &eval.DataInfo{Path: "d"},
-		Forget: &eval.ForgetInfo{Path: "f.txt", N: 60}, Metrics: model,
-		Oracle:   &eval.Section{Model: &eval.ModelInfo{Path: "o.onnx"}, Metrics: oracle},
+	rep := &schema.Report{
+		Schema: schema.MetricsSchema, Model: &schema.ModelInfo{Path: "m.onnx"}, Data: &schema.DataInfo{Path: "d"},
+		Forget: &schema.ForgetInfo{Path: "f.txt", N: 60}, Metrics: &model.Metrics,
+		Oracle:   &schema.Section{Model: &schema.ModelInfo{Path: "o.onnx"}, Metrics: &oracle.Metrics},
 		Delta:    eval.NewDelta(oracle, model),
-		Settings: eval.Settings{MIA: eval.NewMIASettings(model, eval.MIAOptions{})},
+		Settings: schema.Settings{MIA: eval.NewMIASettings(model, eval.MIAOptions{})},
 	}
 	var err error
 	if rep.Agreement, err = eval.NewAgreement(oracle, model); err != nil {
@@ -49,7 +50,7 @@ func TestWriteTable(t *testing.T) {
 		t.Error("a before column without rep.Before")
 	}
 	// With the original model, a before column appears.
-	rep.Before = &eval.Section{Model: &eval.ModelInfo{Path: "b.onnx"}, Metrics: rep.Metrics}
+	rep.Before = &schema.Section{Model: &schema.ModelInfo{Path: "b.onnx"}, Metrics: rep.Metrics}
 	b.Reset()
 	if err := WriteTable(&b, rep); err != nil || !strings.Contains(strings.SplitN(b.String(), "\n", 2)[0], "before") {
 		t.Errorf("no before column (%v):\n%s", err, b.String())
@@ -58,14 +59,17 @@ func TestWriteTable(t *testing.T) {
 
 func TestWriteCompareRowPerModel(t *testing.T) {
 	base := oracleReport(t)
-	rep := &eval.CompareReport{Schema: eval.CompareSchema, Forget: base.Forget, Oracle: base.Oracle}
+	// oracleReport's oracle again, with the predictions the agreement needs.
+	oracle := metrics(t, 2, 1.5)
+	rep := &schema.CompareReport{Schema: schema.CompareSchema, Forget: base.Forget,
+		Oracle: &schema.Section{Model: base.Oracle.Model, Metrics: &oracle.Metrics}}
 	for _, p := range []string{"a.onnx", "b.onnx", "c.onnx"} {
 		m := metrics(t, uint64(len(p)+len(rep.Models)+5), 3)
-		d, ag, err := eval.CompareToOracle(base.Oracle.Metrics, m, "o.onnx", p)
+		d, ag, err := eval.CompareToOracle(oracle, m, "o.onnx", p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep.Models = append(rep.Models, eval.CompareEntry{Section: eval.Section{Model: &eval.ModelInfo{Path: p}, Metrics: m}, Delta: d, Agreement: ag})
+		rep.Models = append(rep.Models, schema.CompareEntry{Section: schema.Section{Model: &schema.ModelInfo{Path: p}, Metrics: &m.Metrics}, Delta: d, Agreement: ag})
 	}
 	var b bytes.Buffer
 	if err := WriteCompare(&b, rep); err != nil {
@@ -86,15 +90,15 @@ func TestWriteCompareRowPerModel(t *testing.T) {
 }
 
 func TestProxiesLine(t *testing.T) {
-	p := &eval.ProxyLog{HoldoutSize: 180}
+	p := &schema.ProxyLog{HoldoutSize: 180}
 	p.Before.ForgetAccuracy, p.After.ForgetAccuracy, p.After.ReferenceAccuracy = 0.9, 0.5, 0.55
 	line := ProxiesLine(p)
 	if !strings.Contains(line, "forget accuracy 90.00% → 50.00%, unseen reference 55.00%") || !strings.Contains(line, "(180 examples") ||
 		strings.Contains(line, "proxy MIA") {
 		t.Errorf("line %q", line)
 	}
-	p.Before.MIA = &eval.ProxyMIA{Feature: "confidence", Forget: 0.25}
-	p.After.MIA = &eval.ProxyMIA{Feature: "confidence", Forget: 0.75, Reference: 0.7}
+	p.Before.MIA = &schema.ProxyMIA{Feature: "confidence", Forget: 0.25}
+	p.After.MIA = &schema.ProxyMIA{Feature: "confidence", Forget: 0.75, Reference: 0.7}
 	if line := ProxiesLine(p); !strings.Contains(line, "proxy MIA (confidence) on the forget set 25.00% → 75.00%, on the reference 70.00%") {
 		t.Errorf("line %q", line)
 	}

@@ -12,11 +12,12 @@ import (
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // writeReport writes a report's metrics.json to path, atomically.
-func writeReport(rep *eval.Report, path string) error {
-	files, err := report.Files(rep, path, "")
+func writeReport(rep *schema.Report, path string) error {
+	files, err := report.Files(rep, eval.Measurements{}, path, "")
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -449,7 +450,7 @@ func (r *state) evaluate(path string, fs forgetSet, metrics string, lg *stepLog)
 	if err != nil {
 		return err
 	}
-	rep := &eval.Report{Schema: eval.Schema, Tool: r.job.Tool, Metrics: met, Settings: s.Settings(met)}
+	rep := &schema.Report{Schema: schema.MetricsSchema, Tool: r.job.Tool, Metrics: &met.Metrics, Settings: s.Settings(met)}
 	if rep.Model, err = eval.NewModelInfo(path); err != nil {
 		return err
 	}
@@ -607,8 +608,8 @@ type metricsDoc struct {
 	Unlearning struct {
 		Strategy, Algorithm string
 		Budget              float64
-		Timings             eval.UnlearningTimings
-		Auto                *eval.AutoSchedule
+		Timings             schema.UnlearningTimings
+		Auto                *schema.AutoSchedule
 	}
 }
 

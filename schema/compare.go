@@ -1,4 +1,4 @@
-package eval
+package schema
 
 // CompareSchema is the version tag of the comparison of several models
 // with one oracle (CompareReport).
@@ -7,7 +7,7 @@ const CompareSchema = "unlearn.compare/v1"
 // CompareReport is the JSON of `unlearn compare` (schema
 // unlearn.compare/v1): the oracle's section and, per model, its section
 // with Δ = oracle − model and the agreement of their predictions, all
-// measured by one Suite.
+// measured by one eval.Suite.
 type CompareReport struct {
 	Schema   string         `json:"schema"`
 	Tool     string         `json:"tool"`

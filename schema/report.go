@@ -1,0 +1,92 @@
+package schema
+
+// MetricsSchema is the version tag of metrics.json (Report.Schema).
+// Fields may be added within a version; none is removed or changes
+// meaning.
+const MetricsSchema = "unlearn.metrics/v1"
+
+// MaskSchema is the version tag of a mask file and of its summary in
+// metrics.json (MaskSummary.Schema).
+const MaskSchema = "unlearn.mask/v1"
+
+// Report is metrics.json (schema unlearn.metrics/v1): the evaluated
+// model's Metrics inline at the top level (accuracy, counts, per_class, mia,
+// timings), the same for the oracle under "oracle", oracle − model under
+// "delta" and the agreement of their predictions. `unlearn eval` writes it;
+// a command that unlearns can fill Before with the original model's section
+// and keep the unlearned model at the top level. README.md documents every
+// field.
+type Report struct {
+	Schema   string      `json:"schema"`
+	Tool     string      `json:"tool,omitempty"`
+	Model    *ModelInfo  `json:"model"`
+	Data     *DataInfo   `json:"data"`
+	Forget   *ForgetInfo `json:"forget,omitempty"`
+	Settings Settings    `json:"settings"`
+	*Metrics
+	Oracle    *Section   `json:"oracle,omitempty"`
+	Delta     *Delta     `json:"delta,omitempty"`
+	Agreement *Agreement `json:"agreement,omitempty"`
+	Before    *Section   `json:"before,omitempty"`
+	// Unlearning describes the run that produced the model (set by the
+	// unlearning command, absent from `unlearn eval`).
+	Unlearning *Unlearning `json:"unlearning,omitempty"`
+}
+
+// Section is one more model's metrics within a Report.
+type Section struct {
+	Model *ModelInfo `json:"model"`
+	*Metrics
+}
+
+// ModelInfo identifies a model file.
+type ModelInfo struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// DataInfo identifies the dataset.
+type DataInfo struct {
+	Path       string    `json:"path"`
+	Format     string    `json:"format"`
+	Name       string    `json:"name"`
+	SHA256     string    `json:"sha256"`
+	Classes    int       `json:"classes"`
+	ClassNames []string  `json:"class_names,omitempty"`
+	Mean       []float32 `json:"mean,omitempty"`
+	Std        []float32 `json:"std,omitempty"`
+}
+
+// ForgetInfo identifies the forget set.
+type ForgetInfo struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	N      int    `json:"n"`
+}
+
+// Settings record how the numbers were made.
+type Settings struct {
+	BatchSize int          `json:"batch_size"`
+	Device    string       `json:"device"`
+	Threads   int          `json:"threads"`
+	MIA       *MIASettings `json:"mia,omitempty"`
+}
+
+// MIASettings record the attacks' configuration and group sizes.
+type MIASettings struct {
+	ShadowMembers    int     `json:"shadow_members"`
+	ShadowNonMembers int     `json:"shadow_non_members"`
+	Target           int     `json:"target"`
+	SVCC             float64 `json:"svc_c"`
+	SVCGamma         string  `json:"svc_gamma"`
+	SVCTol           float64 `json:"svc_tol"`
+	MEntropy         string  `json:"m_entropy"`
+	LossSplits       int     `json:"loss_splits"`
+	LossTestFraction float64 `json:"loss_test_fraction"`
+	LossC            float64 `json:"loss_c"`
+	LossPerClass     int     `json:"loss_per_class"`
+	Seed             uint64  `json:"seed"`
+	// Notes report adjustments: fewer retain examples than test examples,
+	// a loss attack left out, an SVC stopped at its iteration cap.
+	Notes []string `json:"notes,omitempty"`
+}

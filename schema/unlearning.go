@@ -1,0 +1,142 @@
+package schema
+
+// Unlearning is what an unlearning run did: its settings, mask, algorithm
+// log, the audit of the changed parameters and its timings.
+type Unlearning struct {
+	Method      string  `json:"method"`
+	Strategy    string  `json:"strategy"`
+	Algorithm   string  `json:"algorithm"`
+	Budget      float64 `json:"budget"`
+	Epochs      int     `json:"epochs"`
+	LR          float64 `json:"lr"`
+	BatchSize   int     `json:"batch_size"`
+	Momentum    float64 `json:"momentum"`
+	WeightDecay float64 `json:"weight_decay"`
+	Seed        uint64  `json:"seed"`
+	// Schedule is "fixed" (Epochs at LR) or "auto" (Auto says what it
+	// chose; Epochs and LR are then the epochs trained and the rate used).
+	Schedule string        `json:"schedule"`
+	Auto     *AutoSchedule `json:"auto,omitempty"`
+	// Proxies are the oracle-free proxies (held-out retain utility, the
+	// forget set against class-matched test examples, a proxy MIA) before,
+	// during and after the run; absent with --proxies=false.
+	Proxies *ProxyLog `json:"proxies,omitempty"`
+	// Mask summarizes the localization (selected parameters per layer; the
+	// element lists go to a separate mask file).
+	Mask *MaskSummary `json:"mask,omitempty"`
+	// Log is the algorithm's per-epoch loss and accuracy and what it reset.
+	Log *RunLog `json:"log,omitempty"`
+	// Audit lists the tensors whose bytes differ from the input model.
+	Audit *Audit `json:"audit,omitempty"`
+	// Notes report what the run adjusted or could not do.
+	Notes   []string          `json:"notes,omitempty"`
+	Timings UnlearningTimings `json:"timings"`
+	// RetrainEstimateS estimates retraining from scratch on the retain
+	// set: seconds per retain epoch measured by the run × RetrainEpochs.
+	RetrainEstimateS float64 `json:"retrain_estimate_s,omitempty"`
+	RetrainEpochs    int     `json:"retrain_epochs,omitempty"`
+	// Speedup is RetrainEstimateS / (localize + unlearn seconds).
+	Speedup float64 `json:"speedup,omitempty"`
+}
+
+// UnlearningTimings are wall-clock seconds of the run's stages.
+type UnlearningTimings struct {
+	EvaluateBeforeS float64 `json:"evaluate_before_s"`
+	LocalizeS       float64 `json:"localize_s"`
+	UnlearnS        float64 `json:"unlearn_s"`
+	EvaluateAfterS  float64 `json:"evaluate_after_s"`
+	TotalS          float64 `json:"total_s"`
+}
+
+// RunLog is what an algorithm reported: per-epoch mean loss, accuracy and
+// seconds, the elements it re-initialised (rft) and its notes.
+type RunLog struct {
+	Epochs []EpochStats `json:"epochs"`
+	Notes  []string     `json:"notes"`
+	Reset  int          `json:"reset"`
+}
+
+// EpochStats summarises one epoch: the mean training loss and accuracy over
+// its batches (with the weights in force while training, as PyTorch loops
+// usually report them). train.Fit returns them. Its keys are the field
+// names, capitalised, as they were before the type had tags.
+type EpochStats struct {
+	Epoch    int     `json:"Epoch"`
+	Loss     float64 `json:"Loss"`
+	Accuracy float64 `json:"Accuracy"`
+	Seconds  float64 `json:"Seconds"`
+}
+
+// Audit is what an unlearning run changed, checked against the input
+// model's initializers: the changed tensors, the counts, and whether every
+// element outside what the run was allowed to change is bit-identical.
+type Audit struct {
+	// Tensors that differ, sorted by name.
+	Changed []TensorChange `json:"changed"`
+	// UnchangedTensors counts initializers that are bit-identical.
+	UnchangedTensors int `json:"unchanged_tensors"`
+	// ChangedParams counts changed elements of trainable parameters;
+	// TotalParams is the number of trainable elements.
+	ChangedParams int64 `json:"changed_params"`
+	TotalParams   int64 `json:"total_params"`
+	// ChangedState counts changed elements of other initializers
+	// (BatchNormalization running statistics).
+	ChangedState int64 `json:"changed_state"`
+	// Violations lists changes outside what was allowed; empty in every
+	// correct run.
+	Violations []string `json:"violations"`
+	// BitIdentical is true when every element outside the allowed set is
+	// bit-identical to the input.
+	BitIdentical bool `json:"outside_mask_bit_identical"`
+}
+
+// TensorChange describes one changed initializer.
+type TensorChange struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"` // parameter role, or "state"
+	Elements int64  `json:"elements"`
+	Changed  int64  `json:"changed"`
+	// Channels lists the output channels with at least one changed element
+	// (trainable parameters in a layer).
+	Channels []int  `json:"channels,omitempty"`
+	Layer    string `json:"layer,omitempty"`
+}
+
+// MaskSummary is a mask without its per-tensor runs: what metrics.json's
+// unlearning.mask records (the runs stay in the mask file).
+type MaskSummary struct {
+	Schema   string        `json:"schema"`
+	Strategy string        `json:"strategy"`
+	Budget   float64       `json:"budget"`
+	Selected int64         `json:"selected"`
+	Total    int64         `json:"total"`
+	Layers   []LayerChoice `json:"layers"`
+	All      bool          `json:"all,omitempty"` // strategy full: every parameter
+	CritMem  *CritMemStats `json:"critmem,omitempty"`
+}
+
+// LayerChoice is the per-layer summary of a mask.
+type LayerChoice struct {
+	Layer    string `json:"layer"`
+	Channels int    `json:"channels"`
+	Chosen   []int  `json:"chosen"` // neurons with every element selected
+	Partial  []int  `json:"partial,omitempty"`
+	Params   int64  `json:"params"` // selected elements in the layer
+}
+
+// CritMemStats describes a critmem run; it is recorded in the mask file.
+type CritMemStats struct {
+	// Examples is the number of forget examples examined (a seeded sample
+	// of localize.Options.CritMemExamples when the forget set is larger).
+	Examples int `json:"examples"`
+	// Flipped counts the examples whose prediction changed within MaxSteps
+	// zeroings; the others contribute the neurons they zeroed all the same.
+	Flipped int `json:"flipped"`
+	// Zeroed is the number of zeroings over all examples; Union the number
+	// of distinct neurons zeroed.
+	Zeroed   int `json:"zeroed"`
+	Union    int `json:"union"`
+	MaxSteps int `json:"max_steps"`
+	// Excluded names the layer never zeroed (the classifier), if any.
+	Excluded string `json:"excluded,omitempty"`
+}
