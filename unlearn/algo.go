@@ -148,6 +148,9 @@ type Progress struct {
 	Phase         string
 	Epoch, Epochs int // 1-based; 0 outside epochs
 	Step, Steps   int // 1-based within the epoch or phase
+	// Rates is the number of candidate rates in the range test ("lr-range":
+	// Steps/Rates steps each); 0 otherwise.
+	Rates int
 	Loss          float64
 	LR            float64
 }

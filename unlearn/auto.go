@@ -726,7 +726,7 @@ func (r *run) rangeTest(l loop) (float64, error) {
 				trial.Diverged = true
 				break
 			}
-			r.progress(Progress{Phase: "lr-range", Step: c*k + i + 1, Steps: total, Loss: out.loss, LR: lr})
+			r.progress(Progress{Phase: "lr-range", Step: c*k + i + 1, Steps: total, Rates: len(lrs), Loss: out.loss, LR: lr})
 		}
 		if !trial.Diverged {
 			loss, err := r.probeLoss(e)

@@ -61,6 +61,12 @@ type Job struct {
 	Info func(event, text string, fields ...any)
 	// Bar, when set, returns a progress callback for a labelled stage.
 	Bar func(label string) func(done, total int)
+	// Stage, when set, receives a line (event "stage") at the start of
+	// each stage of the algorithm: the range test, every epoch, every
+	// phase of the algorithms that do not train in epochs. A log with no
+	// progress bar (stderr not a terminal) is then never silent for a
+	// whole stage.
+	Stage func(event, text string, fields ...any)
 }
 
 // Outcome is what a run did: the report written to metrics.json (the
@@ -182,14 +188,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		job.Algorithm, sched, cfg.BatchSize, cfg.Seed, len(s.Forget), len(s.Retain)),
 		"algorithm", job.Algorithm, "schedule", cfg.Schedule, "epochs", cfg.Epochs, "lr", cfg.LR, "batch_size", cfg.BatchSize, "seed", cfg.Seed,
 		"forget", len(s.Forget), "retain", len(s.Retain))
-	if job.Bar != nil {
-		bar := job.Bar(job.Algorithm)
-		cfg.Progress = func(p Progress) {
-			if p.Steps > 0 {
-				bar(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
-			}
-		}
-	}
+	cfg.Progress = job.progress(cfg.Schedule)
 	// The model is staged under a hidden name beside Out. (An external data
 	// file, for models over 2 GB, gets its final name at once; the model
 	// that refers to it comes last.)
@@ -300,6 +299,57 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	committed = true
 	out.Report = rep
 	return out, nil
+}
+
+// progress returns the algorithm's progress callback: the range test and
+// the training each get a bar (Job.Bar), and every stage a starting line
+// (Job.Stage); nil when the job has neither.
+func (job *Job) progress(schedule string) func(Progress) {
+	if job.Bar == nil && job.Stage == nil {
+		return nil
+	}
+	var bar, rangeBar func(done, total int)
+	last := ""
+	return func(p Progress) {
+		// A stage is the range test, an epoch (scrub's max and min
+		// phases are parts of one), or a phase outside epochs.
+		stage := p.Phase
+		if p.Epoch > 0 {
+			stage = fmt.Sprintf("epoch %d", p.Epoch)
+		}
+		if stage != last && job.Stage != nil {
+			last = stage
+			switch {
+			case p.Phase == "lr-range" && p.Rates > 0:
+				job.Stage("stage", fmt.Sprintf("range test: %d rates × %d steps", p.Rates, p.Steps/p.Rates),
+					"stage", "lr-range", "rates", p.Rates, "steps", p.Steps/p.Rates)
+			case p.Epoch > 0:
+				of := "of"
+				if schedule == ScheduleAuto {
+					of = "of at most"
+				}
+				job.Stage("stage", fmt.Sprintf("epoch %d %s %d: %d steps, lr %.4g", p.Epoch, of, p.Epochs, p.Steps, p.LR),
+					"stage", "epoch", "epoch", p.Epoch, "epochs", p.Epochs, "steps", p.Steps, "lr", p.LR)
+			default:
+				job.Stage("stage", fmt.Sprintf("%s: %s, %d steps", p.Algorithm, p.Phase, p.Steps),
+					"stage", p.Phase, "steps", p.Steps)
+			}
+		}
+		if job.Bar == nil || p.Steps <= 0 {
+			return
+		}
+		if p.Phase == "lr-range" {
+			if rangeBar == nil {
+				rangeBar = job.Bar("range test")
+			}
+			rangeBar(p.Step, p.Steps)
+			return
+		}
+		if bar == nil {
+			bar = job.Bar(job.Algorithm)
+		}
+		bar(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
+	}
 }
 
 // check refuses a job that cannot run, before anything is read.

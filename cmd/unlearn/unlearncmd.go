@@ -48,7 +48,7 @@ func parseUnlearnFlags(c *cli.Context) (*unlearn.Job, error) {
 	s := &unlearn.Job{ModelPath: c.String("model"), OraclePath: c.String("oracle"), Method: c.String("method"),
 		Budget: c.Float64("budget"), MaskPath: c.String("mask"), ReportPath: c.String("report"),
 		RetrainEpochs: c.Int("retrain-epochs"), Classifier: c.String("classifier"), NoBefore: c.Bool("no-before"),
-		Tool: "unlearn " + Version, Info: logs.Info, Bar: logs.Bar}
+		Tool: "unlearn " + Version, Info: logs.Info, Bar: logs.Bar, Stage: logs.Stage}
 	if s.ModelPath == "" {
 		return nil, usagef("--model is required (the ONNX classifier to unlearn); see `unlearn help`")
 	}
