@@ -151,8 +151,8 @@ type Progress struct {
 	// Rates is the number of candidate rates in the range test ("lr-range":
 	// Steps/Rates steps each); 0 otherwise.
 	Rates int
-	Loss          float64
-	LR            float64
+	Loss  float64
+	LR    float64
 }
 
 // Result describes what an algorithm did.
