@@ -263,6 +263,9 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	rep.Unlearning = job.section(strategy, budget, cfg, out, maskInfo, tm)
+	if n := testDropNote(before, after, rep.Unlearning.Proxies); n != "" {
+		rep.Unlearning.Notes = append(rep.Unlearning.Notes, n)
+	}
 	if ctx.Err() != nil {
 		return nil, fail(ErrInterrupted)
 	}
@@ -350,6 +353,36 @@ func (job *Job) progress(schedule string) func(Progress) {
 		}
 		bar(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
 	}
+}
+
+// MaxTestDrop is how far (a fraction: 0.05 = 5 points) the result's test
+// accuracy may fall below the input model's before the run warns. Forgetting
+// costs some utility (the oracle, retrained without the forget set, scores
+// a point or two below the input on the demo's non-IID forget set) and a
+// test split of 1,000 examples measures accuracy near 80 % to about ±1.3
+// points (one standard error); a drop of more than 5 points is neither, but
+// damage: a recipe that reset too much or trained too little.
+const MaxTestDrop = 0.05
+
+// testDropNote is the warning for a result whose test accuracy is more than
+// MaxTestDrop below the input model's (from the "before" evaluation, else
+// from the proxies' baseline), or "".
+func testDropNote(before, after *eval.Metrics, proxies *eval.ProxyLog) string {
+	var in float64
+	switch {
+	case before != nil:
+		in = before.Accuracy.Test
+	case proxies != nil && proxies.Before.TestAccuracy > 0:
+		in = proxies.Before.TestAccuracy
+	default:
+		return ""
+	}
+	out := after.Accuracy.Test
+	if in-out <= MaxTestDrop {
+		return ""
+	}
+	return fmt.Sprintf("warning: test accuracy fell from %.2f%% (input model) to %.2f%%, %.1f points (more than %g): the run damaged the model beyond what forgetting costs; try the auto schedule (no --epochs/--lr), a smaller --lr, or more epochs",
+		100*in, 100*out, 100*(in-out), 100*MaxTestDrop)
 }
 
 // check refuses a job that cannot run, before anything is read.
