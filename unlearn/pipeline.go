@@ -54,6 +54,12 @@ type Job struct {
 	RetrainEpochs int
 	// NoBefore skips evaluating the input model.
 	NoBefore bool
+	// AllowChance unlearns a model that scores near chance on the training
+	// split (eval.NearChance). Without it such a run stops before
+	// unlearning: the likeliest cause is data preprocessed unlike the
+	// model's training (missing --mean/--std), and every number the run
+	// would report is then meaningless.
+	AllowChance bool
 	// Tool names the program in metrics.json ("unlearn VERSION").
 	Tool string
 	// Info, when set, receives the run's steps: an event name, a line of
@@ -143,6 +149,11 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	var omet *eval.Metrics
 	if om != nil {
 		if omet, err = s.Evaluate(om, job.OraclePath, "oracle"); err != nil {
+			return nil, err
+		}
+	}
+	if !job.AllowChance {
+		if err := nearChance(s, m, before); err != nil {
 			return nil, err
 		}
 	}
@@ -353,6 +364,25 @@ func (job *Job) progress(schedule string) func(Progress) {
 		}
 		bar(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
 	}
+}
+
+// nearChance refuses an input model that scores near chance on the
+// training split: from its "before" evaluation, else from a sample
+// (eval.Suite.TrainAccuracySample).
+func nearChance(s *eval.Suite, m *graph.Model, before *eval.Metrics) error {
+	var acc float64
+	if before != nil {
+		acc = before.Accuracy.Train
+	} else {
+		var err error
+		if acc, err = s.TrainAccuracySample(m); err != nil {
+			return err
+		}
+	}
+	if msg := eval.NearChance(acc, s.Data); msg != "" {
+		return fmt.Errorf("%s; or pass --allow-chance to unlearn it anyway", msg)
+	}
+	return nil
 }
 
 // MaxTestDrop is how far (a fraction: 0.05 = 5 points) the result's test
