@@ -203,7 +203,7 @@ func (r *state) grid(ctx context.Context) error {
 	if dataPath == "" {
 		return fmt.Errorf("%w: no data: the config names none and the job has no default", experiment.ErrConfig)
 	}
-	ds, err := data.Open(dataPath, data.Options{})
+	ds, err := data.Open(dataPath, data.Options{Mean: cfg.Mean, Std: cfg.Std})
 	if err != nil {
 		return err
 	}
@@ -212,6 +212,11 @@ func (r *state) grid(ctx context.Context) error {
 	dataSum, err := eval.HashPath(ds.Path)
 	if err != nil {
 		return err
+	}
+	if len(cfg.Mean)+len(cfg.Std) > 0 {
+		// Normalized data train other models: their cache keys differ
+		// (unnormalized runs keep the keys they had).
+		dataSum += fmt.Sprintf("+mean%v+std%v", cfg.Mean, cfg.Std)
 	}
 	base := cfg.Architecture
 	if base == "" {
