@@ -24,6 +24,9 @@ type Suite struct {
 	// Bar, when set, returns a progress callback for a labelled stage
 	// ("before forward", "oracle mia", ...).
 	Bar func(label string) func(done, total int)
+	// Info, when set, receives warnings (event "warning") and steps: an
+	// event name, a line of text and key, value pairs.
+	Info func(event, text string, fields ...any)
 }
 
 // NewSuite checks that the forget set leaves what the membership-inference
@@ -230,6 +233,11 @@ func (s *Suite) Measure(modelPath, oraclePath, tool string) (*schema.Report, Mea
 	met, err := s.Evaluate(m, modelPath, "model")
 	if err != nil {
 		return nil, Measurements{}, err
+	}
+	// A model at chance is still measured (that is what eval is for),
+	// with a warning naming the likeliest cause.
+	if w := NearChance(met.Accuracy.Train, s.Data); w != "" && s.Info != nil {
+		s.Info("warning", "warning: "+w, "accuracy", met.Accuracy.Train)
 	}
 	rep := &schema.Report{Schema: schema.MetricsSchema, Tool: tool, Metrics: &met.Metrics, Settings: s.Settings(met)}
 	if rep.Model, err = NewModelInfo(modelPath); err != nil {

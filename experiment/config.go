@@ -21,6 +21,12 @@ var ErrConfig = errors.New("experiment")
 type Config struct {
 	// Data is the dataset (--data); empty: the bundled subset.
 	Data string `yaml:"data"`
+	// Mean and Std normalize every channel after [0,1] scaling, as --mean
+	// and --std do: empty, one value for all channels, or one per channel
+	// (e.g. mean: [0.5], std: [0.5] for torchvision's Normalize((0.5,),
+	// (0.5,))).
+	Mean []float32 `yaml:"mean"`
+	Std  []float32 `yaml:"std"`
 	// Architecture is an ONNX model trained from scratch (fresh PyTorch
 	// initialisation) with Train for every seed: the original on the whole
 	// training split, the oracle without the forget set. Model instead

@@ -57,6 +57,16 @@ func TestForgetIDs(t *testing.T) {
 	}
 }
 
+// mean: and std: are read as lists, as --mean and --std.
+func TestLoadNormalization(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(p, []byte("architecture: a.onnx\ntrain: {epochs: 1, lr: 0.1}\nforget_sets: [{name: f, kind: iid, fraction: 0.1}]\nseeds: [0]\nout: o\nmethods: [{name: DEL, method: del}]\nmean: [0.5]\nstd: [0.25, 0.5, 0.5]\n"), 0o644)
+	c, err := Load(p)
+	if err != nil || len(c.Mean) != 1 || c.Mean[0] != 0.5 || len(c.Std) != 3 || c.Std[0] != 0.25 {
+		t.Fatalf("mean %v std %v, err %v", c.Mean, c.Std, err)
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := "architecture: a.onnx\ntrain: {epochs: 1, lr: 0.1}\nforget_sets: [{name: f, kind: iid, fraction: 0.1}]\nseeds: [0]\nout: o\nmethods: [{name: DEL, method: del, budgets: [0.3]}]\n"
@@ -71,6 +81,8 @@ func TestLoadErrors(t *testing.T) {
 		{"non-iid classes", strings.Replace(good, "kind: iid", "kind: non-iid", 1), "classes"},
 		{"default with choices", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: D, default: true, epochs: 2}]", 1), "without choices"},
 		{"default alone", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: D, default: true}]", 1), ""},
+		{"normalization", good + "mean: [0.5]\nstd: [0.5]\n", ""},
+		{"normalization not a list", good + "mean: abc\n", "line 7"},
 		{"dup method", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: A, method: del}, {name: A, method: finetune}]", 1), "unique"},
 	} {
 		p := filepath.Join(dir, c.name+".yaml")

@@ -149,8 +149,11 @@ type Progress struct {
 	Phase         string
 	Epoch, Epochs int // 1-based; 0 outside epochs
 	Step, Steps   int // 1-based within the epoch or phase
-	Loss          float64
-	LR            float64
+	// Rates is the number of candidate rates in the range test ("lr-range":
+	// Steps/Rates steps each); 0 otherwise.
+	Rates int
+	Loss  float64
+	LR    float64
 }
 
 // Result describes what an algorithm did.
@@ -266,6 +269,14 @@ type run struct {
 	// proxy is set when the proxies are computed, auto in auto mode.
 	proxy *proxyState
 	auto  *autoState
+	// later are notes composed once the algorithm has run (noteAfter).
+	later []laterNote
+}
+
+// laterNote is the note at index i of the result's notes, composed by f.
+type laterNote struct {
+	i int
+	f func() string
 }
 
 // Run unlearns in.Forget from in.Model with the named algorithm and writes
@@ -322,6 +333,9 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 			return nil, cerr
 		}
 		return nil, fmt.Errorf("unlearn: %s: %w", algo, err)
+	}
+	for _, l := range r.later {
+		r.res.Notes[l.i] = l.f()
 	}
 	for _, name := range r.params {
 		now, err := r.in.Model.Graph.LocalValue(name).Init.Float32s()
@@ -523,6 +537,46 @@ func (r *run) progress(p Progress) {
 
 func (r *run) note(format string, args ...any) {
 	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
+}
+
+// noteAfter keeps a note's place among the notes and composes it once the
+// algorithm has run: a recipe under the auto schedule is only known then
+// (the epochs trained, the rate the range test chose).
+func (r *run) noteAfter(f func() string) {
+	r.later = append(r.later, laterNote{len(r.res.Notes), f})
+	r.res.Notes = append(r.res.Notes, "")
+}
+
+// trainedFor says how long the run trained: "for N epochs" under a fixed
+// schedule; under the auto schedule the epochs trained, the cap and, when
+// it differs from the last, the epoch whose state is the result.
+func (r *run) trainedFor() string {
+	a := r.res.Auto
+	if a == nil {
+		return "for " + plural(r.cfg.Epochs, "epoch")
+	}
+	s := fmt.Sprintf("for %s (auto schedule, at most %d)", plural(a.StopEpoch, "epoch"), a.MaxEpochs)
+	if a.Epoch != a.StopEpoch {
+		s += fmt.Sprintf(", the result being epoch %d's state", a.Epoch)
+	}
+	return s
+}
+
+// rate is the learning rate the run trained at: the auto schedule's choice,
+// else the recipe's.
+func (r *run) rate() float64 {
+	if a := r.res.Auto; a != nil && a.LR > 0 {
+		return a.LR
+	}
+	return r.cfg.LR
+}
+
+// plural is "1 epoch", "2 epochs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // stepOut is what one step of a training loop reports.

@@ -121,8 +121,10 @@ func runRFT(r *run) error {
 	r.note("reset %d masked elements to a fresh PyTorch initialisation (Kaiming-uniform a=√5 weights, U(±1/√fan_in) biases, normalization scale 1 and shift 0)", n)
 	r.note("classifier layer %s (%s) trained whole, inside the mask or not", cls.Name, strings.Join(names, ", "))
 	r.noteBN(e)
-	r.note("finetuned on %d retain examples for %d epochs: SGD lr %g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
-		len(r.in.Retain), r.cfg.Epochs, r.cfg.LR, r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
+	r.noteAfter(func() string {
+		return fmt.Sprintf("finetuned on %d retain examples %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
+			len(r.in.Retain), r.trainedFor(), r.rate(), r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
+	})
 	if err := r.descend(e, r.cosine(0.01), nil); err != nil {
 		return err
 	}
@@ -162,8 +164,10 @@ func runFinetune(r *run) error {
 	defer e.Close()
 	r.noteMask()
 	r.noteBN(e)
-	r.note("finetuned on %d retain examples for %d epochs: SGD lr %g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
-		len(r.in.Retain), r.cfg.Epochs, r.cfg.LR, r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
+	r.noteAfter(func() string {
+		return fmt.Sprintf("finetuned on %d retain examples %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
+			len(r.in.Retain), r.trainedFor(), r.rate(), r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
+	})
 	if err := r.descend(e, r.cosine(0.01), nil); err != nil {
 		return err
 	}
@@ -181,8 +185,10 @@ func runNegGrad(r *run) error {
 	defer e.Close()
 	r.noteMask()
 	r.noteBN(e)
-	r.note("gradient ascent on %d forget examples for %d epochs: SGD lr %g (constant) momentum %g weight decay %g, batch %d",
-		len(r.in.Forget), r.cfg.Epochs, r.cfg.LR, r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
+	r.noteAfter(func() string {
+		return fmt.Sprintf("gradient ascent on %d forget examples %s: SGD lr %.4g (constant) momentum %g weight decay %g, batch %d",
+			len(r.in.Forget), r.trainedFor(), r.rate(), r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
+	})
 	idx := r.in.Forget
 	order := r.rng(streamForget)
 	sel := make([]int, 0, r.cfg.BatchSize)
@@ -300,8 +306,10 @@ func runRandomLabel(r *run) error {
 	if r.cfg.WrongLabels {
 		how = fmt.Sprintf("uniform over the %d classes other than the true one", classes-1)
 	}
-	r.note("random labels for %d forget examples, redrawn every epoch, %s; trained jointly with %d retain examples in shuffled batches for %d epochs: SGD lr %g momentum %g weight decay %g, cosine to 0.5·lr per epoch, batch %d",
-		len(r.in.Forget), how, len(r.in.Retain), r.cfg.Epochs, r.cfg.LR, r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
+	r.noteAfter(func() string {
+		return fmt.Sprintf("random labels for %d forget examples, redrawn every epoch, %s; trained jointly with %d retain examples in shuffled batches %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.5·lr per epoch, batch %d",
+			len(r.in.Forget), how, len(r.in.Retain), r.trainedFor(), r.rate(), r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
+	})
 	nf := len(r.in.Forget)
 	all := append(append([]int(nil), r.in.Forget...), r.in.Retain...)
 	relabel := make([]int64, nf)
@@ -364,8 +372,10 @@ func runL1Sparse(r *run) error {
 	defer e.Close()
 	r.noteMask()
 	r.noteBN(e)
-	r.note("finetuned on %d retain examples with an L1 penalty %g·(1 − epoch/%d)·‖θ‖₁ for %d epochs: SGD lr %g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
-		len(r.in.Retain), r.cfg.L1, r.cfg.Epochs, r.cfg.Epochs, r.cfg.LR, r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
+	r.noteAfter(func() string {
+		return fmt.Sprintf("finetuned on %d retain examples with an L1 penalty %g·(1 − epoch/%d)·‖θ‖₁ %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
+			len(r.in.Retain), r.cfg.L1, r.cfg.Epochs, r.trainedFor(), r.rate(), r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
+	})
 	// ‖θ‖₁ of the parameters outside the engine (frozen, constant).
 	inEngine := map[string]bool{}
 	for _, p := range e.Params() {

@@ -697,7 +697,12 @@ func (r *run) rangeTest(l loop) (float64, error) {
 				return 0, err
 			}
 			out, err := step(s)
-			if err != nil {
+			if errors.Is(err, train.ErrNonFinite) {
+				// A NaN or Inf loss or gradient at this rate is what a
+				// range test looks for: the rate is past the usable range.
+				trial.Diverged = true
+				break
+			} else if err != nil {
 				return 0, fmt.Errorf("range test at lr %g: %w", lr, err)
 			}
 			if math.IsNaN(out.loss) || math.IsInf(out.loss, 0) || train.CheckFinite(e.Params()) != nil {
@@ -714,7 +719,7 @@ func (r *run) rangeTest(l loop) (float64, error) {
 				trial.Diverged = true
 				break
 			}
-			r.progress(Progress{Phase: "lr-range", Step: c*k + i + 1, Steps: total, Loss: out.loss, LR: lr})
+			r.progress(Progress{Phase: "lr-range", Step: c*k + i + 1, Steps: total, Rates: len(lrs), Loss: out.loss, LR: lr})
 		}
 		if !trial.Diverged {
 			loss, err := r.probeLoss(e)
@@ -732,7 +737,12 @@ func (r *run) rangeTest(l loop) (float64, error) {
 	res.RangeS = time.Since(start).Seconds()
 	lr, ok := ChooseLR(res.RangeTest, a.RangeSlack)
 	if !ok {
-		return 0, fmt.Errorf("%w: every range-test learning rate diverged (%v); give smaller candidates", train.ErrNonFinite, lrs)
+		rates := make([]string, len(lrs))
+		for i, lr := range lrs {
+			rates[i] = fmt.Sprintf("%.4g", lr)
+		}
+		return 0, fmt.Errorf("%w: every range-test learning rate diverged (%s): the loss or a gradient became NaN or Inf within %d steps at each; give a fixed --lr below %s, or check the model and data (e.g. --mean/--std)",
+			train.ErrNonFinite, strings.Join(rates, ", "), k, rates[0])
 	}
 	return lr, nil
 }

@@ -55,6 +55,12 @@ type Job struct {
 	RetrainEpochs int
 	// NoBefore skips evaluating the input model.
 	NoBefore bool
+	// AllowChance unlearns a model that scores near chance on the training
+	// split (eval.NearChance). Without it such a run stops before
+	// unlearning: the likeliest cause is data preprocessed unlike the
+	// model's training (missing --mean/--std), and every number the run
+	// would report is then meaningless.
+	AllowChance bool
 	// Tool names the program in metrics.json ("unlearn VERSION").
 	Tool string
 	// Info, when set, receives the run's steps: an event name, a line of
@@ -62,6 +68,12 @@ type Job struct {
 	Info func(event, text string, fields ...any)
 	// Bar, when set, returns a progress callback for a labelled stage.
 	Bar func(label string) func(done, total int)
+	// Stage, when set, receives a line (event "stage") at the start of
+	// each stage of the algorithm: the range test, every epoch, every
+	// phase of the algorithms that do not train in epochs. A log with no
+	// progress bar (stderr not a terminal) is then never silent for a
+	// whole stage.
+	Stage func(event, text string, fields ...any)
 }
 
 // Outcome is what a run did: the report written to metrics.json (the
@@ -144,6 +156,11 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 			return nil, err
 		}
 	}
+	if !job.AllowChance {
+		if err := nearChance(s, m, before); err != nil {
+			return nil, err
+		}
+	}
 	tm.EvaluateBeforeS = time.Since(t0).Seconds()
 	if ctx.Err() != nil {
 		return nil, ErrInterrupted
@@ -186,14 +203,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		job.Algorithm, sched, cfg.BatchSize, cfg.Seed, len(s.Forget), len(s.Retain)),
 		"algorithm", job.Algorithm, "schedule", cfg.Schedule, "epochs", cfg.Epochs, "lr", cfg.LR, "batch_size", cfg.BatchSize, "seed", cfg.Seed,
 		"forget", len(s.Forget), "retain", len(s.Retain))
-	if job.Bar != nil {
-		bar := job.Bar(job.Algorithm)
-		cfg.Progress = func(p Progress) {
-			if p.Steps > 0 {
-				bar(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
-			}
-		}
-	}
+	cfg.Progress = job.progress(cfg.Schedule)
 	// The model is staged under a hidden name beside Out. (An external data
 	// file, for models over 2 GB, gets its final name at once; the model
 	// that refers to it comes last.)
@@ -268,6 +278,9 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	rep.Unlearning = job.section(strategy, budget, cfg, out, maskInfo, tm)
+	if n := testDropNote(before, after, rep.Unlearning.Proxies); n != "" {
+		rep.Unlearning.Notes = append(rep.Unlearning.Notes, n)
+	}
 	if ctx.Err() != nil {
 		return nil, fail(ErrInterrupted)
 	}
@@ -304,6 +317,106 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	committed = true
 	out.Report = rep
 	return out, nil
+}
+
+// progress returns the algorithm's progress callback: the range test and
+// the training each get a bar (Job.Bar), and every stage a starting line
+// (Job.Stage); nil when the job has neither.
+func (job *Job) progress(schedule string) func(Progress) {
+	if job.Bar == nil && job.Stage == nil {
+		return nil
+	}
+	var bar, rangeBar func(done, total int)
+	last := ""
+	return func(p Progress) {
+		// A stage is the range test, an epoch (scrub's max and min
+		// phases are parts of one), or a phase outside epochs.
+		stage := p.Phase
+		if p.Epoch > 0 {
+			stage = fmt.Sprintf("epoch %d", p.Epoch)
+		}
+		if stage != last && job.Stage != nil {
+			last = stage
+			switch {
+			case p.Phase == "lr-range" && p.Rates > 0:
+				job.Stage("stage", fmt.Sprintf("range test: %d rates × %d steps", p.Rates, p.Steps/p.Rates),
+					"stage", "lr-range", "rates", p.Rates, "steps", p.Steps/p.Rates)
+			case p.Epoch > 0:
+				of := "of"
+				if schedule == ScheduleAuto {
+					of = "of at most"
+				}
+				job.Stage("stage", fmt.Sprintf("epoch %d %s %d: %d steps, lr %.4g", p.Epoch, of, p.Epochs, p.Steps, p.LR),
+					"stage", "epoch", "epoch", p.Epoch, "epochs", p.Epochs, "steps", p.Steps, "lr", p.LR)
+			default:
+				job.Stage("stage", fmt.Sprintf("%s: %s, %d steps", p.Algorithm, p.Phase, p.Steps),
+					"stage", p.Phase, "steps", p.Steps)
+			}
+		}
+		if job.Bar == nil || p.Steps <= 0 {
+			return
+		}
+		if p.Phase == "lr-range" {
+			if rangeBar == nil {
+				rangeBar = job.Bar("range test")
+			}
+			rangeBar(p.Step, p.Steps)
+			return
+		}
+		if bar == nil {
+			bar = job.Bar(job.Algorithm)
+		}
+		bar(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
+	}
+}
+
+// nearChance refuses an input model that scores near chance on the
+// training split: from its "before" evaluation, else from a sample
+// (eval.Suite.TrainAccuracySample).
+func nearChance(s *eval.Suite, m *graph.Model, before *eval.Metrics) error {
+	var acc float64
+	if before != nil {
+		acc = before.Accuracy.Train
+	} else {
+		var err error
+		if acc, err = s.TrainAccuracySample(m); err != nil {
+			return err
+		}
+	}
+	if msg := eval.NearChance(acc, s.Data); msg != "" {
+		return fmt.Errorf("%s; or pass --allow-chance to unlearn it anyway", msg)
+	}
+	return nil
+}
+
+// MaxTestDrop is how far (a fraction: 0.05 = 5 points) the result's test
+// accuracy may fall below the input model's before the run warns. Forgetting
+// costs some utility (the oracle, retrained without the forget set, scores
+// a point or two below the input on the demo's non-IID forget set) and a
+// test split of 1,000 examples measures accuracy near 80 % to about ±1.3
+// points (one standard error); a drop of more than 5 points is neither, but
+// damage: a recipe that reset too much or trained too little.
+const MaxTestDrop = 0.05
+
+// testDropNote is the warning for a result whose test accuracy is more than
+// MaxTestDrop below the input model's (from the "before" evaluation, else
+// from the proxies' baseline), or "".
+func testDropNote(before, after *eval.Metrics, proxies *schema.ProxyLog) string {
+	var in float64
+	switch {
+	case before != nil:
+		in = before.Accuracy.Test
+	case proxies != nil && proxies.Before.TestAccuracy > 0:
+		in = proxies.Before.TestAccuracy
+	default:
+		return ""
+	}
+	out := after.Accuracy.Test
+	if in-out <= MaxTestDrop {
+		return ""
+	}
+	return fmt.Sprintf("warning: test accuracy fell from %.2f%% (input model) to %.2f%%, %.1f points (more than %g): the run damaged the model beyond what forgetting costs; try the auto schedule (no --epochs/--lr), a smaller --lr, or more epochs",
+		100*in, 100*out, 100*(in-out), 100*MaxTestDrop)
 }
 
 // check refuses a job that cannot run, before anything is read.

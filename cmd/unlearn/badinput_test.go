@@ -659,6 +659,17 @@ func badInputCases(fx *badFixtures) []badCase {
 	}
 	add(badCase{group: "dataset", name: "missing", set: [][2]string{{"--data", filepath.Join(fx.root, "data", "nope")}},
 		code: exitError, culprits: []string{"nope"}})
+	// A model trained on normalized data, given data without that
+	// normalization, scores at chance (10 % on 10 classes, train and
+	// forget alike) and unlearning it means nothing: refused, naming the
+	// accuracy, chance and --mean/--std. Wrong normalization of the bundled
+	// data stands in for the missing one; with --no-before the training
+	// accuracy comes from a sample.
+	for _, extra := range [][]string{{"--no-mia"}, {"--no-mia", "--no-before"}} {
+		add(badCase{group: "dataset", name: "normalized unlike the model's training (at chance), " + strings.Join(extra, " "),
+			set: [][2]string{{"--mean", "5"}, {"--std", "0.01"}}, args: extra,
+			code: exitError, culprits: []string{"near chance", "training split", "%", "--mean/--std", "--allow-chance"}})
+	}
 
 	// ids files.
 	idsCases := []struct {

@@ -350,3 +350,17 @@ func TestCompareBadInput(t *testing.T) {
 	empty := writeFile(t, "none.txt", []byte("\n"))
 	wantError(t, runCLI(t, "compare", "--oracle", oracleModel, "--data", "testdata/fashion", "--forget", empty, model(t)), exitError, "none.txt")
 }
+
+// eval still measures a model at chance (a measurement, not a run that
+// builds on it) but warns, naming the accuracy and --mean/--std.
+func TestEvalWarnsNearChance(t *testing.T) {
+	r := runCLI(t, "eval", "--model", "testdata/resnet_small_train.onnx", "--mean", "5", "--std", "0.01", "--no-mia", "--threads", "2")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: the model scores 10.00% on the training split") ||
+		!strings.Contains(r.stderr, "--mean/--std") || !strings.Contains(r.stdout, "10.00%") {
+		t.Errorf("exit code %d; stderr %q; stdout %q", r.code, r.stderr, r.stdout)
+	}
+	r = runCLI(t, "eval", "--model", "testdata/resnet_small_train.onnx", "--no-mia", "--threads", "2")
+	if r.code != 0 || strings.Contains(r.stderr, "warning") {
+		t.Errorf("the bundled model warned: exit code %d; stderr %q", r.code, r.stderr)
+	}
+}

@@ -101,7 +101,7 @@ func newSuite(c *cli.Context) (*eval.Suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Bar = logs.Bar
+	s.Bar, s.Info = logs.Bar, logs.Info
 	return s, nil
 }
 

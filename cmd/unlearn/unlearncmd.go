@@ -28,13 +28,14 @@ func unlearnFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "utility-tolerance", Usage: "with --schedule auto, how far (a fraction) held-out accuracy may stay below the input model's when stopping (default 0.01, the rule's)"},
 		&cli.BoolFlag{Name: "proxies", Value: true, Usage: "hold out a slice of the retain set (5 %, 100 to 2,000 examples; not trained on) and report the oracle-free proxies; --proxies=false trains on the whole retain set (needed by --schedule auto)"},
 		&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for resets, example order and random labels"},
-		&cli.StringFlag{Name: "oracle", Usage: "a model retrained without the forget set (e.g. `unlearn train --exclude`): adds Δ = oracle − unlearned"},
-		&cli.StringFlag{Name: "mask", Usage: "a mask file from `unlearn localize` (unlearn.mask/v1) to use instead of localizing"},
+		&cli.StringFlag{Name: "oracle", Usage: "model `FILE` retrained without the forget set (e.g. by \"unlearn train --exclude\"): adds Δ = oracle − unlearned"},
+		&cli.StringFlag{Name: "mask", Usage: "mask `FILE` from \"unlearn localize\" (unlearn.mask/v1) to use instead of localizing"},
 		&cli.IntFlag{Name: "retrain-epochs", Usage: "epochs the model was trained for: estimates the cost of retraining from scratch from this run's speed (0: no estimate)"},
 		&cli.StringFlag{Name: "out", Usage: "unlearned model (default: <model>-unlearned.onnx beside the input)"},
 		&cli.StringFlag{Name: "metrics", Usage: "metrics JSON, schema unlearn.metrics/v1 (default: <out without .onnx>.metrics.json)"},
 		&cli.StringFlag{Name: "report", Usage: "also write a self-contained HTML report with plots to `FILE`"},
 		&cli.BoolFlag{Name: "no-before", Usage: "do not evaluate the input model (metrics.json then has no before section)"},
+		&cli.BoolFlag{Name: "allow-chance", Usage: "unlearn even a model that scores near chance on the training split (by default refused: its data is probably missing --mean/--std)"},
 		&cli.StringFlag{Name: "classifier", Usage: "classifier layer name when the default (the layer producing the logits) is wrong"},
 	}, append(miaFlags(), withBatchSize(dataFlags(), 128, "examples per step")...)...), runtimeFlags()...)
 }
@@ -47,8 +48,8 @@ func parseUnlearnFlags(c *cli.Context) (*unlearn.Job, error) {
 	}
 	s := &unlearn.Job{ModelPath: c.String("model"), OraclePath: c.String("oracle"), Method: c.String("method"),
 		Budget: c.Float64("budget"), MaskPath: c.String("mask"), ReportPath: c.String("report"),
-		RetrainEpochs: c.Int("retrain-epochs"), Classifier: c.String("classifier"), NoBefore: c.Bool("no-before"),
-		Tool: "unlearn " + Version, Info: logs.Info, Bar: logs.Bar}
+		RetrainEpochs: c.Int("retrain-epochs"), Classifier: c.String("classifier"), NoBefore: c.Bool("no-before"), AllowChance: c.Bool("allow-chance"),
+		Tool: "unlearn " + Version, Info: logs.Info, Bar: logs.Bar, Stage: logs.Stage}
 	if s.ModelPath == "" {
 		return nil, usagef("--model is required (the ONNX classifier to unlearn); see `unlearn help`")
 	}

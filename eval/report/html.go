@@ -271,8 +271,43 @@ func gap(v *float64) string {
 
 func frac(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }
 
+// rate prints a learning rate to 4 significant digits (a range test's
+// candidates are products like 0.3/√10 = 0.09486832980505139).
+func rate(lr float64) string { return fmt.Sprintf("%.4g", lr) }
+
+// trained says how many epochs the run trained: the auto schedule's last
+// epoch and, when it differs, the epoch whose state is the result.
+func trained(u *schema.Unlearning) string {
+	if a := u.Auto; a != nil {
+		s := plural(a.StopEpoch, "epoch")
+		if a.Epoch != a.StopEpoch && a.Epoch > 0 {
+			s += fmt.Sprintf(" (the result is epoch %d)", a.Epoch)
+		}
+		return s
+	}
+	return plural(u.Epochs, "epoch")
+}
+
+// plural is "1 epoch", "2 epochs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// cost says the run's time against the retraining estimate as the terminal
+// does (WriteRunSummary): "N× this run" when the run was faster, "so this
+// run cost N× retraining" when retraining would have been cheaper.
+func cost(speedup float64) string {
+	if speedup >= 1 {
+		return fmt.Sprintf("%.1f× this run", speedup)
+	}
+	return fmt.Sprintf("so this run cost %.1f× retraining", 1/speedup)
+}
+
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct": pct, "points": points, "gap": gap, "frac": frac,
+	"pct": pct, "points": points, "gap": gap, "frac": frac, "rate": rate, "trained": trained, "cost": cost, "epochs": func(n int) string { return plural(n, "epoch") },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -317,10 +352,10 @@ dd { margin: 0; word-break: break-all; }
 </table>
 {{with .R.Unlearning}}<h2>Unlearning</h2>
 <dl>
-<dt>method</dt><dd>{{.Method}}: localization {{.Strategy}}{{if ne .Strategy "full"}} (budget {{.Budget}}){{end}}, algorithm {{.Algorithm}}, {{.Epochs}} epochs, lr {{.LR}}, batch {{.BatchSize}}, seed {{.Seed}}</dd>
+<dt>method</dt><dd>{{.Method}}: localization {{.Strategy}}{{if ne .Strategy "full"}} (budget {{.Budget}}){{end}}, algorithm {{.Algorithm}}, {{trained .}}, lr {{rate .LR}}, batch {{.BatchSize}}, seed {{.Seed}}</dd>
 {{with .Audit}}<dt>changed</dt><dd>{{.ChangedParams}} of {{.TotalParams}} parameters in {{len .Changed}} tensors; every other parameter bit-identical to the input</dd>{{end}}
-<dt>time</dt><dd>localize {{printf "%.1f" .Timings.LocalizeS}} s, unlearn {{printf "%.1f" .Timings.UnlearnS}} s{{if .RetrainEstimateS}}; retraining from scratch would take about {{printf "%.0f" .RetrainEstimateS}} s ({{printf "%.1f" .Speedup}}× this run){{end}}</dd>
-{{with .Auto}}<dt>auto schedule</dt><dd>lr {{.LR}}{{if .RangeTest}} chosen by a range test ({{range $i, $t := .RangeTest}}{{if $i}}, {{end}}{{$t.LR}}: {{if $t.Diverged}}diverged{{else}}{{printf "%.4f" $t.Loss}}{{end}}{{end}}; retain probe loss after {{.RangeSteps}} steps){{end}}; stopped after epoch {{.StopEpoch}} of at most {{.MaxEpochs}} ({{.Reason}}){{if ne .Epoch .StopEpoch}}, result: epoch {{.Epoch}}{{end}}: {{.Detail}}</dd>{{end}}
+<dt>time</dt><dd>localize {{printf "%.1f" .Timings.LocalizeS}} s, unlearn {{printf "%.1f" .Timings.UnlearnS}} s{{if .RetrainEstimateS}}; retraining from scratch ({{epochs .RetrainEpochs}}) would take about {{printf "%.0f" .RetrainEstimateS}} s, {{cost .Speedup}}{{end}}</dd>
+{{with .Auto}}<dt>auto schedule</dt><dd>lr {{rate .LR}}{{if .RangeTest}} chosen by a range test ({{range $i, $t := .RangeTest}}{{if $i}}, {{end}}{{rate $t.LR}}: {{if $t.Diverged}}diverged{{else}}{{printf "%.4f" $t.Loss}}{{end}}{{end}}; retain probe loss after {{.RangeSteps}} steps){{end}}; stopped after epoch {{.StopEpoch}} of at most {{.MaxEpochs}} ({{.Reason}}){{if ne .Epoch .StopEpoch}}, result: epoch {{.Epoch}}{{end}}: {{.Detail}}</dd>{{end}}
 {{range .Notes}}<dt class="note">note</dt><dd class="note">{{.}}</dd>{{end}}
 </dl>
 {{with .Proxies}}<h2>Oracle-free proxies</h2>

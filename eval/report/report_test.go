@@ -200,3 +200,46 @@ func TestHTMLProxies(t *testing.T) {
 		t.Errorf("no proxies: err %v, section shown %v", err, strings.Contains(string(page), "Oracle-free proxies"))
 	}
 }
+
+// The report says the run's numbers as the terminal does: "1 epoch", rates
+// to 4 significant digits, the epochs the auto schedule trained (and the
+// result's epoch when it differs), and a run slower than retraining as
+// "so this run cost N× retraining".
+func TestHTMLRunWording(t *testing.T) {
+	met := metrics(t, 1, 3)
+	rep := &schema.Report{Schema: schema.MetricsSchema, Model: &schema.ModelInfo{Path: "m.onnx"}, Data: &schema.DataInfo{Path: "d"}, Metrics: &met.Metrics,
+		Unlearning: &schema.Unlearning{Method: "del", Strategy: "del", Algorithm: "rft", Schedule: "fixed", Epochs: 1, LR: 0.09486832980505139,
+			RetrainEstimateS: 10, RetrainEpochs: 1, Speedup: 0.1136}}
+	page, err := HTML(rep, eval.Measurements{Model: met})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(page)
+	for _, want := range []string{"algorithm rft, 1 epoch, lr 0.09487,", "retraining from scratch (1 epoch) would take about 10 s, so this run cost 8.8× retraining"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"1 epochs", "0.0948683", "× this run"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("page has %q", bad)
+		}
+	}
+	u := rep.Unlearning
+	u.Schedule, u.Epochs, u.Speedup = "auto", 16, 2.5
+	u.Auto = &schema.AutoSchedule{LR: 0.09486832980505139, StopEpoch: 16, Epoch: 13, MaxEpochs: 20, Reason: "no-progress",
+		RangeTest: []schema.LRTrial{{LR: 0.03, Loss: 0.5}, {LR: 0.09486832980505139, Loss: 0.49}, {LR: 0.3, Diverged: true}}, RangeSteps: 10}
+	if page, err = HTML(rep, eval.Measurements{Model: met}); err != nil {
+		t.Fatal(err)
+	}
+	s = string(page)
+	for _, want := range []string{"algorithm rft, 16 epochs (the result is epoch 13), lr 0.09487,", "lr 0.09487 chosen by a range test (0.03: 0.5000, 0.09487: 0.4900, 0.3: diverged",
+		"about 10 s, 2.5× this run"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "0.0948683") {
+		t.Error("page prints a rate to full precision")
+	}
+}

@@ -54,12 +54,8 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 		rep.Model.Path, a.ChangedParams, a.TotalParams, 100*float64(a.ChangedParams)/float64(a.TotalParams), len(a.Changed))
 	fmt.Fprintf(ew, "time: localize %.1f s, unlearn %.1f s", tm.LocalizeS, tm.UnlearnS)
 	if u.RetrainEstimateS > 0 {
-		fmt.Fprintf(ew, "; retraining from scratch (%d epochs) would take about %.0f s, ", u.RetrainEpochs, u.RetrainEstimateS)
-		if u.Speedup >= 1 {
-			fmt.Fprintf(ew, "%.1f× this run", u.Speedup)
-		} else {
-			fmt.Fprintf(ew, "so this run cost %.1f× retraining", 1/u.Speedup)
-		}
+		fmt.Fprintf(ew, "; retraining from scratch (%s) would take about %.0f s, ", plural(u.RetrainEpochs, "epoch"), u.RetrainEstimateS)
+		fmt.Fprint(ew, cost(u.Speedup))
 	}
 	fmt.Fprintln(ew)
 	if s := u.Auto; s != nil {
@@ -71,7 +67,7 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 		if s.Epoch != s.StopEpoch {
 			result = fmt.Sprintf("; the result is epoch %d, the closest to the rule", s.Epoch)
 		}
-		fmt.Fprintf(ew, "auto schedule: lr %g (%s), stopped after epoch %d of at most %d (%s)%s\n", s.LR, how, s.StopEpoch, s.MaxEpochs, s.Reason, result)
+		fmt.Fprintf(ew, "auto schedule: lr %.4g (%s), stopped after epoch %d of at most %d (%s)%s\n", s.LR, how, s.StopEpoch, s.MaxEpochs, s.Reason, result)
 	}
 	if p := u.Proxies; p != nil {
 		fmt.Fprintln(ew, ProxiesLine(p))

@@ -204,7 +204,7 @@ func (r *state) grid(ctx context.Context) error {
 	if dataPath == "" {
 		return fmt.Errorf("%w: no data: the config names none and the job has no default", experiment.ErrConfig)
 	}
-	ds, err := data.Open(dataPath, data.Options{})
+	ds, err := data.Open(dataPath, data.Options{Mean: cfg.Mean, Std: cfg.Std})
 	if err != nil {
 		return err
 	}
@@ -213,6 +213,11 @@ func (r *state) grid(ctx context.Context) error {
 	dataSum, err := eval.HashPath(ds.Path)
 	if err != nil {
 		return err
+	}
+	if len(cfg.Mean)+len(cfg.Std) > 0 {
+		// Normalized data train other models: their cache keys differ
+		// (unnormalized runs keep the keys they had).
+		dataSum += fmt.Sprintf("+mean%v+std%v", cfg.Mean, cfg.Std)
 	}
 	base := cfg.Architecture
 	if base == "" {
@@ -568,8 +573,12 @@ func (r *state) unlearn(ctx context.Context, ch Choices, orig string, fs forgetS
 	}
 	cfg.BatchSize, cfg.Seed, cfg.Proxies.NoMIA = batch, seed, r.cfg.NoMIA
 	out := filepath.Join(dir, "model.onnx")
+	// AllowChance when the experiment trains its originals itself (from
+	// an architecture), on the data as it opens them: a weak original is
+	// then its recipe's (a smoke test's one epoch), not a preprocessing
+	// mismatch. A given model: is checked like the main command's.
 	o, err := unlearn.Unlearn(ctx, unlearn.Job{ModelPath: orig, Suite: s, Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget,
-		Algorithm: ch.Algorithm, Config: cfg, Out: out, MetricsPath: metrics, NoBefore: true, Tool: r.job.Tool,
+		Algorithm: ch.Algorithm, Config: cfg, Out: out, MetricsPath: metrics, NoBefore: true, AllowChance: r.cfg.Model == "", Tool: r.job.Tool,
 		Info: lg.info, Bar: lg.bar})
 	if err != nil {
 		return err

@@ -80,12 +80,26 @@ func (l *Logger) Fail(msg string, code int) {
 // terminal stderr, a JSON progress event (at most one a second, and the
 // last) in JSON mode, nothing otherwise or when Quiet.
 func (l *Logger) Bar(label string) func(done, total int) {
-	tty := false
-	if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-		tty = true
-	}
-	p := &progress{l: l, label: label, start: time.Now(), tty: tty}
+	p := &progress{l: l, label: label, start: time.Now(), tty: stderrTTY()}
 	return p.update
+}
+
+// Stage reports the start of a stage (the range test, an epoch): a line
+// where no bar is drawn (text mode with stderr not a terminal, so that a
+// redirected log is never silent for a whole stage), an event with fields
+// and the text as "msg" in JSON mode, nothing on a terminal (the bar shows
+// it) or when Quiet.
+func (l *Logger) Stage(event, text string, fields ...any) {
+	if l.Quiet || (!l.JSON && stderrTTY()) {
+		return
+	}
+	l.Info(event, text, fields...)
+}
+
+// stderrTTY tells whether stderr is a terminal, where bars are drawn.
+func stderrTTY() bool {
+	st, err := os.Stderr.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 type progress struct {
