@@ -442,3 +442,14 @@ func ParseValues(s string, positive bool) ([]float32, error) {
 	}
 	return out, nil
 }
+
+// SetNormalization sets the dataset's per-channel normalization after it
+// was opened (from a model's metadata, when no flag gave one); every split
+// applies it from then on.
+func (d *Dataset) SetNormalization(mean, std []float32) error {
+	if _, _, err := normParams(mean, std, d.Train.c); err != nil {
+		return err
+	}
+	d.Mean, d.Std = append([]float32(nil), mean...), append([]float32(nil), std...)
+	return nil
+}

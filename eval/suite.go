@@ -2,6 +2,8 @@ package eval
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
@@ -221,6 +223,9 @@ func (s *Suite) Measure(modelPath, oraclePath, tool string) (*schema.Report, Mea
 	if err != nil {
 		return nil, Measurements{}, err
 	}
+	if _, err := s.NormalizationFromModel(m, modelPath); err != nil {
+		return nil, Measurements{}, err
+	}
 	var om *graph.Model
 	if oraclePath != "" {
 		if om, err = s.Load(oraclePath, "oracle"); err != nil {
@@ -314,4 +319,62 @@ func (s *Suite) measureOracle(om *graph.Model, path string) (*schema.ModelInfo, 
 		return nil, nil, err
 	}
 	return oi, met, nil
+}
+
+// Model metadata keys (ONNX metadata_props) for the normalization a model
+// expects, comma-separated per-channel values as for --mean and --std. The
+// tool reads them when no normalization was given and writes them into the
+// models it writes, so that a model carries how its inputs are prepared.
+const (
+	MetaMean = "unlearn.mean"
+	MetaStd  = "unlearn.std"
+)
+
+// NormalizationFromModel applies the normalization recorded in m's
+// metadata (MetaMean, MetaStd) when the suite's data has none, and says
+// whether it did. Explicit normalization (--mean/--std) always wins.
+func (s *Suite) NormalizationFromModel(m *graph.Model, path string) (bool, error) {
+	mean, std := m.Metadata[MetaMean], m.Metadata[MetaStd]
+	if (mean == "" && std == "") || len(s.Data.Mean) > 0 || len(s.Data.Std) > 0 {
+		return false, nil
+	}
+	mv, err := data.ParseValues(mean, false)
+	if err != nil {
+		return false, fmt.Errorf("%s: metadata %s %q: %v", path, MetaMean, mean, err)
+	}
+	sv, err := data.ParseValues(std, true)
+	if err != nil {
+		return false, fmt.Errorf("%s: metadata %s %q: %v", path, MetaStd, std, err)
+	}
+	if err := s.Data.SetNormalization(mv, sv); err != nil {
+		return false, fmt.Errorf("%s: metadata normalization: %w", path, err)
+	}
+	if s.Info != nil {
+		s.Info("normalization", fmt.Sprintf("normalization from %s's metadata: mean %s, std %s", path, mean, std), "mean", mean, "std", std)
+	}
+	return true, nil
+}
+
+// RecordNormalization writes the suite's normalization into m's metadata
+// (MetaMean, MetaStd); nothing when there is none.
+func (s *Suite) RecordNormalization(m *graph.Model) {
+	if len(s.Data.Mean) == 0 && len(s.Data.Std) == 0 {
+		return
+	}
+	join := func(v []float32) string {
+		parts := make([]string, len(v))
+		for i, x := range v {
+			parts[i] = strconv.FormatFloat(float64(x), 'g', -1, 32)
+		}
+		return strings.Join(parts, ",")
+	}
+	if m.Metadata == nil {
+		m.Metadata = map[string]string{}
+	}
+	if len(s.Data.Mean) > 0 {
+		m.Metadata[MetaMean] = join(s.Data.Mean)
+	}
+	if len(s.Data.Std) > 0 {
+		m.Metadata[MetaStd] = join(s.Data.Std)
+	}
 }

@@ -117,6 +117,9 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := s.NormalizationFromModel(m, job.ModelPath); err != nil {
+		return nil, err
+	}
 	p, err := Prepare(m, job.ModelPath)
 	if err != nil {
 		return nil, err
@@ -598,6 +601,8 @@ func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask
 	if err != nil {
 		return nil, err
 	}
+	// The output carries the normalization its inputs need.
+	s.RecordNormalization(final)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
