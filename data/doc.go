@@ -27,7 +27,10 @@
 //
 // One id per line; '#' comments and blank lines allowed. ParseIDs keeps file
 // order; ForgetRetain gives the sorted forget ids and their sorted
-// complement (the retain set).
+// complement (the retain set). ParseForget also reads a list of file names
+// for image folders, whose splits remember each example's file
+// (Split.File): the first line that is not blank or a comment decides the
+// form. List gives a split's ids with their labels, class names and files.
 //
 // # Errors
 //

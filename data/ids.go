@@ -28,20 +28,37 @@ func ReadIDs(path string, n int) ([]int, error) {
 // errors ("ids.txt:7: id 60000 out of range [0, 60000)"). Negative, non-integer,
 // out-of-range and repeated ids are errors, and so are a file with no ids and
 // one that names every training example (nothing would be left to retain).
+// ParseForget also reads file names, for image folders.
 func ParseIDs(r io.Reader, name string, n int) ([]int, error) {
+	ids, _, err := parseForget(r, name, n, nil)
+	return ids, err
+}
+
+// parseForget reads a forget-set file of ids or, when files (the relative
+// path of each of the n training examples) is not nil, of file names: the
+// first line that is not blank or a comment decides which (an integer:
+// ids), and every later line must be of the same form. It returns the ids
+// in file order and GivenIDs or GivenNames.
+func parseForget(r io.Reader, name string, n int, files []string) ([]int, string, error) {
 	br := bufio.NewReader(r)
-	var ids []int
+	var (
+		ids       []int
+		given     string
+		firstLine int
+		index     map[string]int // relative file name -> id, for names
+	)
 	seen := map[int]int{} // id -> line
 	for line := 1; ; line++ {
-		text, rerr := br.ReadString('\n')
+		raw, rerr := br.ReadString('\n')
 		if rerr != nil && rerr != io.EOF {
-			return nil, &FileError{Path: name, Line: line, Err: rerr}
+			return nil, "", &FileError{Path: name, Line: line, Err: rerr}
 		}
 		if line == 1 {
 			// A UTF-8 byte order mark, as some Windows editors write, is
 			// not part of the first id.
-			text = strings.TrimPrefix(text, "\uFEFF")
+			raw = strings.TrimPrefix(raw, "\uFEFF")
 		}
+		text := raw
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
 		}
@@ -50,20 +67,54 @@ func ParseIDs(r io.Reader, name string, n int) ([]int, error) {
 			lineErr := func(format string, args ...any) error {
 				return &FileError{Path: name, Line: line, Err: fmt.Errorf(format, args...)}
 			}
-			v, err := strconv.ParseInt(text, 10, 64)
-			switch {
-			case errors.Is(err, strconv.ErrRange):
-				return nil, lineErr("id %s out of range [0, %d)", shorten(text), n)
-			case err != nil:
-				return nil, lineErr("%q is not an integer id", shorten(text))
-			case v < 0:
-				return nil, lineErr("negative id %d", v)
-			case v >= int64(n):
-				return nil, lineErr("id %d out of range [0, %d)", v, n)
+			isID := integerLike(text)
+			if !isID && files != nil {
+				// In a file name, '#' starts a comment only at the start of
+				// the line or after white space: "img#2.png" is a name.
+				text = nameText(raw)
 			}
-			id := int(v)
+			if given == "" {
+				given, firstLine = GivenIDs, line
+				if !isID && files != nil {
+					given = GivenNames
+					index = make(map[string]int, len(files))
+					for id, f := range files {
+						index[f] = id
+					}
+				}
+			}
+			var id int
+			switch {
+			case given == GivenIDs && !isID && files != nil:
+				return nil, "", lineErr("%q is not an integer id, and line %d gives an id: a forget file lists ids or file names, not both", shorten(text), firstLine)
+			case given == GivenIDs && !isID && looksLikeFile(text):
+				return nil, "", lineErr("%q is not an integer id: this dataset has no file names, so ids are 0-based positions in its training split (`unlearn data` lists them); only image folders take file names", shorten(text))
+			case given == GivenIDs:
+				v, err := strconv.ParseInt(text, 10, 64)
+				switch {
+				case errors.Is(err, strconv.ErrRange):
+					return nil, "", lineErr("id %s out of range [0, %d)", shorten(text), n)
+				case err != nil:
+					return nil, "", lineErr("%q is not an integer id", shorten(text))
+				case v < 0:
+					return nil, "", lineErr("negative id %d", v)
+				case v >= int64(n):
+					return nil, "", lineErr("id %d out of range [0, %d)", v, n)
+				}
+				id = int(v)
+			case isID:
+				return nil, "", lineErr("%q is an id, and line %d names a file: a forget file lists ids or file names, not both", shorten(text), firstLine)
+			default:
+				var ok bool
+				if id, ok = lookupName(index, text); !ok {
+					return nil, "", lineErr("%q is not an image of the training split (names are paths relative to the split folder, like %q)", shorten(text), files[0])
+				}
+			}
 			if prev, dup := seen[id]; dup {
-				return nil, lineErr("id %d repeats line %d", id, prev)
+				if given == GivenNames {
+					return nil, "", lineErr("%q repeats line %d (both name %s, id %d)", shorten(text), prev, files[id], id)
+				}
+				return nil, "", lineErr("id %d repeats line %d", id, prev)
 			}
 			seen[id] = line
 			ids = append(ids, id)
@@ -73,12 +124,16 @@ func ParseIDs(r io.Reader, name string, n int) ([]int, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return nil, &FileError{Path: name, Err: errors.New("no ids (the forget set would be empty)")}
+		return nil, "", &FileError{Path: name, Err: errors.New("no ids (the forget set would be empty)")}
 	}
 	if len(ids) == n {
-		return nil, &FileError{Path: name, Err: fmt.Errorf("ids name all %d training examples; nothing would be left to retain", n)}
+		what := "ids name"
+		if given == GivenNames {
+			what = "file names cover"
+		}
+		return nil, "", &FileError{Path: name, Err: fmt.Errorf("%s all %d training examples; nothing would be left to retain", what, n)}
 	}
-	return ids, nil
+	return ids, given, nil
 }
 
 func shorten(s string) string {

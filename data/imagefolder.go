@@ -150,8 +150,8 @@ func openImageFolder(root string) (*Dataset, int, error) {
 		index[c] = int32(i)
 	}
 	var splits [2][]folderExample
-	for si, name := range []string{"train", "test"} {
-		dir := filepath.Join(root, name)
+	splitDirs := [2]string{trainDir, filepath.Join(root, "test")}
+	for si, dir := range splitDirs {
 		cs, err := classDirs(dir)
 		if err != nil {
 			return nil, 0, err
@@ -253,6 +253,14 @@ func openImageFolder(root string) (*Dataset, int, error) {
 		}
 		if err != nil {
 			return nil, 0, err
+		}
+		// Forget sets may name training images by these paths (ParseForget).
+		s.files = make([]string, len(sp))
+		for i, ex := range sp {
+			if s.files[i], err = filepath.Rel(splitDirs[si], ex.path); err != nil {
+				return nil, 0, fileErr(ex.path, "not inside %s: %v", splitDirs[si], err)
+			}
+			s.files[i] = filepath.ToSlash(s.files[i])
 		}
 		out[si] = s
 	}

@@ -22,6 +22,7 @@ type Split struct {
 	rows    []int     // storage row of example i; nil means the identity
 	ds      *Dataset  // owner, for Mean/Std; nil means no normalization
 	src     string    // file the labels came from, for error messages
+	files   []string  // per stored row, the image file relative to the split folder; nil when the format has none
 }
 
 // NewSplitU8 makes a Split over 8-bit pixels laid out N×C×H×W, N = len(labels).
@@ -105,6 +106,25 @@ func Range(n int) []int {
 // (the index an ids file refers to). For a Split that is not a subset,
 // ID(i) == i. It panics if i is out of range.
 func (s *Split) ID(i int) int { return s.row(i) }
+
+// HasFiles reports whether the examples were read from files of their own
+// (image folders), which File names.
+func (s *Split) HasFiles() bool { return s.files != nil }
+
+// File returns the file example i was read from, relative to its split's
+// folder with '/' between folders ("cat/img_001.png"), or "" when the
+// format keeps all examples in one file (IDX, CIFAR, SVHN, npz, memory).
+// It panics if i is out of range.
+func (s *Split) File(i int) string {
+	r := s.row(i)
+	if s.files == nil {
+		if r < 0 || r >= len(s.labels) {
+			panic(fmt.Sprintf("data: File index %d out of range [0, %d)", i, s.Len()))
+		}
+		return ""
+	}
+	return s.files[r]
+}
 
 // Subset returns the examples idx (indices into s, in that order) as a new
 // Split sharing s's storage; ID on the result still reports original ids.

@@ -22,7 +22,10 @@ type Suite struct {
 	// ForgetPath is the ids file the forget set came from ("" without one);
 	// it is hashed into the report's provenance.
 	ForgetPath string
-	Options    Options
+	// ForgetGiven says how that file named the examples (data.GivenIDs or
+	// data.GivenNames); "" leaves it out of the report.
+	ForgetGiven string
+	Options     Options
 	// Bar, when set, returns a progress callback for a labelled stage
 	// ("before forward", "oracle mia", ...).
 	Bar func(label string) func(done, total int)
@@ -107,7 +110,7 @@ func (s *Suite) Provenance() (*schema.DataInfo, *schema.ForgetInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return di, &schema.ForgetInfo{Path: s.ForgetPath, SHA256: fs, N: len(s.Forget)}, nil
+	return di, &schema.ForgetInfo{Path: s.ForgetPath, SHA256: fs, N: len(s.Forget), Given: s.ForgetGiven}, nil
 }
 
 // Settings records how met was measured.

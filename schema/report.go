@@ -62,6 +62,11 @@ type ForgetInfo struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
 	N      int    `json:"n"`
+	// Given is how the file named the examples: "ids" (positions in the
+	// training split) or "names" (image files of an image folder); absent
+	// in reports written before it existed and for forget sets not read
+	// from a file by the command line.
+	Given string `json:"given,omitempty"`
 }
 
 // Settings record how the numbers were made.

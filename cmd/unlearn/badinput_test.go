@@ -485,6 +485,26 @@ func newBadFixtures(t *testing.T, root string) *badFixtures {
 		fx.m[name] = filepath.Join(root, "data", name)
 	}
 
+	// A grey 28×28 image folder with the model's 10 classes (c0 … c9, two
+	// training images each) for forget files of file names.
+	for k := 0; k < 10; k++ {
+		for _, f := range []string{"train/%s/0.png", "train/%s/1.png", "test/%s/0.png"} {
+			img := image.NewGray(image.Rect(0, 0, 28, 28))
+			for i := range img.Pix {
+				img.Pix[i] = uint8(i*3 + k*20)
+			}
+			var b bytes.Buffer
+			if err := png.Encode(&b, img); err != nil {
+				t.Fatal(err)
+			}
+			write("", filepath.Join("data", "folder-names", fmt.Sprintf(f, fmt.Sprintf("c%d", k))), b.Bytes())
+		}
+	}
+	fx.m["folder-names"] = filepath.Join(root, "data", "folder-names")
+	write("names-missing", "ids/names_missing.txt", []byte("c3/0.png\ntrain/c3/1.png\nc3/7.png\n"))
+	write("names-mixed", "ids/names_mixed.txt", []byte("c3/0.png\n# and by id\n5\n"))
+	write("names-idx", "ids/names.txt", []byte("# Fashion-MNIST has no files\ncoat/0.png\n"))
+
 	// ids files for the bundled data (4000 training examples).
 	var all strings.Builder
 	for i := 0; i < 4000; i++ {
@@ -690,6 +710,25 @@ func badInputCases(fx *badFixtures) []badCase {
 				flag = "--exclude"
 			}
 			add(badCase{group: "ids file", name: c.name, cmd: cmd, set: [][2]string{{flag, fx.p(c.fixture)}}, code: exitError, culprits: c.culprits})
+		}
+	}
+	// Forget files of file names: only image folders have them, and every
+	// name must be a training image; ids and names do not mix.
+	namesCases := []struct {
+		name, fixture, data string
+		culprits            []string
+	}{
+		{"file name not in the training split", "names-missing", fx.p("folder-names"), []string{"names_missing.txt:3:", `"c3/7.png"`, "not an image of the training split"}},
+		{"file names and ids mixed", "names-mixed", fx.p("folder-names"), []string{"names_mixed.txt:3:", `"5" is an id`, "line 1 names a file"}},
+		{"file names for IDX data", "names-idx", "testdata/fashion", []string{"names.txt:2:", `"coat/0.png"`, "ids are 0-based positions"}},
+	}
+	for _, c := range namesCases {
+		for _, cmd := range []string{"", "eval", "localize", "train"} {
+			flag := "--forget"
+			if cmd == "train" {
+				flag = "--exclude"
+			}
+			add(badCase{group: "ids file", name: c.name, cmd: cmd, set: [][2]string{{"--data", c.data}, {flag, fx.p(c.fixture)}}, code: exitError, culprits: c.culprits})
 		}
 	}
 	for _, cmd := range []string{"", "eval", "localize"} {

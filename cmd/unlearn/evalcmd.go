@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
@@ -41,16 +39,10 @@ func openData(c *cli.Context) (*data.Dataset, error) {
 	return data.Open(path, data.Options{Mean: mean, Std: std})
 }
 
-// bundledData finds testdata/fashion beside the executable or the working directory.
+// bundledData finds testdata/fashion in the working directory or above the executable's folder.
 func bundledData() (string, error) {
-	cands := []string{"testdata/fashion"}
-	if exe, err := os.Executable(); err == nil {
-		cands = append(cands, exe+"/../../testdata/fashion")
-	}
-	for _, c := range cands {
-		if st, err := os.Stat(c); err == nil && st.IsDir() {
-			return c, nil
-		}
+	if p := data.Bundled(); p != "" {
+		return p, nil
 	}
 	return "", usagef("--data not given and the bundled demo data (testdata/fashion) was not found; pass --data")
 }
@@ -58,7 +50,7 @@ func bundledData() (string, error) {
 // miaFlags are the evaluation flags shared by eval and compare.
 func miaFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "forget", Usage: "ids file: 0-based indices into the training split, one per line"},
+		&cli.StringFlag{Name: "forget", Usage: "ids file: 0-based indices into the training split, one per line (image folders: or their file names, as \"unlearn data\" lists them)"},
 		&cli.BoolFlag{Name: "no-mia", Usage: "skip the membership-inference attacks (accuracy only)"},
 		&cli.StringFlag{Name: "m-entropy", Value: "song-mittal", Usage: "modified-entropy feature: song-mittal (Song & Mittal's Mentr) or salun-code (SalUn's m_entropy as written, see README)"},
 		&cli.Uint64Flag{Name: "mia-seed", Usage: "seed of the loss attack's subsample and cross-validation splits"},
@@ -91,9 +83,10 @@ func newSuite(c *cli.Context) (*eval.Suite, error) {
 		return nil, err
 	}
 	var ids []int
+	var given string
 	p := c.String("forget")
 	if p != "" {
-		if ids, err = data.ReadIDs(p, ds.Train.Len()); err != nil {
+		if ids, given, err = data.ReadForget(p, ds.Train); err != nil {
 			return nil, err
 		}
 	}
@@ -102,6 +95,7 @@ func newSuite(c *cli.Context) (*eval.Suite, error) {
 		return nil, err
 	}
 	s.Bar, s.Info = logs.Bar, logs.Info
+	s.ForgetGiven = given
 	return s, nil
 }
 

@@ -82,7 +82,7 @@ func runLocalize(c *cli.Context) error {
 	if err := eval.CheckModelData(work, modelPath, ds); err != nil {
 		return err
 	}
-	ids, err := data.ReadIDs(c.String("forget"), ds.Train.Len())
+	ids, _, err := data.ReadForget(c.String("forget"), ds.Train)
 	if err != nil {
 		return err
 	}

@@ -121,6 +121,7 @@ func newApp() *cli.App {
 			exportCommand(),
 			experimentCommand(),
 			artifactsCommand(),
+			dataCommand(),
 			versionCommand(),
 		},
 		HideHelpCommand: false,

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -38,63 +37,29 @@ func tableBesideJSON(c *cli.Context) io.Writer {
 	return c.App.ErrWriter
 }
 
-// globalArgs takes --config, --log-format and --quiet out of args, sets up
-// the logger, and splices the config file's values in as flags right after
-// the command name, where later (command-line) values override them.
+// globalArgs takes --config, --log-format and --quiet out of args
+// (clilog.SplitGlobals), sets up the logger, and splices the config file's
+// values in as flags right after the command name, where later
+// (command-line) values override them.
 func globalArgs(app *cli.App, args []string) ([]string, error) {
-	var out []string
-	config, format := "", "text"
-	formatGiven, quietGiven := false, false
 	configPath = "" // set below when this run has a --config
 	// experiment's own --config is its experiment file.
-	ownConfig := len(args) > 1 && args[1] == "experiment"
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if i == 0 {
-			out = append(out, a)
-			continue
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
-			out = append(out, a)
-			continue
-		}
-		if name == "config" && ownConfig {
-			out = append(out, a)
-			continue
-		}
-		switch name {
-		case "config", "log-format":
-			if !hasVal {
-				if i+1 >= len(args) {
-					return nil, usagef("--%s needs a value", name)
-				}
-				i++
-				val = args[i]
-			}
-			if name == "config" {
-				config, configPath = val, val
-			} else {
-				format, formatGiven = val, true
-			}
-		case "quiet", "q":
-			logs.Quiet = !hasVal || val == "true" || val == "1"
-			quietGiven = true
-		default:
-			out = append(out, a)
-		}
+	out, g, err := clilog.SplitGlobals(args, len(args) > 1 && args[1] == "experiment")
+	if err != nil {
+		return nil, usageError{err}
 	}
+	configPath, logs.Quiet = g.Config, g.Quiet
 	setFormat := func() error {
-		switch format {
+		switch g.Format {
 		case "text":
 		case "json":
 			logs.JSON = true
 		default:
-			return usagef("--log-format %q: must be text or json", format)
+			return usagef("--log-format %q: must be text or json", g.Format)
 		}
 		return nil
 	}
-	if config == "" {
+	if g.Config == "" {
 		return out, setFormat()
 	}
 	// The command: the first argument when it names one, else the main
@@ -107,34 +72,19 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 			}
 		}
 	}
-	injected, err := configArgs(config, flags)
+	injected, err := configArgs(g.Config, flags)
 	if err != nil {
 		setFormat()
 		return nil, err
 	}
 	// log-format and quiet from the file apply unless the command line
 	// gave them; they are not flags of the parsed command.
-	var kept []string
-	for _, a := range injected {
-		name, val, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		switch name {
-		case "log-format":
-			if !formatGiven {
-				format = val
-			}
-		case "quiet":
-			if !quietGiven {
-				logs.Quiet = val == "true" || val == "1"
-			}
-		default:
-			kept = append(kept, a)
-		}
-	}
+	kept := g.FromConfig(injected)
+	logs.Quiet = g.Quiet
 	if err := setFormat(); err != nil {
 		return nil, err
 	}
-	res := append(append(append([]string{}, out[:pos]...), kept...), out[pos:]...)
-	return res, nil
+	return append(append(append([]string{}, out[:pos]...), kept...), out[pos:]...), nil
 }
 
 // configArgs reads the config file for a command with flags: its keys are

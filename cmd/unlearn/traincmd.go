@@ -70,7 +70,7 @@ func runTrain(c *cli.Context) error {
 		return err
 	}
 	if p := c.String("exclude"); p != "" {
-		if job.Exclude, err = data.ReadIDs(p, job.Data.Train.Len()); err != nil {
+		if job.Exclude, _, err = data.ReadForget(p, job.Data.Train); err != nil {
 			return err
 		}
 	}

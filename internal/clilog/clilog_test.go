@@ -109,3 +109,30 @@ func TestInterruptsExitABlockedCommand(t *testing.T) {
 		t.Fatal("a command blocked after SIGTERM was never exited")
 	}
 }
+
+func TestSplitGlobals(t *testing.T) {
+	out, g, err := SplitGlobals([]string{"unlearn", "eval", "--config", "c.yaml", "-q", "--model", "m.onnx", "--log-format=json", "-", "--"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"unlearn", "eval", "--model", "m.onnx", "-", "--"}; !slices.Equal(out, want) {
+		t.Errorf("rest %q, want %q", out, want)
+	}
+	if g != (Globals{Config: "c.yaml", Format: "json", FormatGiven: true, Quiet: true, QuietGiven: true}) {
+		t.Errorf("globals %+v", g)
+	}
+	// experiment's own --config stays.
+	out, g, err = SplitGlobals([]string{"unlearn", "experiment", "--config", "e.yaml"}, true)
+	if err != nil || g.Config != "" || !slices.Equal(out, []string{"unlearn", "experiment", "--config", "e.yaml"}) {
+		t.Errorf("keepConfig: %q %+v %v", out, g, err)
+	}
+	if _, _, err := SplitGlobals([]string{"unlearn", "--log-format"}, false); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--log-format needs a value") {
+		t.Errorf("missing value: %v", err)
+	}
+	// The command line wins over the config file.
+	g = Globals{Format: "text", Quiet: true, QuietGiven: true}
+	kept := g.FromConfig([]string{"--log-format=json", "--quiet=false", "--seed=3"})
+	if g.Format != "json" || !g.Quiet || !slices.Equal(kept, []string{"--seed=3"}) {
+		t.Errorf("FromConfig: %+v, kept %q", g, kept)
+	}
+}
