@@ -44,7 +44,7 @@ conformance: deps ort
 # FUZZTIME each (the seed corpora also run in `make test`). New crashers land
 # in <pkg>/testdata/fuzz/ and are then replayed by every test run.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := onnxio:FuzzDecode internal/safetensors:FuzzRead data:FuzzIDX data:FuzzParseIDs data:FuzzMAT data:FuzzNPY
+FUZZ_TARGETS := onnxio:FuzzDecode internal/safetensors:FuzzRead data:FuzzIDX data:FuzzParseIDs data:FuzzParseForget data:FuzzMAT data:FuzzNPY
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \
