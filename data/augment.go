@@ -52,6 +52,19 @@ func (a Augment) String() string {
 	return strings.Join(parts, ",")
 }
 
+// Torchvision names a as the torchvision transforms it matches, e.g.
+// "RandomCrop(size, padding=4), RandomHorizontalFlip()"; "" when off.
+func (a Augment) Torchvision() string {
+	var parts []string
+	if a.CropPad > 0 {
+		parts = append(parts, fmt.Sprintf("RandomCrop(size, padding=%d)", a.CropPad))
+	}
+	if a.Flip {
+		parts = append(parts, "RandomHorizontalFlip()")
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Check refuses a negative or implausibly large CropPad.
 func (a Augment) Check() error {
 	if a.CropPad < 0 || a.CropPad > MaxCropPad {
