@@ -138,6 +138,20 @@ func Algorithms() []string {
 	return append([]string(nil), order...)
 }
 
+// AugmentingAlgorithms returns the names of the algorithms that apply
+// Config.Augment (Algorithm.Augments), in registration order.
+func AugmentingAlgorithms() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	var out []string
+	for _, name := range order {
+		if registry[name].Augments {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // LookupAlgorithm returns the named algorithm's descriptor.
 func LookupAlgorithm(name string) (*Algorithm, error) {
 	registryMu.RLock()
