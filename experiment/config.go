@@ -12,6 +12,8 @@ import (
 	"sort"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/unlearn-tool/unlearn/data"
 )
 
 // ErrConfig reports a bad experiment file.
@@ -60,6 +62,11 @@ type Recipe struct {
 	WeightDecay float64 `yaml:"weight_decay" json:"weight_decay"`
 	Momentum    float64 `yaml:"momentum" json:"momentum"`
 	Schedule    string  `yaml:"schedule" json:"schedule"`
+	// Augment is the training augmentation in --augment syntax (pad=N
+	// and/or flip: torchvision's RandomCrop(padding=N) and
+	// RandomHorizontalFlip), normalized by Load ("" when off, so that the
+	// keys of recipes without it are unchanged).
+	Augment string `yaml:"augment" json:"augment,omitempty"`
 }
 
 // ForgetSet describes how forget ids are drawn for a seed: kind "iid" takes
@@ -89,6 +96,10 @@ type Method struct {
 	// whole retain set (--proxies=false), as the paper's recipes are.
 	Schedule  string `yaml:"schedule" json:"schedule,omitempty"`
 	MaxEpochs int    `yaml:"max_epochs" json:"max_epochs,omitempty"`
+	// Augment augments the row's unlearning batches (--augment syntax,
+	// normalized by Load; the algorithm must augment, see
+	// unlearn.Algorithm.Augments). It is not inherited from train.
+	Augment string `yaml:"augment" json:"augment,omitempty"`
 	// Args were more flags for the main command when the runner ran it as
 	// a subprocess. The runner now calls the library and refuses a row with
 	// args (experiment/runner.Choose); the field stays so that the keys of
@@ -146,6 +157,10 @@ func (c *Config) check() error {
 	if c.Train.Momentum == 0 {
 		c.Train.Momentum = 0.9
 	}
+	var err error
+	if c.Train.Augment, err = normalizeAugment(c.Train.Augment); err != nil {
+		return fmt.Errorf("%w: train: %v", ErrConfig, err)
+	}
 	names := map[string]bool{}
 	for i, f := range c.ForgetSets {
 		if f.Name == "" || names["f:"+f.Name] {
@@ -170,6 +185,9 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: methods[%d]: a unique name is required", ErrConfig, i)
 		}
 		names["m:"+m.Name] = true
+		if c.Methods[i].Augment, err = normalizeAugment(m.Augment); err != nil {
+			return fmt.Errorf("%w: method %s: %v", ErrConfig, m.Name, err)
+		}
 		if m.Default {
 			if m.Method != "" || m.Strategy != "" || m.Algorithm != "" || len(m.Budgets) > 0 || m.Epochs != 0 ||
 				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || len(m.Args) > 0 {
@@ -199,6 +217,17 @@ func (c *Config) check() error {
 		}
 	}
 	return nil
+}
+
+// normalizeAugment checks an augment value and writes it as
+// data.Augment.String() does ("" when off), so that one augmentation has
+// one key however it is written.
+func normalizeAugment(s string) (string, error) {
+	a, err := data.ParseAugment(s)
+	if err != nil || !a.On() {
+		return "", err
+	}
+	return a.String(), nil
 }
 
 // ForgetIDs draws the forget set's ids for a seed from the training labels

@@ -83,6 +83,8 @@ func TestLoadErrors(t *testing.T) {
 		{"default alone", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: D, default: true}]", 1), ""},
 		{"normalization", good + "mean: [0.5]\nstd: [0.5]\n", ""},
 		{"normalization not a list", good + "mean: abc\n", "line 7"},
+		{"train augment", strings.Replace(good, "lr: 0.1}", "lr: 0.1, augment: pad=x}", 1), "pad needs a whole number"},
+		{"method augment", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], augment: hflip}", 1), "method DEL"},
 		{"dup method", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: A, method: del}, {name: A, method: finetune}]", 1), "unique"},
 	} {
 		p := filepath.Join(dir, c.name+".yaml")
@@ -97,6 +99,32 @@ func TestLoadErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: error %v, want one naming %q and the file", c.name, err, c.want)
 		}
+	}
+}
+
+// augment is normalized to data.Augment.String() ("" when off), so one
+// augmentation has one cache key however it is written, and a recipe
+// without it keeps its key.
+func TestLoadAugment(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.yaml")
+	text := "architecture: a.onnx\ntrain: {epochs: 1, lr: 0.1, augment: 'flip, pad=4'}\nforget_sets: [{name: f, kind: iid, fraction: 0.1}]\nseeds: [0]\nout: o\n" +
+		"methods: [{name: A, method: del, augment: none}, {name: B, algorithm: finetune, augment: flip}]\n"
+	os.WriteFile(p, []byte(text), 0o644)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Train.Augment != "pad=4,flip" || c.Methods[0].Augment != "" || c.Methods[1].Augment != "flip" {
+		t.Errorf("train %q, methods %q, %q", c.Train.Augment, c.Methods[0].Augment, c.Methods[1].Augment)
+	}
+	plain := c.Train
+	plain.Augment = ""
+	if OriginalKey("b", "d", plain, 0) != OriginalKey("b", "d", Recipe{Epochs: 1, LR: 0.1, BatchSize: 128, Momentum: 0.9, Schedule: "cosine"}, 0) {
+		t.Error("a recipe without augment has another key")
+	}
+	if OriginalKey("b", "d", plain, 0) == OriginalKey("b", "d", c.Train, 0) {
+		t.Error("augment does not change the key")
 	}
 }
 

@@ -117,7 +117,7 @@ func fullReport() *Report {
 		Agreement: &Agreement{Forget: ptr(1.0), Retain: ptr(1.0)},
 		Before:    &Section{Model: &ModelInfo{Path: "b.onnx"}, Metrics: m},
 		Unlearning: &Unlearning{
-			Method: "del", Strategy: "del", Algorithm: "rft", Schedule: "auto",
+			Method: "del", Strategy: "del", Algorithm: "rft", Schedule: "auto", Augment: "pad=4,flip",
 			Auto: &AutoSchedule{RangeTest: []LRTrial{{LR: 0.1, Loss: 1}}, StartLoss: 2, RangeSteps: 10},
 			Proxies: &ProxyLog{
 				Reference: &ProxyReference{Classes: []int{0}, Weights: []float64{1}, Test: []int{3}, NTest: 1, Note: "n"},
@@ -158,7 +158,7 @@ func TestReportKeyOrder(t *testing.T) {
 		{"timings", []string{"forward_s", "mia_s", "total_s"}},
 		{"delta", []string{"accuracy", "mia", "avg_gap"}},
 		{"unlearning", []string{"method", "strategy", "algorithm", "budget", "epochs", "lr", "batch_size", "momentum",
-			"weight_decay", "seed", "schedule", "auto", "proxies", "mask", "log", "audit", "notes", "timings",
+			"weight_decay", "seed", "augment", "schedule", "auto", "proxies", "mask", "log", "audit", "notes", "timings",
 			"retrain_estimate_s", "retrain_epochs", "speedup"}},
 		{"unlearning/auto", []string{"lr", "lr_range_test", "start_loss", "range_steps", "range_s", "utility_target",
 			"utility_baseline", "forget_tolerance", "utility_tolerance", "stop_epoch", "epoch", "max_epochs", "reason", "detail"}},

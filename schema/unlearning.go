@@ -13,6 +13,11 @@ type Unlearning struct {
 	Momentum    float64 `json:"momentum"`
 	WeightDecay float64 `json:"weight_decay"`
 	Seed        uint64  `json:"seed"`
+	// Augment is the training augmentation in --augment syntax
+	// ("pad=4,flip": torchvision's RandomCrop(padding=4) and
+	// RandomHorizontalFlip), absent when off or when the algorithm does
+	// not augment.
+	Augment string `json:"augment,omitempty"`
 	// Schedule is "fixed" (Epochs at LR) or "auto" (Auto says what it
 	// chose; Epochs and LR are then the epochs trained and the rate used).
 	Schedule string        `json:"schedule"`

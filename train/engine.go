@@ -376,6 +376,23 @@ func (e *Engine) LoadBatch(s *data.Split, idx []int) (weights []float32, err err
 	return weights, nil
 }
 
+// LoadAugmented is LoadBatch followed by aug.Apply on the images: a
+// training batch with augmentation. A nil aug makes it LoadBatch exactly.
+func (e *Engine) LoadAugmented(s *data.Split, idx []int, aug *data.Augmenter) (weights []float32, err error) {
+	weights, err = e.LoadBatch(s, idx)
+	if err != nil || aug == nil {
+		return weights, err
+	}
+	x, _, _, _, err := e.Inputs(len(idx))
+	if err != nil {
+		return nil, err
+	}
+	if err := aug.Apply(s, x, len(idx)); err != nil {
+		return nil, err
+	}
+	return weights, nil
+}
+
 // StepFilled runs forward and backward on the n examples already in the
 // input buffers: Param.Grad receives the gradients of the loss, and in
 // BNTraining mode the running statistics are updated.

@@ -20,6 +20,11 @@ type FitOptions struct {
 	Schedule  Schedule // learning rate per step (t of total steps over all epochs)
 	// Seed drives the order of examples (PCG(Seed, 0x5eed)).
 	Seed uint64
+	// Augment is applied to every training batch (torchvision's RandomCrop
+	// and RandomHorizontalFlip, see data.Augment), its random choices drawn
+	// from PCG(Seed, 0xa06), a stream of its own: the order of examples is
+	// the same with augmentation on or off. The zero value is off.
+	Augment data.Augment
 	// ClipNorm > 0 clips the global gradient norm before each update.
 	ClipNorm float64
 	// Weights, if set, gives the loss weight of an example (by its index in
@@ -30,6 +35,10 @@ type FitOptions struct {
 	// EpochEnd is called after every epoch; a non-nil error stops Fit.
 	EpochEnd func(schema.EpochStats) error
 }
+
+// StreamAugment is the PCG stream Fit draws augmentation from (with
+// FitOptions.Seed).
+const StreamAugment = 0xa06
 
 // FitProgress reports one step.
 type FitProgress struct {
@@ -61,6 +70,10 @@ func Fit(ctx context.Context, e *Engine, split *data.Split, idx []int, o FitOpti
 		o.Schedule = Constant{Base: 0.01}
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
+	aug, err := data.NewAugmenter(o.Augment, rand.New(rand.NewPCG(o.Seed, StreamAugment)))
+	if err != nil {
+		return nil, err
+	}
 	perEpoch := (len(idx) + o.BatchSize - 1) / o.BatchSize
 	total := perEpoch * o.Epochs
 	classes := e.Classes()
@@ -79,7 +92,7 @@ func Fit(ctx context.Context, e *Engine, split *data.Split, idx []int, o FitOpti
 			for _, j := range b {
 				sel = append(sel, idx[j])
 			}
-			w, err := e.LoadBatch(split, sel)
+			w, err := e.LoadAugmented(split, sel, aug)
 			if err != nil {
 				return stats, err
 			}

@@ -116,6 +116,14 @@ type Config struct {
 	// Dropout runs Dropout nodes in training mode while training (off by
 	// default: the updates are then deterministic).
 	Dropout bool
+	// Augment is torchvision's RandomCrop(padding) and RandomHorizontalFlip
+	// (see data.Augment), applied to the training batches of the algorithms
+	// whose Algorithm.Augments is set (rft, finetune, l1-sparse, neggrad,
+	// neggrad+, random-label: every batch they descend or ascend on, as the
+	// references load both sets through their train transforms). Its draws
+	// come from PCG(Seed, streamAugment), so every other random choice is
+	// the same with it on or off. The zero value is off.
+	Augment data.Augment
 
 	SCRUB SCRUBConfig
 	SSD   SSDConfig
@@ -251,6 +259,9 @@ func (c Config) check() error {
 	case c.IU.Damping <= 0 || c.IU.Samples < 1 || !(c.IU.Alpha > 0) || math.IsInf(c.IU.Alpha, 0):
 		return fmt.Errorf("%w: IU settings %+v", ErrInput, c.IU)
 	}
+	if err := c.Augment.Check(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInput, err)
+	}
 	return c.Proxies.check()
 }
 
@@ -269,6 +280,9 @@ type run struct {
 	// proxy is set when the proxies are computed, auto in auto mode.
 	proxy *proxyState
 	auto  *autoState
+	// aug augments training batches (nil: off, or the algorithm does not
+	// augment).
+	aug *data.Augmenter
 	// later are notes composed once the algorithm has run (noteAfter).
 	later []laterNote
 }
@@ -309,6 +323,15 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if cfg.Augment.On() {
+		if !a.Augments {
+			r.note("augmentation %s not applied: %s does not augment (scrub distils against teacher logits computed once per unaugmented example; ssd and iu do not train on batches)", cfg.Augment, algo)
+		} else if r.aug, err = data.NewAugmenter(cfg.Augment, r.rng(streamAugment)); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+		} else {
+			r.note("augmentation on every training batch, as torchvision's %s before Normalize; evaluation, proxies and the auto schedule's probe see the images as they are", cfg.Augment.Torchvision())
+		}
 	}
 	if in.Mask != nil && !anySelected(in.Mask) {
 		what := "nothing changes"
@@ -478,6 +501,8 @@ const (
 	streamForget = 0xf0e7
 	streamReset  = 0x7e5e
 	streamLabels = 0x1abe
+	// streamAugment draws Config.Augment's crops and flips.
+	streamAugment = 0xa06
 )
 
 // engineOpts says how to build an engine.
@@ -702,10 +727,10 @@ func pick(dst, idx, b []int) []int {
 	return dst
 }
 
-// lossStep loads examples sel, sets every weight to w, runs forward and
+// lossStep loads examples sel (augmented by aug, nil for none), sets every weight to w, runs forward and
 // backward, and reports the step.
-func lossStep(e *train.Engine, split *data.Split, sel []int, w float32, phase string) (stepOut, error) {
-	weights, err := e.LoadBatch(split, sel)
+func lossStep(e *train.Engine, split *data.Split, sel []int, aug *data.Augmenter, w float32, phase string) (stepOut, error) {
+	weights, err := e.LoadAugmented(split, sel, aug)
 	if err != nil {
 		return stepOut{}, err
 	}

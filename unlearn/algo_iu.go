@@ -65,7 +65,7 @@ func runIU(r *run) error {
 			return err
 		}
 		one[0] = r.in.Retain[s]
-		out, err := lossStep(e, r.split, one, 1, "woodfisher")
+		out, err := lossStep(e, r.split, one, nil, 1, "woodfisher")
 		if err != nil {
 			return fmt.Errorf("woodfisher example %d: %w", s+1, err)
 		}
@@ -152,7 +152,7 @@ func (r *run) gradBatches(e *train.Engine, idx []int, phase string, use func(n i
 			return err
 		}
 		sel = pick(sel, idx, b)
-		out, err := lossStep(e, r.split, sel, 1, phase)
+		out, err := lossStep(e, r.split, sel, nil, 1, phase)
 		if err != nil {
 			return fmt.Errorf("%s batch %d: %w", phase, s+1, err)
 		}

@@ -136,7 +136,7 @@ func runSCRUB(r *run) error {
 				// min-step: γ·CE + α·KL on the retain set
 				b := rb[s-len(fb)]
 				sel = pick(sel, r.in.Retain, b)
-				out, err := lossStep(ce, r.split, sel, 1, "min")
+				out, err := lossStep(ce, r.split, sel, nil, 1, "min")
 				if err != nil {
 					return out, err
 				}

@@ -53,7 +53,7 @@ func (r *run) descend(e *train.Engine, lr func(int) float64, hook func(int, []*t
 			batches := trainBatches(len(idx), r.cfg.BatchSize, order)
 			return len(batches), func(s int) (stepOut, error) {
 				sel = pick(sel, idx, batches[s])
-				return lossStep(e, r.split, sel, 1, "train")
+				return lossStep(e, r.split, sel, r.aug, 1, "train")
 			}, nil
 		},
 	})
@@ -198,7 +198,7 @@ func runNegGrad(r *run) error {
 			batches := trainBatches(len(idx), r.cfg.BatchSize, order)
 			return len(batches), func(s int) (stepOut, error) {
 				sel = pick(sel, idx, batches[s])
-				return lossStep(e, r.split, sel, -1, "ascent")
+				return lossStep(e, r.split, sel, r.aug, -1, "ascent")
 			}, nil
 		},
 	})
@@ -242,7 +242,7 @@ func runNegGradPlus(r *run) error {
 			fbs := trainBatches(len(r.in.Forget), r.cfg.BatchSize, forder)
 			return len(rb), func(s int) (stepOut, error) {
 				rsel = pick(rsel, r.in.Retain, rb[s])
-				out, err := lossStep(e, r.split, rsel, 1, "train")
+				out, err := lossStep(e, r.split, rsel, r.aug, 1, "train")
 				if err != nil {
 					return out, err
 				}
@@ -254,7 +254,7 @@ func runNegGradPlus(r *run) error {
 					}
 				}
 				fsel = pick(fsel, r.in.Forget, fbs[s%len(fbs)])
-				fout, err := lossStep(e, r.split, fsel, 1, "train")
+				fout, err := lossStep(e, r.split, fsel, r.aug, 1, "train")
 				if err != nil {
 					return out, err
 				}
@@ -333,7 +333,7 @@ func runRandomLabel(r *run) error {
 			return len(batches), func(s int) (stepOut, error) {
 				b := batches[s]
 				sel = pick(sel, all, b)
-				if _, err := e.LoadBatch(r.split, sel); err != nil {
+				if _, err := e.LoadAugmented(r.split, sel, r.aug); err != nil {
 					return stepOut{}, err
 				}
 				_, labels, _, _, err := e.Inputs(len(sel))

@@ -64,7 +64,10 @@
 // (torch.optim.SGD semantics), learning-rate schedules stepped once per
 // epoch as in the references, batches drawn with PCG(Seed, stream) with one
 // stream per purpose, and a fixed ONNX Runtime thread count gives
-// bit-identical results for a seed. Cancelling ctx stops at the next step
+// bit-identical results for a seed. Config.Augment (torchvision's
+// RandomCrop(padding) and RandomHorizontalFlip, data.Augment) augments the
+// training batches of rft, finetune, l1-sparse, neggrad, neggrad+ and
+// random-label from a stream of its own; scrub, ssd and iu do not augment. Cancelling ctx stops at the next step
 // and returns ctx.Err(); a NaN or Inf loss, gradient or result stops with an
 // error wrapping train.ErrNonFinite. On any error in.Model is unchanged.
 //

@@ -456,6 +456,9 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 	if o.Note != "" {
 		u.Notes = append(u.Notes, o.Note)
 	}
+	if a, err := LookupAlgorithm(job.Algorithm); err == nil && a.Augments && cfg.Augment.On() {
+		u.Augment = cfg.Augment.String()
+	}
 	u.Notes = append(u.Notes, o.Notes...)
 	// An algorithm's warnings (an empty mask, a reset that empties early
 	// layers) are kept beside the run's other notes, not only in its log.

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/unlearn-tool/unlearn/data"
 )
 
 // Algorithm describes one unlearning algorithm: how it runs, its defaults
@@ -35,6 +37,10 @@ type Algorithm struct {
 	// layer, whatever the mask (rft, after DEL's reference); the audit
 	// allows it.
 	TrainsClassifier bool
+	// Augments: the algorithm applies Config.Augment to its training
+	// batches (Runner.Augmenter); otherwise Run notes that it is not
+	// applied.
+	Augments bool
 	// EpochExamples is the number of examples one epoch trains on, given
 	// the retain examples it trains on and the forget set's size; nil when
 	// an epoch is not a pass over known examples (no retraining estimate).
@@ -55,6 +61,12 @@ func (r *run) Input() Input { return r.in }
 // Config returns the run's settings with defaults applied.
 func (r *run) Config() Config { return r.cfg }
 
+// Augmenter returns what augments the run's training batches
+// (Config.Augment, drawn from its own stream), or nil when augmentation is
+// off or the algorithm does not set Augments; pass it to
+// train.Engine.LoadAugmented.
+func (r *run) Augmenter() *data.Augmenter { return r.aug }
+
 // Note adds a line to the run's notes (metrics.json's unlearning log).
 func (r *run) Note(format string, args ...any) { r.note(format, args...) }
 
@@ -72,22 +84,22 @@ func retainAndForget(retain, f int) int { return retain + f }
 func init() {
 	for _, a := range []Algorithm{
 		{Name: "rft", Summary: "reset masked elements, finetune them and the classifier on the retain set (DEL)",
-			Run: runRFT, UsesRetain: true, Epochs: true, TrainsClassifier: true, EpochExamples: retainOnly,
+			Run: runRFT, UsesRetain: true, Epochs: true, TrainsClassifier: true, Augments: true, EpochExamples: retainOnly,
 			Defaults: func(c *Config) { c.Epochs, c.LR = 10, 0.03 }},
 		{Name: "finetune", Summary: "descent on the retain set",
-			Run: runFinetune, UsesRetain: true, Epochs: true, EpochExamples: retainOnly,
+			Run: runFinetune, UsesRetain: true, Epochs: true, Augments: true, EpochExamples: retainOnly,
 			Defaults: func(c *Config) { c.Epochs, c.LR = 5, 0.01 }},
 		{Name: "neggrad", Summary: "ascent on the forget set",
-			Run: runNegGrad, UsesForget: true, Epochs: true,
+			Run: runNegGrad, UsesForget: true, Epochs: true, Augments: true,
 			Defaults: func(c *Config) { c.Epochs, c.LR = 1, 1e-3 }},
 		{Name: "neggrad+", Summary: "β·retain loss − (1−β)·forget loss",
-			Run: runNegGradPlus, UsesForget: true, UsesRetain: true, Epochs: true,
+			Run: runNegGradPlus, UsesForget: true, UsesRetain: true, Epochs: true, Augments: true,
 			Defaults: func(c *Config) { c.Epochs, c.LR = 1, 0.01 }},
 		{Name: "random-label", Summary: "forget examples relabelled at random, trained with the retain set (SalUn)",
-			Run: runRandomLabel, UsesForget: true, UsesRetain: true, Epochs: true, EpochExamples: retainAndForget,
+			Run: runRandomLabel, UsesForget: true, UsesRetain: true, Epochs: true, Augments: true, EpochExamples: retainAndForget,
 			Defaults: func(c *Config) { c.Epochs, c.LR = 5, 0.01 }},
 		{Name: "l1-sparse", Summary: "finetune with a decaying L1 penalty",
-			Run: runL1Sparse, UsesRetain: true, Epochs: true, EpochExamples: retainOnly,
+			Run: runL1Sparse, UsesRetain: true, Epochs: true, Augments: true, EpochExamples: retainOnly,
 			Defaults: func(c *Config) { c.Epochs, c.LR = 5, 0.01 }},
 		{Name: "scrub", Summary: "teacher–student: max-steps on the forget set, min-steps on the retain set",
 			Run: runSCRUB, UsesForget: true, UsesRetain: true, Epochs: true,
@@ -124,6 +136,20 @@ func Algorithms() []string {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	return append([]string(nil), order...)
+}
+
+// AugmentingAlgorithms returns the names of the algorithms that apply
+// Config.Augment (Algorithm.Augments), in registration order.
+func AugmentingAlgorithms() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	var out []string
+	for _, name := range order {
+		if registry[name].Augments {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // LookupAlgorithm returns the named algorithm's descriptor.

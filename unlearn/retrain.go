@@ -46,8 +46,14 @@ type RetrainJob struct {
 	Schedule          string
 	// Momentum in [0, 1) and WeightDecay ≥ 0 configure SGD.
 	Momentum, WeightDecay float64
-	// Seed drives initialisation, example order and dropout.
+	// Seed drives initialisation, example order, dropout and augmentation.
 	Seed uint64
+	// Augment is applied to every training batch (torchvision's
+	// RandomCrop(padding) and RandomHorizontalFlip, see data.Augment), so
+	// that a model trained with them can be retrained with the same recipe;
+	// its draws come from a stream of their own (train.FitOptions.Augment).
+	// The zero value is off.
+	Augment data.Augment
 	// Runtime configures ONNX Runtime (the library must be set up).
 	Runtime onnxrt.Options
 	// Out is where the trained model is written (atomically), in inference
@@ -92,6 +98,9 @@ func (job *RetrainJob) check() error {
 		return fmt.Errorf("%w: momentum %g: must be in [0, 1)", ErrInput, job.Momentum)
 	case job.WeightDecay < 0:
 		return fmt.Errorf("%w: weight decay %g: must be ≥ 0", ErrInput, job.WeightDecay)
+	}
+	if err := job.Augment.Check(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInput, err)
 	}
 	return nil
 }
@@ -164,11 +173,17 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 	if schedName == "" {
 		schedName = TrainCosine
 	}
-	info("train", fmt.Sprintf("training %s on %d examples of %s: %d epochs, batch %d, lr %g (%s), momentum %g, weight decay %g, seed %d",
-		path, len(idx), ds.Path, job.Epochs, job.BatchSize, job.LR, schedName, job.Momentum, job.WeightDecay, job.Seed),
-		"model", path, "examples", len(idx), "epochs", job.Epochs, "batch_size", job.BatchSize, "lr", job.LR, "seed", job.Seed)
+	fields := []any{"model", path, "examples", len(idx), "epochs", job.Epochs, "batch_size", job.BatchSize, "lr", job.LR, "seed", job.Seed}
+	augText := ""
+	if job.Augment.On() {
+		augText = ", augmentation " + job.Augment.Torchvision()
+		fields = append(fields, "augment", job.Augment.String())
+	}
+	info("train", fmt.Sprintf("training %s on %d examples of %s: %d epochs, batch %d, lr %g (%s), momentum %g, weight decay %g, seed %d%s",
+		path, len(idx), ds.Path, job.Epochs, job.BatchSize, job.LR, schedName, job.Momentum, job.WeightDecay, job.Seed, augText),
+		fields...)
 	fo := train.FitOptions{
-		Epochs: job.Epochs, BatchSize: job.BatchSize, Seed: job.Seed, Schedule: sched,
+		Epochs: job.Epochs, BatchSize: job.BatchSize, Seed: job.Seed, Schedule: sched, Augment: job.Augment,
 		Optimizer: &train.SGD{Momentum: job.Momentum, WeightDecay: job.WeightDecay},
 		EpochEnd: func(s schema.EpochStats) error {
 			info("epoch", fmt.Sprintf("epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs", s.Epoch, job.Epochs, s.Loss, 100*s.Accuracy, s.Seconds),

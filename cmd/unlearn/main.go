@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -62,39 +61,11 @@ func runtimeOptions(c *cli.Context) (onnxrt.Options, error) {
 	return o, nil
 }
 
-// maxThreadsPerCore bounds --threads: more intra-op threads than a few per
-// core only add contention, and a huge count creates that many OS threads.
-const maxThreadsPerCore = 4
-
-// maxBatchSize bounds --batch-size; batches are also never larger than the
-// examples they hold, so memory follows the data, not the flag.
-const maxBatchSize = 1 << 20
-
-// checkFlagValues refuses, before any work, a numeric flag that is not a
-// finite number (NaN or ±Inf parse as floats, and NaN compares false with
-// every bound, so it would slip past later checks or be taken for "unset"),
-// a --threads beyond maxThreadsPerCore per core and a --batch-size beyond
-// maxBatchSize.
+// checkFlagValues refuses non-finite numbers and out-of-bound --threads
+// and --batch-size before any command runs (clilog.CheckFlagValues).
 func checkFlagValues(c *cli.Context) error {
-	for _, f := range c.Command.Flags {
-		name := f.Names()[0]
-		if !c.IsSet(name) {
-			continue
-		}
-		switch f.(type) {
-		case *cli.Float64Flag:
-			if v := c.Float64(name); math.IsNaN(v) || math.IsInf(v, 0) {
-				return usagef("--%s %v: must be a finite number", name, v)
-			}
-		case *cli.IntFlag:
-			v := c.Int(name)
-			switch {
-			case name == "threads" && v > maxThreadsPerCore*runtime.NumCPU():
-				return usagef("--threads %d: at most %d on this machine (%d per core, %d cores)", v, maxThreadsPerCore*runtime.NumCPU(), maxThreadsPerCore, runtime.NumCPU())
-			case name == "batch-size" && v > maxBatchSize:
-				return usagef("--batch-size %d: at most %d", v, maxBatchSize)
-			}
-		}
+	if err := clilog.CheckFlagValues(c); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
@@ -184,7 +155,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 		if logs.Quiet {
 			app.Writer = io.Discard
 		}
-		err = runRecovered(app, args)
+		err = clilog.RunRecovered(app, args, outfile.RemoveTracked)
 	}
 	if err == nil {
 		return exitOK
@@ -203,24 +174,6 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	}
 	logs.Fail(msg, code)
 	return code
-}
-
-// errPanic marks a panic turned into an error by runRecovered.
-var errPanic = errors.New("internal error")
-
-// runRecovered runs the app and turns a panic of the command's goroutine
-// into an error (with the stack on one line), so that the run still ends
-// with one error line, or one JSON error event with --log-format json, and
-// its temporary files removed.
-func runRecovered(app *cli.App, args []string) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			outfile.RemoveTracked()
-			stack := strings.Join(strings.Fields(string(debug.Stack())), " ")
-			err = fmt.Errorf("%w: %v; please report it with the command line (stack: %s)", errPanic, r, stack)
-		}
-	}()
-	return app.Run(args)
 }
 
 // isCLIUsage recognizes urfave/cli's own usage errors that do not go through

@@ -30,7 +30,8 @@ func trainCommand() *cli.Command {
 			&cli.StringFlag{Name: "schedule", Value: "cosine", Usage: "learning-rate schedule per step: cosine (to 0) or constant"},
 			&cli.Float64Flag{Name: "momentum", Value: 0.9, Usage: "SGD momentum"},
 			&cli.Float64Flag{Name: "weight-decay", Value: 5e-4, Usage: "SGD weight decay (L2)"},
-			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for initialisation, example order and dropout"},
+			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for initialisation, example order, dropout and augmentation"},
+			augmentFlag("every training batch"),
 		}, withBatchSize(dataFlags(), 128, "examples per training step")...), runtimeFlags()...),
 		Action: runTrain,
 	}
@@ -59,10 +60,13 @@ func runTrain(c *cli.Context) error {
 	case job.Schedule != unlearn.TrainCosine && job.Schedule != unlearn.TrainConstant:
 		return usagef("--schedule %q: must be cosine or constant", job.Schedule)
 	}
+	var err error
+	if job.Augment, err = parseAugmentFlag(c); err != nil {
+		return err
+	}
 	if err := checkOuts(append(flagOutputs(c, "out"), modelData("out", out)), cmdInputs(c)); err != nil {
 		return err
 	}
-	var err error
 	if job.Runtime, err = runtimeOptions(c); err != nil {
 		return err
 	}

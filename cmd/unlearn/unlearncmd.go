@@ -27,7 +27,8 @@ func unlearnFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "forget-tolerance", Usage: "with --schedule auto, how far (a fraction: 0.01 = 1 point) the forget accuracy may stay above the reference's when stopping (default 0.01, the rule's; see README)"},
 		&cli.Float64Flag{Name: "utility-tolerance", Usage: "with --schedule auto, how far (a fraction) held-out accuracy may stay below the input model's when stopping (default 0.01, the rule's)"},
 		&cli.BoolFlag{Name: "proxies", Value: true, Usage: "hold out a slice of the retain set (5 %, 100 to 2,000 examples; not trained on) and report the oracle-free proxies; --proxies=false trains on the whole retain set (needed by --schedule auto)"},
-		&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for resets, example order and random labels"},
+		&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for resets, example order, random labels and augmentation"},
+		augmentFlag("the unlearning algorithm's training batches (" + strings.Join(unlearn.AugmentingAlgorithms(), ", ") + ")"),
 		&cli.StringFlag{Name: "oracle", Usage: "model `FILE` retrained without the forget set (e.g. by \"unlearn train --exclude\"): adds Δ = oracle − unlearned"},
 		&cli.StringFlag{Name: "mask", Usage: "mask `FILE` from \"unlearn localize\" (unlearn.mask/v1) to use instead of localizing"},
 		&cli.IntFlag{Name: "retrain-epochs", Usage: "epochs the model was trained for: estimates the cost of retraining from scratch from this run's speed (0: no estimate)"},
@@ -82,6 +83,13 @@ func parseUnlearnFlags(c *cli.Context) (*unlearn.Job, error) {
 	algo, err := unlearn.LookupAlgorithm(s.Algorithm)
 	if err != nil {
 		return nil, usagef("--algorithm %q: unknown; choose one of %s", s.Algorithm, strings.Join(unlearn.Algorithms(), ", "))
+	}
+	augment, err := parseAugmentFlag(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAugmentAlgorithm(augment, algo); err != nil {
+		return nil, err
 	}
 	if !(s.Budget > 0 && s.Budget <= 1) {
 		return nil, usagef("--budget %g: must be in (0, 1] (a fraction of all trainable parameters)", s.Budget)
@@ -144,6 +152,7 @@ func parseUnlearnFlags(c *cli.Context) (*unlearn.Job, error) {
 	s.Config.Proxies.NoMIA = c.Bool("no-mia")
 	s.Config.BatchSize = c.Int("batch-size")
 	s.Config.Seed = c.Uint64("seed")
+	s.Config.Augment = augment
 	s.Out = c.String("out")
 	if s.Out == "" {
 		s.Out = strings.TrimSuffix(s.ModelPath, filepath.Ext(s.ModelPath)) + "-unlearned.onnx"

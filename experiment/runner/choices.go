@@ -2,7 +2,9 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -15,6 +17,8 @@ type Choices struct {
 	Method, Strategy, Algorithm string
 	Budget                      float64
 	Recipe                      unlearn.Recipe
+	// Augment is the row's augmentation of the unlearning batches.
+	Augment data.Augment
 }
 
 // Choose maps a method row at a budget (0: none) onto the main command's
@@ -62,6 +66,15 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 	// algorithm that trains in epochs).
 	if _, err := unlearn.Configure(c.Algorithm, c.Recipe); err != nil {
 		return Choices{}, fmt.Errorf("method %s: %w", m.Name, err)
+	}
+	var err error
+	if c.Augment, err = data.ParseAugment(m.Augment); err != nil {
+		return Choices{}, fmt.Errorf("%w: method %s: %v", experiment.ErrConfig, m.Name, err)
+	}
+	if c.Augment.On() {
+		if a, err := unlearn.LookupAlgorithm(c.Algorithm); err != nil || !a.Augments {
+			return Choices{}, fmt.Errorf("%w: method %s: augment %s: algorithm %s does not augment its batches (%s do)", experiment.ErrConfig, m.Name, c.Augment, c.Algorithm, strings.Join(unlearn.AugmentingAlgorithms(), ", "))
+		}
 	}
 	return c, nil
 }

@@ -364,12 +364,16 @@ func (r *state) trainStep(ctx context.Context, dir, what, key, base string, excl
 	}
 	defer lg.close()
 	t := r.cfg.Train
+	aug, err := data.ParseAugment(t.Augment) // checked by experiment.Load
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
 	out := filepath.Join(dir, "model.onnx")
 	r.say(what, "training", key)
 	start := time.Now()
 	res, err := unlearn.Retrain(ctx, unlearn.RetrainJob{ModelPath: base, Data: r.ds, Exclude: exclude, FromScratch: true,
 		Epochs: t.Epochs, LR: t.LR, BatchSize: t.BatchSize, Momentum: t.Momentum, WeightDecay: t.WeightDecay, Schedule: t.Schedule,
-		Seed: seed, Runtime: r.rt, Out: out, Info: lg.info, Progress: lg.bar("train")})
+		Augment: aug, Seed: seed, Runtime: r.rt, Out: out, Info: lg.info, Progress: lg.bar("train")})
 	if err != nil {
 		return 0, lg.fail(what, err)
 	}
@@ -572,6 +576,7 @@ func (r *state) unlearn(ctx context.Context, ch Choices, orig string, fs forgetS
 		return err
 	}
 	cfg.BatchSize, cfg.Seed, cfg.Proxies.NoMIA = batch, seed, r.cfg.NoMIA
+	cfg.Augment = ch.Augment
 	out := filepath.Join(dir, "model.onnx")
 	// AllowChance when the experiment trains its originals itself (from
 	// an architecture), on the data as it opens them: a weak original is

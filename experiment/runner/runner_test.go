@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -135,11 +136,17 @@ func TestChoose(t *testing.T) {
 	if err != nil || c.Method != rec.Name || c.Algorithm != rec.Algorithm || c.Budget != unlearn.Recommended.Budget || c.Recipe != (unlearn.Recipe{}) {
 		t.Errorf("default row: %+v (%v)", c, err)
 	}
+	c, err = Choose(experiment.Method{Name: "Aug", Method: "del", Augment: "pad=4,flip"}, 0)
+	if err != nil || c.Augment != (data.Augment{CropPad: 4, Flip: true}) {
+		t.Errorf("augmented row: %+v (%v)", c, err)
+	}
 	for name, m := range map[string]experiment.Method{
-		"args":             {Name: "x", Method: "del", Args: []string{"--classifier", "fc"}},
-		"unknown method":   {Name: "x", Method: "amnesia"},
-		"unknown strategy": {Name: "x", Method: "del", Strategy: "dartboard"},
-		"auto for ssd":     {Name: "x", Method: "ssd", Schedule: "auto"},
+		"args":              {Name: "x", Method: "del", Args: []string{"--classifier", "fc"}},
+		"unknown method":    {Name: "x", Method: "amnesia"},
+		"unknown strategy":  {Name: "x", Method: "del", Strategy: "dartboard"},
+		"auto for ssd":      {Name: "x", Method: "ssd", Schedule: "auto"},
+		"augment for scrub": {Name: "x", Algorithm: "scrub", Method: "del", Augment: "flip"},
+		"bad augment":       {Name: "x", Method: "del", Augment: "pad=x"},
 	} {
 		if _, err := Choose(m, 0); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// augmentFlag is --augment, shared by the main command and `unlearn train`.
+func augmentFlag(what string) cli.Flag {
+	return &cli.StringFlag{Name: "augment", Value: "none", Usage: "augment " + what + " as torchvision's transforms before Normalize: " +
+		"pad=N is RandomCrop(size, padding=N) (N zero pixels each side, a random crop back to the image size), " +
+		"flip is RandomHorizontalFlip(); comma-separated, e.g. pad=4,flip (the CIFAR recipe); none trains on the images as they are"}
+}
+
+// parseAugmentFlag reads --augment; an error is a usage error.
+func parseAugmentFlag(c *cli.Context) (data.Augment, error) {
+	a, err := data.ParseAugment(c.String("augment"))
+	if err != nil {
+		return data.Augment{}, usagef("--%v", err)
+	}
+	return a, nil
+}
+
+// checkAugmentAlgorithm refuses --augment for an algorithm that does not
+// augment its batches, rather than ignoring it.
+func checkAugmentAlgorithm(a data.Augment, algo *unlearn.Algorithm) error {
+	if a.On() && !algo.Augments {
+		return usagef("--augment %s: %s does not augment its batches (scrub distils against teacher logits of the unaugmented images; ssd and iu do not train); augmentation applies to %s",
+			a, algo.Name, strings.Join(unlearn.AugmentingAlgorithms(), ", "))
+	}
+	return nil
+}
