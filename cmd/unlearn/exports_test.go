@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,11 +97,11 @@ func TestPyTorchExports(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, v := range orig.Graph.Inputs {
-				if got, want := um.Graph.Inputs[i].Type.Shape, v.Type.Shape; !equalDims(got, want) {
+				if got, want := um.Graph.Inputs[i].Type.Shape, v.Type.Shape; !slices.Equal(got, want) {
 					t.Errorf("output model's input %q has shape %v, the input model declares %v", v.Name, got, want)
 				}
 			}
-			if got, want := um.Graph.Outputs[0].Type.Shape, orig.Graph.Outputs[0].Type.Shape; !equalDims(got, want) {
+			if got, want := um.Graph.Outputs[0].Type.Shape, orig.Graph.Outputs[0].Type.Shape; !slices.Equal(got, want) {
 				t.Errorf("output model's logits have shape %v, the input model declares %v", got, want)
 			}
 		})
@@ -128,16 +129,4 @@ func TestInspectFixedBatch(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, "fixed at") {
 		t.Errorf("dynamic batch: exit %d, stdout:\n%s", r.code, r.stdout)
 	}
-}
-
-func equalDims[D comparable](a, b []D) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
