@@ -136,3 +136,14 @@ func TestSplitGlobals(t *testing.T) {
 		t.Errorf("FromConfig: %+v, kept %q", g, kept)
 	}
 }
+
+// TestPace: no rate in a stage's first second (a first step over
+// microseconds read as 35,804,196/s), then the rate and the time left.
+func TestPace(t *testing.T) {
+	if got := pace(1, 100, 30*time.Microsecond); got != "" {
+		t.Errorf("first step: %q", got)
+	}
+	if got := pace(20, 100, 10*time.Second); got != "  2.0/s, about 40s left" {
+		t.Errorf("20 of 100 in 10 s: %q", got)
+	}
+}

@@ -142,11 +142,24 @@ func (p *progress) update(done, total int) {
 			bar[i] = '.'
 		}
 	}
-	rate := float64(done) / now.Sub(p.start).Seconds()
+	line := fmt.Sprintf("\r%-14s [%s] %d/%d", p.label, bar, done, total)
+	line += pace(done, total, now.Sub(p.start))
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.W, "\r%-14s [%s] %d/%d  %.0f/s ", p.label, bar, done, total, rate)
+	fmt.Fprint(l.W, line+" ")
 	if done >= total {
 		fmt.Fprint(l.W, "\r\033[K")
 	}
+}
+
+// pace is the rate and the time left of a stage that has done done of
+// total in elapsed: nothing in its first second, where one step over a few
+// microseconds would read as millions a second.
+func pace(done, total int, elapsed time.Duration) string {
+	if elapsed < time.Second || done <= 0 {
+		return ""
+	}
+	rate := float64(done) / elapsed.Seconds()
+	left := time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second)
+	return fmt.Sprintf("  %.1f/s, about %s left", rate, left)
 }
