@@ -153,6 +153,9 @@ type decoder struct {
 	inputs    []pendingInput
 	outputs   []pendingOutputs
 	values    []*graph.Value // values with a valueExt, to snapshot at the end
+	// mem is the memory available for external data (memRead: read).
+	mem     int64
+	memRead bool
 }
 
 type pendingInput struct {

@@ -228,7 +228,7 @@ func (d *decoder) readExternal(tp *onnxpb.TensorProto) ([]byte, error) {
 	if want, ok := externalWant(tp); ok && want != length {
 		return nil, fmt.Errorf("%w: tensor %q: %d bytes of external data, shape %v needs %d", ErrExternalData, name, length, tp.GetDims(), want)
 	}
-	if avail := fsread.AvailableMemory(); avail > 0 && length > avail {
+	if avail := d.availableMemory(); avail > 0 && length > avail {
 		return nil, fmt.Errorf("%w: tensor %q: %d bytes of external data in %s, more than the %d bytes of memory available", ErrExternalData, name, length, path, avail)
 	}
 	buf := make([]byte, length)
@@ -294,4 +294,13 @@ func externalWant(tp *onnxpb.TensorProto) (int64, bool) {
 		return 0, false
 	}
 	return n * sz, true
+}
+
+// availableMemory is fsread.AvailableMemory, read once per decode: a model
+// with many external tensors checks each against it.
+func (d *decoder) availableMemory() int64 {
+	if !d.memRead {
+		d.mem, d.memRead = fsread.AvailableMemory(), true
+	}
+	return d.mem
 }

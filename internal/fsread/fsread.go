@@ -73,23 +73,24 @@ func regular(st os.FileInfo, path, what string) error {
 	case m.IsDir():
 		return fmt.Errorf("%s %s is a folder, not a file", what, path)
 	default:
-		return fmt.Errorf("%s %s is not a regular file (%s); give the path of a file", what, path, kind(m))
+		return fmt.Errorf("%s %s is not a regular file (a %s); give the path of a file", what, path, FileKind(m))
 	}
 }
 
-func kind(m os.FileMode) string {
+// FileKind names what a file that is not a regular file or a folder is,
+// for messages about inputs (here) and outputs (internal/outfile).
+func FileKind(m os.FileMode) string {
 	switch {
-	case m&os.ModeDevice != 0 && m&os.ModeCharDevice != 0:
-		return "a character device"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
 	case m&os.ModeDevice != 0:
-		return "a block device"
+		return "block device"
 	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
+		return "FIFO (named pipe)"
 	case m&os.ModeSocket != 0:
-		return "a socket"
-	default:
-		return "mode " + m.String()
+		return "socket"
 	}
+	return "special file (mode " + m.String() + ")"
 }
 
 // AvailableMemory is MemAvailable from /proc/meminfo in bytes, or 0 when

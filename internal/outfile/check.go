@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // The kinds of refusal, for errors.Is. ErrCollision is a mistake on the
@@ -156,21 +158,7 @@ func fileType(st fs.FileInfo, path string) *Error {
 	case m.IsRegular():
 		return nil
 	}
-	return &Error{Kind: ErrNotRegular, Msg: fmt.Sprintf("is a %s, not a regular file; outputs are only written to regular files", typeName(m))}
-}
-
-func typeName(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO (named pipe)"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file"
+	return &Error{Kind: ErrNotRegular, Msg: fmt.Sprintf("is a %s, not a regular file; outputs are only written to regular files", fsread.FileKind(m))}
 }
 
 // collision says which input or earlier output o would overwrite, or nil.

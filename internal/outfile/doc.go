@@ -7,6 +7,7 @@
 // signal handler removes, and removes the temporaries that a killed run
 // left behind. LockDir serializes runs that write a set of files that go
 // together (a model and its metrics) into one folder. It imports only the
-// standard library, so that onnxio, eval, unlearn and the command can all
-// use it. It never reads inputs (package internal/fsread does).
+// standard library and internal/fsread (which names file kinds the same way
+// for inputs), so that onnxio, eval, unlearn and the command can all use
+// it. It never reads inputs (package internal/fsread does).
 package outfile
