@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/unlearn-tool/unlearn/internal/clilog"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/textio"
 )
 
@@ -21,6 +22,11 @@ type stepLog struct {
 }
 
 func createLog(path string) (*stepLog, error) {
+	// A log in the results folder is an output like any other: never
+	// written through a link or into a device.
+	if err := outfile.Check([]outfile.Output{{Flag: "step log", Path: path}}, nil); err != nil {
+		return nil, err
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
