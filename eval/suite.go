@@ -229,6 +229,11 @@ func (s *Suite) Measure(modelPath, oraclePath, tool string) (*schema.Report, Mea
 	if _, err := s.NormalizationFromModel(m, modelPath); err != nil {
 		return nil, Measurements{}, err
 	}
+	if s.Info != nil {
+		for _, n := range InputNotes(m, false) {
+			s.Info("note", "note: "+n, "note", n)
+		}
+	}
 	var om *graph.Model
 	if oraclePath != "" {
 		if om, err = s.Load(oraclePath, "oracle"); err != nil {
@@ -380,4 +385,19 @@ func (s *Suite) RecordNormalization(m *graph.Model) {
 	if len(s.Data.Std) > 0 {
 		m.Metadata[MetaStd] = join(s.Data.Std)
 	}
+}
+
+// InputNotes say what about a model's form matters for a run, before any
+// work: a fixed batch the tool makes symbolic (graph.DescribeFixedBatch),
+// and, for runs that train (training), BatchNormalization an exporter
+// folded into the convolutions (graph.DetectFoldedBN).
+func InputNotes(m *graph.Model, training bool) []string {
+	var notes []string
+	if n := graph.DescribeFixedBatch(m.Graph); n != "" {
+		notes = append(notes, n)
+	}
+	if f := graph.DetectFoldedBN(m.Graph); f != nil && training {
+		notes = append(notes, f.Note())
+	}
+	return notes
 }

@@ -34,6 +34,10 @@ type Report struct {
 	// tool does about it and how to re-export.
 	FixedBatch int64  `json:"fixed_batch,omitempty"`
 	BatchNote  string `json:"batch_note,omitempty"`
+	// FoldedBatchNorm, when the export folded BatchNormalization into the
+	// convolutions (graph.DetectFoldedBN), says what that costs and how to
+	// re-export.
+	FoldedBatchNorm string `json:"folded_batchnorm,omitempty"`
 }
 
 // ModelInfo describes the file and its format.
@@ -163,6 +167,9 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 		}
 	}
 	rep.Model.BNPreserved = rep.Model.BatchNorm > 0
+	if f := graph.DetectFoldedBN(g); f != nil {
+		rep.FoldedBatchNorm = f.Note()
+	}
 	for _, v := range g.Inputs {
 		if !v.IsInitializer() {
 			rep.Inputs = append(rep.Inputs, ioOf(v))

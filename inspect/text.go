@@ -88,7 +88,10 @@ func writeHeader(w io.Writer, r *Report) {
 		parts[i] = fmt.Sprintf("%s %d", o.k, o.v)
 	}
 	fmt.Fprintf(w, "nodes     %d: %s\n", r.Model.Nodes, strings.Join(parts, ", "))
-	bn := "none (fused into the convolutions, or never present)"
+	bn := "none (never present, or folded by an exporter other than PyTorch's)"
+	if r.FoldedBatchNorm != "" {
+		bn = "none: " + r.FoldedBatchNorm
+	}
 	if r.Model.BatchNorm > 0 {
 		bn = fmt.Sprintf("%d nodes kept: finetuning updates their running statistics", r.Model.BatchNorm)
 	}

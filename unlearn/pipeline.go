@@ -124,6 +124,11 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What the input's form means for the run is said before any work, so
+	// that a user can stop and re-export; metrics.json repeats it.
+	for _, n := range p.Notes {
+		info("note", "note: "+n, "note", n)
+	}
 	var om *graph.Model
 	if job.OraclePath != "" {
 		if om, err = s.Load(job.OraclePath, "oracle"); err != nil {
@@ -198,7 +203,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		cfg.Proxies.Track = false
 		info("proxies", fmt.Sprintf("no proxies: --data %s has no test split", s.Data.Path), "reason", "no test split")
 	}
-	sched := fmt.Sprintf("%d epochs, lr %g", cfg.Epochs, cfg.LR)
+	sched := fmt.Sprintf("%s, lr %g", plural(cfg.Epochs, "epoch"), cfg.LR)
 	if cfg.Schedule == ScheduleAuto {
 		sched = "auto schedule"
 	}
@@ -504,7 +509,8 @@ type Prepared struct {
 	Untied  int
 	Neurons *graph.NeuronMap
 	// Notes say how the working copy differs from the input besides
-	// untying (graph.DescribeFixedBatch).
+	// untying and what about the input makes unlearning harder
+	// (eval.InputNotes).
 	Notes []string
 	// Path is the file the model was read from; the output never
 	// replaces it.
@@ -524,10 +530,7 @@ func Prepare(m *graph.Model, path string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	var notes []string
-	if n := graph.DescribeFixedBatch(m.Graph); n != "" {
-		notes = append(notes, n)
-	}
+	notes := eval.InputNotes(m, true)
 	nm, err := graph.Neurons(work.Graph)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -144,6 +144,9 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 	if err := eval.CheckModelData(m, path, ds); err != nil {
 		return nil, err
 	}
+	for _, n := range eval.InputNotes(m, true) {
+		info("note", "note: "+n, "note", n)
+	}
 	idx := data.Range(ds.Train.Len())
 	if job.Exclude != nil {
 		_, idx = data.ForgetRetain(ds.Train.Len(), job.Exclude)
@@ -179,8 +182,8 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 		augText = ", augmentation " + job.Augment.Torchvision()
 		fields = append(fields, "augment", job.Augment.String())
 	}
-	info("train", fmt.Sprintf("training %s on %d examples of %s: %d epochs, batch %d, lr %g (%s), momentum %g, weight decay %g, seed %d%s",
-		path, len(idx), ds.Path, job.Epochs, job.BatchSize, job.LR, schedName, job.Momentum, job.WeightDecay, job.Seed, augText),
+	info("train", fmt.Sprintf("training %s on %d examples of %s: %s, batch %d, lr %g (%s), momentum %g, weight decay %g, seed %d%s",
+		path, len(idx), ds.Path, plural(job.Epochs, "epoch"), job.BatchSize, job.LR, schedName, job.Momentum, job.WeightDecay, job.Seed, augText),
 		fields...)
 	fo := train.FitOptions{
 		Epochs: job.Epochs, BatchSize: job.BatchSize, Seed: job.Seed, Schedule: sched, Augment: job.Augment,

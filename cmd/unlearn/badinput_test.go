@@ -85,11 +85,25 @@ func TestBadInputMatrix(t *testing.T) {
 			rows = append(rows, badRow{c: c, outDir: outDir, result: r})
 		})
 	}
+	warned := warnedInputCases()
+	var wrows []badRow
+	for i, c := range warned {
+		t.Run(fmt.Sprintf("warned/%s/%s", cmdName(c.cmd), c.name), func(t *testing.T) {
+			outDir := filepath.Join(root, "warned", fmt.Sprint(i))
+			if err := os.MkdirAll(outDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := runCLI(t, c.commandLine(fx, outDir)...)
+			wantWarning(t, r, c.before, c.culprits...)
+			wrows = append(wrows, badRow{c: c.badCase, outDir: outDir, result: r})
+		})
+	}
 	if path := os.Getenv("UNLEARN_TESTING_MD"); path != "" && !t.Failed() {
-		if len(rows) != len(cases) {
-			t.Fatalf("UNLEARN_TESTING_MD: only %d of %d cases ran (a -run filter?); the table needs all", len(rows), len(cases))
+		if len(rows) != len(cases) || len(wrows) != len(warned) {
+			t.Fatalf("UNLEARN_TESTING_MD: only %d of %d cases ran (a -run filter?); the table needs all", len(rows)+len(wrows), len(cases)+len(warned))
 		}
-		if err := os.WriteFile(path, badInputMarkdown(fx, rows), 0o644); err != nil {
+		md := append(badInputMarkdown(fx, rows), warnedMarkdown(fx, wrows)...)
+		if err := os.WriteFile(path, md, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("wrote %s: %d cases", path, len(rows))
@@ -882,6 +896,106 @@ type badRow struct {
 	c      badCase
 	outDir string
 	result result
+}
+
+// warnedCase is an input the tool accepts with a warning: the run
+// completes (exit 0) and, before any work (ahead of the first line that
+// starts with before), prints a "note: " or "warning: " line that names
+// every culprit and says what to do about it.
+type warnedCase struct {
+	badCase
+	before string
+}
+
+// warnedInputCases are the inputs a new user's first hour brings that the
+// tool can run on but must warn about (issue 29): PyTorch's default export
+// (a fixed batch of 1, BatchNormalization folded into the convolutions)
+// and data normalized unlike the model's training, which eval still
+// measures.
+func warnedInputCases() []warnedCase {
+	const fixed, folded = "testdata/exports/a_default_fixed_batch.onnx", "testdata/exports/b_eval_dynamic.onnx"
+	batch := []string{"note: ", `input "input.1"`, "[1, 1, 28, 28]", "fixed batch size of 1", "dynamic_axes", "made symbolic"}
+	fold := []string{"note: ", "folded BatchNormalization into 2 convolution(s)", "onnx::Conv_26", "lower learning rate", "TrainingMode.PRESERVE", "do_constant_folding=False"}
+	var out []warnedCase
+	for _, c := range []struct {
+		cmd, name, model, before string
+		culprits                 []string
+	}{
+		{"", "fixed batch of 1 (PyTorch's default export)", fixed, "localizing:", batch},
+		{"eval", "fixed batch of 1 (PyTorch's default export)", fixed, "metric ", batch},
+		{"train", "fixed batch of 1 (PyTorch's default export)", fixed, "training ", batch},
+		{"", "BatchNormalization folded into the convolutions (PyTorch's eval export)", folded, "localizing:", fold},
+		{"train", "BatchNormalization folded into the convolutions (PyTorch's eval export)", folded, "training ", fold},
+	} {
+		out = append(out, warnedCase{badCase: badCase{group: "model", name: c.name, cmd: c.cmd, set: [][2]string{{"--model", c.model}}, culprits: c.culprits}, before: c.before})
+	}
+	// eval measures a model at chance (that is what it is for) and warns;
+	// the main command refuses it (the bad-input case above).
+	out = append(out, warnedCase{badCase: badCase{group: "dataset", name: "normalized unlike the model's training (at chance)", cmd: "eval",
+		set: [][2]string{{"--mean", "5"}, {"--std", "0.01"}}, args: []string{"--no-mia"},
+		culprits: []string{"warning: ", "near chance", "training split", "--mean/--std"}}, before: "metric "})
+	return out
+}
+
+// warningLine is the first line of stderr that starts with culprits[0]
+// ("note: " or "warning: ") and contains culprits[1], or "".
+func warningLine(stderr string, culprits []string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, culprits[0]) && strings.Contains(l, culprits[1]) {
+			return l
+		}
+	}
+	return ""
+}
+
+// wantWarning checks a run that must complete with a warning: exit 0 and
+// a note or warning line on stderr naming every culprit, printed ahead of
+// the first line of the run's work (one starting with before, on stderr or
+// stdout: the output is checked as one stream when stdout has it).
+func wantWarning(t *testing.T, r result, before string, culprits ...string) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit code %d, want 0; stderr: %s", r.code, r.stderr)
+	}
+	line := warningLine(r.stderr, culprits)
+	if line == "" {
+		t.Fatalf("no %q line naming %q on stderr:\n%s", culprits[0], culprits[1], r.stderr)
+	}
+	for _, c := range culprits {
+		if !strings.Contains(line, c) {
+			t.Errorf("warning %q does not name %q", line, c)
+		}
+	}
+	// The work's first line is on stderr (localizing, training) or, for
+	// eval's table, on stdout, which a run with a warning at the start
+	// writes only after it.
+	if j := strings.Index(r.stderr, "\n"+before); j >= 0 {
+		if strings.Index(r.stderr, line) > j {
+			t.Errorf("the warning is not printed before %q:\n%s", before, r.stderr)
+		}
+	} else if !strings.HasPrefix(r.stdout, before) && !strings.Contains(r.stdout, "\n"+before) {
+		t.Errorf("no line starting with %q in the output:\n%s\n%s", before, r.stderr, r.stdout)
+	}
+}
+
+// warnedMarkdown renders the table of inputs accepted with a warning.
+func warnedMarkdown(fx *badFixtures, rows []badRow) []byte {
+	var b bytes.Buffer
+	b.WriteString("\n### Accepted with a warning\n\n")
+	fmt.Fprintf(&b, "%d cases (`TestBadInputMatrix`, `warnedInputCases`): inputs the tool can run on but must warn about. "+
+		"Each must exit 0 and print, before any work, a `note:` or `warning:` line that names the problem and its fix.\n\n", len(rows))
+	b.WriteString("| # | group | case | command | flags | message |\n|---|---|---|---|---|---|\n")
+	for i, r := range rows {
+		var flags []string
+		for _, f := range r.c.set {
+			flags = append(flags, f[0]+" "+f[1])
+		}
+		flags = append(flags, r.c.args...)
+		line := warningLine(r.result.stderr, r.c.culprits)
+		line = strings.ReplaceAll(strings.ReplaceAll(line, fx.root, "<tmp>"), "|", `\|`)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | `%s` | %s |\n", i+1, r.c.group, r.c.name, cmdName(r.c.cmd), strings.Join(flags, " "), line)
+	}
+	return b.Bytes()
 }
 
 // badInputMarkdown renders the table of TESTING.md. Cases that differ only

@@ -11,13 +11,18 @@ import (
 
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
-// TestPyTorchExports runs the main command with a short fixed recipe on
-// one small CNN exported from PyTorch the four common ways
+// TestPyTorchExports runs the main command with its defaults on one small
+// CNN exported from PyTorch the four common ways
 // (testdata/exports/make_exports.py, issue 29): every run completes; the
 // default export, whose batch is fixed at 1, is run on batches of any size
-// with a note saying so and written back with its declared shape; and the
+// with a note saying so and written back with its declared shape; the two
+// eval exports, which fold BatchNormalization into the convolutions, get
+// the folded-model warning on the terminal before any work and in
+// metrics.json, the others not; no run's test accuracy falls more than
+// unlearn.MaxTestDrop below the input's; and the
 // input model's accuracy ("before") of the exports that compute PyTorch's
 // eval forward exactly (the PRESERVE export and the eval export with
 // dynamic_axes) counts as many correct examples as PyTorch did
@@ -41,18 +46,19 @@ func TestPyTorchExports(t *testing.T) {
 		file       string
 		fixedBatch bool
 		exact      bool // before accuracy equals PyTorch's
+		folded     bool
 	}{
-		{"a_default_fixed_batch.onnx", true, false},
-		{"b_eval_dynamic.onnx", false, true},
-		{"c_preserve_dynamic.onnx", false, true},
-		{"d_training_dynamic.onnx", false, false},
+		{"a_default_fixed_batch.onnx", true, false, true},
+		{"b_eval_dynamic.onnx", false, true, true},
+		{"c_preserve_dynamic.onnx", false, true, false},
+		{"d_training_dynamic.onnx", false, false, false},
 	} {
 		t.Run(strings.TrimSuffix(c.file, ".onnx"), func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "u.onnx")
 			in := filepath.Join("testdata", "exports", c.file)
 			r := runCLI(t, "--model", in, "--forget", "testdata/demo/forget_nonIID.txt", "--data", "testdata/fashion",
-				"--epochs", "1", "--no-mia", "--out", out, "--threads", "2")
+				"--no-mia", "--out", out, "--threads", "2")
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
@@ -74,7 +80,7 @@ func TestPyTorchExports(t *testing.T) {
 			}
 			correct := func(acc float64, n int) int { return int(math.Round(acc * float64(n))) }
 			trainOK, testOK := correct(doc.Before.Accuracy["train"], ref.Train.N), correct(doc.Before.Accuracy["test"], ref.Test.N)
-			t.Logf("before: train %d/%d, test %d/%d correct (PyTorch: %d, %d); after 1 epoch: train %.4f, test %.4f, forget %.4f",
+			t.Logf("before: train %d/%d, test %d/%d correct (PyTorch: %d, %d); after: train %.4f, test %.4f, forget %.4f",
 				trainOK, ref.Train.N, testOK, ref.Test.N, ref.Train.Correct, ref.Test.Correct,
 				doc.Accuracy["train"], doc.Accuracy["test"], doc.Accuracy["forget"])
 			if c.exact && (trainOK != ref.Train.Correct || testOK != ref.Test.Correct) {
@@ -86,6 +92,17 @@ func TestPyTorchExports(t *testing.T) {
 			}
 			if c.fixedBatch && !strings.Contains(note, `"input.1"`) {
 				t.Errorf("notes %q do not name the input", doc.Unlearning.Notes)
+			}
+			const folded = "note: the export folded BatchNormalization into 2 convolution(s)"
+			if got := strings.Contains(note, folded[len("note: "):]); got != c.folded {
+				t.Errorf("notes %q: folded-model warning = %v, want %v", doc.Unlearning.Notes, got, c.folded)
+			}
+			// Before any work: ahead of the localization line.
+			if i, j := strings.Index(r.stderr, folded), strings.Index(r.stderr, "localizing:"); c.folded && (i < 0 || j < 0 || i > j) {
+				t.Errorf("the folded-model warning is not printed before localizing:\n%s", r.stderr)
+			}
+			if drop := doc.Before.Accuracy["test"] - doc.Accuracy["test"]; drop > unlearn.MaxTestDrop {
+				t.Errorf("test accuracy collapsed: %.4f → %.4f", doc.Before.Accuracy["test"], doc.Accuracy["test"])
 			}
 			// The written model keeps the declared input and output shapes.
 			orig, err := onnxio.Load(filepath.Join(root, in))
@@ -128,5 +145,26 @@ func TestInspectFixedBatch(t *testing.T) {
 	r = runCLI(t, "inspect", "--model", "testdata/exports/c_preserve_dynamic.onnx")
 	if r.code != 0 || strings.Contains(r.stdout, "fixed at") {
 		t.Errorf("dynamic batch: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+}
+
+// TestInspectFoldedBatchNorm: inspect says that an eval export folded
+// BatchNormalization into the convolutions, what that costs and how to
+// re-export; the PRESERVE export keeps its BatchNormalization nodes and
+// gets no such line (also in --json).
+func TestInspectFoldedBatchNorm(t *testing.T) {
+	r := runCLI(t, "inspect", "--model", "testdata/exports/b_eval_dynamic.onnx")
+	for _, want := range []string{"batchnorm none: the export folded BatchNormalization into 2 convolution(s)", "onnx::Conv_26", "lower learning rate", "training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("exit %d, stdout lacks %q:\n%s", r.code, want, r.stdout)
+		}
+	}
+	r = runCLI(t, "inspect", "--json", "-", "--model", "testdata/exports/c_preserve_dynamic.onnx")
+	if r.code != 0 || strings.Contains(r.stdout, "folded_batchnorm") || !strings.Contains(r.stdout, `"batchnorm": 2`) {
+		t.Errorf("BN kept: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	r = runCLI(t, "inspect", "--json", "-", "--model", "testdata/exports/a_default_fixed_batch.onnx")
+	if r.code != 0 || !strings.Contains(r.stdout, `"folded_batchnorm": "the export folded`) {
+		t.Errorf("folded, --json: exit %d, stdout:\n%s", r.code, r.stdout)
 	}
 }

@@ -1,0 +1,84 @@
+package unlearn_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// TestDivergedRangeTestGoesOn runs the main pipeline with the auto
+// schedule on PyTorch's default export of a CNN with BatchNormalization
+// (folded into the convolutions; testdata/exports) with a range test whose
+// largest candidate rate makes the loss non-finite: that rate is recorded
+// as diverged and the run goes on with the best of the others (issue 29,
+// where a NaN at one rate used to abort the run). The folded model's note
+// is given before any work (the first Info line after loading) and kept in
+// metrics.json, and test accuracy does not collapse.
+func TestDivergedRangeTestGoesOn(t *testing.T) {
+	testutil.RequireORT(t)
+	root := testutil.RepoRoot(t)
+	ds, err := data.Open(filepath.Join(root, "testdata", "fashion"), data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgetPath := filepath.Join(root, "testdata", "demo", "forget_nonIID.txt")
+	ids, err := data.ReadIDs(forgetPath, ds.Train.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := onnxrt.Options{Threads: 2}
+	suite, err := eval.NewSuite(ds, forgetPath, ids, eval.Options{Runtime: rt, BatchSize: 256, NoMIA: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := onnxrt.Setup(rt); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Auto.LRs = []float64{0.003, 0.03, 1e30}
+	dir := t.TempDir()
+	var events []string
+	o, err := unlearn.Unlearn(context.Background(), unlearn.Job{
+		ModelPath: filepath.Join(root, "testdata", "exports", "b_eval_dynamic.onnx"), Suite: suite,
+		Method: "del", Strategy: "del", Budget: 0.1, Algorithm: "rft", Config: cfg,
+		Out: filepath.Join(dir, "u.onnx"), MetricsPath: filepath.Join(dir, "u.metrics.json"),
+		Info: func(event, text string, _ ...any) { events = append(events, event+"\t"+text) },
+	})
+	if err != nil {
+		t.Fatalf("the run stopped: %v", err)
+	}
+	if len(events) == 0 || !strings.HasPrefix(events[0], "note\tnote: the export folded BatchNormalization into 2 convolution(s)") {
+		t.Errorf("the first line of the run is not the folded-model note: %q", events)
+	}
+	a := o.Report.Unlearning.Auto
+	if a == nil || len(a.RangeTest) != 3 {
+		t.Fatalf("range test: %+v", a)
+	}
+	for _, tr := range a.RangeTest {
+		if got, want := tr.Diverged, tr.LR == 1e30; got != want {
+			t.Errorf("rate %g: diverged %v, want %v", tr.LR, got, want)
+		}
+	}
+	if a.LR >= 1e30 || a.LR <= 0 {
+		t.Errorf("chose lr %g", a.LR)
+	}
+	notes := strings.Join(o.Report.Unlearning.Notes, "\n")
+	if !strings.Contains(notes, "folded BatchNormalization") || !strings.Contains(notes, "TrainingMode.PRESERVE") {
+		t.Errorf("metrics.json notes lack the folded-model note: %q", o.Report.Unlearning.Notes)
+	}
+	before, after := o.Report.Before.Accuracy.Test, o.Report.Accuracy.Test
+	t.Logf("lr %g, stopped after epoch %d (%s); test accuracy %.4f → %.4f", a.LR, a.StopEpoch, a.Reason, before, after)
+	if after < before-unlearn.MaxTestDrop {
+		t.Errorf("test accuracy collapsed: %.4f → %.4f", before, after)
+	}
+}
