@@ -43,12 +43,18 @@ type BootstrapOptions struct {
 	Workers int
 }
 
-// Interval is an estimate from all K models with a percentile bootstrap
-// interval [Lo, Hi] over resampled models.
+// Interval is an estimate from all K models with a bootstrap interval
+// [Lo, Hi] over resampled models: the percentile spread of the resamples
+// around their median, re-centred on the estimate (the package
+// documentation says why).
 type Interval struct {
 	Estimate float64 `json:"estimate"`
 	Lo       float64 `json:"lo"`
 	Hi       float64 `json:"hi"`
+	// Shift is the resamples' median minus the estimate: how far repeated
+	// models move the statistic (F down, KLoM up), which the interval
+	// removes.
+	Shift float64 `json:"bootstrap_shift"`
 }
 
 // Summary is the forgetting evidence of one ensemble.
@@ -226,8 +232,10 @@ func Summarize(e Ensemble, opt BootstrapOptions) (*Summary, error) {
 			return
 		}
 		slices.Sort(v)
-		iv.Lo = quantile(v, (1-opt.Level)/2)
-		iv.Hi = quantile(v, (1+opt.Level)/2)
+		mid := quantile(v, 0.5)
+		iv.Shift = mid - iv.Estimate
+		iv.Lo = iv.Estimate - (mid - quantile(v, (1-opt.Level)/2))
+		iv.Hi = iv.Estimate + (quantile(v, (1+opt.Level)/2) - mid)
 	}
 	interval(func(q point) float64 { return q.f }, &s.F)
 	interval(func(q point) float64 { return q.klom }, &s.MeanKLoM)

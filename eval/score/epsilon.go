@@ -154,9 +154,19 @@ func linspaceNumPy(start, stop float64, num int) []float64 {
 		return nil
 	}
 	y := make([]float64, num)
+	linspaceNumPyInto(y, start, stop)
+	return y
+}
+
+// linspaceNumPyInto fills y with numpy.linspace(start, stop, len(y)).
+func linspaceNumPyInto(y []float64, start, stop float64) {
+	num := len(y)
+	if num == 0 {
+		return
+	}
 	if num == 1 {
 		y[0] = start
-		return y
+		return
 	}
 	div := float64(num - 1)
 	delta := stop - start
@@ -171,7 +181,6 @@ func linspaceNumPy(start, stop float64, num int) []float64 {
 		}
 	}
 	y[num-1] = stop
-	return y
 }
 
 // linspaceTorch is torch.linspace(start, end, steps) as its CUDA kernel
@@ -284,19 +293,27 @@ func exampleEpsilon(unlearned, retrained []float64, t *epsTable) Epsilon {
 	rightMax := dp[n-1] + ThresholdBuffer
 	rights := linspaceNumPy(rightMin, rightMax, int(math.Ceil((rightMax-rightMin)*ThresholdsPerUnit)))
 	numLeft := int(math.Ceil(2 * ThresholdBuffer * ThresholdsPerUnit))
+	lefts := make([]float64, numLeft)
 	for _, tr := range rights {
 		pLE, nLE := countLE(dp, tr), countLE(dn, tr)
-		lefts := linspaceNumPy((tr-width)-ThresholdBuffer, (tr-width)+ThresholdBuffer, numLeft)
-		// lefts ascend: walk the two counts of values < l forward.
+		linspaceNumPyInto(lefts, (tr-width)-ThresholdBuffer, (tr-width)+ThresholdBuffer)
+		// lefts ascend: walk the two counts of values < l forward, and
+		// offer a test only when they change (equal counts, equal ε).
 		pLT, nLT := countLT(dp, lefts[0]), countLT(dn, lefts[0])
-		for _, tl := range lefts {
+		bs.offer(t, max(pLE-pLT, 0), max(nLE-nLT, 0), RuleDouble)
+		for _, tl := range lefts[1:] {
+			moved := false
 			for pLT < n && dp[pLT] < tl {
 				pLT++
+				moved = true
 			}
 			for nLT < n && dn[nLT] < tl {
 				nLT++
+				moved = true
 			}
-			bs.offer(t, max(pLE-pLT, 0), max(nLE-nLT, 0), RuleDouble)
+			if moved {
+				bs.offer(t, max(pLE-pLT, 0), max(nLE-nLT, 0), RuleDouble)
+			}
 		}
 	}
 
@@ -305,14 +322,19 @@ func exampleEpsilon(unlearned, retrained []float64, t *epsTable) Epsilon {
 	lo, hi := min(pos[0], neg[0]), max(pos[n-1], neg[n-1])
 	singles := linspaceTorch(lo, hi, int(math.Ceil((hi-lo)*ThresholdsPerUnit)))
 	pLT, nLT := 0, 0
-	for _, th := range singles {
+	for i, th := range singles {
+		moved := i == 0
 		for pLT < n && pos[pLT] < th {
 			pLT++
+			moved = true
 		}
 		for nLT < n && neg[nLT] < th {
 			nLT++
+			moved = true
 		}
-		bs.offer(t, n-pLT, n-nLT, RuleSingle)
+		if moved {
+			bs.offer(t, n-pLT, n-nLT, RuleSingle)
+		}
 	}
 
 	switch {

@@ -42,8 +42,9 @@ func Margin(row []float32, label int) float64 {
 			s += math.Exp(float64(z) - m)
 		}
 	}
-	// s ≥ 1 (the maximum contributes exp(0)), so the logarithm is finite.
-	return float64(row[label]) - (m + math.Log(s))
+	// s ≥ 1 (the maximum contributes exp(0)), so the logarithm is finite;
+	// z_y − m first keeps ln s when both logits are huge.
+	return (float64(row[label]) - m) - math.Log(s)
 }
 
 // LogitScaledConfidence returns log p_y − log(1 − p_y), p = softmax(row),
