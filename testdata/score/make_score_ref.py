@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""Independent reference for package eval/score, written with NumPy only.
+
+Writes testdata/score/ref.json: inputs and expected outputs for
+  - the competition's per-example epsilon, its bucket points and F
+    (google-deepmind/unlearning_evaluation, metric.py, as documented in
+    eval/score/doc.go), computed here by brute force: every threshold (pair)
+    is compared against every value with broadcasting, no sorting or
+    running counts as in the Go code;
+  - KLoM (data-unlearning-bench's binned KL of margins), both with the
+    reference's np.digitize counting and with a closed last bin;
+  - the logit-scaled confidence of the competition's formula (float64
+    softmax, no 1e-45 floor) on moderate logits.
+
+Run from the repository root:  /usr/bin/python3 testdata/score/make_score_ref.py
+Add --study to print the spread of F over independent ensembles as K grows
+(the table in docs/SCORE.md); the study is not written to the fixture.
+"""
+
+import json
+import math
+import sys
+
+import numpy as np
+
+DELTA = 1e-5
+CAP = 50.0
+PER_UNIT = 100
+BUFFER = 2.0
+
+
+def np_linspace(start, stop, num):
+    return np.linspace(start, stop, num=num)
+
+
+def torch_linspace(start, end, steps):
+    # torch.linspace's two-sided formula (its CUDA kernel), written out.
+    if steps <= 0:
+        return np.zeros(0)
+    if steps == 1:
+        return np.array([start])
+    step = (end - start) / (steps - 1)
+    i = np.arange(steps)
+    half = steps // 2
+    return np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+
+
+def eps_from_rates(tp, fp, n):
+    """epsilon per test from counts of positives / negatives predicted positive."""
+    tpr, fpr = tp / n, fp / n
+    fnr, tnr = 1 - tpr, 1 - fpr
+    out = np.full(tp.shape, np.nan)
+    sep = (fpr + fnr == 0) & (tpr + tnr == 2)
+    out[sep] = np.inf
+    ok = ~sep & (fpr * fnr != 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log(1 - DELTA - fpr[ok]) - np.log(fnr[ok])
+        b = np.log(1 - DELTA - fnr[ok]) - np.log(fpr[ok])
+    both = np.vstack([a, b])
+    allnan = np.all(np.isnan(both), axis=0)
+    m = np.where(allnan, np.nan, np.nanmax(np.where(np.isnan(both), -np.inf, both), axis=0))
+    out[ok] = np.where(np.isnan(m), np.nan, np.maximum(m, 0))
+    return out
+
+
+def example_epsilon(u, r):
+    n = len(u)
+    retrained_pos = bool(np.median(r) > np.median(u))
+    pos, neg = (r, u) if retrained_pos else (u, r)
+    pd, nd = pos.max() - pos.min(), neg.max() - neg.min()
+    largest, smallest = (pd, nd) if pd > nd else (nd, pd)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.float64(smallest) / np.float64(largest)
+    if ratio < 0.01:
+        return dict(epsilon=CAP, how="peaky", retrained_positive=retrained_pos)
+
+    # double thresholds
+    dp, dn = (neg, pos) if pd >= nd else (pos, neg)
+    width = min(pd, nd)
+    rmin = (dp.min() + width) - BUFFER
+    rmax = dp.max() + BUFFER
+    rights = np_linspace(rmin, rmax, int(np.ceil((rmax - rmin) * PER_UNIT)))
+    nleft = int(np.ceil(2 * BUFFER * PER_UNIT))
+    L = np.concatenate([np_linspace((tr - width) - BUFFER, (tr - width) + BUFFER, nleft) for tr in rights])
+    R = np.repeat(rights, nleft)
+    tp = ((L[:, None] <= dp[None, :]) & (dp[None, :] <= R[:, None])).sum(1).astype(float)
+    fp = ((L[:, None] <= dn[None, :]) & (dn[None, :] <= R[:, None])).sum(1).astype(float)
+    e_d = eps_from_rates(tp, fp, n)
+
+    # single thresholds
+    allv = np.concatenate([pos, neg])
+    lo, hi = allv.min(), allv.max()
+    T = torch_linspace(lo, hi, int(np.ceil((hi - lo) * PER_UNIT)))
+    tp = (pos[None, :] >= T[:, None]).sum(1).astype(float)
+    fp = (neg[None, :] >= T[:, None]).sum(1).astype(float)
+    e_s = eps_from_rates(tp, fp, n)
+
+    e = np.concatenate([e_d, e_s])
+    kept = e[~np.isnan(e)]
+    if kept.size == 0:
+        return dict(epsilon=0.0, how="none", retrained_positive=retrained_pos)
+    best = kept.max()
+    if np.isinf(best):
+        return dict(epsilon=CAP, how="separated", retrained_positive=retrained_pos)
+    return dict(epsilon=float(min(best, CAP)), how="threshold", retrained_positive=retrained_pos)
+
+
+def points(eps, n):
+    # Bucket value written from the description: bucket k = [k/2, (k+1)/2)
+    # is worth 2^-k while (k+1)/2 <= ceil(ln(n-1)); beyond, 0.
+    top = math.ceil(math.log(n - 1)) if n > 1 else -math.inf
+    k = 0
+    while (k + 1) * 0.5 <= top:
+        if eps < (k + 1) * 0.5:
+            return 2.0 ** -k
+        k += 1
+    return 0.0
+
+
+def forget_score(U, R):
+    """U, R: [models, examples]."""
+    n = U.shape[0]
+    ex = [example_epsilon(U[:, j], R[:, j]) for j in range(U.shape[1])]
+    for e in ex:
+        e["points"] = points(e["epsilon"], n)
+    return float(np.mean([e["points"] for e in ex])), ex
+
+
+def klom(p, q, bins=20, floor=1e-5, clip=100.0, digitize=True):
+    p = np.clip(p, -clip, clip)
+    q = np.clip(q, -clip, clip)
+    lo, hi = min(p.min(), q.min()), max(p.max(), q.max())
+    if lo >= hi:
+        hi = lo + 1
+    edges = np.linspace(lo, hi, bins + 1)
+    if digitize:
+        pi, qi = np.digitize(p, edges), np.digitize(q, edges)
+        pc = np.array([np.sum(pi == i) for i in range(1, bins + 1)], float)
+        qc = np.array([np.sum(qi == i) for i in range(1, bins + 1)], float)
+    else:
+        pc = np.histogram(p, edges)[0].astype(float)
+        qc = np.histogram(q, edges)[0].astype(float)
+    if pc.sum() == 0:
+        return float("nan")
+    pp = pc / pc.sum()
+    qp = qc / qc.sum() if qc.sum() > 0 else qc
+    qp = np.where(pp > 0, np.maximum(qp, floor), qp)
+    qp = qp / qp.sum()
+    m = pp > 0
+    return float(np.sum(pp[m] * np.log(pp[m] / qp[m])))
+
+
+def gauss(rng, n, ex, mu, sd=1.0):
+    return rng.normal(mu, sd, size=(n, ex))
+
+
+def cases():
+    rng = np.random.default_rng(20231)
+    out = {}
+    for n in (4, 16, 64):
+        for d in (0.0, 0.5, 1.0, 2.0, 4.0):
+            U = gauss(rng, n, 6, 0.0)
+            R = gauss(rng, n, 6, d)
+            out[f"gauss_n{n}_d{d}"] = (U, R)
+    # the very same values on both sides: every test has FPR = TPR
+    U = gauss(rng, 16, 5, 0.0)
+    out["identical_values"] = (U, U.copy())
+    # constant and equal: no usable test
+    out["constant_equal"] = (np.full((8, 2), 1.5), np.full((8, 2), 1.5))
+    # constant and different: separated
+    out["constant_apart"] = (np.zeros((8, 2)), np.ones((8, 2)))
+    # separable Gaussians
+    out["separable"] = (gauss(rng, 16, 4, 0.0), gauss(rng, 16, 4, 20.0))
+    # separable by a gap smaller than the grid step, ranges alike
+    out["separable_close"] = (np.linspace(0, 1, 16)[:, None].repeat(2, 1), np.linspace(1.001, 2.001, 16)[:, None].repeat(2, 1))
+    # peaky: one sample's range under 1 % of the other's
+    out["peaky"] = (0.3 + 1e-4 * gauss(rng, 16, 3, 0.0), gauss(rng, 16, 3, 0.0))
+    # ties: integer values, many repeats, and values on the threshold grids
+    U = rng.integers(0, 3, size=(16, 6)).astype(float)
+    R = rng.integers(0, 4, size=(16, 6)).astype(float)
+    out["ties_integers"] = (U, R)
+    U = np.round(gauss(rng, 16, 6, 0.0), 1)
+    R = np.round(gauss(rng, 16, 6, 0.7), 1)
+    out["ties_tenths"] = (U, R)
+    # equal medians (unlearned is positive), equal ranges
+    U = np.array([[0.0], [1.0], [2.0], [3.0]])
+    R = np.array([[0.5], [1.0], [2.0], [2.5]])
+    out["equal_medians"] = (U, R)
+    # two models only: F is 0 whatever the values
+    out["two_models"] = (gauss(rng, 2, 3, 0.0), gauss(rng, 2, 3, 0.0))
+    # large values, where the grid spans many units
+    out["wide"] = (gauss(rng, 16, 3, 0.0, 30.0), gauss(rng, 16, 3, 5.0, 30.0))
+    return out
+
+
+def klom_cases():
+    rng = np.random.default_rng(7)
+    out = {}
+    for d in (0.0, 1.0, 3.0):
+        out[f"gauss_d{d}"] = (rng.normal(0, 1, 64), rng.normal(d, 1, 64))
+    v = rng.normal(0, 1, 32)
+    out["identical"] = (v, v.copy())
+    out["constant_equal"] = (np.full(16, 2.0), np.full(16, 2.0))
+    out["top_edge_ties"] = (np.array([0.0, 1.0, 1.0, 1.0, 0.5, 0.25]), np.array([0.0, 0.0, 0.5, 1.0, 0.75, 0.1]))
+    out["clipped"] = (np.array([-500.0, 150.0, 20.0, 0.0]), np.array([-90.0, 300.0, 10.0, 1.0]))
+    out["unequal_counts"] = (rng.normal(0, 1, 10), rng.normal(0.5, 1, 25))
+    out["disjoint"] = (rng.normal(0, 0.1, 16), rng.normal(5, 0.1, 16))
+    return out
+
+
+def confidence_cases():
+    rng = np.random.default_rng(11)
+    logits = rng.normal(0, 4, size=(20, 10)).astype(np.float32)
+    labels = rng.integers(0, 10, size=20)
+    z = logits.astype(np.float64)
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    py = p[np.arange(20), labels]
+    pw = p.sum(1) - py
+    pw = np.array([np.sum(np.delete(p[i], labels[i])) for i in range(20)])
+    conf = np.log(py) - np.log(pw)
+    return dict(classes=10, logits=logits.ravel().tolist(), labels=labels.tolist(), confidence=conf.tolist())
+
+
+def study():
+    # Spread of F and of mean epsilon over independent ensembles, K models per
+    # side, forget examples whose two distributions are identical N(0,1)
+    # (ideal unlearning) or shifted by 0.5 sd.
+    rng = np.random.default_rng(3)
+    print("| K | shift | E (max bucket end) | mean ε | F mean | F sd over 20 ensembles |")
+    print("|---|---|---|---|---|---|")
+    for d in (0.0, 0.5):
+        for k in (4, 8, 16, 32, 64):
+            fs, es = [], []
+            for _ in range(20):
+                U = rng.normal(0, 1, size=(k, 25))
+                R = rng.normal(d, 1, size=(k, 25))
+                f, ex = forget_score(U, R)
+                fs.append(f)
+                es.append(np.mean([e["epsilon"] for e in ex]))
+            print(f"| {k} | {d} | {math.ceil(math.log(k - 1))} | {np.mean(es):.3f} | {np.mean(fs):.3f} | {np.std(fs):.3f} |")
+
+
+def main():
+    if "--study" in sys.argv:
+        study()
+        return
+    ref = {"delta": DELTA, "cap": CAP, "epsilon": {}, "klom": {}, "points": []}
+    for name, (U, R) in cases().items():
+        f, ex = forget_score(U, R)
+        ref["epsilon"][name] = dict(unlearned=U.tolist(), retrained=R.tolist(), forget_quality=f, examples=ex)
+    for name, (p, q) in klom_cases().items():
+        ref["klom"][name] = dict(unlearned=p.tolist(), retrained=q.tolist(),
+                                 digitize=klom(p, q, digitize=True), closed=klom(p, q, digitize=False))
+    for n in (2, 3, 4, 8, 16, 64, 512):
+        for e in (0.0, 0.25, 0.4999999, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 2.9999, 3.0, 6.4, 6.5, 6.9999, 7.0, 50.0):
+            ref["points"].append(dict(models=n, epsilon=e, points=points(e, n)))
+    ref["confidence"] = confidence_cases()
+    with open("testdata/score/ref.json", "w") as fh:
+        json.dump(ref, fh, indent=None, separators=(",", ":"))
+        fh.write("\n")
+
+
+if __name__ == "__main__":
+    main()
