@@ -53,11 +53,15 @@ func runRetrain(r *run) error {
 	if job.Augment.On() {
 		aug = ", augmentation " + job.Augment.Torchvision()
 	}
-	r.note("exact unlearning by retraining: every parameter (%d elements) re-initialised as PyTorch initialises a fresh layer (seed %d; BatchNormalization statistics reset), then trained from scratch on the %d retain examples (the training split without the forget set) for %s: SGD lr %g (%s per step), momentum %g, weight decay %g, batch %d, Dropout on%s; the model never sees the forget set, so it is an oracle of this recipe (`unlearn train --exclude FORGET --from-scratch` with the same recipe writes the same parameters)",
+	r.note(exactNote+"every parameter (%d elements) re-initialised as PyTorch initialises a fresh layer (seed %d; BatchNormalization statistics reset), then trained from scratch on the %d retain examples (the training split without the forget set) for %s: SGD lr %g (%s per step), momentum %g, weight decay %g, batch %d, Dropout on%s; the model never sees the forget set, so it is an oracle of this recipe (`unlearn train --exclude FORGET --from-scratch` with the same recipe writes the same parameters)",
 		r.res.Reset, job.Seed, len(r.in.Retain), plural(job.Epochs, "epoch"), job.LR, job.Schedule, job.Momentum, job.WeightDecay, job.BatchSize, aug)
 	r.noteBN(e)
 	return r.writeBack(e)
 }
+
+// exactNote begins retrain's note, which metrics.json's unlearning notes,
+// the terminal and the report repeat beside the run's warnings.
+const exactNote = "exact unlearning by retraining: "
 
 // errRetrainMask refuses a mask for an algorithm that trains from scratch.
 func errRetrainMask(algo string) error {

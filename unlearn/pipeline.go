@@ -471,9 +471,10 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 	}
 	u.Notes = append(u.Notes, o.Notes...)
 	// An algorithm's warnings (an empty mask, a reset that empties early
-	// layers) are kept beside the run's other notes, not only in its log.
+	// layers) and retrain's account of what it did are kept beside the
+	// run's other notes, not only in its log.
 	for _, n := range o.Result.Notes {
-		if strings.HasPrefix(n, "warning: ") {
+		if strings.HasPrefix(n, "warning: ") || strings.HasPrefix(n, exactNote) {
 			u.Notes = append(u.Notes, n)
 		}
 	}
