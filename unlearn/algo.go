@@ -136,7 +136,11 @@ type Config struct {
 	// set, is the cap (unless Auto.MaxEpochs is), and LR, when set, is used
 	// as is instead of the range test's choice.
 	Schedule string
-	Auto     AutoConfig
+	// TrainSchedule is retrain's learning-rate schedule per step, as the
+	// train command's --schedule: TrainCosine (to 0 over all steps; "" too)
+	// or TrainConstant. The other algorithms keep their own schedules.
+	TrainSchedule string
+	Auto          AutoConfig
 	// Proxies configures the oracle-free proxies (auto mode, or fixed mode
 	// with Proxies.Track).
 	Proxies ProxyConfig
@@ -250,6 +254,8 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: learning rate %v", ErrInput, c.LR)
 	case c.BatchSize < 1:
 		return fmt.Errorf("%w: batch size %d", ErrInput, c.BatchSize)
+	case c.Momentum >= 1 || math.IsNaN(c.Momentum) || math.IsNaN(c.WeightDecay) || math.IsInf(c.WeightDecay, 0):
+		return fmt.Errorf("%w: momentum %v, weight decay %v", ErrInput, c.Momentum, c.WeightDecay)
 	case c.Beta < 0 || c.Beta > 1:
 		return fmt.Errorf("%w: neggrad+ beta %v outside [0, 1]", ErrInput, c.Beta)
 	case c.SCRUB.MaxSteps < 0 || c.SCRUB.ForgetBatchSize < 1 || c.SCRUB.Temperature <= 0:
@@ -340,6 +346,11 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		}
 		r.note("warning: the mask selects no parameter (a budget smaller than the first neuron the strategy ranks takes none): %s; raise --budget", what)
 	}
+	if a.FromScratch && cfg.Proxies.Track {
+		cfg.Proxies.Track = false
+		r.cfg.Proxies.Track = false
+		r.note("no proxies: %s trains on the whole retain set, so no slice is held out to measure them on", algo)
+	}
 	if cfg.Schedule == ScheduleAuto || cfg.Proxies.Track {
 		if err := r.setupProxies(a); err != nil {
 			return nil, err
@@ -414,6 +425,9 @@ func (r *run) validate(a *Algorithm) error {
 				return fmt.Errorf("%w: example %d is in both the forget and the retain set", ErrInput, i)
 			}
 		}
+	}
+	if a.FromScratch && in.Mask != nil {
+		return errRetrainMask(a.Name)
 	}
 	if a.UsesForget && len(in.Forget) == 0 {
 		return fmt.Errorf("%w: %s needs a non-empty forget set", ErrInput, a.Name)

@@ -68,6 +68,21 @@ func TestAlgorithmsHonourMask(t *testing.T) {
 			cfg := quick(algo)
 			cfg.WeightDecay = 5e-4
 			cfg.Momentum = 0.9
+			if a, _ := LookupAlgorithm(algo); a.FromScratch {
+				// retrain changes every parameter: a mask is refused
+				// before anything changes (TestRetrainMethod* run it
+				// without one).
+				_, err := Run(context.Background(), algo, Input{Model: m, Data: d.ds, Forget: forget, Retain: retain, Mask: mask}, cfg)
+				if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "no mask") {
+					t.Errorf("with a mask: %v, want ErrInput", err)
+				}
+				for name, v := range initValues(t, m) {
+					if !bitsEqual(v, before[name]) {
+						t.Fatalf("%s changed by a refused run", name)
+					}
+				}
+				return
+			}
 			if algo == "ssd" {
 				cfg.SSD.Alpha = 10 // dampens something on a random mask
 			}
@@ -399,7 +414,7 @@ func TestDefaults(t *testing.T) {
 	if got := Defaults("rft"); got.Epochs != 10 || got.LR != 0.03 {
 		t.Errorf("rft defaults %+v", got)
 	}
-	if len(Algorithms()) != 9 {
+	if len(Algorithms()) != 10 {
 		t.Errorf("%v", Algorithms())
 	}
 }

@@ -315,10 +315,11 @@ type autoState struct {
 	probe     []int
 }
 
-// isTraining reports whether algo trains in epochs (auto applies).
+// isTraining reports whether algo trains in epochs and not from scratch
+// (auto applies).
 func isTraining(algo string) bool {
 	a, err := LookupAlgorithm(algo)
-	return err == nil && a.Epochs
+	return err == nil && a.Epochs && !a.FromScratch
 }
 
 // resolveSchedule checks the schedule and, in auto mode, sets the cap;

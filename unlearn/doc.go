@@ -58,6 +58,10 @@
 //	              exceeds α × the full-set one by min(1, λ·imp_D/imp_F)
 //	iu            no training: one step θ + α·H⁻¹(g_F − g_R) with SalUn's
 //	              WoodFisher recursion
+//	retrain       exact unlearning: every parameter re-initialised and trained
+//	              from scratch on the retain set with the train command's
+//	              recipe (Retrain's engine and loop; no mask, no proxies, no
+//	              auto schedule)
 //
 // Each algorithm's doc comment (runRFT, runSCRUB, …) cites the reference
 // code it follows and says where we differ. Common to all: PyTorch's SGD
@@ -84,7 +88,10 @@
 // accuracy toward the bundled oracle's (0.698; original 0.892) while keeping
 // test accuracy (oracle 0.831, original 0.841). TestTuneDemo reruns the
 // comparison (UNLEARN_TUNE=1). Batch size 128 and SGD momentum 0.9
-// everywhere; weight decay 0 except scrub.
+// everywhere; weight decay 0 except scrub. retrain is not tuned: its
+// defaults are the train command's (3 epochs, peak lr 0.05 with a per-step
+// cosine to 0, weight decay 5e-4), and it should be given the recipe the
+// model was trained with.
 //
 //	algo          epochs  lr      schedule              other                     demo forget / test
 //	rft           10      0.03    cosine → 0.01·lr      —                         0.655 / 0.809

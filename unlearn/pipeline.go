@@ -287,6 +287,9 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	rep.Unlearning = job.section(strategy, budget, cfg, out, maskInfo, tm)
 	if n := testDropNote(before, after, rep.Unlearning.Proxies); n != "" {
+		if a, _ := LookupAlgorithm(job.Algorithm); a != nil && a.FromScratch {
+			n = strings.Replace(n, testDropAdvice, "a recipe this short does not train the model back to the input's utility; give the recipe the model was trained with (--epochs, --lr, --weight-decay, --augment)", 1)
+		}
 		rep.Unlearning.Notes = append(rep.Unlearning.Notes, n)
 	}
 	if ctx.Err() != nil {
@@ -423,9 +426,12 @@ func testDropNote(before, after *eval.Metrics, proxies *schema.ProxyLog) string 
 	if in-out <= MaxTestDrop {
 		return ""
 	}
-	return fmt.Sprintf("warning: test accuracy fell from %.2f%% (input model) to %.2f%%, %.1f points (more than %g): the run damaged the model beyond what forgetting costs; try the auto schedule (no --epochs/--lr), a smaller --lr, or more epochs",
-		100*in, 100*out, 100*(in-out), 100*MaxTestDrop)
+	return fmt.Sprintf("warning: test accuracy fell from %.2f%% (input model) to %.2f%%, %.1f points (more than %g): %s",
+		100*in, 100*out, 100*(in-out), 100*MaxTestDrop, testDropAdvice)
 }
+
+// testDropAdvice ends the test-drop warning of an unlearning algorithm.
+const testDropAdvice = "the run damaged the model beyond what forgetting costs; try the auto schedule (no --epochs/--lr), a smaller --lr, or more epochs"
 
 // check refuses a job that cannot run, before anything is read.
 func (job *Job) check() error {
@@ -440,8 +446,12 @@ func (job *Job) check() error {
 	if len(job.Suite.Retain) == 0 {
 		return fmt.Errorf("%s: the ids cover the whole training split (%d examples); nothing would be left to keep, retrain from scratch instead", job.Suite.ForgetPath, job.Suite.Data.Train.Len())
 	}
-	if _, err := LookupAlgorithm(job.Algorithm); err != nil {
+	a, err := LookupAlgorithm(job.Algorithm)
+	if err != nil {
 		return err
+	}
+	if a.FromScratch && (job.Strategy != "full" || job.MaskPath != "") {
+		return errRetrainMask(job.Algorithm)
 	}
 	return nil
 }
@@ -466,9 +476,10 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 	}
 	u.Notes = append(u.Notes, o.Notes...)
 	// An algorithm's warnings (an empty mask, a reset that empties early
-	// layers) are kept beside the run's other notes, not only in its log.
+	// layers) and retrain's account of what it did are kept beside the
+	// run's other notes, not only in its log.
 	for _, n := range o.Result.Notes {
-		if strings.HasPrefix(n, "warning: ") {
+		if strings.HasPrefix(n, "warning: ") || strings.HasPrefix(n, exactNote) {
 			u.Notes = append(u.Notes, n)
 		}
 	}
@@ -481,24 +492,56 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 		trained -= o.Result.Proxies.HoldoutSize
 	}
 	perEpoch := 0 // examples one epoch of the algorithm trains on
-	if a, err := LookupAlgorithm(job.Algorithm); err == nil && a.EpochExamples != nil {
+	a, _ := LookupAlgorithm(job.Algorithm)
+	if a != nil && a.EpochExamples != nil {
 		perEpoch = a.EpochExamples(trained, nForget)
 	}
+	var sec float64
+	for _, ep := range o.Result.Epochs {
+		sec += ep.Seconds
+	}
+	perExample := 0.0 // seconds per trained example
+	if perEpoch > 0 && len(o.Result.Epochs) > 0 && sec > 0 {
+		perExample = sec / float64(len(o.Result.Epochs)*perEpoch)
+	}
+	runS := tm.LocalizeS + tm.UnlearnS
 	if job.RetrainEpochs > 0 {
-		var sec float64
-		for _, ep := range o.Result.Epochs {
-			sec += ep.Seconds
-		}
-		if perEpoch > 0 && len(o.Result.Epochs) > 0 && sec > 0 {
-			perExample := sec / float64(len(o.Result.Epochs)*perEpoch)
+		if perExample > 0 {
 			u.RetrainEpochs = job.RetrainEpochs
 			u.RetrainEstimateS = perExample * float64(nRetain*job.RetrainEpochs)
-			u.Speedup = u.RetrainEstimateS / (tm.LocalizeS + tm.UnlearnS)
+			u.Speedup = u.RetrainEstimateS / runS
 		} else {
 			u.Notes = append(u.Notes, fmt.Sprintf("no retraining estimate: %s does not train in epochs over the retain set", job.Algorithm))
 		}
 	}
+	if perExample > 0 && a != nil && !a.FromScratch {
+		epochs := job.RetrainEpochs
+		if epochs <= 0 {
+			epochs = TrainEpochs
+		}
+		if n := cheaperRetrainNote(perExample*float64(nRetain*epochs), epochs, job.RetrainEpochs > 0, runS); n != "" {
+			u.Notes = append(u.Notes, n)
+		}
+	}
 	return u
+}
+
+// cheaperRetrainNote is the note for a run that took longer (runS: its
+// localization and unlearning) than retraining from scratch would
+// (estimateS, for epochs over the retain set at this run's seconds per
+// trained example), or "". given says whether epochs is the user's
+// (--retrain-epochs, the epochs the model was trained for) or assumed: the
+// retrain method's default (TrainEpochs, the train command's).
+func cheaperRetrainNote(estimateS float64, epochs int, given bool, runS float64) string {
+	if !(estimateS > 0) || estimateS >= runS {
+		return ""
+	}
+	if given {
+		return fmt.Sprintf("retraining is cheaper here: retraining from scratch on the retain set for %s (--retrain-epochs) would take about %.0f s by this run's speed, less than this run's %.0f s (localize and unlearn); --method retrain does that, exact unlearning, with the model's training recipe (--epochs %d and its --lr, --weight-decay, --augment)",
+			plural(epochs, "epoch"), estimateS, runS, epochs)
+	}
+	return fmt.Sprintf("retraining may be cheaper here: retraining from scratch on the retain set for %s (assumed: --method retrain's default, the train command's; --retrain-epochs N gives the epochs the model was trained for) would take about %.0f s by this run's speed, less than this run's %.0f s (localize and unlearn); if the model trains in that few epochs, --method retrain is exact unlearning at lower cost (with the model's recipe: --epochs, --lr, --weight-decay, --augment)",
+		plural(epochs, "epoch"), estimateS, runS)
 }
 
 // Prepared is a decoded model ready for unlearning: the original (written

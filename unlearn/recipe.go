@@ -1,6 +1,9 @@
 package unlearn
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Recipe is how a run trains, as a caller states it: the main command's
 // --epochs, --lr, --schedule, --max-epochs, tolerances and --proxies, and
@@ -21,16 +24,21 @@ type Recipe struct {
 	// tolerances: 0 the rule's default, negative none (AutoConfig).
 	ForgetTolerance, UtilityTolerance float64
 	// NoProxies trains on the whole retain set, holding nothing out for
-	// the oracle-free proxies (the auto schedule needs them).
+	// the oracle-free proxies (the auto schedule needs them). An algorithm
+	// that trains from scratch (retrain) never holds anything out.
 	NoProxies bool
+	// Momentum and WeightDecay, when set, replace the algorithm's SGD
+	// momentum (in [0, 1)) and weight decay (≥ 0); nil keeps its default.
+	Momentum, WeightDecay *float64
 }
 
 // DefaultSchedule is the schedule of a run that names none:
 // Recommended.Schedule, unless the caller gave a recipe (epochs, a rate or
-// no proxies: recipe true) or the algorithm does not train in epochs; then
+// no proxies: recipe true) or the auto schedule cannot drive the algorithm
+// (it does not train in epochs, or trains from scratch); then
 // ScheduleFixed.
 func DefaultSchedule(algorithm string, recipe bool) string {
-	if a, err := LookupAlgorithm(algorithm); recipe || err != nil || !a.Epochs {
+	if recipe || !isTraining(algorithm) {
 		return ScheduleFixed
 	}
 	return Recommended.Schedule
@@ -38,17 +46,35 @@ func DefaultSchedule(algorithm string, recipe bool) string {
 
 // Configure returns Defaults(algorithm) with r applied. The caller sets the
 // rest (BatchSize, Seed, Proxies.NoMIA, Runtime, Progress). It refuses the
-// auto schedule for an algorithm that does not train in epochs or without
-// proxies, and the auto schedule's settings under a fixed schedule.
+// auto schedule for an algorithm that does not train in epochs, trains from
+// scratch, or runs without proxies, and the auto schedule's settings under
+// a fixed schedule. For an algorithm that trains from scratch (retrain) the
+// schedule may also be the train command's, TrainCosine (as "" and
+// ScheduleFixed) or TrainConstant: Config.TrainSchedule.
 func Configure(algorithm string, r Recipe) (Config, error) {
 	a, err := LookupAlgorithm(algorithm)
 	if err != nil {
 		return Config{}, err
 	}
 	cfg := Defaults(algorithm)
+	if r.Momentum != nil {
+		if m := *r.Momentum; !(m >= 0 && m < 1) {
+			return Config{}, fmt.Errorf("%w: momentum %g: must be in [0, 1)", ErrInput, m)
+		}
+		cfg.Momentum = zeroAsNegative(*r.Momentum)
+	}
+	if r.WeightDecay != nil {
+		if w := *r.WeightDecay; !(w >= 0) {
+			return Config{}, fmt.Errorf("%w: weight decay %g: must be ≥ 0", ErrInput, w)
+		}
+		cfg.WeightDecay = zeroAsNegative(*r.WeightDecay)
+	}
 	sched := r.Schedule
 	if sched == "" {
 		sched = DefaultSchedule(algorithm, r.Epochs > 0 || r.LR > 0 || r.NoProxies)
+	}
+	if a.FromScratch && (sched == TrainCosine || sched == TrainConstant) {
+		cfg.TrainSchedule, sched = sched, ScheduleFixed
 	}
 	switch sched {
 	case ScheduleFixed:
@@ -62,6 +88,9 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 			cfg.LR = r.LR
 		}
 	case ScheduleAuto:
+		if a.FromScratch {
+			return Config{}, fmt.Errorf("%w: schedule auto: %s trains the recipe's epochs from scratch; the auto schedule applies to %s", ErrInput, algorithm, strings.Join(AutoAlgorithms(), ", "))
+		}
 		if !a.Epochs {
 			return Config{}, fmt.Errorf("%w: schedule auto: %s does not train in epochs", ErrInput, algorithm)
 		}
@@ -75,6 +104,15 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("%w: schedule %q: unknown; choose %s or %s", ErrInput, sched, ScheduleFixed, ScheduleAuto)
 	}
-	cfg.Proxies.Track = !r.NoProxies
+	cfg.Proxies.Track = !r.NoProxies && !a.FromScratch
 	return cfg, nil
+}
+
+// zeroAsNegative maps an explicit 0 to -1, which Config reads as zero (its
+// own zero takes the algorithm's default).
+func zeroAsNegative(v float64) float64 {
+	if v == 0 {
+		return -1
+	}
+	return v
 }

@@ -31,8 +31,14 @@ type Algorithm struct {
 	// UsesForget and UsesRetain: which index sets must be non-empty.
 	UsesForget, UsesRetain bool
 	// Epochs: the algorithm trains in epochs, so Config.Epochs and LR apply
-	// and the auto schedule can drive it.
+	// and, unless FromScratch, the auto schedule can drive it.
 	Epochs bool
+	// FromScratch: the algorithm re-initialises every parameter and trains
+	// the model from scratch on the whole retain set (retrain, exact
+	// unlearning): it takes no mask (strategy full), holds nothing out for
+	// the proxies, runs a fixed recipe (never the auto schedule), and every
+	// parameter changes.
+	FromScratch bool
 	// TrainsClassifier: the algorithm always trains the whole classifier
 	// layer, whatever the mask (rft, after DEL's reference); the audit
 	// allows it.
@@ -108,6 +114,9 @@ func init() {
 			Run: runSSD, UsesForget: true},
 		{Name: "iu", Summary: "influence unlearning: one WoodFisher Newton step (no training)",
 			Run: runIU, UsesForget: true, UsesRetain: true},
+		{Name: "retrain", Summary: "exact unlearning: re-initialise every parameter and train from scratch on the retain set (the train command's recipe)",
+			Run: runRetrain, UsesRetain: true, Epochs: true, Augments: true, FromScratch: true, EpochExamples: retainOnly,
+			Defaults: func(c *Config) { c.Epochs, c.LR, c.WeightDecay = TrainEpochs, TrainLR, TrainWeightDecay }},
 	} {
 		if err := Register(a); err != nil {
 			panic(err) // the built-in table is wrong: a programming error
@@ -152,6 +161,21 @@ func AugmentingAlgorithms() []string {
 	return out
 }
 
+// AutoAlgorithms returns the names of the algorithms the auto schedule
+// can drive (they train in epochs and not from scratch), in registration
+// order.
+func AutoAlgorithms() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	var out []string
+	for _, name := range order {
+		if a := registry[name]; a.Epochs && !a.FromScratch {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // LookupAlgorithm returns the named algorithm's descriptor.
 func LookupAlgorithm(name string) (*Algorithm, error) {
 	registryMu.RLock()
@@ -188,6 +212,7 @@ func init() {
 		{"scrub", "full", "scrub"},
 		{"ssd", "full", "ssd"},
 		{"iu", "full", "iu"},
+		{"retrain", "full", "retrain"},
 	} {
 		methods[m.Name] = m
 	}

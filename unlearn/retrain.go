@@ -15,10 +15,20 @@ import (
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
-// Training schedules (RetrainJob.Schedule).
+// Training schedules (RetrainJob.Schedule, Config.TrainSchedule).
 const (
 	TrainCosine   = "cosine"
 	TrainConstant = "constant"
+)
+
+// The train command's recipe defaults, which the retrain algorithm
+// (--method retrain) shares, so that retraining through the main command
+// without a recipe is `unlearn train --exclude FORGET --from-scratch`
+// without one. Batch 128 and momentum 0.9 are every algorithm's defaults.
+const (
+	TrainEpochs      = 3
+	TrainLR          = 0.05
+	TrainWeightDecay = 5e-4
 )
 
 // RetrainJob trains a model on the training split, all of it or without
@@ -160,14 +170,7 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if job.FromScratch {
-		if err := train.ReinitModel(work, job.Seed); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	e, err := train.NewEngine(work, train.EngineOptions{Runtime: job.Runtime, Spec: autodiff.Spec{
-		BN: autodiff.BNTraining, Dropout: true, DropoutSeed: int64(job.Seed),
-	}})
+	e, err := job.engine(work)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -185,14 +188,11 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 	info("train", fmt.Sprintf("training %s on %d examples of %s: %s, batch %d, lr %g (%s), momentum %g, weight decay %g, seed %d%s",
 		path, len(idx), ds.Path, plural(job.Epochs, "epoch"), job.BatchSize, job.LR, schedName, job.Momentum, job.WeightDecay, job.Seed, augText),
 		fields...)
-	fo := train.FitOptions{
-		Epochs: job.Epochs, BatchSize: job.BatchSize, Seed: job.Seed, Schedule: sched, Augment: job.Augment,
-		Optimizer: &train.SGD{Momentum: job.Momentum, WeightDecay: job.WeightDecay},
-		EpochEnd: func(s schema.EpochStats) error {
-			info("epoch", fmt.Sprintf("epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs", s.Epoch, job.Epochs, s.Loss, 100*s.Accuracy, s.Seconds),
-				"epoch", s.Epoch, "epochs", job.Epochs, "loss", s.Loss, "accuracy", s.Accuracy, "seconds", s.Seconds)
-			return nil
-		},
+	fo := job.fitOptions(sched)
+	fo.EpochEnd = func(s schema.EpochStats) error {
+		info("epoch", fmt.Sprintf("epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs", s.Epoch, job.Epochs, s.Loss, 100*s.Accuracy, s.Seconds),
+			"epoch", s.Epoch, "epochs", job.Epochs, "loss", s.Loss, "accuracy", s.Accuracy, "seconds", s.Seconds)
+		return nil
 	}
 	if job.Progress != nil {
 		fo.Progress = func(p train.FitProgress) { job.Progress((p.Epoch-1)*p.Steps+p.Step, p.Epochs*p.Steps) }
@@ -225,6 +225,29 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 		return nil, fmt.Errorf("evaluating %s: %w", job.Out, err)
 	}
 	return res, nil
+}
+
+// engine re-initialises m when job.FromScratch (train.ReinitModel, seeded)
+// and builds the engine that trains it: BatchNormalization in training
+// mode, Dropout on with the job's seed. Retrain and the retrain algorithm
+// train through it and fitOptions, so that both make the same model.
+func (job *RetrainJob) engine(m *graph.Model) (*train.Engine, error) {
+	if job.FromScratch {
+		if err := train.ReinitModel(m, job.Seed); err != nil {
+			return nil, err
+		}
+	}
+	return train.NewEngine(m, train.EngineOptions{Runtime: job.Runtime, Spec: autodiff.Spec{
+		BN: autodiff.BNTraining, Dropout: true, DropoutSeed: int64(job.Seed),
+	}})
+}
+
+// fitOptions is the job's recipe for train.Fit with schedule sched.
+func (job *RetrainJob) fitOptions(sched train.Schedule) train.FitOptions {
+	return train.FitOptions{
+		Epochs: job.Epochs, BatchSize: job.BatchSize, Seed: job.Seed, Schedule: sched, Augment: job.Augment,
+		Optimizer: &train.SGD{Momentum: job.Momentum, WeightDecay: job.WeightDecay},
+	}
 }
 
 // accuracies returns the train and test accuracy of the model at path.

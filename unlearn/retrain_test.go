@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
@@ -107,5 +108,105 @@ func TestRetrainRefuses(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a refused job wrote its output")
+	}
+}
+
+// TestRetrainMethodEqualsTrain: --method retrain through the one pipeline
+// (unlearn.Unlearn) on the bundled demo, one epoch with augmentation, writes
+// the same parameters and running statistics, bit for bit, as Retrain (what
+// `unlearn train --exclude FORGET --from-scratch` runs) with the same seed,
+// recipe and threads; every parameter changes, the audit holds with
+// strategy full, metrics.json says it is exact unlearning by retraining,
+// the oracle comparison is there, and no proxies slice was held out.
+func TestRetrainMethodEqualsTrain(t *testing.T) {
+	testutil.RequireORT(t)
+	model := testutil.Testdata(t, "resnet_small_train.onnx")
+	ds, err := data.Open(testutil.Testdata(t, "fashion"), data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgetPath := testutil.Testdata(t, "demo", "forget_nonIID.txt")
+	ids, err := data.ReadIDs(forgetPath, ds.Train.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	aug, err := data.ParseAugment("pad=4,flip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := onnxrt.Options{Threads: 2}
+	dir := t.TempDir()
+	trained := filepath.Join(dir, "train.onnx")
+	if _, err := unlearn.Retrain(context.Background(), unlearn.RetrainJob{ModelPath: model, Data: ds, Exclude: ids, FromScratch: true,
+		Epochs: 1, LR: unlearn.TrainLR, BatchSize: 128, Momentum: 0.9, WeightDecay: unlearn.TrainWeightDecay, Seed: 5, Augment: aug,
+		Runtime: rt, Out: trained}); err != nil {
+		t.Fatal(err)
+	}
+
+	suite, err := eval.NewSuite(ds, forgetPath, ids, eval.Options{Runtime: rt, BatchSize: 256, NoMIA: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	method, _ := unlearn.LookupMethod("retrain")
+	cfg, err := unlearn.Configure(method.Algorithm, unlearn.Recipe{Epochs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.BatchSize, cfg.Seed, cfg.Augment = 128, 5, aug
+	out := filepath.Join(dir, "retrained.onnx")
+	o, err := unlearn.Unlearn(context.Background(), unlearn.Job{ModelPath: model, Suite: suite,
+		Method: method.Name, Strategy: method.Strategy, Budget: 1, Algorithm: method.Algorithm, Config: cfg,
+		OraclePath: testutil.Testdata(t, "demo", "oracle_resnet_small.onnx"),
+		Out:        out, MetricsPath: filepath.Join(dir, "metrics.json"), RetrainEpochs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := onnxio.Load(trained)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := onnxio.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range a.Graph.Initializers {
+		if v.Init == nil {
+			continue
+		}
+		w := b.Graph.LocalValue(v.Name)
+		if w == nil || w.Init == nil || !bytes.Equal(v.Init.Raw, w.Init.Raw) {
+			t.Errorf("initializer %s differs from train --exclude --from-scratch's", v.Name)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no initializers compared")
+	}
+	u, au := o.Report.Unlearning, o.Audit
+	if u.Strategy != "full" || u.Algorithm != "retrain" || u.Method != "retrain" || u.Epochs != 1 || u.LR != unlearn.TrainLR ||
+		u.WeightDecay != unlearn.TrainWeightDecay || u.Augment != aug.String() || u.Proxies != nil || u.Auto != nil {
+		t.Errorf("unlearning section %+v", u)
+	}
+	if !au.BitIdentical || au.ChangedParams != au.TotalParams || au.TotalParams != 77754 {
+		t.Errorf("audit: %d of %d parameters changed, bit-identical outside %v", au.ChangedParams, au.TotalParams, au.BitIdentical)
+	}
+	if o.Report.Oracle == nil || o.Report.Delta == nil {
+		t.Error("no oracle comparison")
+	}
+	notes := strings.Join(u.Log.Notes, "\n")
+	for _, want := range []string{"exact unlearning by retraining", "on the 3600 retain examples", "augmentation", "cosine per step"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if !strings.HasPrefix(strings.Join(u.Notes, "\n"), "exact unlearning by retraining: ") {
+		t.Errorf("the run's notes do not begin by saying it is exact unlearning: %q", u.Notes)
+	}
+	if strings.Contains(strings.Join(u.Notes, "\n"), "cheaper") {
+		t.Errorf("retrain suggests itself: %q", u.Notes)
+	}
+	if u.RetrainEpochs != 1 || !(u.RetrainEstimateS > 0) {
+		t.Errorf("retraining estimate %d epochs, %g s", u.RetrainEpochs, u.RetrainEstimateS)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -16,13 +17,15 @@ func methodNames() string { return strings.Join(unlearn.Methods(), ", ") }
 func unlearnFlags() []cli.Flag {
 	return append(append([]cli.Flag{
 		&cli.StringFlag{Name: "model", Usage: "the trained ONNX classifier (never modified)"},
-		&cli.StringFlag{Name: "method", Value: unlearn.Recommended.Method, Usage: "del (DEL localization + reset-and-finetune), salun (SalLoc + random labels), or a baseline: " + methodNames()},
+		&cli.StringFlag{Name: "method", Value: unlearn.Recommended.Method, Usage: "del (DEL localization + reset-and-finetune), salun (SalLoc + random labels), retrain (exact: every parameter re-initialised and trained from scratch on the retain set, the train command's recipe), or a baseline: " + methodNames()},
 		&cli.StringFlag{Name: "strategy", Usage: "localization strategy, overriding --method's: " + strings.Join(localize.Strategies(), ", ")},
 		&cli.StringFlag{Name: "algorithm", Usage: "unlearning algorithm, overriding --method's: " + strings.Join(unlearn.Algorithms(), ", ")},
 		&cli.Float64Flag{Name: "budget", Value: unlearn.Recommended.Budget, Usage: "fraction of all trainable parameters the strategy selects, in (0, 1]"},
-		&cli.IntFlag{Name: "epochs", Usage: "training epochs (0: the algorithm's default, see README)"},
-		&cli.Float64Flag{Name: "lr", Usage: "learning rate (0: the algorithm's default, see README; with --schedule auto, given skips the range test)"},
-		&cli.StringFlag{Name: "schedule", Usage: "fixed (--epochs at --lr) or auto (a learning-rate range test, then epochs until the oracle-free proxies say the forget set looks unseen and utility is back; training algorithms only); default: auto for training algorithms, fixed when --epochs, --lr or --proxies=false gives a recipe"},
+		&cli.IntFlag{Name: "epochs", Usage: "training epochs (0: the algorithm's default, see README; retrain: 3, the train command's)"},
+		&cli.Float64Flag{Name: "lr", Usage: "learning rate (0: the algorithm's default, see README; retrain: 0.05, the train command's peak rate; with --schedule auto, given skips the range test)"},
+		&cli.Float64Flag{Name: "momentum", Usage: "SGD momentum of the training algorithms, in [0, 1) (default 0.9, as the train command's)"},
+		&cli.Float64Flag{Name: "weight-decay", Usage: "SGD weight decay of the training algorithms (default: the algorithm's; retrain 5e-4, the train command's)"},
+		&cli.StringFlag{Name: "schedule", Usage: "fixed (--epochs at --lr) or auto (a learning-rate range test, then epochs until the oracle-free proxies say the forget set looks unseen and utility is back; training algorithms only); default: auto for training algorithms, fixed when --epochs, --lr or --proxies=false gives a recipe; with --method retrain, the train command's per-step cosine (default; fixed too) or constant"},
 		&cli.IntFlag{Name: "max-epochs", Usage: "with --schedule auto, the cap on epochs (0: --epochs if given, else twice the algorithm's default)"},
 		&cli.Float64Flag{Name: "forget-tolerance", Usage: "with --schedule auto, how far (a fraction: 0.01 = 1 point) the forget accuracy may stay above the reference's when stopping (default 0.01, the rule's; see README)"},
 		&cli.Float64Flag{Name: "utility-tolerance", Usage: "with --schedule auto, how far (a fraction) held-out accuracy may stay below the input model's when stopping (default 0.01, the rule's)"},
@@ -112,11 +115,15 @@ func parseUnlearnFlags(c *cli.Context) (*unlearn.Job, error) {
 	switch sched {
 	case unlearn.ScheduleFixed:
 	case unlearn.ScheduleAuto:
-		if !algo.Epochs {
-			return nil, usagef("--schedule auto: %s does not train in epochs; auto applies to %s", s.Algorithm, strings.Join(epochAlgorithms(), ", "))
+		if !slices.Contains(unlearn.AutoAlgorithms(), s.Algorithm) {
+			return nil, usagef("--schedule auto: %s does not train in epochs; auto applies to %s", s.Algorithm, strings.Join(unlearn.AutoAlgorithms(), ", "))
 		}
 		if !c.Bool("proxies") {
 			return nil, usagef("--schedule auto --proxies=false: the auto schedule stops on the proxies; drop --proxies=false")
+		}
+	case unlearn.TrainCosine, unlearn.TrainConstant:
+		if !algo.FromScratch {
+			return nil, usagef("--schedule %s: the train command's schedules apply to --method retrain; choose fixed or auto", sched)
 		}
 	default:
 		return nil, usagef("--schedule %q: unknown; choose fixed or auto", sched)
@@ -146,8 +153,8 @@ func parseUnlearnFlags(c *cli.Context) (*unlearn.Job, error) {
 	}
 	if s.Config, err = unlearn.Configure(s.Algorithm, unlearn.Recipe{Epochs: c.Int("epochs"), LR: c.Float64("lr"), Schedule: sched,
 		MaxEpochs: c.Int("max-epochs"), ForgetTolerance: tol("forget-tolerance"), UtilityTolerance: tol("utility-tolerance"),
-		NoProxies: !c.Bool("proxies")}); err != nil {
-		return nil, err
+		NoProxies: !c.Bool("proxies"), Momentum: optFloat(c, "momentum"), WeightDecay: optFloat(c, "weight-decay")}); err != nil {
+		return nil, usageError{err}
 	}
 	s.Config.Proxies.NoMIA = c.Bool("no-mia")
 	s.Config.BatchSize = c.Int("batch-size")
@@ -189,13 +196,11 @@ func runUnlearn(c *cli.Context) error {
 	return nil
 }
 
-// epochAlgorithms lists the algorithms that train in epochs.
-func epochAlgorithms() []string {
-	var out []string
-	for _, name := range unlearn.Algorithms() {
-		if a, err := unlearn.LookupAlgorithm(name); err == nil && a.Epochs {
-			out = append(out, name)
-		}
+// optFloat is the flag's value when given, else nil.
+func optFloat(c *cli.Context, name string) *float64 {
+	if !c.IsSet(name) {
+		return nil
 	}
-	return out
+	v := c.Float64(name)
+	return &v
 }

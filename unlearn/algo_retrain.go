@@ -1,0 +1,69 @@
+package unlearn
+
+import (
+	"fmt"
+
+	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/train"
+)
+
+// runRetrain is exact unlearning: every parameter is re-initialised as
+// PyTorch initialises a fresh layer (train.ReinitModel, seeded;
+// BatchNormalization statistics reset) and the model is trained from
+// scratch on the retain set with the train command's recipe, through the
+// same engine and training loop as Retrain (`unlearn train --exclude
+// FORGET --from-scratch`): per-step cosine (or constant) schedule, SGD with
+// momentum and weight decay, Dropout on, augmentation drawn from Fit's own
+// stream. With the same seed, recipe, data and threads the two write the
+// same parameters bit for bit. It trains a copy, so in.Model stays as it
+// was when the run fails or is cancelled.
+func runRetrain(r *run) error {
+	c := r.cfg
+	job := RetrainJob{FromScratch: true, Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Schedule: c.TrainSchedule,
+		Momentum: c.Momentum, WeightDecay: c.WeightDecay, Seed: c.Seed, Augment: c.Augment, Runtime: c.Runtime}
+	sched, err := TrainSchedule(job.Schedule, job.LR)
+	if err != nil {
+		return err
+	}
+	if job.Schedule == "" {
+		job.Schedule = TrainCosine
+	}
+	work, err := onnxio.Clone(r.in.Model)
+	if err != nil {
+		return err
+	}
+	e, err := job.engine(work)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	fo := job.fitOptions(sched)
+	fo.Progress = func(p train.FitProgress) {
+		r.progress(Progress{Phase: "train", Epoch: p.Epoch, Epochs: p.Epochs, Step: p.Step, Steps: p.Steps, Loss: p.Loss, LR: p.LR})
+	}
+	stats, err := train.Fit(r.ctx, e, r.split, r.in.Retain, fo)
+	if err != nil {
+		return err
+	}
+	r.res.Epochs = stats
+	for _, p := range e.Params() {
+		r.res.Reset += len(p.Data)
+	}
+	aug := ""
+	if job.Augment.On() {
+		aug = ", augmentation " + job.Augment.Torchvision()
+	}
+	r.note(exactNote+"every parameter (%d elements) re-initialised as PyTorch initialises a fresh layer (seed %d; BatchNormalization statistics reset), then trained from scratch on the %d retain examples (the training split without the forget set) for %s: SGD lr %g (%s per step), momentum %g, weight decay %g, batch %d, Dropout on%s; the model never sees the forget set, so it is an oracle of this recipe (`unlearn train --exclude FORGET --from-scratch` with the same recipe writes the same parameters)",
+		r.res.Reset, job.Seed, len(r.in.Retain), plural(job.Epochs, "epoch"), job.LR, job.Schedule, job.Momentum, job.WeightDecay, job.BatchSize, aug)
+	r.noteBN(e)
+	return r.writeBack(e)
+}
+
+// exactNote begins retrain's note, which metrics.json's unlearning notes,
+// the terminal and the report repeat beside the run's warnings.
+const exactNote = "exact unlearning by retraining: "
+
+// errRetrainMask refuses a mask for an algorithm that trains from scratch.
+func errRetrainMask(algo string) error {
+	return fmt.Errorf("%w: %s re-initialises and trains every parameter; it takes no mask (strategy full, no --mask)", ErrInput, algo)
+}
