@@ -91,6 +91,16 @@ type RetrainResult struct {
 	TrainAccuracy, TestAccuracy float64
 }
 
+// Check refuses settings no training can run with, before any work (Retrain
+// checks them too).
+func (job *RetrainJob) Check() error {
+	if err := job.check(); err != nil {
+		return err
+	}
+	_, err := TrainSchedule(job.Schedule, job.LR)
+	return err
+}
+
 // check refuses settings no training can run with.
 func (job *RetrainJob) check() error {
 	switch {

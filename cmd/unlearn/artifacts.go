@@ -65,7 +65,7 @@ func runArtifacts(c *cli.Context) error {
 		}
 	}
 	modelPath, dir := c.String("model"), c.String("out")
-	if err := checkOutDir(c, "out"); err != nil {
+	if err := outs.CheckDir(c, "out"); err != nil {
 		return err
 	}
 	set, err := train.BuildArtifacts(modelPath, spec)

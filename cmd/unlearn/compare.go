@@ -26,7 +26,7 @@ func compareCommand() *cli.Command {
 			if c.String("forget") == "" {
 				return usagef("--forget is required: the comparison is about the forget set")
 			}
-			if err := checkOutputs(c, "json"); err != nil {
+			if err := outs.CheckFlags(c, "json"); err != nil {
 				return err
 			}
 			r, err := newSuite(c)

@@ -25,7 +25,7 @@ func dataCommand() *cli.Command {
 			if s := c.String("split"); s != "train" && s != "test" {
 				return usagef("--split %q: must be train or test", s)
 			}
-			if err := checkOutputs(c, "json"); err != nil {
+			if err := outs.CheckFlags(c, "json"); err != nil {
 				return err
 			}
 			ds, err := openData(c)

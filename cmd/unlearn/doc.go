@@ -5,7 +5,7 @@
 //	unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.1] [--out U.onnx]
 //
 // Subcommands: localize, export, inspect, eval, compare, train, artifacts,
-// experiment, version. README.md documents every flag, output and exit code;
+// experiment, score, version. README.md documents every flag, output and exit code;
 // `unlearn help` lists them.
 //
 // The command owns the command line: flags (github.com/urfave/cli/v2), the
@@ -18,6 +18,7 @@
 // the flags), eval measures (eval.Suite) and eval/report renders, train and
 // `train` is unlearn.Retrain with a RetrainJob built from the flags,
 // train/autodiff serves `artifacts`, and `experiment` is
-// experiment/runner.Run, whose step states this command prints;
+// experiment/runner.Run, whose step states this command prints; `score` is
+// unlearn/scoring.Run;
 // docs/DESIGN.md "Architecture" describes the split.
 package main

@@ -118,7 +118,7 @@ func evalCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("unexpected arguments %v", c.Args().Slice())
 			}
-			if err := checkOutputs(c, "json", "report"); err != nil {
+			if err := outs.CheckFlags(c, "json", "report"); err != nil {
 				return err
 			}
 			r, err := newSuite(c)

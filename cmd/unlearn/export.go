@@ -38,7 +38,7 @@ func runExport(c *cli.Context) error {
 		return usagef("--format %q: unknown; the one format is safetensors", f)
 	}
 	path, out := c.String("model"), c.String("out")
-	if err := checkOutputs(c, "out"); err != nil {
+	if err := outs.CheckFlags(c, "out"); err != nil {
 		return err
 	}
 	m, err := onnxio.Load(path)

@@ -28,7 +28,7 @@ func inspectCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("unexpected arguments %v", c.Args().Slice())
 			}
-			if err := checkOutputs(c, "json"); err != nil {
+			if err := outs.CheckFlags(c, "json"); err != nil {
 				return err
 			}
 			rep, err := inspect.File(c.String("model"), inspect.Options{Classifier: c.String("classifier")})

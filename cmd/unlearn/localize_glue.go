@@ -64,7 +64,7 @@ func runLocalize(c *cli.Context) error {
 		return usagef("--topk %d: must be ≥ 0", c.Int("topk"))
 	}
 	modelPath := c.String("model")
-	if err := checkOutputs(c, "out", "scores"); err != nil {
+	if err := outs.CheckFlags(c, "out", "scores"); err != nil {
 		return err
 	}
 	opts, err := runtimeOptions(c)

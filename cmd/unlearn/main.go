@@ -91,6 +91,7 @@ func newApp() *cli.App {
 			localizeCommand(),
 			exportCommand(),
 			experimentCommand(),
+			scoreCommand(),
 			artifactsCommand(),
 			dataCommand(),
 			versionCommand(),
@@ -169,7 +170,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, errInterrupted):
 		code = exitInterrupted
-	case errors.As(err, &u) || isCLIUsage(err):
+	case errors.As(err, &u) || isCLIUsage(err) || errors.Is(err, clilog.ErrUsage):
 		code = exitUsage
 	}
 	logs.Fail(msg, code)

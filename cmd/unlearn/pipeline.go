@@ -42,13 +42,13 @@ func tableBesideJSON(c *cli.Context) io.Writer {
 // values in as flags right after the command name, where later
 // (command-line) values override them.
 func globalArgs(app *cli.App, args []string) ([]string, error) {
-	configPath = "" // set below when this run has a --config
+	outs.Config = "" // set below when this run has a --config
 	// experiment's own --config is its experiment file.
 	out, g, err := clilog.SplitGlobals(args, len(args) > 1 && args[1] == "experiment")
 	if err != nil {
 		return nil, usageError{err}
 	}
-	configPath, logs.Quiet = g.Config, g.Quiet
+	outs.Config, logs.Quiet = g.Config, g.Quiet
 	setFormat := func() error {
 		switch g.Format {
 		case "text":

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -64,7 +65,7 @@ func runTrain(c *cli.Context) error {
 	if job.Augment, err = parseAugmentFlag(c); err != nil {
 		return err
 	}
-	if err := checkOuts(append(flagOutputs(c, "out"), modelData("out", out)), cmdInputs(c)); err != nil {
+	if err := clilog.Check(append(clilog.FlagOutputs(c, "out"), clilog.ModelData("out", out)), outs.Inputs(c)); err != nil {
 		return err
 	}
 	if job.Runtime, err = runtimeOptions(c); err != nil {

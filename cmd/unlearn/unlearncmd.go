@@ -47,6 +47,27 @@ func unlearnFlags() []cli.Flag {
 // parseUnlearnFlags validates the main command's flags, before any work,
 // and maps them onto a Job (without its Suite, which newSuite reads).
 func parseUnlearnFlags(c *cli.Context) (*unlearn.Job, error) {
+	s, err := parseMethodFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	s.Out = c.String("out")
+	if s.Out == "" {
+		s.Out = strings.TrimSuffix(s.ModelPath, filepath.Ext(s.ModelPath)) + "-unlearned.onnx"
+	}
+	s.MetricsPath = c.String("metrics")
+	if s.MetricsPath == "" {
+		s.MetricsPath = strings.TrimSuffix(s.Out, filepath.Ext(s.Out)) + ".metrics.json"
+	}
+	if err := outs.CheckRun(c, s.Out, s.MetricsPath, s.ReportPath); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// parseMethodFlags maps the model, forget and method flags (shared by the
+// main command and score) onto a Job without outputs.
+func parseMethodFlags(c *cli.Context) (*unlearn.Job, error) {
 	if c.NArg() > 0 {
 		return nil, usagef("unexpected arguments %v (flags start with --; see `unlearn help`)", c.Args().Slice())
 	}
@@ -160,17 +181,6 @@ func parseUnlearnFlags(c *cli.Context) (*unlearn.Job, error) {
 	s.Config.BatchSize = c.Int("batch-size")
 	s.Config.Seed = c.Uint64("seed")
 	s.Config.Augment = augment
-	s.Out = c.String("out")
-	if s.Out == "" {
-		s.Out = strings.TrimSuffix(s.ModelPath, filepath.Ext(s.ModelPath)) + "-unlearned.onnx"
-	}
-	s.MetricsPath = c.String("metrics")
-	if s.MetricsPath == "" {
-		s.MetricsPath = strings.TrimSuffix(s.Out, filepath.Ext(s.Out)) + ".metrics.json"
-	}
-	if err := checkRunOutputs(c, s.Out, s.MetricsPath, s.ReportPath); err != nil {
-		return nil, err
-	}
 	return s, nil
 }
 

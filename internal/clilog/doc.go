@@ -3,7 +3,8 @@
 // results and errors to stderr as text or as JSON lines (--log-format
 // json: one object per line, {"time", "level", "event", ...}), progress
 // bars on a terminal (JSON progress events otherwise, at most one per
-// second per stage), and the reading of a --config YAML file into flag
-// arguments. It knows nothing about unlearning; cmd/unlearn owns one
+// second per stage), the reading of a --config YAML file into flag
+// arguments, and the check of a command's output paths against its inputs
+// (Outputs). It knows nothing about unlearning; cmd/unlearn owns one
 // Logger and passes its Info and Bar to the library's callbacks.
 package clilog

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/schema"
+)
+
+// tinyFashion writes the first nTrain training and nTest test examples of
+// the bundled Fashion-MNIST subset as an IDX folder, and a forget list of
+// every 15th training example.
+func tinyFashion(t *testing.T, nTrain, nTest int) (dir, forget string) {
+	t.Helper()
+	src := testutil.Testdata(t, "fashion")
+	dir = filepath.Join(t.TempDir(), "tiny")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		name string
+		n    int
+		img  bool
+	}{{"train-images-idx3-ubyte", nTrain, true}, {"train-labels-idx1-ubyte", nTrain, false},
+		{"t10k-images-idx3-ubyte", nTest, true}, {"t10k-labels-idx1-ubyte", nTest, false}} {
+		fh, err := os.Open(filepath.Join(src, f.name+".gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(zr)
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, per := 8, 1
+		if f.img {
+			head = 16
+			per = int(binary.BigEndian.Uint32(b[8:12]) * binary.BigEndian.Uint32(b[12:16]))
+		}
+		out := append([]byte{}, b[:head+f.n*per]...)
+		binary.BigEndian.PutUint32(out[4:8], uint32(f.n))
+		if err := os.WriteFile(filepath.Join(dir, f.name), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids bytes.Buffer
+	for i := 0; i < nTrain; i += 15 {
+		fmt.Fprintln(&ids, i)
+	}
+	return dir, writeFile(t, "forget.txt", ids.Bytes())
+}
+
+// scoreJSON reads a score.json without its timings (every "timings"
+// object) and the folder-specific paths.
+func scoreJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var strip func(v any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "timings")
+			for _, c := range x {
+				strip(c)
+			}
+		case []any:
+			for _, c := range x {
+				strip(c)
+			}
+		}
+	}
+	strip(m)
+	return m
+}
+
+// TestScoreShardsEqualOneProcess: a K = 4 audit run as 4 shards in
+// separate processes (one taking its index from JOB_COMPLETION_INDEX, as a
+// Kubernetes Indexed Job sets it), then gathered, scores exactly as one
+// process does; a rerun finds every task cached; other settings on the
+// same folder are refused, naming the difference.
+func TestScoreShardsEqualOneProcess(t *testing.T) {
+	testutil.RequireORT(t)
+	data, forget := tinyFashion(t, 300, 200)
+	root := t.TempDir()
+	args := func(dir string, extra ...string) []string {
+		return append([]string{"score", "--model", model(t), "--data", data, "--forget", forget, "--method", "finetune", "--epochs", "1",
+			"--k", "4", "--train-epochs", "1", "--threads", "1", "--retain-sample", "100", "--test-sample", "80", "--allow-chance",
+			"--bootstrap", "50", "--results", dir}, extra...)
+	}
+	env := []string{}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "JOB_COMPLETION_INDEX=") {
+			env = append(env, e)
+		}
+	}
+	sharded, single := filepath.Join(root, "sharded"), filepath.Join(root, "single")
+	var wg sync.WaitGroup
+	errs := make([]string, 4)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := args(sharded, "--shards", "4")
+			cmd := exec.Command(binPath, a...)
+			cmd.Env = env
+			if i == 0 {
+				cmd.Env = append(env, "JOB_COMPLETION_INDEX=0")
+			} else {
+				cmd.Args = append(cmd.Args, "--shard", fmt.Sprint(i))
+			}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Sprintf("shard %d: %v: %s", i, err, out)
+			} else if n := strings.Count(string(out), " running"); n != 2 {
+				errs[i] = fmt.Sprintf("shard %d ran %d tasks, want 2 (one oracle, one unlearned): %s", i, n, out)
+			}
+		}()
+	}
+	// Meanwhile, the same audit in one process.
+	r := runCLI(t, args(single)...)
+	wg.Wait()
+	for _, e := range errs {
+		if e != "" {
+			t.Fatal(e)
+		}
+	}
+	if r.code != 0 {
+		t.Fatalf("single process: exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(sharded, "score.json")); err == nil {
+		t.Fatal("a shard wrote score.json; only the gathering step scores")
+	}
+	g := runCLI(t, args(sharded, "--gather")...)
+	if g.code != 0 {
+		t.Fatalf("gather: exit %d: %s", g.code, g.stderr)
+	}
+	a, b := scoreJSON(t, filepath.Join(sharded, "score.json")), scoreJSON(t, filepath.Join(single, "score.json"))
+	if !reflect.DeepEqual(a, b) {
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		t.Fatalf("sharded and single-process scores differ:\n%.2000s\n%.2000s", ja, jb)
+	}
+	var rep schema.ScoreReport
+	raw, _ := os.ReadFile(filepath.Join(single, "score.json"))
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Schema != schema.ScoreSchema || len(rep.Models) != 8 || len(rep.Forget) != 20 || len(rep.Retain) != 100 || len(rep.Test) != 80 ||
+		rep.FinalScore == nil || rep.Settings.Setup.K != 4 || rep.MaxEpsilon != 2 {
+		t.Fatalf("score.json: schema %q, %d models, %d/%d/%d examples, K %d, max ε %g", rep.Schema, len(rep.Models),
+			len(rep.Forget), len(rep.Retain), len(rep.Test), rep.Settings.Setup.K, rep.MaxEpsilon)
+	}
+	if html, err := os.ReadFile(filepath.Join(single, "score.html")); err != nil || !bytes.Contains(html, []byte("data:image/png;base64,")) {
+		t.Fatalf("score.html: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(single, "work")); len(entries) != 0 {
+		t.Errorf("work folder not emptied: %v", entries)
+	}
+	// Resumed: every task cached, the same score.
+	r = runCLI(t, args(single)...)
+	if r.code != 0 || strings.Contains(r.stderr, " running") || strings.Count(r.stderr, " cached") != 8 {
+		t.Fatalf("rerun: exit %d, want every task cached: %s", r.code, r.stderr)
+	}
+	if c := scoreJSON(t, filepath.Join(single, "score.json")); !reflect.DeepEqual(c, b) {
+		t.Fatal("the resumed run scored differently")
+	}
+
+	// Other settings on the folder: refused before any work, naming them.
+	r = runCLI(t, args(sharded, "--k", "5", "--train-epochs", "2", "--gather")...)
+	wantError(t, r, exitError, "results folder mismatch", "k: 4 ≠ 5", "recipe.epochs: 1 ≠ 2")
+	r = runCLI(t, args(sharded, "--epochs", "2", "--gather")...)
+	wantError(t, r, exitError, "method.config.Epochs: 1 ≠ 2")
+	// Gathering a folder with tasks missing names them.
+	r = runCLI(t, args(filepath.Join(root, "empty"), "--gather")...)
+	wantError(t, r, exitError, "tasks without a result", "oracle 0", "unlearned 3")
+	// A shard without the number of shards is a usage error.
+	r = runCLI(t, args(filepath.Join(root, "x"), "--shard", "1")...)
+	wantError(t, r, exitUsage, "--shard 1", "--shards")
+}

@@ -1,0 +1,232 @@
+package schema
+
+// The files of a per-example forgetting audit (`unlearn score`, package
+// unlearn/scoring): the folder's settings (settings.json), one file per
+// task (tasks/oracle-NNNN.json, tasks/unlearned-NNNN.json) and the score
+// (score.json). docs/SCORE.md says what the numbers mean.
+const (
+	ScoreSchema         = "unlearn.score/v1"
+	ScoreSettingsSchema = "unlearn.score-settings/v1"
+	ScoreTaskSchema     = "unlearn.score-task/v1"
+)
+
+// Task kinds (ScoreTask.Kind, ScoreModel.Kind).
+const (
+	ScoreOracle    = "oracle"
+	ScoreUnlearned = "unlearned"
+)
+
+// ScoreSettings is a results folder's settings.json: what its tasks were
+// run with. Every run and shard on the folder must have equal Setup (a
+// difference is refused, naming the field); Paths are informative only,
+// since a shared folder may be mounted elsewhere on another machine.
+type ScoreSettings struct {
+	Schema string     `json:"schema"`
+	Setup  ScoreSetup `json:"setup"`
+	Paths  ScorePaths `json:"paths"`
+}
+
+// ScoreSetup is everything the tasks' results depend on, identified by
+// content (SHA-256), never by path.
+type ScoreSetup struct {
+	ModelSHA256 string `json:"model_sha256"`
+	DataSHA256  string `json:"data_sha256"`
+	// Mean and Std are the data's normalisation (empty: none).
+	Mean []float32 `json:"mean,omitempty"`
+	Std  []float32 `json:"std,omitempty"`
+	// ForgetSHA256 hashes the ids file; Forget is its number of examples.
+	ForgetSHA256 string `json:"forget_sha256"`
+	Forget       int    `json:"forget"`
+	// K is the number of models on each side.
+	K       int          `json:"k"`
+	Method  ScoreMethod  `json:"method"`
+	Recipe  ScoreRecipe  `json:"recipe"`
+	Samples ScoreSamples `json:"samples"`
+}
+
+// ScoreMethod is the unlearning run (as unlearn.Job takes it): unlearned
+// model k runs with seed Seed + k.
+type ScoreMethod struct {
+	Method     string  `json:"method,omitempty"`
+	Strategy   string  `json:"strategy"`
+	Algorithm  string  `json:"algorithm"`
+	Budget     float64 `json:"budget"`
+	Classifier string  `json:"classifier,omitempty"`
+	Seed       uint64  `json:"seed"`
+	// Config is the algorithm's resolved settings (unlearn.Config's
+	// exported fields by their Go names, without the runtime and the
+	// seed), for the record and the comparison.
+	Config map[string]any `json:"config"`
+}
+
+// ScoreRecipe is how each oracle is trained from scratch without the forget
+// set (`unlearn train --from-scratch --exclude`): oracle k with seed
+// Seed + k.
+type ScoreRecipe struct {
+	Epochs      int     `json:"epochs"`
+	LR          float64 `json:"lr"`
+	Schedule    string  `json:"schedule"`
+	Momentum    float64 `json:"momentum"`
+	WeightDecay float64 `json:"weight_decay"`
+	BatchSize   int     `json:"batch_size"`
+	Augment     string  `json:"augment,omitempty"`
+	Seed        uint64  `json:"seed"`
+}
+
+// ScoreSamples are the seeded samples of the retain set and the test split
+// every model is evaluated on (sizes after capping at the split's size).
+type ScoreSamples struct {
+	Retain int    `json:"retain"`
+	Test   int    `json:"test"`
+	Seed   uint64 `json:"seed"`
+}
+
+// ScorePaths are the inputs as the first run on the folder named them.
+type ScorePaths struct {
+	Model  string `json:"model"`
+	Data   string `json:"data"`
+	Forget string `json:"forget"`
+}
+
+// ScoreTask is one task's result (tasks/KIND-NNNN.json): one trained or
+// unlearned model's outputs on the forget set and the two samples.
+type ScoreTask struct {
+	Schema string `json:"schema"`
+	// Settings is the SHA-256 of the folder's Setup (canonical JSON), so a
+	// task file from another audit is never mixed in.
+	Settings string `json:"settings_sha256"`
+	Kind     string `json:"kind"`
+	Index    int    `json:"index"`
+	Seed     uint64 `json:"seed"`
+	// ModelSHA256 hashes the model the task made; Model is its path
+	// relative to the folder when it was kept (--keep-models).
+	ModelSHA256 string         `json:"model_sha256"`
+	Model       string         `json:"model,omitempty"`
+	Forget      ScoreOutputs   `json:"forget"`
+	Retain      ScoreOutputs   `json:"retain"`
+	Test        ScoreOutputs   `json:"test"`
+	Timings     ScoreTaskTimes `json:"timings"`
+}
+
+// ScoreOutputs are one model's per-example outputs on a set of examples,
+// in the order of the report's example lists.
+type ScoreOutputs struct {
+	// Margins are z_y − log Σ_{j≠y} exp z_j (the logit-scaled confidence).
+	Margins []float64 `json:"margins"`
+	// Correct is 1 where the arg-max is the label, else 0.
+	Correct []int `json:"correct"`
+}
+
+// ScoreTaskTimes are a task's seconds: training or unlearning (the
+// algorithm's localize + unlearn time), and evaluating.
+type ScoreTaskTimes struct {
+	TrainS float64 `json:"train_s"`
+	EvalS  float64 `json:"eval_s"`
+}
+
+// ScoreReport is score.json: the forgetting score of one method against
+// retraining, from K models on each side.
+type ScoreReport struct {
+	Schema   string        `json:"schema"`
+	Tool     string        `json:"tool,omitempty"`
+	Settings ScoreSettings `json:"settings"`
+	// MaxEpsilon is ⌈ln(K − 1)⌉: ε from there on scores 0.
+	MaxEpsilon float64 `json:"max_epsilon"`
+	// ForgetQuality is F (the competition's forgetting quality, higher is
+	// better); FinalScore F · (RA_u/RA_r) · (TA_u/TA_r), the accuracies on
+	// the retain and test samples averaged over each side's K models.
+	ForgetQuality ScoreInterval  `json:"forget_quality"`
+	FinalScore    *ScoreInterval `json:"final_score,omitempty"`
+	// KLoM holds the mean KLoM over the forget set (with its interval)
+	// and over the retain and test samples.
+	KLoM      ScoreKLoM      `json:"klom"`
+	Accuracy  ScoreAccuracy  `json:"accuracy"`
+	Bootstrap ScoreBootstrap `json:"bootstrap"`
+	// Forget lists every forget example; Retain and Test the samples.
+	Forget []ScoreForgetExample `json:"forget"`
+	Retain []ScoreExample       `json:"retain"`
+	Test   []ScoreExample       `json:"test"`
+	// Models lists the 2K models, oracles first.
+	Models  []ScoreModel `json:"models"`
+	Timings ScoreTimings `json:"timings"`
+}
+
+// ScoreInterval is an estimate from all K models and its bootstrap
+// interval over resampled models (eval/score.Interval).
+type ScoreInterval struct {
+	Estimate float64 `json:"estimate"`
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
+	Shift    float64 `json:"bootstrap_shift"`
+}
+
+// ScoreKLoM are mean KLoMs (nats; 0: the unlearned and retrained margins'
+// histograms agree).
+type ScoreKLoM struct {
+	Forget ScoreInterval `json:"forget"`
+	Retain float64       `json:"retain"`
+	Test   float64       `json:"test"`
+}
+
+// ScoreAccuracy are the mean accuracies of each side's K models.
+type ScoreAccuracy struct {
+	Unlearned ScoreSplits `json:"unlearned"`
+	Retrained ScoreSplits `json:"retrained"`
+}
+
+// ScoreSplits are accuracies (fractions) on the forget set and the retain
+// and test samples.
+type ScoreSplits struct {
+	Forget float64 `json:"forget"`
+	Retain float64 `json:"retain"`
+	Test   float64 `json:"test"`
+}
+
+// ScoreBootstrap records the intervals' settings.
+type ScoreBootstrap struct {
+	Resamples int     `json:"resamples"`
+	Level     float64 `json:"level"`
+	Seed      uint64  `json:"seed"`
+}
+
+// ScoreForgetExample is one forget example's evidence.
+type ScoreForgetExample struct {
+	// ID is the example's index in the training split.
+	ID int `json:"id"`
+	// Epsilon, How, Rule, FPR, FNR, RetrainedPositive and Points are
+	// eval/score.Epsilon's: the best threshold test between the K
+	// unlearned and K retrained margins and the example's bucket value.
+	Epsilon           float64 `json:"epsilon"`
+	How               string  `json:"how"`
+	Rule              string  `json:"rule,omitempty"`
+	FPR               float64 `json:"fpr"`
+	FNR               float64 `json:"fnr"`
+	RetrainedPositive bool    `json:"retrained_positive"`
+	Points            float64 `json:"points"`
+	KLoM              float64 `json:"klom"`
+	// UnlearnedCorrect and RetrainedCorrect are the fractions of each
+	// side's models that classify the example correctly.
+	UnlearnedCorrect float64 `json:"unlearned_correct"`
+	RetrainedCorrect float64 `json:"retrained_correct"`
+}
+
+// ScoreExample is a retain or test example's KLoM.
+type ScoreExample struct {
+	ID   int     `json:"id"`
+	KLoM float64 `json:"klom"`
+}
+
+// ScoreModel is one model of the audit.
+type ScoreModel struct {
+	Kind        string         `json:"kind"`
+	Index       int            `json:"index"`
+	Seed        uint64         `json:"seed"`
+	ModelSHA256 string         `json:"model_sha256"`
+	Accuracy    ScoreSplits    `json:"accuracy"`
+	Timings     ScoreTaskTimes `json:"timings"`
+}
+
+// ScoreTimings are the gathering step's seconds.
+type ScoreTimings struct {
+	GatherS float64 `json:"gather_s"`
+}

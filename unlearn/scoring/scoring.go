@@ -1,0 +1,348 @@
+package scoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/eval/score"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/schema"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// ErrSettings marks a results folder made with other settings than the
+// run's, and task files that do not belong to the folder.
+var ErrSettings = errors.New("results folder mismatch")
+
+// ErrMissing is returned by a gathering run when tasks have no result yet.
+var ErrMissing = errors.New("tasks without a result")
+
+// Job is one audit: the original model, the data and forget set, the
+// method, the oracles' recipe, K, and the results folder.
+type Job struct {
+	// ModelPath is the original model (never written).
+	ModelPath string
+	// Suite holds the data, the forget set and the runtime and batch size
+	// every model is evaluated with (its MIA settings are not used: the
+	// unlearning runs evaluate without the attacks).
+	Suite *eval.Suite
+	// Method is the unlearning run as the main command fills it (Method,
+	// Strategy, Budget, Algorithm, Config, Classifier, AllowChance);
+	// unlearned model k runs with Config.Seed + k. Its paths, Suite and
+	// NoBefore are set per task.
+	Method unlearn.Job
+	// Oracle is the oracles' recipe (Epochs, LR, Schedule, Momentum,
+	// WeightDecay, BatchSize, Augment); oracle k trains from scratch
+	// without the forget set with seed Oracle.Seed + k. Its paths, data
+	// and runtime are set per task.
+	Oracle unlearn.RetrainJob
+	// K is the number of models per side (at least 2).
+	K int
+	// RetainSample and TestSample are the sizes of the seeded samples of
+	// the retain set and the test split (≤ 0 or more than the split:
+	// all of it); SampleSeed seeds them.
+	RetainSample, TestSample int
+	SampleSeed               uint64
+	// Dir is the results folder (created if missing).
+	Dir string
+	// Shards > 0 runs only the tasks whose index ≡ Shard (mod Shards) and
+	// does not gather; 0 runs every task and gathers.
+	Shard, Shards int
+	// Gather runs no task: it scores a folder whose tasks are all done.
+	Gather bool
+	// KeepModels keeps every model under Dir/models/.
+	KeepModels bool
+	// Bootstrap sets the intervals (score.Summarize).
+	Bootstrap score.BootstrapOptions
+	// JSONPath and ReportPath are score.json and the HTML section
+	// (defaults: Dir/score.json, Dir/score.html).
+	JSONPath, ReportPath string
+	// Tool names the program in score.json.
+	Tool string
+	// Info receives the runs' steps (event, text, key-value pairs); Bar
+	// returns a progress callback; Task gets each task's state ("cached",
+	// "running", "done", "missing").
+	Info func(event, text string, fields ...any)
+	Bar  func(label string) func(done, total int)
+	Task func(name, state string)
+}
+
+// Outcome is what Run did.
+type Outcome struct {
+	// Ran, Cached and Missing name tasks ("oracle 3", "unlearned 0").
+	Ran, Cached, Missing []string
+	// Report is the score (nil when not gathered).
+	Report               *schema.ScoreReport
+	JSONPath, ReportPath string
+}
+
+// task is one of the 2K tasks.
+type task struct {
+	kind  string
+	index int // within its kind
+	seed  uint64
+}
+
+func (t task) name() string { return fmt.Sprintf("%s %d", t.kind, t.index) }
+func (t task) file() string { return fmt.Sprintf("%s-%04d", t.kind, t.index) }
+
+// Tasks lists the job's tasks in index order: oracles 0..K-1, then
+// unlearned 0..K-1.
+func (job *Job) tasks() []task {
+	out := make([]task, 0, 2*job.K)
+	for k := range job.K {
+		out = append(out, task{schema.ScoreOracle, k, job.Oracle.Seed + uint64(k)})
+	}
+	for k := range job.K {
+		out = append(out, task{schema.ScoreUnlearned, k, job.Method.Config.Seed + uint64(k)})
+	}
+	return out
+}
+
+// ShardOf says whether task index i belongs to shard of shards.
+func ShardOf(i, shard, shards int) bool { return shards <= 0 || i%shards == shard }
+
+func (job *Job) check() error {
+	switch {
+	case job.Suite == nil || job.Suite.Data == nil || job.Suite.ForgetPath == "":
+		return fmt.Errorf("%w: the audit needs data and a forget set", unlearn.ErrInput)
+	case job.ModelPath == "" || job.Dir == "":
+		return fmt.Errorf("%w: the audit needs a model and a results folder", unlearn.ErrInput)
+	case job.K < 2:
+		return fmt.Errorf("%w: K %d: need at least 2 models per side", unlearn.ErrInput, job.K)
+	case job.Shards < 0 || job.Shards > 0 && (job.Shard < 0 || job.Shard >= job.Shards):
+		return fmt.Errorf("%w: shard %d of %d: the shard must be in [0, %d)", unlearn.ErrInput, job.Shard, job.Shards, job.Shards)
+	case job.Gather && job.Shards > 0:
+		return fmt.Errorf("%w: gathering reads every shard's results; it takes no shard", unlearn.ErrInput)
+	case len(job.Suite.Retain) == 0 || job.Suite.Data.Test == nil || job.Suite.Data.Test.Len() == 0:
+		return fmt.Errorf("%w: the audit needs retain examples and a test split", unlearn.ErrInput)
+	}
+	if _, err := unlearn.LookupAlgorithm(job.Method.Algorithm); err != nil {
+		return err
+	}
+	o := job.Oracle
+	o.ModelPath, o.Data, o.Out = job.ModelPath, job.Suite.Data, job.Dir
+	if err := o.Check(); err != nil {
+		return fmt.Errorf("oracle recipe: %w", err)
+	}
+	return nil
+}
+
+type state struct {
+	job            Job
+	setup          schema.ScoreSetup
+	digest         string
+	retain, test   []int
+	tasksDir, work string
+}
+
+// Run runs the job's tasks (those of its shard) that have no result in the
+// folder yet, then, unless sharded, scores the folder. Cancelling ctx stops
+// the running task, which leaves nothing behind.
+func Run(ctx context.Context, job Job) (*Outcome, error) {
+	if err := job.check(); err != nil {
+		return nil, err
+	}
+	if job.JSONPath == "" {
+		job.JSONPath = filepath.Join(job.Dir, "score.json")
+	}
+	if job.ReportPath == "" {
+		job.ReportPath = filepath.Join(job.Dir, "score.html")
+	}
+	r := &state{job: job, tasksDir: filepath.Join(job.Dir, "tasks"), work: filepath.Join(job.Dir, "work")}
+	r.retain = sample(job.Suite.Retain, job.RetainSample, job.SampleSeed, 1)
+	r.test = sample(data.Range(job.Suite.Data.Test.Len()), job.TestSample, job.SampleSeed, 2)
+	st, err := r.settings()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{r.tasksDir, r.work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if r.digest, err = syncSettings(filepath.Join(job.Dir, "settings.json"), st); err != nil {
+		return nil, err
+	}
+	r.setup = st.Setup
+	o := &Outcome{JSONPath: job.JSONPath, ReportPath: job.ReportPath}
+	say := func(t task, state string) {
+		if job.Task != nil {
+			job.Task(t.name(), state)
+		}
+	}
+	for i, t := range job.tasks() {
+		if _, err := r.readTask(t); err == nil {
+			if ShardOf(i, job.Shard, job.Shards) && !job.Gather {
+				o.Cached = append(o.Cached, t.name())
+				say(t, "cached")
+			}
+			continue
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if job.Gather || !ShardOf(i, job.Shard, job.Shards) {
+			o.Missing = append(o.Missing, t.name())
+			continue
+		}
+		say(t, "running")
+		if err := r.run(ctx, t); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.name(), err)
+		}
+		o.Ran = append(o.Ran, t.name())
+		say(t, "done")
+	}
+	if job.Shards > 0 {
+		return o, nil
+	}
+	if len(o.Missing) > 0 {
+		return nil, fmt.Errorf("%w in %s: %v (run their shards first)", ErrMissing, job.Dir, o.Missing)
+	}
+	if o.Report, err = r.gather(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// sample draws n of ids (all of them when n ≤ 0 or n ≥ len(ids)) with
+// PCG(seed, stream), in increasing order.
+func sample(ids []int, n int, seed, stream uint64) []int {
+	if n <= 0 || n >= len(ids) {
+		return slices.Clone(ids)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x73616d706c65+stream)) // "sample"
+	perm := rng.Perm(len(ids))[:n]
+	out := make([]int, n)
+	for i, p := range perm {
+		out[i] = ids[p]
+	}
+	slices.Sort(out)
+	return out
+}
+
+// run runs one task in a temporary folder under Dir/work and writes its
+// result file; the model is kept under Dir/models only with KeepModels.
+func (r *state) run(ctx context.Context, t task) error {
+	job := &r.job
+	work, err := outfile.TempDir(filepath.Join(r.work, t.file()))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		os.RemoveAll(work)
+		outfile.Untrack(work)
+	}()
+	model := filepath.Join(work, "model.onnx")
+	res := schema.ScoreTask{Schema: schema.ScoreTaskSchema, Settings: r.digest, Kind: t.kind, Index: t.index, Seed: t.seed}
+	var bar func(int, int)
+	if job.Bar != nil {
+		bar = job.Bar(t.name())
+	}
+	switch t.kind {
+	case schema.ScoreOracle:
+		rj := job.Oracle
+		rj.ModelPath, rj.Data, rj.Exclude, rj.FromScratch = job.ModelPath, job.Suite.Data, job.Suite.Forget, true
+		rj.Seed, rj.Runtime, rj.Out, rj.Info, rj.Progress = t.seed, job.Suite.Options.Runtime, model, job.Info, bar
+		out, err := unlearn.Retrain(ctx, rj)
+		if err != nil {
+			return err
+		}
+		res.Timings.TrainS = out.TrainS
+	default:
+		s := *job.Suite
+		s.Options.NoMIA = true // the score needs no attack; the method's proxies keep theirs
+		uj := job.Method
+		uj.ModelPath, uj.Suite, uj.OraclePath, uj.MaskPath, uj.ReportPath, uj.NoBefore = job.ModelPath, &s, "", "", "", true
+		uj.Out, uj.MetricsPath = model, filepath.Join(work, "metrics.json")
+		uj.Config.Seed = t.seed
+		uj.Info, uj.Bar = job.Info, job.Bar
+		out, err := unlearn.Unlearn(ctx, uj)
+		if err != nil {
+			return err
+		}
+		res.Timings.TrainS = out.Report.Unlearning.Timings.LocalizeS + out.Report.Unlearning.Timings.UnlearnS
+	}
+	if ctx.Err() != nil {
+		return unlearn.ErrInterrupted
+	}
+	start := time.Now()
+	if err := r.evaluate(model, &res); err != nil {
+		return err
+	}
+	res.Timings.EvalS = time.Since(start).Seconds()
+	if job.KeepModels {
+		dir := filepath.Join(job.Dir, "models")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		res.Model = filepath.Join("models", t.file()+".onnx")
+		if t.kind == schema.ScoreUnlearned {
+			if err := os.Rename(filepath.Join(work, "metrics.json"), filepath.Join(dir, t.file()+".metrics.json")); err != nil {
+				return err
+			}
+		}
+		if err := os.Rename(model, filepath.Join(job.Dir, res.Model)); err != nil {
+			return err
+		}
+	}
+	return writeJSON(r.taskPath(t), res)
+}
+
+func (r *state) taskPath(t task) string { return filepath.Join(r.tasksDir, t.file()+".json") }
+
+// evaluate fills res with the model's SHA-256 and its outputs on the
+// forget set and the two samples.
+func (r *state) evaluate(path string, res *schema.ScoreTask) error {
+	s := r.job.Suite
+	info, err := eval.NewModelInfo(path)
+	if err != nil {
+		return err
+	}
+	res.ModelSHA256 = info.SHA256
+	m, err := s.Load(path, res.Kind)
+	if err != nil {
+		return err
+	}
+	batch := s.Options.BatchSize
+	if batch <= 0 {
+		batch = 256
+	}
+	cl, err := eval.NewClassifier(m, s.Options.Runtime, batch)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	outputs := func(split *data.Split, idx []int, dst *schema.ScoreOutputs) error {
+		logits, err := cl.Logits(split, idx, nil)
+		if err != nil {
+			return err
+		}
+		labels := split.Labels(idx)
+		if dst.Margins, err = score.Margins(logits, cl.Classes(), labels); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		dst.Correct = make([]int, len(idx))
+		for i, p := range eval.Argmax(logits, cl.Classes()) {
+			if p == labels[i] {
+				dst.Correct[i] = 1
+			}
+		}
+		return nil
+	}
+	ds := s.Data
+	if err := outputs(ds.Train, s.Forget, &res.Forget); err != nil {
+		return err
+	}
+	if err := outputs(ds.Train, r.retain, &res.Retain); err != nil {
+		return err
+	}
+	return outputs(ds.Test, r.test, &res.Test)
+}

@@ -1,0 +1,205 @@
+package scoring
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/schema"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// settings describes the job for settings.json, by content.
+func (r *state) settings() (schema.ScoreSettings, error) {
+	job := &r.job
+	s := job.Suite
+	di, fi, err := s.Provenance()
+	if err != nil {
+		return schema.ScoreSettings{}, err
+	}
+	mi, err := eval.NewModelInfo(job.ModelPath)
+	if err != nil {
+		return schema.ScoreSettings{}, err
+	}
+	m, o := job.Method, job.Oracle
+	sched := o.Schedule
+	if sched == "" {
+		sched = unlearn.TrainCosine
+	}
+	st := schema.ScoreSettings{Schema: schema.ScoreSettingsSchema,
+		Setup: schema.ScoreSetup{ModelSHA256: mi.SHA256, DataSHA256: di.SHA256, Mean: di.Mean, Std: di.Std,
+			ForgetSHA256: fi.SHA256, Forget: fi.N, K: job.K,
+			Method: schema.ScoreMethod{Method: m.Method, Strategy: m.Strategy, Algorithm: m.Algorithm, Budget: m.Budget,
+				Classifier: m.Classifier, Seed: m.Config.Seed, Config: configMap(m.Config)},
+			Recipe: schema.ScoreRecipe{Epochs: o.Epochs, LR: o.LR, Schedule: sched, Momentum: o.Momentum,
+				WeightDecay: o.WeightDecay, BatchSize: o.BatchSize, Seed: o.Seed},
+			Samples: schema.ScoreSamples{Retain: len(r.retain), Test: len(r.test), Seed: job.SampleSeed}},
+		Paths: schema.ScorePaths{Model: job.ModelPath, Data: di.Path, Forget: fi.Path}}
+	if o.Augment.On() {
+		st.Setup.Recipe.Augment = o.Augment.String()
+	}
+	// The JSON round trip makes the settings what a reader of the file
+	// gets (the config's numbers as float64), for the comparison.
+	var back schema.ScoreSettings
+	b, err := json.Marshal(st)
+	if err == nil {
+		err = json.Unmarshal(b, &back)
+	}
+	return back, err
+}
+
+// configMap is the algorithm's settings by Go field name, without the
+// runtime, the seed (ScoreMethod.Seed; it varies per task) and callbacks.
+func configMap(c unlearn.Config) map[string]any {
+	v := reflect.ValueOf(c)
+	out := map[string]any{}
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if !f.IsExported() || f.Type.Kind() == reflect.Func || f.Name == "Runtime" || f.Name == "Seed" {
+			continue
+		}
+		out[f.Name] = v.Field(i).Interface()
+	}
+	return out
+}
+
+// syncSettings writes settings.json when the folder has none and compares
+// the folder's with st otherwise (the file is re-read after writing: a
+// shard started at the same moment may have written its own first). It
+// returns the digest that the task files carry.
+func syncSettings(path string, st schema.ScoreSettings) (string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := writeJSON(path, st); err != nil {
+			return "", err
+		}
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return "", err
+	}
+	var have schema.ScoreSettings
+	if err := json.Unmarshal(b, &have); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if have.Schema != schema.ScoreSettingsSchema {
+		return "", fmt.Errorf("%w: %s has schema %q, want %q", ErrSettings, path, have.Schema, schema.ScoreSettingsSchema)
+	}
+	if d := Diff(have.Setup, st.Setup); len(d) > 0 {
+		return "", fmt.Errorf("%w: %s records another audit: %s (the folder's first, this run's second); use another results folder or the folder's settings",
+			ErrSettings, path, strings.Join(d, "; "))
+	}
+	return digest(have.Setup)
+}
+
+func digest(s schema.ScoreSetup) (string, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Diff lists the fields where two setups differ, as "name: a ≠ b" with the
+// fields' JSON names (nested ones joined by dots), in a fixed order.
+func Diff(a, b schema.ScoreSetup) []string {
+	fa, fb := flatten(a), flatten(b)
+	var keys []string
+	for k := range fa {
+		keys = append(keys, k)
+	}
+	for k := range fb {
+		if _, ok := fa[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		va, oka := fa[k]
+		vb, okb := fb[k]
+		switch {
+		case !oka:
+			va = "(none)"
+		case !okb:
+			vb = "(none)"
+		}
+		if va != vb {
+			out = append(out, fmt.Sprintf("%s: %s ≠ %s", k, va, vb))
+		}
+	}
+	return out
+}
+
+// flatten maps v's JSON leaves (arrays whole) by dotted key to their JSON
+// text.
+func flatten(v any) map[string]string {
+	b, _ := json.Marshal(v)
+	var tree any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	_ = d.Decode(&tree)
+	out := map[string]string{}
+	var walk func(prefix string, x any)
+	walk = func(prefix string, x any) {
+		if m, ok := x.(map[string]any); ok {
+			for k, v := range m {
+				if prefix != "" {
+					k = prefix + "." + k
+				}
+				walk(k, v)
+			}
+			return
+		}
+		t, _ := json.Marshal(x)
+		out[prefix] = string(t)
+	}
+	walk("", tree)
+	return out
+}
+
+// readTask reads a task's result file and checks that it belongs to the
+// folder (os.ErrNotExist when there is none).
+func (r *state) readTask(t task) (*schema.ScoreTask, error) {
+	p := r.taskPath(t)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var res schema.ScoreTask
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	switch {
+	case res.Schema != schema.ScoreTaskSchema:
+		return nil, fmt.Errorf("%w: %s has schema %q, want %q", ErrSettings, p, res.Schema, schema.ScoreTaskSchema)
+	case res.Settings != r.digest:
+		return nil, fmt.Errorf("%w: %s was made with other settings than the folder's settings.json (settings sha256 %.12s…, folder %.12s…)", ErrSettings, p, res.Settings, r.digest)
+	case res.Kind != t.kind || res.Index != t.index || res.Seed != t.seed:
+		return nil, fmt.Errorf("%w: %s holds %s %d (seed %d), want %s", ErrSettings, p, res.Kind, res.Index, res.Seed, t.name())
+	case len(res.Forget.Margins) != r.setup.Forget || len(res.Retain.Margins) != len(r.retain) || len(res.Test.Margins) != len(r.test) ||
+		len(res.Forget.Correct) != r.setup.Forget || len(res.Retain.Correct) != len(r.retain) || len(res.Test.Correct) != len(r.test):
+		return nil, fmt.Errorf("%w: %s has outputs for %d/%d/%d examples, want %d/%d/%d", ErrSettings, p,
+			len(res.Forget.Margins), len(res.Retain.Margins), len(res.Test.Margins), r.setup.Forget, len(r.retain), len(r.test))
+	}
+	return &res, nil
+}
+
+// writeJSON writes v indented, atomically.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return outfile.WriteFile(path, append(b, '\n'))
+}
