@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -44,5 +45,78 @@ func TestDetectFoldedBN(t *testing.T) {
 		if f := graph.DetectFoldedBN(g); f != nil {
 			t.Errorf("%s: reported as folded: %+v", name, f)
 		}
+	}
+}
+
+// RestoreBN puts an identity BatchNormalization after each folded
+// convolution, initialised from the given statistics (weight √(σ²+ε),
+// bias μ), and FoldBackBN folds it again by PyTorch's formula: a channel
+// whose normalization changed gets W·s and (b−μ)·s+β with s = γ/√(σ²+ε);
+// a kept channel its weights bit for bit; the graph returns to its
+// exported form.
+func TestRestoreAndFoldBackBN(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("input", -1, 1, 4, 4)
+	w, bias := b.w("onnx::Conv_26", 2, 1, 3, 3), b.w("onnx::Conv_27", 2)
+	c := b.op("Conv", vals(x, w, bias), attrInts("pads", 1, 1, 1, 1))
+	r := b.op("Relu", vals(c))
+	b.output(b.op("Gemm", vals(b.op("Flatten", vals(r), attrI("axis", 1)), b.w("fc.weight", 3, 32)), attrI("transB", 1)))
+	f := graph.DetectFoldedBN(b.g)
+	if f == nil || len(f.Nodes) != 1 {
+		t.Fatalf("DetectFoldedBN: %+v", f)
+	}
+	w0, _ := w.Init.Float32s()
+	b0, _ := bias.Init.Float32s()
+	mean, variance := [][]float64{{0.5, -1}}, [][]float64{{4, 0.25}}
+	rs, err := graph.RestoreBN(b.g, f.Nodes, mean, variance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bn := rs[0].BN
+	relu, _ := r.Producer()
+	if bn.Input(0) != c || relu.Input(0) != bn.Output(0) {
+		t.Fatalf("BatchNormalization not between Conv and Relu: %v → %v", bn.Input(0).Name, relu.Input(0).Name)
+	}
+	if graph.DetectFoldedBN(b.g) != nil {
+		t.Error("a restored graph is still reported as folded")
+	}
+	gamma, _ := bn.Input(1).Init.Float32s()
+	beta, _ := bn.Input(2).Init.Float32s()
+	if want := float32(math.Sqrt(4 + graph.BNEpsilon)); gamma[0] != want || beta[0] != 0.5 || beta[1] != -1 {
+		t.Errorf("weight %v bias %v, want √(σ²+ε) = %v and μ", gamma, beta, want)
+	}
+	// Channel 0 trained: its normalization now scales by 2 and shifts by 3.
+	if err := bn.Input(1).Init.SetFloat32s([]float32{float32(2 * math.Sqrt(4+graph.BNEpsilon)), gamma[1]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bn.Input(2).Init.SetFloat32s([]float32{3, beta[1]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := graph.FoldBackBN(b.g, rs, func(_ *graph.Node, k int) bool { return k == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	w1, _ := w.Init.Float32s()
+	b1, _ := bias.Init.Float32s()
+	for j := 0; j < 9; j++ {
+		if got, want := w1[j], float32(2*float64(w0[j])); math.Abs(float64(got-want)) > 1e-6*math.Abs(float64(want))+1e-7 {
+			t.Errorf("channel 0 weight %d: %v, want %v", j, got, want)
+		}
+		if w1[9+j] != w0[9+j] {
+			t.Errorf("kept channel 1 weight %d changed: %v → %v", j, w0[9+j], w1[9+j])
+		}
+	}
+	if want := (float64(b0[0])-0.5)*2 + 3; math.Abs(float64(b1[0])-want) > 1e-6 {
+		t.Errorf("channel 0 bias %v, want %v", b1[0], want)
+	}
+	if b1[1] != b0[1] {
+		t.Errorf("kept channel 1 bias changed: %v → %v", b0[1], b1[1])
+	}
+	for _, n := range b.g.Nodes() {
+		if n.OpType == "BatchNormalization" {
+			t.Errorf("BatchNormalization left after folding: %v", n)
+		}
+	}
+	if relu.Input(0) != c || len(b.g.Initializers) != 3 {
+		t.Errorf("graph not back in its exported form: Relu reads %q, %d initializers", relu.Input(0).Name, len(b.g.Initializers))
 	}
 }

@@ -38,6 +38,12 @@ type Report struct {
 	// convolutions (graph.DetectFoldedBN), says what that costs and how to
 	// re-export.
 	FoldedBatchNorm string `json:"folded_batchnorm,omitempty"`
+	// TrainingExport, when BatchNormalization nodes are in training form
+	// (graph.TrainingModeBN), says what that means and how to re-export.
+	TrainingExport string `json:"training_export,omitempty"`
+	// Normalization is the input normalization the model's metadata
+	// records (eval.MetaMean, eval.MetaStd), or what to do without it.
+	Normalization string `json:"normalization"`
 }
 
 // ModelInfo describes the file and its format.
@@ -169,6 +175,14 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 	rep.Model.BNPreserved = rep.Model.BatchNorm > 0
 	if f := graph.DetectFoldedBN(g); f != nil {
 		rep.FoldedBatchNorm = f.Note()
+	}
+	if n := graph.TrainingModeBN(g); n > 0 {
+		rep.TrainingExport = graph.TrainingExportNote(n)
+	}
+	if mean, std := m.Metadata[eval.MetaMean], m.Metadata[eval.MetaStd]; mean != "" || std != "" {
+		rep.Normalization = fmt.Sprintf("mean %s, std %s (metadata %s, %s): applied to --data when --mean/--std are not given", mean, std, eval.MetaMean, eval.MetaStd)
+	} else {
+		rep.Normalization = "none recorded: the tool feeds pixel/255; give --mean/--std when the model's training normalized its inputs (a model that scores near chance on the training split is refused)"
 	}
 	for _, v := range g.Inputs {
 		if !v.IsInitializer() {

@@ -96,6 +96,10 @@ func writeHeader(w io.Writer, r *Report) {
 		bn = fmt.Sprintf("%d nodes kept: finetuning updates their running statistics", r.Model.BatchNorm)
 	}
 	fmt.Fprintf(w, "batchnorm %s\n", bn)
+	if r.TrainingExport != "" {
+		fmt.Fprintf(w, "          %s\n", r.TrainingExport)
+	}
+	fmt.Fprintf(w, "normalize %s\n", r.Normalization)
 	p := r.Parameters
 	fmt.Fprintf(w, "params    %d elements in %d tensors; %d neurons in %d layers (max depth %d)\n",
 		p.Elements, p.Tensors, p.Neurons, p.Layers, p.MaxDepth)

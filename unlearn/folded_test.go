@@ -3,12 +3,15 @@ package unlearn_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -75,6 +78,44 @@ func TestDivergedRangeTestGoesOn(t *testing.T) {
 	notes := strings.Join(o.Report.Unlearning.Notes, "\n")
 	if !strings.Contains(notes, "folded BatchNormalization") || !strings.Contains(notes, "TrainingMode.PRESERVE") {
 		t.Errorf("metrics.json notes lack the folded-model note: %q", o.Report.Unlearning.Notes)
+	}
+	if !strings.Contains(notes, "trainable BatchNormalization restored for the run after the 2 folded convolution(s)") {
+		t.Errorf("notes lack the restored normalization: %q", o.Report.Unlearning.Notes)
+	}
+	// Written back in the exported form: the input's nodes and initializer
+	// names, no BatchNormalization; in each folded convolution some but not
+	// all output channels changed, the others bit for bit as they were.
+	in, err := onnxio.Load(filepath.Join(root, "testdata", "exports", "b_eval_dynamic.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := onnxio.Load(filepath.Join(dir, "u.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := func(m *graph.Model) (s []string) {
+		for _, n := range m.Graph.Nodes() {
+			s = append(s, n.OpType)
+		}
+		return s
+	}
+	if !slices.Equal(ops(in), ops(out)) || len(in.Graph.Initializers) != len(out.Graph.Initializers) {
+		t.Fatalf("output graph %v with %d initializers, input %v with %d", ops(out), len(out.Graph.Initializers), ops(in), len(in.Graph.Initializers))
+	}
+	for _, name := range []string{"onnx::Conv_26", "onnx::Conv_29"} {
+		a, _ := in.Graph.LocalValue(name).Init.Float32s()
+		b, _ := out.Graph.LocalValue(name).Init.Float32s()
+		ch := int(in.Graph.LocalValue(name).Init.Shape[0])
+		per, changed := len(a)/ch, 0
+		for k := 0; k < ch; k++ {
+			if !slices.Equal(a[k*per:(k+1)*per], b[k*per:(k+1)*per]) {
+				changed++
+			}
+		}
+		t.Logf("%s: %d of %d channels changed", name, changed, ch)
+		if changed == 0 || changed == ch {
+			t.Errorf("%s: %d of %d channels changed; want the masked ones only", name, changed, ch)
+		}
 	}
 	before, after := o.Report.Before.Accuracy.Test, o.Report.Accuracy.Test
 	t.Logf("lr %g, stopped after epoch %d (%s); test accuracy %.4f → %.4f", a.LR, a.StopEpoch, a.Reason, before, after)

@@ -149,9 +149,10 @@ func TestInspectFixedBatch(t *testing.T) {
 }
 
 // TestInspectFoldedBatchNorm: inspect says that an eval export folded
-// BatchNormalization into the convolutions, what that costs and how to
-// re-export; the PRESERVE export keeps its BatchNormalization nodes and
-// gets no such line (also in --json).
+// BatchNormalization into the convolutions, and that a TRAINING export
+// moved the running statistics, each with what it costs and how to
+// re-export, and what normalization the model records; the PRESERVE
+// export gets neither line (also in --json).
 func TestInspectFoldedBatchNorm(t *testing.T) {
 	r := runCLI(t, "inspect", "--model", "testdata/exports/b_eval_dynamic.onnx")
 	for _, want := range []string{"batchnorm none: the export folded BatchNormalization into 2 convolution(s)", "onnx::Conv_26", "lower learning rate", "training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False"} {
@@ -160,8 +161,14 @@ func TestInspectFoldedBatchNorm(t *testing.T) {
 		}
 	}
 	r = runCLI(t, "inspect", "--json", "-", "--model", "testdata/exports/c_preserve_dynamic.onnx")
-	if r.code != 0 || strings.Contains(r.stdout, "folded_batchnorm") || !strings.Contains(r.stdout, `"batchnorm": 2`) {
+	if r.code != 0 || strings.Contains(r.stdout, "folded_batchnorm") || strings.Contains(r.stdout, "training_export") || !strings.Contains(r.stdout, `"batchnorm": 2`) {
 		t.Errorf("BN kept: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	r = runCLI(t, "inspect", "--model", "testdata/exports/d_training_dynamic.onnx")
+	for _, want := range []string{"2 BatchNormalization node(s) are in training form", "TrainingMode.TRAINING", "running statistics", "TrainingMode.PRESERVE", "normalize none recorded", "--mean/--std"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("TRAINING export: exit %d, stdout lacks %q:\n%s", r.code, want, r.stdout)
+		}
 	}
 	r = runCLI(t, "inspect", "--json", "-", "--model", "testdata/exports/a_default_fixed_batch.onnx")
 	if r.code != 0 || !strings.Contains(r.stdout, `"folded_batchnorm": "the export folded`) {
