@@ -389,16 +389,12 @@ func (s *Suite) RecordNormalization(m *graph.Model) {
 
 // InputNotes say what about a model's form matters for a run, before any
 // work: a fixed batch the tool makes symbolic (graph.DescribeFixedBatch),
-// BatchNormalization exported in training form (graph.TrainingModeBN),
 // and, for runs that train (training), BatchNormalization an exporter
 // folded into the convolutions (graph.DetectFoldedBN).
 func InputNotes(m *graph.Model, training bool) []string {
 	var notes []string
 	if n := graph.DescribeFixedBatch(m.Graph); n != "" {
 		notes = append(notes, n)
-	}
-	if n := graph.TrainingModeBN(m.Graph); n > 0 {
-		notes = append(notes, graph.TrainingExportNote(n))
 	}
 	if f := graph.DetectFoldedBN(m.Graph); f != nil && training {
 		notes = append(notes, f.Note())

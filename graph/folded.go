@@ -227,9 +227,13 @@ func TrainingModeBN(g *Graph) int {
 	return n
 }
 
-// TrainingExportNote is the note for a graph with TrainingModeBN > 0.
+// TrainingExportNote is inspect's line for a graph with TrainingModeBN >
+// 0. The file alone cannot tell whether the statistics were restored after
+// such an export (testdata/make_testdata.py restores them), so it asks the
+// user to check rather than claiming they moved; a run does not repeat it.
 func TrainingExportNote(n int) string {
-	return fmt.Sprintf("%d BatchNormalization node(s) are in training form (an export with training=torch.onnx.TrainingMode.TRAINING): "+
-		"PyTorch updated their running statistics on the dummy input while tracing, so this file differs from the model that was exported "+
-		"(the tool evaluates and writes it in inference form, with those statistics); re-export with %s (README \"Exporting from PyTorch\")", n, ReexportAdvice)
+	return fmt.Sprintf("%d BatchNormalization node(s) are in training form, as an export with training=torch.onnx.TrainingMode.TRAINING writes them: "+
+		"PyTorch runs the model in training mode while tracing such an export, which moves every running mean and variance one step towards the dummy input's statistics "+
+		"unless they are written back afterwards, so check them against the model's state_dict, or re-export with %s (README \"Exporting from PyTorch\"); "+
+		"the tool evaluates and writes the model in inference form with the statistics the file holds", n, ReexportAdvice)
 }

@@ -926,8 +926,6 @@ func warnedInputCases() []warnedCase {
 		{"train", "fixed batch of 1 (PyTorch's default export)", fixed, "training ", batch},
 		{"", "BatchNormalization folded into the convolutions (PyTorch's eval export)", folded, "localizing:", fold},
 		{"train", "BatchNormalization folded into the convolutions (PyTorch's eval export)", folded, "training ", fold},
-		{"", "BatchNormalization in training form (TrainingMode.TRAINING export)", "testdata/exports/d_training_dynamic.onnx", "localizing:",
-			[]string{"note: ", "in training form", "TrainingMode.TRAINING", "running statistics", "TrainingMode.PRESERVE"}},
 	} {
 		out = append(out, warnedCase{badCase: badCase{group: "model", name: c.name, cmd: c.cmd, set: [][2]string{{"--model", c.model}}, culprits: c.culprits}, before: c.before})
 	}

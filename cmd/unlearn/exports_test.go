@@ -165,7 +165,7 @@ func TestInspectFoldedBatchNorm(t *testing.T) {
 		t.Errorf("BN kept: exit %d, stdout:\n%s", r.code, r.stdout)
 	}
 	r = runCLI(t, "inspect", "--model", "testdata/exports/d_training_dynamic.onnx")
-	for _, want := range []string{"2 BatchNormalization node(s) are in training form", "TrainingMode.TRAINING", "running statistics", "TrainingMode.PRESERVE", "normalize none recorded", "--mean/--std"} {
+	for _, want := range []string{"2 BatchNormalization node(s) are in training form", "TrainingMode.TRAINING", "running mean and variance", "state_dict", "TrainingMode.PRESERVE", "normalize none recorded", "--mean/--std"} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("TRAINING export: exit %d, stdout lacks %q:\n%s", r.code, want, r.stdout)
 		}

@@ -262,7 +262,7 @@ func TestUnlearnWarnsWhenResetEmptiesLayers(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "note: warning: the mask resets 16 of 16 channels of ") || !strings.Contains(r.stdout, "deeper layers stay frozen") {
+	if !strings.Contains(r.stdout, "\nwarning: the mask resets 16 of 16 channels of ") || !strings.Contains(r.stdout, "deeper layers stay frozen") {
 		t.Errorf("stdout lacks the warning:\n%s", r.stdout)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "u.metrics.json"))

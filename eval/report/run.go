@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/unlearn-tool/unlearn/internal/textio"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -73,7 +74,12 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 		fmt.Fprintln(ew, ProxiesLine(p))
 	}
 	for _, n := range u.Notes {
-		fmt.Fprintf(ew, "note: %s\n", n)
+		// A warning is printed as one; other notes are marked as notes.
+		if strings.HasPrefix(n, "warning: ") {
+			fmt.Fprintln(ew, n)
+		} else {
+			fmt.Fprintf(ew, "note: %s\n", n)
+		}
 	}
 	fmt.Fprintf(ew, "wrote %s", metrics)
 	if html != "" {

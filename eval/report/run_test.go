@@ -30,7 +30,7 @@ func TestRunSummaryAndResult(t *testing.T) {
 		"wrote u.onnx: 50 of 200 parameters changed (25.0%) in 3 tensors",
 		"retraining from scratch (8 epochs) would take about 5 s, so this run cost 2.0× retraining",
 		"auto schedule: lr 0.3 (from a range test over 5 rates), stopped after epoch 13 of at most 20 (no-progress); the result is epoch 10",
-		"note: warning: something",
+		"\nwarning: something\n",
 		"wrote u.metrics.json and u.html",
 	} {
 		if !strings.Contains(b.String(), want) {
