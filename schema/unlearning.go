@@ -93,6 +93,14 @@ type Audit struct {
 	// BitIdentical is true when every element outside the allowed set is
 	// bit-identical to the input.
 	BitIdentical bool `json:"outside_mask_bit_identical"`
+	// FoldedStatistics counts the elements of convolution weights and
+	// biases outside the mask that changed only because the run gave a
+	// model whose export had folded BatchNormalization into them trainable
+	// normalization back and folded it again on write, with the running
+	// statistics training moved (the state a model with BatchNormalization
+	// keeps in separate tensors, which the audit allows). Counted against
+	// the model as written; 0 otherwise.
+	FoldedStatistics int64 `json:"folded_statistics,omitempty"`
 }
 
 // TensorChange describes one changed initializer.

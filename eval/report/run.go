@@ -51,8 +51,12 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 	ew := &textio.ErrWriter{W: w}
 	u, a := rep.Unlearning, rep.Unlearning.Audit
 	tm := u.Timings
-	fmt.Fprintf(ew, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical\n",
-		rep.Model.Path, a.ChangedParams, a.TotalParams, 100*float64(a.ChangedParams)/float64(a.TotalParams), len(a.Changed))
+	except := ""
+	if a.FoldedStatistics > 0 {
+		except = fmt.Sprintf(" except %d convolution weights and biases outside the mask that carry their channels' updated normalization statistics (BatchNormalization restored for the run and folded back)", a.FoldedStatistics)
+	}
+	fmt.Fprintf(ew, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical%s\n",
+		rep.Model.Path, a.ChangedParams, a.TotalParams, 100*float64(a.ChangedParams)/float64(a.TotalParams), len(a.Changed), except)
 	fmt.Fprintf(ew, "time: localize %.1f s, unlearn %.1f s", tm.LocalizeS, tm.UnlearnS)
 	if u.RetrainEstimateS > 0 {
 		fmt.Fprintf(ew, "; retraining from scratch (%s) would take about %.0f s, ", plural(u.RetrainEpochs, "epoch"), u.RetrainEstimateS)

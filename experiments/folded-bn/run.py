@@ -27,7 +27,14 @@ Per seed, on the bundled Fashion-MNIST subset (testdata/fashion: 4,000 train,
                       measures what "trainable normalization back" would do
                       without the tool having to rewrite the graph;
   3. runs the tool's default (`unlearn --model M --forget F --oracle O`) on
-     each and records its metrics.json.
+     each and records its metrics.json: "preserve", "restored" and "folded"
+     with bin/unlearn, which puts trainable BatchNormalization back into a
+     folded model for the run (unlearn.Prepared.RestoreFoldedBN), and
+     "folded-kept": folded.onnx with a build of the tool from before that
+     restoration (commit 403b50e, which trains the folded convolutions as
+     they are), given as --kept-bin (built by
+       git worktree add --detach /tmp/keep 403b50e &&
+       (cd /tmp/keep && go build -o $PWD/out/folded-bn/unlearn-keep-folded ./cmd/unlearn)).
 
 Writes results.jsonl (one line per seed and export) and prints a table;
 RESULTS.md in this folder is written from it by hand with the CPU named.
@@ -58,6 +65,7 @@ HERE = os.path.join(ROOT, "experiments", "folded-bn")
 OUT = os.path.join(ROOT, "out", "folded-bn")
 DATA = os.path.join(ROOT, "testdata", "fashion")
 FORGET = os.path.join(ROOT, "testdata", "demo", "forget_nonIID.txt")
+EXPORTS = ("preserve", "folded", "folded-kept", "restored")
 
 
 def read_idx(path):
@@ -183,12 +191,14 @@ def export(model, path, x, preserve):
     torch.onnx.export(copy.deepcopy(model).eval(), x[:2], path, **kw)
 
 
-def run_tool(model, oracle, out, log):
-    cmd = [os.path.join(ROOT, "bin", "unlearn"), "--model", model, "--forget", FORGET, "--data", DATA,
+def run_tool(binary, model, oracle, out, log):
+    cmd = [binary, "--model", model, "--forget", FORGET, "--data", DATA,
            "--oracle", oracle, "--out", out, "--threads", "2"]
     t0 = time.time()
+    env = dict(os.environ)
+    env.setdefault("ONNXRUNTIME_LIB", os.path.join(ROOT, ".ort", "libonnxruntime.so.1"))
     with open(log, "w") as f:
-        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
     return rc, time.time() - t0
 
 
@@ -196,14 +206,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--kept-bin", default=os.path.join(OUT, "unlearn-keep-folded"))
     a = ap.parse_args()
     torch.set_num_threads(2)
     os.makedirs(OUT, exist_ok=True)
     res_path = os.path.join(HERE, "results.jsonl")
-    done = set()
+    done, rows = set(), []
     if os.path.exists(res_path):
         for line in open(res_path):
             r = json.loads(line)
+            rows.append(r)
             done.add((r["seed"], r["export"]))
     xtr, ytr = load("train")
     xte, yte = load("t10k")
@@ -211,28 +223,39 @@ def main():
     keep = torch.ones(len(xtr), dtype=torch.bool)
     keep[forget] = False
     for seed in a.seeds:
-        if all((seed, e) in done for e in ("preserve", "folded", "restored")):
+        if all((seed, e) in done for e in EXPORTS):
             continue
         d = os.path.join(OUT, f"seed{seed}")
         os.makedirs(d, exist_ok=True)
-        t0 = time.time()
-        model = train(xtr, ytr, seed, a.epochs)
-        t_train = time.time() - t0
-        oracle = train(xtr[keep], ytr[keep], seed, a.epochs)
-        print(f"seed {seed}: original test {accuracy(model, xte, yte):.4f} forget {accuracy(model, xtr[forget], ytr[forget]):.4f}; "
-              f"oracle test {accuracy(oracle, xte, yte):.4f} forget {accuracy(oracle, xtr[forget], ytr[forget]):.4f}; "
-              f"{t_train:.0f} s per training", flush=True)
-        export(oracle, os.path.join(d, "oracle.onnx"), xtr, True)
-        export(model, os.path.join(d, "preserve.onnx"), xtr, True)
-        export(model, os.path.join(d, "folded.onnx"), xtr, False)
-        restored = Restored(model, xtr).eval()
-        diff = float((restored(xte) - model(xte)).abs().max())
-        export(restored, os.path.join(d, "restored.onnx"), xtr, True)
-        for e in ("preserve", "folded", "restored"):
+        files = [os.path.join(d, f + ".onnx") for f in ("oracle", "preserve", "folded", "restored")]
+        if all(os.path.exists(f) for f in files):
+            # Exported by an earlier run of this script: reuse them.
+            t_train = next((r["train_seconds"] for r in rows if r["seed"] == seed), None)
+            diff = next((r["restored_max_logit_diff"] for r in rows if r["seed"] == seed), None)
+        else:
+            t0 = time.time()
+            model = train(xtr, ytr, seed, a.epochs)
+            t_train = time.time() - t0
+            oracle = train(xtr[keep], ytr[keep], seed, a.epochs)
+            torch.save({"model": model.state_dict(), "oracle": oracle.state_dict(), "train_seconds": t_train},
+                       os.path.join(d, "state.pt"))
+            print(f"seed {seed}: original test {accuracy(model, xte, yte):.4f} forget {accuracy(model, xtr[forget], ytr[forget]):.4f}; "
+                  f"oracle test {accuracy(oracle, xte, yte):.4f} forget {accuracy(oracle, xtr[forget], ytr[forget]):.4f}; "
+                  f"{t_train:.0f} s per training", flush=True)
+            export(oracle, os.path.join(d, "oracle.onnx"), xtr, True)
+            export(model, os.path.join(d, "preserve.onnx"), xtr, True)
+            export(model, os.path.join(d, "folded.onnx"), xtr, False)
+            restored = Restored(model, xtr).eval()
+            diff = float((restored(xte) - model(xte)).abs().max())
+            export(restored, os.path.join(d, "restored.onnx"), xtr, True)
+        for e in EXPORTS:
             if (seed, e) in done:
                 continue
             out = os.path.join(d, e + "-unlearned.onnx")
-            rc, secs = run_tool(os.path.join(d, e + ".onnx"), os.path.join(d, "oracle.onnx"), out,
+            binary, src = os.path.join(ROOT, "bin", "unlearn"), e
+            if e == "folded-kept":
+                binary, src = a.kept_bin, "folded"
+            rc, secs = run_tool(binary, os.path.join(d, src + ".onnx"), os.path.join(d, "oracle.onnx"), out,
                                 os.path.join(d, e + ".log"))
             row = {"seed": seed, "export": e, "epochs": a.epochs, "rc": rc, "seconds": round(secs, 1),
                    "train_seconds": round(t_train, 1), "restored_max_logit_diff": diff}
