@@ -101,6 +101,12 @@ func TestPyTorchExports(t *testing.T) {
 			if i, j := strings.Index(r.stderr, folded), strings.Index(r.stderr, "localizing:"); c.folded && (i < 0 || j < 0 || i > j) {
 				t.Errorf("the folded-model warning is not printed before localizing:\n%s", r.stderr)
 			}
+			// The written model's audit line names the convolution weights
+			// outside the mask that carry the restored normalization's
+			// statistics.
+			if got := strings.Contains(r.stdout+r.stderr, "carry their channels' updated normalization statistics"); got != c.folded {
+				t.Errorf("audit line names folded statistics = %v, want %v:\n%s", got, c.folded, r.stdout)
+			}
 			if drop := doc.Before.Accuracy["test"] - doc.Accuracy["test"]; drop > unlearn.MaxTestDrop {
 				t.Errorf("test accuracy collapsed: %.4f → %.4f", doc.Before.Accuracy["test"], doc.Accuracy["test"])
 			}
