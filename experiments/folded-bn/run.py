@@ -40,6 +40,7 @@ Writes results.jsonl (one line per seed and export) and prints a table;
 RESULTS.md in this folder is written from it by hand with the CPU named.
 
     /usr/bin/python3 experiments/folded-bn/run.py [--seeds 0 1 2] [--epochs 12]
+    /usr/bin/python3 experiments/folded-bn/run.py --report   # the table
 
 Needs python3-torch and python3-onnx (Debian) and bin/unlearn (make build).
 Models and logs go to out/folded-bn/ (not committed); a seed whose three
@@ -202,12 +203,35 @@ def run_tool(binary, model, oracle, out, log):
     return rc, time.time() - t0
 
 
+def report(res_path):
+    """Prints RESULTS.md's table from results.jsonl: per export, the mean
+    over seeds of forget and test accuracy, the gaps to the oracle, the
+    input's test accuracy and the unlearning seconds."""
+    rows = [json.loads(l) for l in open(res_path)]
+    seeds = sorted({r["seed"] for r in rows})
+    print(f"Seeds {seeds}; percentages; Δ = oracle − model; seconds of the tool's unlearning (localize excluded).\n")
+    print("| export | runs | forget acc | Δ forget | test acc | Δ test | input test | auto stop | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for e in ("preserve", "restored", "folded", "folded-kept", "folded-mask-exact"):
+        rs = [r for r in rows if r["export"] == e and r["rc"] == 0]
+        if not rs:
+            continue
+        m = lambda f: sum(f(r) for r in rs) / len(rs)
+        stops = ", ".join(f"{r['auto']['reason']} {r['auto']['epoch']}" for r in rs if r.get("auto"))
+        print(f"| {e} | {len(rs)} | {100*m(lambda r: r['after']['forget']):.2f} | {100*m(lambda r: r['oracle']['forget']-r['after']['forget']):+.2f} | "
+              f"{100*m(lambda r: r['after']['test']):.2f} | {100*m(lambda r: r['oracle']['test']-r['after']['test']):+.2f} | "
+              f"{100*m(lambda r: r['before']['test']):.2f} | {stops} | {m(lambda r: r.get('unlearn_s') or 0):.0f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--report", action="store_true", help="print the table of results.jsonl and exit")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--kept-bin", default=os.path.join(OUT, "unlearn-keep-folded"))
     a = ap.parse_args()
+    if a.report:
+        return report(os.path.join(HERE, "results.jsonl"))
     torch.set_num_threads(2)
     os.makedirs(OUT, exist_ok=True)
     res_path = os.path.join(HERE, "results.jsonl")
