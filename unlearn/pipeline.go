@@ -297,7 +297,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	rep.Unlearning = job.section(strategy, budget, cfg, out, maskInfo, tm)
-	rep.Unlearning.Notes = append(rep.Unlearning.Notes, verdictWarnings(rep.Unlearning)...)
+	rep.Unlearning.Notes = append(rep.Unlearning.Notes, verdictWarnings(rep.Unlearning, omet != nil)...)
 	if n := testDropNote(before, after, rep.Unlearning.Proxies); n != "" {
 		switch a, _ := LookupAlgorithm(job.Algorithm); {
 		case a != nil && a.FromScratch:
@@ -466,14 +466,18 @@ const MIADisagreement = 0.10
 // vouch for), or forget accuracy meets the rule's forget condition (at
 // most the unseen reference's plus the tolerance) while the proxy MIA
 // tells the forget set from the reference.
-func verdictWarnings(u *schema.Unlearning) []string {
+func verdictWarnings(u *schema.Unlearning, oracle bool) []string {
 	var out []string
+	check := "compare with an oracle (--oracle) or check the numbers above before relying on it"
+	if oracle {
+		check = "the oracle's column above is the check"
+	}
 	if a := u.Auto; a != nil && a.Reason != StopUnseen && a.Reason != "" {
 		why := "reached its cap of " + plural(a.MaxEpochs, "epoch")
 		if a.Reason == StopNoProgress {
 			why = "stopped for lack of progress"
 		}
-		out = append(out, fmt.Sprintf("warning: the auto schedule %s without meeting its conditions (%s): the result is not one the proxies vouch for; compare with an oracle (--oracle) or check the numbers above before relying on it", why, a.Detail))
+		out = append(out, fmt.Sprintf("warning: the auto schedule %s without meeting its conditions (%s): the result is not one the proxies vouch for; %s", why, a.Detail, check))
 	}
 	if p := u.Proxies; p != nil && p.After.MIA != nil {
 		a := p.After

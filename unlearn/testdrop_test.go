@@ -61,32 +61,32 @@ func TestTrainedFor(t *testing.T) {
 func TestVerdictWarnings(t *testing.T) {
 	u := &schema.Unlearning{Auto: &schema.AutoSchedule{Reason: StopNoProgress, MaxEpochs: 20, ForgetTolerance: 0.01,
 		Detail: "epoch 13: no closer to the conditions for 3 epochs (test accuracy 0.814 vs target 0.841)"}}
-	w := verdictWarnings(u)
+	w := verdictWarnings(u, false)
 	if len(w) != 1 || !strings.HasPrefix(w[0], "warning: the auto schedule stopped for lack of progress without meeting its conditions") || !strings.Contains(w[0], "0.814 vs target 0.841") {
 		t.Errorf("no progress: %q", w)
 	}
 	u.Auto.Reason = StopMaxEpochs
-	if w := verdictWarnings(u); len(w) != 1 || !strings.Contains(w[0], "reached its cap of 20 epochs") {
+	if w := verdictWarnings(u, true); len(w) != 1 || !strings.Contains(w[0], "reached its cap of 20 epochs") || !strings.Contains(w[0], "the oracle's column above is the check") {
 		t.Errorf("cap: %q", w)
 	}
 	u.Auto.Reason = StopUnseen
-	if w := verdictWarnings(u); len(w) != 0 {
+	if w := verdictWarnings(u, false); len(w) != 0 {
 		t.Errorf("rule met: %q", w)
 	}
 	p := &schema.ProxyLog{}
 	p.After = schema.Proxies{ForgetAccuracy: 0.64, ReferenceAccuracy: 0.648, ForgetGap: -0.008,
 		MIA: &schema.ProxyMIA{Feature: "confidence", Forget: 0.913, Reference: 0.618}}
 	u.Proxies = p
-	w = verdictWarnings(u)
+	w = verdictWarnings(u, false)
 	if len(w) != 1 || !strings.Contains(w[0], "the proxies disagree") || !strings.Contains(w[0], "91.30%") || !strings.Contains(w[0], "61.80%") {
 		t.Errorf("disagreement (the issue's user model): %q", w)
 	}
 	p.After.MIA.Forget = 0.70
-	if w := verdictWarnings(u); len(w) != 0 {
+	if w := verdictWarnings(u, false); len(w) != 0 {
 		t.Errorf("8 points apart: %q", w)
 	}
 	p.After.MIA.Forget, p.After.ForgetGap = 0.913, 0.05
-	if w := verdictWarnings(u); len(w) != 0 {
+	if w := verdictWarnings(u, false); len(w) != 0 {
 		t.Errorf("forget condition not met (remembered): %q", w)
 	}
 }
