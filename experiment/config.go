@@ -72,7 +72,8 @@ type Recipe struct {
 // ForgetSet describes how forget ids are drawn for a seed: kind "iid" takes
 // Fraction of the whole training split at random; "non-iid" takes Fraction
 // of the examples of Classes at random (the paper: half of classes 2 and 5,
-// 10 % of CIFAR-10).
+// 10 % of CIFAR-10), and with Fraction 1 every example of Classes (the
+// removal of whole classes).
 type ForgetSet struct {
 	Name     string  `yaml:"name" json:"name"`
 	Kind     string  `yaml:"kind" json:"kind"`
@@ -167,12 +168,16 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: forget_sets[%d]: a unique name is required", ErrConfig, i)
 		}
 		names["f:"+f.Name] = true
-		if !(f.Fraction > 0 && f.Fraction < 1) {
-			return fmt.Errorf("%w: forget set %s: fraction %g outside (0, 1)", ErrConfig, f.Name, f.Fraction)
-		}
 		switch f.Kind {
 		case "iid":
+			if !(f.Fraction > 0 && f.Fraction < 1) {
+				return fmt.Errorf("%w: forget set %s: fraction %g outside (0, 1)", ErrConfig, f.Name, f.Fraction)
+			}
 		case "non-iid":
+			// Fraction 1 removes whole classes (every example of them).
+			if !(f.Fraction > 0 && f.Fraction <= 1) {
+				return fmt.Errorf("%w: forget set %s: fraction %g outside (0, 1]", ErrConfig, f.Name, f.Fraction)
+			}
 			if len(f.Classes) == 0 {
 				return fmt.Errorf("%w: forget set %s: non-iid needs classes", ErrConfig, f.Name)
 			}

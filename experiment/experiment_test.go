@@ -52,6 +52,17 @@ func TestForgetIDs(t *testing.T) {
 	if len(per) > 2 || per[2]+per[5] != 100 {
 		t.Errorf("non-iid classes %v", per)
 	}
+	// Fraction 1: the whole class, whatever the seed.
+	whole, err := ForgetIDs(ForgetSet{Name: "w", Kind: "non-iid", Fraction: 1, Classes: []int{3}}, 3, labels)
+	whole2, _ := ForgetIDs(ForgetSet{Name: "w", Kind: "non-iid", Fraction: 1, Classes: []int{3}}, 4, labels)
+	if err != nil || len(whole) != 100 || !slices.Equal(whole, whole2) {
+		t.Fatalf("whole class: %d ids, %v", len(whole), err)
+	}
+	for _, id := range whole {
+		if labels[id] != 3 {
+			t.Fatalf("whole class 3 holds id %d of class %d", id, labels[id])
+		}
+	}
 	if _, err := ForgetIDs(ForgetSet{Name: "c", Kind: "non-iid", Fraction: 0.5, Classes: []int{42}}, 0, labels); err == nil {
 		t.Error("a class with no examples must be an error")
 	}
@@ -75,6 +86,9 @@ func TestLoadErrors(t *testing.T) {
 		{"typo", good + "seedz: [1]\n", "seedz"},
 		{"both", good + "model: m.onnx\n", "exactly one"},
 		{"fraction", strings.Replace(good, "fraction: 0.1", "fraction: 1.5", 1), "fraction"},
+		{"iid fraction 1", strings.Replace(good, "fraction: 0.1", "fraction: 1", 1), "fraction"},
+		{"whole class", strings.Replace(good, "kind: iid, fraction: 0.1", "kind: non-iid, fraction: 1, classes: [3]", 1), ""},
+		{"non-iid fraction", strings.Replace(good, "kind: iid, fraction: 0.1", "kind: non-iid, fraction: 1.01, classes: [3]", 1), "fraction"},
 		{"kind", strings.Replace(good, "kind: iid", "kind: weird", 1), "weird"},
 		{"budget", strings.Replace(good, "budgets: [0.3]", "budgets: [0]", 1), "budget"},
 		{"no out", strings.Replace(good, "out: o\n", "", 1), "out"},
