@@ -367,7 +367,7 @@ func TestInputErrors(t *testing.T) {
 		cfg        Config
 		want       error
 	}{
-		{"unknown algorithm", "retrain", Input{Model: m, Data: d.ds, Retain: d.retain}, Config{}, ErrUnknownAlgorithm},
+		{"unknown algorithm", "no-such-algorithm", Input{Model: m, Data: d.ds, Retain: d.retain}, Config{}, ErrUnknownAlgorithm},
 		{"no model", "rft", Input{Data: d.ds, Retain: d.retain}, Config{}, ErrInput},
 		{"no data", "rft", Input{Model: m, Retain: d.retain}, Config{}, ErrInput},
 		{"index out of range", "rft", Input{Model: m, Data: d.ds, Retain: []int{0, 4000}}, Config{}, ErrInput},

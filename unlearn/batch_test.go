@@ -43,7 +43,10 @@ func TestPrepareFixedBatch(t *testing.T) {
 	if p.Untied != 1 {
 		t.Fatalf("untied %d parameters, want 1", p.Untied)
 	}
-	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "made symbolic") || !strings.Contains(p.Notes[0], `"input.1"`) {
+	// The fixed batch's note, then the folded BatchNormalization's (this
+	// export folds it too).
+	if len(p.Notes) != 2 || !strings.Contains(p.Notes[0], "made symbolic") || !strings.Contains(p.Notes[0], `"input.1"`) ||
+		!strings.Contains(p.Notes[1], "folded BatchNormalization") {
 		t.Errorf("notes %q", p.Notes)
 	}
 	first := func(v *graph.Value) graph.Dim { return v.Type.Shape[0] }
