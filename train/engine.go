@@ -20,7 +20,10 @@ type EngineOptions struct {
 	// Runtime's NCHWc Conv kernels on this machine (onnxrt.NCHWcBlockSize;
 	// 0 where there are none, e.g. on the cuda device): Conv layers run on
 	// them wherever they apply. A negative one keeps plain ai.onnx Conv. A
-	// zero Spec.Threads is filled in with Runtime's thread count.
+	// zero Spec.Threads is filled in with Runtime's thread count. With
+	// Spec.GradChannels the graph computes those weights' gradients for
+	// the listed output channels only, and Step writes them into
+	// Param.Grad with zeros in the other channels (see MaskChannels).
 	Spec autodiff.Spec
 }
 
@@ -49,10 +52,42 @@ type Engine struct {
 	running map[string][]float32
 	// per batch size: images, labels, weights, teacher logits, loss, logits
 	bufs map[int]*batchBufs
+	// partial: the gradients computed for some output channels only
+	// (autodiff.Spec.GradChannels), scattered into Param.Grad after each run
+	partial []partialGrad
 
 	imageShape []int64 // [C, H, W]
 	classes    int
 	closed     bool
+}
+
+// partialGrad is a gradient output that holds only some output channels of
+// its parameter (autodiff.ChannelGrad): after each run its slices are copied
+// into the channels' places in p.Grad, and the rest of p.Grad is zero.
+type partialGrad struct {
+	p   *Param
+	out []float32 // the graph's output, [outer, k, inner]
+	cg  autodiff.ChannelGrad
+	// outer and inner are the products of the parameter's dimensions
+	// before and after cg.Axis; c its size on cg.Axis.
+	outer, inner, c int
+}
+
+// scatter writes g.out into g.p.Grad, zero outside the channels.
+func (g *partialGrad) scatter() {
+	k := len(g.cg.Channels)
+	dst := g.p.Grad
+	for o := range g.outer {
+		row := dst[o*g.c*g.inner : (o+1)*g.c*g.inner]
+		next := 0 // the first channel not yet written
+		for j, ch := range g.cg.Channels {
+			c := int(ch)
+			clear(row[next*g.inner : c*g.inner])
+			copy(row[c*g.inner:(c+1)*g.inner], g.out[(o*k+j)*g.inner:(o*k+j+1)*g.inner])
+			next = c + 1
+		}
+		clear(row[next*g.inner:])
+	}
 }
 
 type batchBufs struct {
@@ -187,12 +222,29 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts onnxrt
 			if p == nil {
 				return nil, fmt.Errorf("train: gradient output %q has no parameter input", io.Name)
 			}
-			t, err := onnxrt.NewFloat32(shapeOf(m.Graph, io.Of), make([]float32, len(p.Data)))
+			shape := shapeOf(m.Graph, io.Of)
+			cg, part := art.GradChannels[io.Of]
+			if !part {
+				t, err := onnxrt.NewFloat32(shape, make([]float32, len(p.Data)))
+				if err != nil {
+					return nil, fmt.Errorf("train: %w", err)
+				}
+				e.fixedOut[i] = t
+				p.Grad = t.Float32s()
+				break
+			}
+			pg, err := newPartialGrad(p, shape, cg)
+			if err != nil {
+				return nil, err
+			}
+			t, err := onnxrt.NewFloat32(pg.shape(shape), make([]float32, pg.outer*len(cg.Channels)*pg.inner))
 			if err != nil {
 				return nil, fmt.Errorf("train: %w", err)
 			}
 			e.fixedOut[i] = t
-			p.Grad = t.Float32s()
+			pg.out = t.Float32s()
+			p.Grad = make([]float32, len(p.Data))
+			e.partial = append(e.partial, pg)
 		case "bn_mean", "bn_var":
 			if len(io.Shape) != 1 || io.Shape[0] < 0 {
 				return nil, fmt.Errorf("train: BN statistic %q has shape %v", io.Name, io.Shape)
@@ -220,12 +272,43 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts onnxrt
 	return e, nil
 }
 
+// newPartialGrad checks a channel gradient's description against its
+// parameter's shape.
+func newPartialGrad(p *Param, shape []int64, cg autodiff.ChannelGrad) (partialGrad, error) {
+	if cg.Axis < 0 || cg.Axis >= len(shape) {
+		return partialGrad{}, fmt.Errorf("train: channel gradient of %q on axis %d of a rank-%d tensor", p.Name, cg.Axis, len(shape))
+	}
+	g := partialGrad{p: p, cg: cg, outer: 1, inner: 1, c: int(shape[cg.Axis])}
+	for _, d := range shape[:cg.Axis] {
+		g.outer *= int(d)
+	}
+	for _, d := range shape[cg.Axis+1:] {
+		g.inner *= int(d)
+	}
+	for j, ch := range cg.Channels {
+		if ch < 0 || int(ch) >= g.c || (j > 0 && ch <= cg.Channels[j-1]) {
+			return partialGrad{}, fmt.Errorf("train: channel gradient of %q: channels %v not ascending within [0, %d)", p.Name, cg.Channels, g.c)
+		}
+	}
+	return g, nil
+}
+
+// shape is the gradient output's shape: the parameter's with the channel
+// axis shortened to the selected channels.
+func (g *partialGrad) shape(param []int64) []int64 {
+	s := append([]int64{}, param...)
+	s[g.cg.Axis] = int64(len(g.cg.Channels))
+	return s
+}
+
 func shapeOf(g *graph.Graph, name string) []int64 {
 	return append([]int64{}, g.LocalValue(name).Init.Shape...)
 }
 
 // Params returns the trainable parameters in training-graph order. Data and
-// Grad alias ONNX Runtime memory; set Mask or Frozen to restrict updates.
+// Grad alias ONNX Runtime memory (Grad is Go memory for a gradient computed
+// for some output channels only, autodiff.Spec.GradChannels: those
+// channels' values, zero elsewhere); set Mask or Frozen to restrict updates.
 func (e *Engine) Params() []*Param { return e.params }
 
 // Param returns the parameter with the given initializer name, or nil.
@@ -428,6 +511,9 @@ func (e *Engine) StepFilled(n int) (StepResult, error) {
 	}
 	if err := e.sess.Run(ins, outs); err != nil {
 		return StepResult{}, fmt.Errorf("train: %w", err)
+	}
+	for i := range e.partial {
+		e.partial[i].scatter()
 	}
 	var res StepResult
 	for i, io := range e.outputs {

@@ -64,6 +64,19 @@ type Spec struct {
 	// BatchNormalization's affine maps from mtAffineThreads, stacks of
 	// small transposes from 2 (rewriteBatchedTransposes).
 	Threads int
+	// GradChannels, when set, restricts the weight gradient of the named
+	// parameters to the listed output channels (ascending, distinct): the
+	// axis the consuming op makes the output channel, axis 0 of a Conv
+	// weight [M, C/g, k…], of a Gemm B with transB=1, axis 1 of a Gemm B
+	// with transB=0 and of a 2-D MatMul B (docs/GRADIENTS.md, "Where the
+	// output channel of a weight lies"). Only the slices of dY of those
+	// channels enter the weight gradient's product, so a weight with k of
+	// its C channels selected costs k/C of its weight gradient. It applies
+	// where the parameter feeds one Conv (group 1), Gemm (transA=0) or 2-D
+	// MatMul directly and alone; elsewhere the gradient stays whole.
+	// Artifacts.GradChannels lists where it applied. nil (the default)
+	// leaves every gradient whole and the graph unchanged.
+	GradChannels map[string][]int64
 }
 
 // IO describes one input or output of the training graph.
@@ -103,6 +116,9 @@ type Artifacts struct {
 	Outputs []IO
 	Params  []string // the differentiated parameters, in input order
 	BN      []BNStat // BNTraining mode only
+	// GradChannels: the parameters whose gradient output holds only some
+	// output channels (Spec.GradChannels), by name; nil when none.
+	GradChannels map[string]ChannelGrad
 
 	convForms []string // Conv gradient formulations used (builder.convForms)
 }
@@ -373,6 +389,9 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	if err := spec.ConvGrad.check(); err != nil {
 		return nil, err
 	}
+	if err := checkChannelSpec(orig, spec); err != nil {
+		return nil, err
+	}
 	p, err := plan(orig, spec.Params)
 	if err != nil {
 		return nil, err
@@ -567,8 +586,10 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 			if i >= len(dx) || dx[i] == nil {
 				b.fail("autodiff: rule for %v gave no gradient for input %d (%q)", n, i, n.Input(i).Name)
 			}
-			b.checkGrad(n, i, dx[i], c.in[i])
-			b.refine(dx[i], c.in[i])
+			if _, part := b.partial[dx[i]]; !part {
+				b.checkGrad(n, i, dx[i], c.in[i])
+				b.refine(dx[i], c.in[i])
+			}
 			grads[n.Input(i)] = append(grads[n.Input(i)], dx[i])
 		}
 	}
@@ -581,6 +602,12 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 			out = b.identityAs(b.constT(zerosTensor(v.Init)), name)
 		} else {
 			out = b.identityAs(g, name)
+			if cg, ok := b.partial[g]; ok {
+				if art.GradChannels == nil {
+					art.GradChannels = map[string]ChannelGrad{}
+				}
+				art.GradChannels[v.Name] = cg
+			}
 		}
 		outputs = append(outputs, out)
 		art.Outputs = append(art.Outputs, ioOf(out, "grad", v.Name))

@@ -54,6 +54,9 @@ type builder struct {
 	// fwdGeom holds the geometry of a Conv whose forward was lowered to
 	// nodes other than a Conv (the Winograd form).
 	fwdGeom map[*graph.Node]convGeom
+	// partial holds the weight gradients computed for some output
+	// channels only (Spec.GradChannels, channels.go).
+	partial map[*graph.Value]ChannelGrad
 }
 
 func newBuilder(orig *graph.Graph, opset int64, spec Spec) *builder {
@@ -64,7 +67,7 @@ func newBuilder(orig *graph.Graph, opset int64, spec Spec) *builder {
 		shapes: map[*graph.Value]*graph.Value{}, syms: map[string]int64{},
 		aux: map[*graph.Node]map[string]*graph.Value{}, fwdNodes: map[*graph.Node]*graph.Node{},
 		chanScaled: map[*graph.Value]chanScale{}, winoVs: map[*graph.Value]*graph.Value{},
-		fwdGeom: map[*graph.Node]convGeom{},
+		fwdGeom: map[*graph.Node]convGeom{}, partial: map[*graph.Value]ChannelGrad{},
 	}
 	if orig.Name == "" {
 		b.g.Name = "training"

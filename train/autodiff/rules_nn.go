@@ -45,7 +45,23 @@ func gradGemm(c *ctx) []*graph.Value {
 			out[0] = gemm(B, g, true, true)
 		}
 	}
-	if c.needs(1) {
+	if bs := b.shape(B); c.needs(1) && !ta && len(bs) == 2 && allKnown(bs) {
+		// B's output channels are its rows with transB, else its columns.
+		axis := 1
+		if tb {
+			axis = 0
+		}
+		if sel := b.gradChannels(c.n, 1, bs[axis]); sel != nil {
+			gk := b.gatherChannels(g, sel, 1)
+			if tb {
+				out[1] = gemm(gk, A, true, false)
+			} else {
+				out[1] = gemm(A, gk, true, false)
+			}
+			b.markPartial(c.n, 1, out[1], axis, sel)
+		}
+	}
+	if c.needs(1) && out[1] == nil {
 		switch {
 		case !ta && !tb:
 			out[1] = gemm(A, g, true, false)
@@ -95,7 +111,14 @@ func gradMatMul(c *ctx) []*graph.Value {
 				a2 = b.reshape(A, []int64{-1, bs[0]})
 				g2 = b.reshape(g, []int64{-1, bs[1]})
 			}
+			sel := b.gradChannels(c.n, 1, bs[1])
+			if sel != nil {
+				g2 = b.gatherChannels(g2, sel, 1)
+			}
 			out[1] = b.op1("Gemm", []*graph.Value{a2, g2}, aI("transA", 1))
+			if sel != nil {
+				b.markPartial(c.n, 1, out[1], 1, sel)
+			}
 		} else {
 			out[1] = b.unbroadcast(b.op1("MatMul", []*graph.Value{b.transpose(A, swapLast(ra)), g}), B)
 		}
@@ -180,9 +203,25 @@ func gradConv(c *ctx) []*graph.Value {
 		out[0] = b.convInputGrad(u, Wx, geo, xs)
 	}
 	if c.needs(1) {
-		out[1] = b.convWeightGrad(X, u, geo, ws)
-		if a != nil {
-			out[1] = b.mul(out[1], aW)
+		if sel := b.convGradChannels(c, geo, ws); sel != nil {
+			// Only the selected output channels (Spec.GradChannels): the
+			// same formulation on dY's slices of those channels.
+			k := int64(len(sel))
+			wk := append([]int64{k}, ws[1:]...)
+			out[1] = b.convWeightGrad(X, b.gatherChannels(u, sel, 1), geo, wk)
+			if a != nil {
+				s := append([]int64{k}, make([]int64, len(ws)-1)...)
+				for i := range s[1:] {
+					s[1+i] = 1
+				}
+				out[1] = b.mul(out[1], b.reshape(b.gatherChannels(a, sel, 0), s))
+			}
+			b.markPartial(c.n, 1, out[1], 0, sel)
+		} else {
+			out[1] = b.convWeightGrad(X, u, geo, ws)
+			if a != nil {
+				out[1] = b.mul(out[1], aW)
+			}
 		}
 	}
 	if c.needs(2) {
@@ -195,6 +234,16 @@ func gradConv(c *ctx) []*graph.Value {
 		b.removeDead(g)
 	}
 	return out
+}
+
+// convGradChannels returns the output channels a Conv's weight gradient is
+// restricted to (Spec.GradChannels), nil for the whole gradient; grouped
+// convolutions keep the whole gradient.
+func (b *builder) convGradChannels(c *ctx, geo convGeom, ws []int64) []int64 {
+	if geo.group != 1 {
+		return nil
+	}
+	return b.gradChannels(c.n, 1, ws[0])
 }
 
 // gradConvTranspose: Y = ConvTranspose(X[N,Ci,S…], W[Ci,Co/g,k…], B).

@@ -1,0 +1,49 @@
+package train
+
+import (
+	"github.com/unlearn-tool/unlearn/graph"
+)
+
+// MaskChannels returns, for autodiff.Spec.GradChannels, the output channels
+// of each weight in mask (element masks by parameter name) that hold at
+// least one selected element: the weight of a Conv, Gemm or MatMul layer of
+// nm, not grouped, some but not all of whose channels are selected. Other
+// parameters (biases, normalizations, standalone tensors, weights trained
+// whole or not at all) are left out, and so keep their whole gradient.
+// Since every selected element lies in a listed channel, an optimizer that
+// honours Param.Mask updates the same elements from the restricted
+// gradient as from the whole one.
+func MaskChannels(nm *graph.NeuronMap, mask map[string][]bool) map[string][]int64 {
+	out := map[string][]int64{}
+	for _, l := range nm.Layers {
+		if l.Standalone || len(l.Members) == 0 || l.Op == nil {
+			continue
+		}
+		switch l.Op.OpType {
+		case "Conv", "Gemm", "MatMul":
+		default:
+			continue
+		}
+		w := l.Members[0]
+		if w.Role != graph.KindWeight || w.Groups > 1 || w.Node != l.Op {
+			continue
+		}
+		m := mask[w.Param.Name]
+		if int64(len(m)) != w.Param.Init.Len() {
+			continue
+		}
+		var sel []int64
+		for c := range w.Channels() {
+			for i := range w.Elements(c) {
+				if m[i] {
+					sel = append(sel, int64(c))
+					break
+				}
+			}
+		}
+		if len(sel) > 0 && len(sel) < w.Channels() {
+			out[w.Param.Name] = sel
+		}
+	}
+	return out
+}
