@@ -10,6 +10,14 @@ median CPU seconds of the process per step (cpu_s: with one thread, a
 measure that other processes on the machine barely disturb). Run one model per process so that peak memory is per model:
 
   /usr/bin/python3 bench/train_step.py --model resnet18 --threads 2
+
+With --mask S (ResNet-18 only) the step is a masked one (bench/masked_step.sh):
+max(1, round(S*C)) of the C output channels of every Conv2d and Linear are
+selected at random (seeded; with the following BatchNorm2d's scale and shift),
+and after the full backward every gradient is multiplied by its mask before
+SGD's update (PyTorch computes whole gradients: autograd has no notion of
+selected output channels). Every tensor has a selected channel, so setting
+requires_grad=False where nothing is selected changes nothing here.
 """
 import argparse
 import json
@@ -50,6 +58,34 @@ def own_seconds():
     return t.user + t.system
 
 
+def channel_masks(model, share, seed):
+    """(parameter, 0/1 mask) pairs selecting max(1, round(share*C)) random output
+    channels of every Conv2d and Linear, and the same channels of the BatchNorm2d
+    that follows a Conv2d (torchvision's ResNet names: convN -> bnN,
+    downsample.0 -> downsample.1)."""
+    g = torch.Generator().manual_seed(seed)
+    mods = dict(model.named_modules())
+    chosen, out = {}, []
+    for name, m in mods.items():
+        if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+            c = m.weight.shape[0]
+            chosen[name] = torch.randperm(c, generator=g)[:max(1, round(share * c))]
+    for name, m in mods.items():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            src = name[:-1] + "0" if name.endswith("downsample.1") else name.replace("bn", "conv")
+            sel = chosen[src]
+        elif name in chosen:
+            sel = chosen[name]
+        else:
+            continue
+        for p in (m.weight, m.bias):
+            if p is not None:
+                mk = torch.zeros_like(p)
+                mk[sel] = 1
+                out.append((p, mk))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True, choices=make_models.MODELS)
@@ -57,6 +93,8 @@ def main():
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--mask", type=float, default=0, help="masked step: share of every layer's output channels")
+    ap.add_argument("--mask-seed", type=int, default=1)
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
@@ -67,12 +105,15 @@ def main():
     x = torch.randn(a.batch, 1, 28, 28, generator=g)
     y = torch.randint(0, 10, (a.batch,), generator=g)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    masks = channel_masks(model, a.mask, a.mask_seed) if a.mask > 0 else []
     base = status_mb("VmRSS")
 
     def step():
         opt.zero_grad(set_to_none=True)
         loss = F.cross_entropy(model(x), y)
         loss.backward()
+        for p, m in masks:
+            p.grad.mul_(m)
         opt.step()
         return loss
 
@@ -94,6 +135,7 @@ def main():
         "steps": a.steps, "median_s": med, "min_s": min(times), "images_per_s": a.batch / med,
         "peak_mb": round(status_mb("VmHWM"), 1), "base_mb": round(base, 1), "others_cores": round(others, 2),
         "cpu_s": statistics.median(cpu), "version": torch.__version__,
+        **({"impl": "pytorch-masked", "mask": a.mask} if a.mask > 0 else {}),
     }))
 
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
@@ -46,6 +48,22 @@ type result struct {
 	CPUS  float64 `json:"cpu_s"`
 	ORT   string  `json:"ort"`
 	NCHWc int64   `json:"nchwc"` // the NCHWc block size (-nchwc; 0: plain Conv)
+	// Mask: the share of each layer's output channels selected (-mask),
+	// the parameters differentiated, the weights whose gradient is
+	// restricted to the selected channels (-grad-channels) and the
+	// selected share of all parameters.
+	Mask         float64 `json:"mask,omitempty"`
+	MaskParams   int     `json:"mask_params,omitempty"`
+	Restricted   int     `json:"restricted,omitempty"`
+	MaskSelected float64 `json:"mask_selected,omitempty"`
+}
+
+// maskOpts is the channel mask of a masked step (-mask).
+type maskOpts struct {
+	share    float64 // of each layer's output channels
+	seed     uint64
+	channels bool // autodiff.Spec.GradChannels
+	deep     int  // >0: only the layers of the deepest `deep` depths
 }
 
 func main() {
@@ -63,19 +81,27 @@ func main() {
 	flag.StringVar(&spec.ConvGrad.Weight, "conv-weight", "", "force the Conv weight-gradient form (trick, gemm, bmm, valid, winograd)")
 	nchwc := flag.Bool("nchwc", false, "run Conv on ONNX Runtime's NCHWc kernels (autodiff.ConvGrad.NCHWcBlock; "+
 		"train.NewEngine's default; without it the plain graph that artifacts export)")
+	var mo maskOpts
+	flag.Float64Var(&mo.share, "mask", 0, "masked step: select this share of every layer's output channels "+
+		"(at least 1, at random; weight slice, bias, normalization), differentiate only the parameters it touches "+
+		"and update only the selected elements")
+	flag.Uint64Var(&mo.seed, "mask-seed", 1, "seed of the -mask channel choice")
+	flag.BoolVar(&mo.channels, "grad-channels", false, "with -mask: compute weight gradients for the selected "+
+		"output channels only (autodiff.Spec.GradChannels)")
+	flag.IntVar(&mo.deep, "mask-deep", 0, "with -mask: select channels only in the layers of the deepest N depths")
 	flag.Parse()
 	spec.BN = autodiff.BNTraining
 	if *model == "" {
 		fmt.Fprintln(os.Stderr, "trainstep: -model is required")
 		os.Exit(2)
 	}
-	if err := run(*model, *name, spec, *nchwc, *threads, *batch, *warmup, *steps, *dump, *lib); err != nil {
+	if err := run(*model, *name, spec, mo, *nchwc, *threads, *batch, *warmup, *steps, *dump, *lib); err != nil {
 		fmt.Fprintln(os.Stderr, "trainstep:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warmup, steps int, dump, lib string) error {
+func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, threads, batch, warmup, steps int, dump, lib string) error {
 	if name == "" {
 		name = strings.TrimSuffix(path[strings.LastIndex(path, "/")+1:], ".onnx")
 	}
@@ -89,6 +115,23 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 		}
 	}
 	spec.Threads = threads
+	var mask map[string][]bool
+	var selected float64
+	if mo.share > 0 {
+		nm, err := graph.Neurons(m.Graph)
+		if err != nil {
+			return err
+		}
+		mask, selected = channelMask(nm, mo)
+		for _, p := range nm.Params {
+			if mask[p.Value.Name] != nil {
+				spec.Params = append(spec.Params, p.Value.Name)
+			}
+		}
+		if mo.channels {
+			spec.GradChannels = train.MaskChannels(nm, mask)
+		}
+	}
 	t0 := time.Now()
 	art, err := autodiff.Build(m, spec)
 	if err != nil {
@@ -111,6 +154,11 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 	}
 	defer e.Close()
 	sessS := time.Since(t0).Seconds()
+	for _, p := range e.Params() {
+		if m := mask[p.Name]; m != nil {
+			p.Mask = m
+		}
+	}
 
 	x, labels, weights, _, err := e.Inputs(batch)
 	if err != nil {
@@ -158,6 +206,12 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 	if nchwc {
 		impl = "unlearn-nchwc"
 	}
+	if mo.share > 0 {
+		impl += "-masked"
+		if mo.channels {
+			impl += "-channels"
+		}
+	}
 	wall := time.Since(wall0).Seconds()
 	own := cpuSeconds() - cpu0
 	share := own / wall
@@ -168,7 +222,38 @@ func run(path, name string, spec autodiff.Spec, nchwc bool, threads, batch, warm
 		MedianS: med, MinS: slices.Min(times), ImagesPerS: float64(batch) / med,
 		PeakMB: statusMB("VmHWM"), BaseMB: base, UpdateS: median(upds), BuildS: buildS, SessionS: sessS, Nodes: len(art.Model.Graph.Nodes()),
 		CPUShare: share, OthersCores: others, CPUS: median(cpus), ORT: onnxrt.Version(), NCHWc: spec.ConvGrad.NCHWcBlock,
+		Mask: mo.share, MaskParams: len(spec.Params), Restricted: len(art.GradChannels), MaskSelected: selected,
 	})
+}
+
+// channelMask selects max(1, round(share·C)) of the C output channels of
+// every layer (or of the layers of the deepest mo.deep depths) at random
+// (PCG(seed, 1)): every element of a chosen channel. It also returns the
+// selected share of all parameters.
+func channelMask(nm *graph.NeuronMap, mo maskOpts) (map[string][]bool, float64) {
+	rng := rand.New(rand.NewPCG(mo.seed, 1))
+	mask := map[string][]bool{}
+	var n int64
+	for _, l := range nm.Layers {
+		if mo.deep > 0 && l.Depth <= nm.MaxDepth-mo.deep {
+			continue
+		}
+		k := max(1, int(math.Round(mo.share*float64(l.Channels))))
+		for _, c := range rng.Perm(l.Channels)[:k] {
+			for _, s := range nm.ElementsOf(l, c) {
+				mk := mask[s.Param.Name]
+				if mk == nil {
+					mk = make([]bool, s.Param.Init.Len())
+					mask[s.Param.Name] = mk
+				}
+				for _, i := range s.Flat {
+					mk[i] = true
+				}
+				n += int64(len(s.Flat))
+			}
+		}
+	}
+	return mask, float64(n) / float64(nm.NumParams)
 }
 
 func median(v []float64) float64 {
