@@ -2,6 +2,7 @@ package train
 
 import (
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
 // MaskChannels returns, for autodiff.Spec.GradChannels, the output channels
@@ -46,4 +47,30 @@ func MaskChannels(nm *graph.NeuronMap, mask map[string][]bool) map[string][]int6
 		}
 	}
 	return out
+}
+
+// CoversMask reports whether every selected element of mask (a parameter
+// of the given shape) lies in one of cg's channels, so that an update
+// restricted to the mask reads only computed gradient values.
+func CoversMask(cg autodiff.ChannelGrad, shape []int64, mask []bool) bool {
+	if cg.Axis < 0 || cg.Axis >= len(shape) {
+		return false
+	}
+	in := make([]bool, shape[cg.Axis])
+	for _, c := range cg.Channels {
+		if c < 0 || c >= int64(len(in)) {
+			return false
+		}
+		in[c] = true
+	}
+	inner := 1
+	for _, d := range shape[cg.Axis+1:] {
+		inner *= int(d)
+	}
+	for i, sel := range mask {
+		if sel && !in[(i/inner)%len(in)] {
+			return false
+		}
+	}
+	return true
 }

@@ -124,6 +124,19 @@ type Config struct {
 	// come from PCG(Seed, streamAugment), so every other random choice is
 	// the same with it on or off. The zero value is off.
 	Augment data.Augment
+	// GradChannels makes the training loops (every algorithm that trains
+	// with BatchNormalization in training mode: rft, finetune, l1-sparse,
+	// neggrad, neggrad+, random-label, scrub) compute the weight gradient
+	// of a Conv, Gemm or MatMul weight only for the output channels that
+	// hold a selected element of the mask (autodiff.Spec.GradChannels,
+	// train.MaskChannels): k of C channels cost k/C of that weight
+	// gradient. The elements updated are the same; their gradients are the
+	// same sums computed over fewer output channels, equal up to float32
+	// rounding (the products may be blocked differently), so results are
+	// not bit-identical to a run without it. A non-finite gradient outside
+	// the selected channels is no longer seen (train.CheckFinite). Off by
+	// default; no effect without a mask.
+	GradChannels bool
 
 	SCRUB SCRUBConfig
 	SSD   SSDConfig
@@ -543,6 +556,15 @@ func (r *run) engine(o engineOpts) (*train.Engine, error) {
 		if len(spec.Params) == 0 {
 			return nil, fmt.Errorf("%w: the mask selects no parameter element", ErrInput)
 		}
+		if r.cfg.GradChannels && o.bn == autodiff.BNTraining {
+			part := map[string][]bool{}
+			for name, m := range r.in.Mask {
+				if !o.whole[name] {
+					part[name] = m
+				}
+			}
+			spec.GradChannels = train.MaskChannels(r.nm, part)
+		}
 	}
 	e, err := train.NewEngine(r.in.Model, train.EngineOptions{Runtime: r.cfg.Runtime, Spec: spec})
 	if err != nil {
@@ -554,6 +576,10 @@ func (r *run) engine(o engineOpts) (*train.Engine, error) {
 		}
 		if m := r.in.Mask[p.Name]; anyTrue(m) {
 			p.Mask = m
+			if cg, ok := e.Artifacts().GradChannels[p.Name]; ok && !train.CoversMask(cg, r.in.Model.Graph.LocalValue(p.Name).Init.Shape, m) {
+				e.Close()
+				return nil, fmt.Errorf("unlearn: the gradient of %q holds channels %v on axis %d, which miss elements of the mask", p.Name, cg.Channels, cg.Axis)
+			}
 		} else {
 			p.Frozen = true
 		}
