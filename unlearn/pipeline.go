@@ -62,6 +62,10 @@ type Job struct {
 	// model's training (missing --mean/--std), and every number the run
 	// would report is then meaningless.
 	AllowChance bool
+	// DynamicBatch writes the output with a symbolic batch dimension
+	// (graph.MakeBatchSymbolic) when the input declares a fixed one; by
+	// default the output keeps the input's declared shapes.
+	DynamicBatch bool
 	// KeepFoldedBN trains a model whose export folded BatchNormalization
 	// into its convolutions as it is, without putting normalization back
 	// for the run (Prepared.RestoreFoldedBN); for measuring what the
@@ -130,6 +134,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.DynamicBatch = job.DynamicBatch
 	if !job.KeepFoldedBN {
 		if err := p.RestoreFoldedBN(s); err != nil {
 			return nil, err
@@ -622,6 +627,8 @@ type Prepared struct {
 	// Path is the file the model was read from; the output never
 	// replaces it.
 	Path string
+	// DynamicBatch writes the result with a symbolic batch (Job.DynamicBatch).
+	DynamicBatch bool
 	// restored are the BatchNormalization nodes RestoreFoldedBN put back
 	// into Work, folded again before the result is written.
 	restored []graph.RestoredBN
@@ -822,6 +829,11 @@ func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask
 	final, note, err := Finalize(p.Orig, p.Work, p.Untied)
 	if err != nil {
 		return nil, err
+	}
+	if p.DynamicBatch {
+		if _, err := graph.MakeBatchSymbolic(final.Graph); err != nil {
+			return nil, err
+		}
 	}
 	// The output carries the normalization its inputs need.
 	s.RecordNormalization(final)

@@ -180,11 +180,3 @@ func writeJSON(c *cli.Context, path string, v any) error {
 	}
 	return outfile.WriteFile(path, b)
 }
-
-func pick[T any](v []T, idx []int) []T {
-	out := make([]T, len(idx))
-	for i, j := range idx {
-		out[i] = v[j]
-	}
-	return out
-}

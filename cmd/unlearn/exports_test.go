@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -179,5 +180,33 @@ func TestInspectFoldedBatchNorm(t *testing.T) {
 	r = runCLI(t, "inspect", "--json", "-", "--model", "testdata/exports/a_default_fixed_batch.onnx")
 	if r.code != 0 || !strings.Contains(r.stdout, `"folded_batchnorm": "the export folded`) {
 		t.Errorf("folded, --json: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+}
+
+// TestDynamicBatchOutput: with --dynamic-batch the default export's output
+// is written with a symbolic batch dimension (input and logits), which
+// eval then runs without the fixed-batch note; without it the declared
+// shape stays (TestPyTorchExports).
+func TestDynamicBatchOutput(t *testing.T) {
+	testutil.RequireORT(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "u.onnx")
+	r := runCLI(t, "--model", "testdata/exports/a_default_fixed_batch.onnx", "--forget", "testdata/demo/forget_nonIID.txt",
+		"--data", "testdata/fashion", "--method", "finetune", "--epochs", "1", "--no-mia", "--dynamic-batch", "--out", out, "--threads", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	um, err := onnxio.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []*graph.Value{um.Graph.Inputs[0], um.Graph.Outputs[0]} {
+		if d := v.Type.Shape[0]; d.Known() || d.Param != graph.BatchParam {
+			t.Errorf("%s: first dimension %v, want symbolic %q", v.Name, d, graph.BatchParam)
+		}
+	}
+	r = runCLI(t, "eval", "--model", out, "--data", "testdata/fashion", "--no-mia")
+	if r.code != 0 || strings.Contains(r.stderr, "fixed batch") {
+		t.Errorf("eval of the output: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

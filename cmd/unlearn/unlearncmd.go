@@ -39,6 +39,7 @@ func unlearnFlags() []cli.Flag {
 		&cli.StringFlag{Name: "metrics", Usage: "metrics JSON, schema unlearn.metrics/v1 (default: <out without .onnx>.metrics.json)"},
 		&cli.StringFlag{Name: "report", Usage: "also write a self-contained HTML report with plots to `FILE`"},
 		&cli.BoolFlag{Name: "no-before", Usage: "do not evaluate the input model (metrics.json then has no before section)"},
+		&cli.BoolFlag{Name: "dynamic-batch", Usage: "write the output with a symbolic batch dimension when the input's is fixed (an export without dynamic_axes); by default the output keeps the input's declared shapes"},
 		&cli.BoolFlag{Name: "allow-chance", Usage: "unlearn even a model that scores near chance on the training split (by default refused: its data is probably missing --mean/--std)"},
 		&cli.StringFlag{Name: "classifier", Usage: "classifier layer name when the default (the layer producing the logits) is wrong"},
 	}, append(miaFlags(), withBatchSize(dataFlags(), 128, "examples per step")...)...), runtimeFlags()...)
@@ -73,7 +74,7 @@ func parseMethodFlags(c *cli.Context) (*unlearn.Job, error) {
 	}
 	s := &unlearn.Job{ModelPath: c.String("model"), OraclePath: c.String("oracle"), Method: c.String("method"),
 		Budget: c.Float64("budget"), MaskPath: c.String("mask"), ReportPath: c.String("report"),
-		RetrainEpochs: c.Int("retrain-epochs"), Classifier: c.String("classifier"), NoBefore: c.Bool("no-before"), AllowChance: c.Bool("allow-chance"),
+		RetrainEpochs: c.Int("retrain-epochs"), Classifier: c.String("classifier"), NoBefore: c.Bool("no-before"), AllowChance: c.Bool("allow-chance"), DynamicBatch: c.Bool("dynamic-batch"),
 		Tool: "unlearn " + Version, Info: logs.Info, Bar: logs.Bar, Stage: logs.Stage}
 	if s.ModelPath == "" {
 		return nil, usagef("--model is required (the ONNX classifier to unlearn); see `unlearn help`")
