@@ -42,6 +42,16 @@ type Unlearning struct {
 	RetrainEpochs    int     `json:"retrain_epochs,omitempty"`
 	// Speedup is RetrainEstimateS / (localize + unlearn seconds).
 	Speedup float64 `json:"speedup,omitempty"`
+	// ExamplesTrained counts the examples the run trained on (forward and
+	// backward): every epoch's examples plus the range test's steps × rates
+	// × batch. EpochsTrained is ExamplesTrained ÷ the retain set's size,
+	// and EpochsEquivalent the run's localize + unlearn seconds ÷ the
+	// seconds one epoch over the retain set takes at this run's training
+	// speed (so it also counts localization, range test and proxies).
+	// Set for algorithms that train in epochs over known examples.
+	ExamplesTrained  int     `json:"examples_trained,omitempty"`
+	EpochsTrained    float64 `json:"epochs_trained,omitempty"`
+	EpochsEquivalent float64 `json:"epochs_equivalent,omitempty"`
 }
 
 // UnlearningTimings are wall-clock seconds of the run's stages.

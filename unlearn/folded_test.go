@@ -2,6 +2,7 @@ package unlearn_test
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,6 +112,14 @@ func TestDivergedRangeTestGoesOn(t *testing.T) {
 	fcOut, _ := out.Graph.LocalValue("fc.weight").Init.Float32s()
 	if slices.Equal(fcIn, fcOut) {
 		t.Error("the classifier, which rft retrains, did not change")
+	}
+	// The cost in epochs over the retain set: every trained epoch's
+	// examples (the retain set less the held-out slice) plus the range
+	// test's steps × rates × batch.
+	u := o.Report.Unlearning
+	want := len(u.Log.Epochs)*(3600-u.Proxies.HoldoutSize) + a.RangeSteps*len(a.RangeTest)*cfg.BatchSize
+	if u.ExamplesTrained != want || math.Abs(u.EpochsTrained-float64(want)/3600) > 1e-12 || !(u.EpochsEquivalent >= u.EpochsTrained) {
+		t.Errorf("examples trained %d (want %d), epochs trained %g, epochs-equivalent %g", u.ExamplesTrained, want, u.EpochsTrained, u.EpochsEquivalent)
 	}
 	before, after := o.Report.Before.Accuracy.Test, o.Report.Accuracy.Test
 	t.Logf("lr %g, stopped after epoch %d (%s); test accuracy %.4f → %.4f", a.LR, a.StopEpoch, a.Reason, before, after)

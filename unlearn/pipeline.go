@@ -574,6 +574,17 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 		perExample = sec / float64(len(o.Result.Epochs)*perEpoch)
 	}
 	runS := tm.LocalizeS + tm.UnlearnS
+	if perExample > 0 && nRetain > 0 {
+		// The run's cost in epochs over the retain set: by examples
+		// trained, and by seconds at its own training speed.
+		n := len(o.Result.Epochs) * perEpoch
+		if a := o.Result.Auto; a != nil {
+			n += a.RangeSteps * len(a.RangeTest) * cfg.BatchSize
+		}
+		u.ExamplesTrained = n
+		u.EpochsTrained = float64(n) / float64(nRetain)
+		u.EpochsEquivalent = runS / (perExample * float64(nRetain))
+	}
 	if job.RetrainEpochs > 0 {
 		if perExample > 0 {
 			u.RetrainEpochs = job.RetrainEpochs

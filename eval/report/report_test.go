@@ -209,13 +209,14 @@ func TestHTMLRunWording(t *testing.T) {
 	met := metrics(t, 1, 3)
 	rep := &schema.Report{Schema: schema.MetricsSchema, Model: &schema.ModelInfo{Path: "m.onnx"}, Data: &schema.DataInfo{Path: "d"}, Metrics: &met.Metrics,
 		Unlearning: &schema.Unlearning{Method: "del", Strategy: "del", Algorithm: "rft", Schedule: "fixed", Epochs: 1, LR: 0.09486832980505139,
-			RetrainEstimateS: 10, RetrainEpochs: 1, Speedup: 0.1136}}
+			RetrainEstimateS: 10, RetrainEpochs: 1, Speedup: 0.1136, EpochsEquivalent: 8.84, EpochsTrained: 7.25}}
 	page, err := HTML(rep, eval.Measurements{Model: met})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(page)
-	for _, want := range []string{"algorithm rft, 1 epoch, lr 0.09487,", "retraining from scratch (1 epoch) would take about 10 s, so this run cost 8.8× retraining"} {
+	for _, want := range []string{"algorithm rft, 1 epoch, lr 0.09487,", "retraining from scratch (1 epoch) would take about 10 s, so this run cost 8.8× retraining",
+		"(8.8 epochs over the retain set at this run&#39;s speed; 7.2 by examples trained)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("page lacks %q", want)
 		}

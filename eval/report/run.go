@@ -42,6 +42,12 @@ func RunResult(rep *schema.Report, metrics, html string) []any {
 	return res
 }
 
+// EpochsEquivalent says a run's cost in epochs over the retain set, by
+// seconds at its own training speed and by examples trained.
+func EpochsEquivalent(u *schema.Unlearning) string {
+	return fmt.Sprintf("%.1f epochs over the retain set at this run's speed; %.1f by examples trained", u.EpochsEquivalent, u.EpochsTrained)
+}
+
 // WriteRunSummary writes what the main command prints after the metrics
 // table: the changed parameters, the time against the retraining estimate
 // (saying so plainly when retraining would have been cheaper), the auto
@@ -58,6 +64,9 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 	fmt.Fprintf(ew, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical%s\n",
 		rep.Model.Path, a.ChangedParams, a.TotalParams, 100*float64(a.ChangedParams)/float64(a.TotalParams), len(a.Changed), except)
 	fmt.Fprintf(ew, "time: localize %.1f s, unlearn %.1f s", tm.LocalizeS, tm.UnlearnS)
+	if u.EpochsEquivalent > 0 {
+		fmt.Fprintf(ew, " (%s)", EpochsEquivalent(u))
+	}
 	if u.RetrainEstimateS > 0 {
 		fmt.Fprintf(ew, "; retraining from scratch (%s) would take about %.0f s, ", plural(u.RetrainEpochs, "epoch"), u.RetrainEstimateS)
 		fmt.Fprint(ew, cost(u.Speedup))

@@ -18,7 +18,7 @@ func TestRunSummaryAndResult(t *testing.T) {
 	rep.Unlearning = &schema.Unlearning{
 		Audit:            &schema.Audit{ChangedParams: 50, TotalParams: 200, BitIdentical: true, Changed: make([]schema.TensorChange, 3)},
 		Timings:          schema.UnlearningTimings{LocalizeS: 1, UnlearnS: 9},
-		RetrainEstimateS: 5, RetrainEpochs: 8, Speedup: 0.5,
+		RetrainEstimateS: 5, RetrainEpochs: 8, Speedup: 0.5, EpochsEquivalent: 16, EpochsTrained: 14.1,
 		Auto:  &schema.AutoSchedule{LR: 0.3, StopEpoch: 13, Epoch: 10, MaxEpochs: 20, Reason: "no-progress", RangeTest: make([]schema.LRTrial, 5)},
 		Notes: []string{"warning: something"},
 	}
@@ -28,7 +28,7 @@ func TestRunSummaryAndResult(t *testing.T) {
 	}
 	for _, want := range []string{
 		"wrote u.onnx: 50 of 200 parameters changed (25.0%) in 3 tensors",
-		"retraining from scratch (8 epochs) would take about 5 s, so this run cost 2.0× retraining",
+		"time: localize 1.0 s, unlearn 9.0 s (16.0 epochs over the retain set at this run's speed; 14.1 by examples trained); retraining from scratch (8 epochs) would take about 5 s, so this run cost 2.0× retraining",
 		"auto schedule: lr 0.3 (from a range test over 5 rates), stopped after epoch 13 of at most 20 (no-progress); the result is epoch 10",
 		"\nwarning: something\n",
 		"wrote u.metrics.json and u.html",
