@@ -169,7 +169,7 @@ func stripRunSpecific(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if k == "timings" || k == "seconds" || k == "Seconds" || strings.HasSuffix(k, "_s") || k == "speedup" || k == "path" {
+			if k == "timings" || k == "seconds" || k == "Seconds" || strings.HasSuffix(k, "_s") || k == "speedup" || k == "epochs_equivalent" || k == "path" {
 				delete(x, k)
 				continue
 			}
