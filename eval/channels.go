@@ -9,6 +9,10 @@ import (
 	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
+// statsBatchBytes bounds the requested values' size per batch in
+// ChannelStats.
+const statsBatchBytes = 256 << 20
+
 // ChannelStats runs m in inference form on the examples idx of split and
 // returns, for each named value (a [N, C, …] float tensor computed inside
 // the graph), the mean and the biased variance of each channel C over the
@@ -53,8 +57,16 @@ func ChannelStats(m *graph.Model, values []string, split *data.Split, idx []int,
 	sh := split.Shape()
 	per := sh[0] * sh[1] * sh[2]
 	x := make([]float32, min(batch, len(idx))*per)
-	for start := 0; start < len(idx); start += batch {
-		b := idx[start:min(start+batch, len(idx))]
+	// The first batch holds one example; its outputs' size sets the
+	// batch for the rest so that the requested values of a batch stay
+	// under statsBatchBytes (every convolution's output of a ResNet-50
+	// at 224×224 is some 40 MB per example).
+	step, firstBytes := 1, int64(0)
+	for start := 0; start < len(idx); start += step {
+		if start == 1 {
+			step = int(max(1, min(int64(batch), statsBatchBytes/max(firstBytes, 1))))
+		}
+		b := idx[start:min(start+step, len(idx))]
 		if err := split.Batch(x[:len(b)*per], b); err != nil {
 			return nil, nil, err
 		}
@@ -83,6 +95,9 @@ func ChannelStats(m *graph.Model, values []string, split *data.Split, idx []int,
 				spatial *= int(d)
 			}
 			v := o.Float32s()
+			if start == 0 {
+				firstBytes += 4 * int64(len(v))
+			}
 			for n := 0; n < len(b); n++ {
 				for k := 0; k < c; k++ {
 					row := v[(n*c+k)*spatial : (n*c+k+1)*spatial]
