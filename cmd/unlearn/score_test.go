@@ -199,3 +199,31 @@ func TestScoreShardsEqualOneProcess(t *testing.T) {
 	r = runCLI(t, args(filepath.Join(root, "x"), "--shard", "1")...)
 	wantError(t, r, exitUsage, "--shard 1", "--shards")
 }
+
+// TestScoreResultsInsideData: a results folder inside the dataset (which
+// would gain tasks/ and work/ folders, new "classes" of an image folder) or
+// a symbolic link is refused before any work, and nothing is created.
+func TestScoreResultsInsideData(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "fashion")
+	if err := os.CopyFS(data, os.DirFS(filepath.Join(testutil.RepoRoot(t), "testdata", "fashion"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		results, why string
+		code         int
+	}{
+		{filepath.Join(data, "results"), "inside the --data input", exitUsage},
+		{filepath.Join(dir, "link"), "symbolic link", exitError},
+	} {
+		r := runCLI(t, "score", "--model", "testdata/resnet_small_train.onnx", "--forget", "testdata/demo/forget_nonIID.txt",
+			"--data", data, "--k", "2", "--results", c.results)
+		wantError(t, r, c.code, "--results", c.why)
+	}
+	if _, err := os.Stat(filepath.Join(data, "results")); err == nil {
+		t.Error("a results folder was created inside the dataset")
+	}
+}

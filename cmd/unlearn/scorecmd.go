@@ -8,6 +8,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/score"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/unlearn"
 	"github.com/unlearn-tool/unlearn/unlearn/scoring"
 )
@@ -68,7 +69,8 @@ func runScore(c *cli.Context) error {
 	if err != nil {
 		return usagef("--train-%v", err)
 	}
-	if err := outs.CheckFlags(c, "json", "html"); err != nil {
+	jp, hp := scoring.Paths(c.String("results"), c.String("json"), c.String("html"))
+	if err := outs.CheckResults(c, "results", scoring.Entries, outfile.Output{Flag: "json", Path: jp}, outfile.Output{Flag: "html", Path: hp}); err != nil {
 		return err
 	}
 	job := scoring.Job{ModelPath: m.ModelPath, Method: *m, K: c.Int("k"), Dir: c.String("results"),

@@ -3,6 +3,7 @@ package clilog
 import (
 	"errors"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -119,6 +120,29 @@ func (o *Outputs) CheckRun(c *cli.Context, out, metrics, report string) error {
 		m.Note = "default: beside --out"
 	}
 	return Check([]outfile.Output{mo, ModelData("out", out), m, {Flag: "report", Path: report}}, o.Inputs(c))
+}
+
+// CheckResults checks a resumable results folder (the flag dir, with the
+// entries subs it creates) and the files written beside its results.
+func (o *Outputs) CheckResults(c *cli.Context, dir string, subs []string, files ...outfile.Output) error {
+	ins := o.Inputs(c)
+	d := c.String(dir)
+	err := outfile.CheckResultsDir(outfile.Output{Flag: dir, Path: d}, ins, subs...)
+	if err == nil {
+		// A file in a results folder that does not exist yet can meet no
+		// input or link: the run creates the folder.
+		var check []outfile.Output
+		for _, f := range files {
+			if _, serr := os.Stat(d); serr == nil || filepath.Clean(filepath.Dir(f.Path)) != filepath.Clean(d) {
+				check = append(check, f)
+			}
+		}
+		return Check(check, ins)
+	}
+	if errors.Is(err, outfile.ErrCollision) {
+		return usageWrap{err}
+	}
+	return err
 }
 
 // CheckDir checks an output folder written as a whole (artifacts' --out):

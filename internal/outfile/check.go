@@ -324,3 +324,52 @@ func CheckDir(o Output, inputs []Input) error {
 	}
 	return nil
 }
+
+// CheckResultsDir checks a results folder that a command fills over
+// several runs (resumable: it may already exist and hold results). The
+// path must be absent or a folder, not a symbolic link, not an input and
+// not a Tree input's folder or anything inside one (a dataset would gain
+// files); subs, the entries the command creates in it, must not be
+// symbolic links either. Its parent must exist and be writable.
+func CheckResultsDir(o Output, inputs []Input, subs ...string) error {
+	fail := func(kind error, format string, a ...any) error {
+		return &Error{Label: o.label(), Msg: fmt.Sprintf(format, a...), Kind: kind}
+	}
+	clean := filepath.Clean(o.Path)
+	parent := filepath.Dir(clean)
+	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
+		return fail(ErrFolder, "folder %s does not exist", parent)
+	}
+	exists := false
+	if st, err := os.Lstat(clean); err == nil {
+		exists = true
+		switch m := st.Mode(); {
+		case m&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(clean)
+			return fail(ErrSymlink, "is a symbolic link (to %s); pass the target path instead", target)
+		case !m.IsDir():
+			return fail(ErrNotRegular, "exists and is not a folder")
+		}
+	}
+	abs := resolve(clean)
+	for _, in := range inputs {
+		if in.Path == "" {
+			continue
+		}
+		if in.Tree && within(resolve(in.Path), abs) {
+			return fail(ErrCollision, "is or lies inside %s, a dataset: results would be written among its files", in.what())
+		}
+		if same(clean, abs, exists, in.Path) {
+			return fail(ErrCollision, "is %s; outputs never overwrite inputs", in.what())
+		}
+	}
+	for _, s := range subs {
+		if st, err := os.Lstat(filepath.Join(clean, s)); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return fail(ErrSymlink, "holds %s, a symbolic link; the results are written only into folders of its own", s)
+		}
+	}
+	if err := probe(parent); err != nil {
+		return fail(ErrFolder, "folder %s is not writable (%v)", parent, err)
+	}
+	return nil
+}

@@ -110,6 +110,22 @@ func (job *Job) tasks() []task {
 // ShardOf says whether task index i belongs to shard of shards.
 func ShardOf(i, shard, shards int) bool { return shards <= 0 || i%shards == shard }
 
+// Entries are what a run creates in the results folder besides the score
+// files.
+var Entries = []string{"tasks", "work", "models", "settings.json"}
+
+// Paths are the score's JSON and HTML files: as given, or score.json and
+// score.html in the results folder dir.
+func Paths(dir, jsonPath, reportPath string) (string, string) {
+	if jsonPath == "" {
+		jsonPath = filepath.Join(dir, "score.json")
+	}
+	if reportPath == "" {
+		reportPath = filepath.Join(dir, "score.html")
+	}
+	return jsonPath, reportPath
+}
+
 func (job *Job) check() error {
 	switch {
 	case job.Suite == nil || job.Suite.Data == nil || job.Suite.ForgetPath == "":
@@ -151,12 +167,7 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	if err := job.check(); err != nil {
 		return nil, err
 	}
-	if job.JSONPath == "" {
-		job.JSONPath = filepath.Join(job.Dir, "score.json")
-	}
-	if job.ReportPath == "" {
-		job.ReportPath = filepath.Join(job.Dir, "score.html")
-	}
+	job.JSONPath, job.ReportPath = Paths(job.Dir, job.JSONPath, job.ReportPath)
 	r := &state{job: job, tasksDir: filepath.Join(job.Dir, "tasks"), work: filepath.Join(job.Dir, "work")}
 	r.retain = sample(job.Suite.Retain, job.RetainSample, job.SampleSeed, 1)
 	r.test = sample(data.Range(job.Suite.Data.Test.Len()), job.TestSample, job.SampleSeed, 2)
