@@ -5,7 +5,6 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
-	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
@@ -26,14 +25,8 @@ func ChannelStats(m *graph.Model, values []string, split *data.Split, idx []int,
 	if err != nil {
 		return nil, nil, err
 	}
-	cp, err := onnxio.Clone(m)
+	cp, err := inferenceCopy(m)
 	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := graph.InferenceForm(cp.Graph); err != nil {
-		return nil, nil, err
-	}
-	if _, err := graph.MakeBatchSymbolic(cp.Graph); err != nil {
 		return nil, nil, err
 	}
 	for _, name := range values {

@@ -125,6 +125,12 @@ func inferenceModel(m *graph.Model) (*graph.Model, error) {
 	if fixed == 0 && !graph.HasTrainingForm(m.Graph) {
 		return m, nil
 	}
+	return inferenceCopy(m)
+}
+
+// inferenceCopy is a copy of m (onnxio.Clone) in inference form with a
+// batch of any size.
+func inferenceCopy(m *graph.Model) (*graph.Model, error) {
 	cp, err := onnxio.Clone(m)
 	if err != nil {
 		return nil, err
