@@ -101,6 +101,10 @@ type Method struct {
 	// normalized by Load; the algorithm must augment, see
 	// unlearn.Algorithm.Augments). It is not inherited from train.
 	Augment string `yaml:"augment" json:"augment,omitempty"`
+	// DepthFloor keeps del's localization away from the first layers
+	// (--depth-floor; localize.Options.DepthFloor). A default row takes
+	// the recommended default's.
+	DepthFloor float64 `yaml:"depth_floor" json:"depth_floor,omitempty"`
 	// Args were more flags for the main command when the runner ran it as
 	// a subprocess. The runner now calls the library and refuses a row with
 	// args (experiment/runner.Choose); the field stays so that the keys of

@@ -55,6 +55,18 @@ type Record struct {
 	Epochs   int     `json:"epochs,omitempty"`
 	LR       float64 `json:"lr,omitempty"`
 	Stop     string  `json:"stop,omitempty"`
+	// Flags are the kinds of the run's warnings about its own result
+	// (schema.Flag) and Vouched whether its signals backed it
+	// (schema.Unlearning.Vouched); absent in records from before they
+	// were kept.
+	Flags   []string `json:"flags,omitempty"`
+	Vouched bool     `json:"vouched,omitempty"`
+	// Estimate is the run's oracle estimate (schema.OracleEstimate):
+	// "forget" and "test" accuracy.
+	Estimate map[string]float64 `json:"estimate,omitempty"`
+	// EpochsEquivalent is the run's cost in epochs over the retain set at
+	// its own speed (schema.Unlearning.EpochsEquivalent).
+	EpochsEquivalent float64 `json:"epochs_equivalent,omitempty"`
 }
 
 // ReadRecords reads results.jsonl. A later record with the same key

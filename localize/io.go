@@ -22,20 +22,24 @@ import (
 // list, per parameter, the selected elements as [start, length] runs of
 // flat (row-major) indices; Layers summarize the choice per layer.
 type MaskJSON struct {
-	Schema   string               `json:"schema"`
-	Strategy string               `json:"strategy"`
-	Budget   float64              `json:"budget"`
-	Selected int64                `json:"selected"`
-	Total    int64                `json:"total"`
-	Layers   []schema.LayerChoice `json:"layers"`
-	Tensors  []TensorMask         `json:"tensors"`
-	All      bool                 `json:"all,omitempty"` // strategy full: every parameter
-	CritMem  *schema.CritMemStats `json:"critmem,omitempty"`
+	Schema   string  `json:"schema"`
+	Strategy string  `json:"strategy"`
+	Budget   float64 `json:"budget"`
+	// DepthFloor and MinDepth: del's depth floor (localize.Options) and
+	// the smallest eligible layer depth; absent when every layer was.
+	DepthFloor float64              `json:"depth_floor,omitempty"`
+	MinDepth   int                  `json:"min_depth,omitempty"`
+	Selected   int64                `json:"selected"`
+	Total      int64                `json:"total"`
+	Layers     []schema.LayerChoice `json:"layers"`
+	Tensors    []TensorMask         `json:"tensors"`
+	All        bool                 `json:"all,omitempty"` // strategy full: every parameter
+	CritMem    *schema.CritMemStats `json:"critmem,omitempty"`
 }
 
 // Summary returns the mask's summary.
 func (mk *Mask) Summary() *schema.MaskSummary {
-	s := &schema.MaskSummary{Schema: schema.MaskSchema, Strategy: mk.Strategy, Budget: mk.Budget, Selected: mk.Selected,
+	s := &schema.MaskSummary{Schema: schema.MaskSchema, Strategy: mk.Strategy, Budget: mk.Budget, DepthFloor: mk.DepthFloor, MinDepth: mk.MinDepth, Selected: mk.Selected,
 		Total: mk.Total, Layers: mk.Layers, All: mk.Elements == nil, CritMem: mk.CritMem}
 	if s.Layers == nil {
 		s.Layers = []schema.LayerChoice{}
@@ -53,7 +57,7 @@ type TensorMask struct {
 
 // MarshalJSON encodes the mask as unlearn.mask/v1.
 func (mk *Mask) MarshalJSON() ([]byte, error) {
-	doc := MaskJSON{Schema: "unlearn.mask/v1", Strategy: mk.Strategy, Budget: mk.Budget,
+	doc := MaskJSON{Schema: "unlearn.mask/v1", Strategy: mk.Strategy, Budget: mk.Budget, DepthFloor: mk.DepthFloor, MinDepth: mk.MinDepth,
 		Selected: mk.Selected, Total: mk.Total, Layers: mk.Layers, Tensors: []TensorMask{}, All: mk.Elements == nil, CritMem: mk.CritMem}
 	if doc.Layers == nil {
 		doc.Layers = []schema.LayerChoice{}
@@ -117,7 +121,7 @@ func ReadMaskFor(path string, nm *graph.NeuronMap) (*Mask, error) {
 	for _, p := range nm.Params {
 		sizes[p.Value.Name] = int(p.Value.Init.Len())
 	}
-	mk := &Mask{Strategy: doc.Strategy, Budget: doc.Budget, Total: nm.NumParams, Layers: doc.Layers}
+	mk := &Mask{Strategy: doc.Strategy, Budget: doc.Budget, DepthFloor: doc.DepthFloor, MinDepth: doc.MinDepth, Total: nm.NumParams, Layers: doc.Layers}
 	if doc.All {
 		mk.Selected = nm.NumParams
 		return mk, nil

@@ -28,8 +28,14 @@ type Options struct {
 	TopFrac float64 // default 0.1
 	// ElementRank ranks elements by their neuron's score (reference code).
 	ElementRank bool
-	BatchSize   int // forget batches for scores (default 128)
-	Seed        uint64
+	// DepthFloor, in [0, 1), keeps del away from the first layers: a layer
+	// whose depth is below ⌈DepthFloor·max depth⌉ (graph.Layer.Depth; the
+	// classifier has the max depth) is not eligible. 0: every layer is.
+	// Resetting channels that every later, frozen layer reads costs more
+	// utility than reset-and-finetune can restore (README "Which method").
+	DepthFloor float64
+	BatchSize  int // forget batches for scores (default 128)
+	Seed       uint64
 	// RandomOf is the strategy whose per-layer counts random matches
 	// (default del).
 	RandomOf string
@@ -50,6 +56,10 @@ type Options struct {
 type Mask struct {
 	Strategy string
 	Budget   float64
+	// DepthFloor is Options.DepthFloor and MinDepth the depth below which
+	// no layer was eligible (0 when every layer was).
+	DepthFloor float64
+	MinDepth   int
 	// Elements maps parameter names to selected elements; parameters with
 	// nothing selected are absent. nil Elements (strategy full) selects all.
 	Elements map[string][]bool
@@ -122,6 +132,9 @@ func Scores(ctx context.Context, m *graph.Model, split *data.Split, forget []int
 func Localize(ctx context.Context, m *graph.Model, split *data.Split, forget []int, o Options) (*Mask, map[string][]float64, error) {
 	if !(o.Budget > 0 && o.Budget <= 1) {
 		return nil, nil, fmt.Errorf("%w: budget %g outside (0, 1]", ErrStrategy, o.Budget)
+	}
+	if !(o.DepthFloor >= 0 && o.DepthFloor < 1) {
+		return nil, nil, fmt.Errorf("%w: depth floor %g outside [0, 1)", ErrStrategy, o.DepthFloor)
 	}
 	if o.TopFrac == 0 {
 		o.TopFrac = 0.1
@@ -209,15 +222,29 @@ func takePrefix(nm *graph.NeuronMap, mk *Mask, order []ranked, limit int64) {
 	}
 }
 
+// MinDepth is the smallest layer depth eligible under a depth floor:
+// ⌈floor·maxDepth⌉ (0 for floor 0).
+func MinDepth(floor float64, maxDepth int) int {
+	if floor <= 0 {
+		return 0
+	}
+	return int(math.Ceil(floor*float64(maxDepth) - 1e-9))
+}
+
 func delMask(nm *graph.NeuronMap, sc map[string][]float64, limit int64, o Options) *Mask {
 	var order []ranked
+	minDepth := MinDepth(o.DepthFloor, nm.MaxDepth)
 	for _, l := range nm.Layers {
+		if l.Depth < minDepth {
+			continue
+		}
 		for c := 0; c < l.Channels; c++ {
 			order = append(order, ranked{l, c, neuronScore(nm, l, c, sc, o)})
 		}
 	}
 	sortRanked(order)
 	mk := newMask(nm, "del", o.Budget)
+	mk.DepthFloor, mk.MinDepth = o.DepthFloor, minDepth
 	if o.ElementRank {
 		// Every element carries its neuron's score; the top limit elements
 		// are chosen, so the last neuron may be split.

@@ -464,3 +464,99 @@ func TestReadMaskRefusesBadFiles(t *testing.T) {
 		t.Errorf("good mask: %v, %v", mk, err)
 	}
 }
+
+// The depth floor: del never picks a layer shallower than ⌈floor·max
+// depth⌉, takes the same ranked prefix of the eligible neurons as without
+// the floor, records the floor in the mask and its file, and refuses a
+// floor outside [0, 1).
+func TestDepthFloor(t *testing.T) {
+	if got := MinDepth(0.4, 7); got != 3 {
+		t.Errorf("MinDepth(0.4, 7) = %d, want 3", got)
+	}
+	if got := MinDepth(0.5, 4); got != 2 {
+		t.Errorf("MinDepth(0.5, 4) = %d, want 2", got)
+	}
+	if got := MinDepth(0, 7); got != 0 {
+		t.Errorf("MinDepth(0, 7) = %d, want 0", got)
+	}
+	m, ds, ids := setup(t, "resnet_small_train.onnx")
+	nm, _ := graph.Neurons(m.Graph)
+	ctx := context.Background()
+	plain, sc, err := Localize(ctx, m, ds.Train, ids, Options{Strategy: "del", Budget: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shallow := false
+	for _, lc := range plain.Layers {
+		for _, l := range nm.Layers {
+			if l.Name == lc.Layer && l.Depth < 3 {
+				shallow = true
+			}
+		}
+	}
+	if !shallow {
+		t.Fatal("without a floor the demo's mask has no layer below depth 3; the test proves nothing")
+	}
+	mk, _, err := Localize(ctx, m, ds.Train, ids, Options{Strategy: "del", Budget: 0.1, DepthFloor: 0.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mk.MinDepth != 3 || mk.DepthFloor != 0.4 {
+		t.Errorf("mask min depth %d, floor %g", mk.MinDepth, mk.DepthFloor)
+	}
+	depth := map[string]int{}
+	for _, l := range nm.Layers {
+		depth[l.Name] = l.Depth
+	}
+	for _, lc := range mk.Layers {
+		if depth[lc.Layer] < 3 {
+			t.Errorf("layer %s at depth %d chosen under floor 0.4 (min depth 3)", lc.Layer, depth[lc.Layer])
+		}
+	}
+	// The same prefix rule over the eligible neurons.
+	var order []ranked
+	for _, l := range nm.Layers {
+		if l.Depth < 3 {
+			continue
+		}
+		for c := 0; c < l.Channels; c++ {
+			order = append(order, ranked{l, c, neuronScore(nm, l, c, sc, Options{TopFrac: 0.1})})
+		}
+	}
+	sortRanked(order)
+	var used int64
+	limit := int64(math.Floor(0.1 * float64(nm.NumParams)))
+	for _, r := range order {
+		n := int64(nm.Neuron(r.layer, r.c).NumParams)
+		if used+n > limit {
+			break
+		}
+		used += n
+	}
+	if used != mk.Selected {
+		t.Errorf("selected %d, the prefix rule over eligible layers gives %d", mk.Selected, used)
+	}
+	b, err := json.Marshal(mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"depth_floor":0.4,"min_depth":3`) {
+		t.Errorf("mask file without the floor: %.200s", b)
+	}
+	path := filepath.Join(t.TempDir(), "mask.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadMask(path, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.MinDepth != 3 || back.DepthFloor != 0.4 || back.Selected != mk.Selected {
+		t.Errorf("read back: floor %g, min depth %d, selected %d", back.DepthFloor, back.MinDepth, back.Selected)
+	}
+	for _, f := range []float64{-0.1, 1, math.NaN()} {
+		if _, _, err := Localize(ctx, m, ds.Train, ids, Options{Strategy: "del", Budget: 0.1, DepthFloor: f}); err == nil {
+			t.Errorf("depth floor %v accepted", f)
+		}
+	}
+}

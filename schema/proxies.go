@@ -99,11 +99,46 @@ type ProxyLog struct {
 	// BeforeMatchedTest is the input model's test accuracy weighted like
 	// the held-out slice (eval.MatchedAccuracy): its level on unseen
 	// examples distributed like the slice.
-	BeforeMatchedTest float64        `json:"before_matched_test"`
-	Before            Proxies        `json:"before"`
-	After             Proxies        `json:"after"`
-	Epochs            []EpochProxies `json:"epochs,omitempty"`
-	Seconds           float64        `json:"seconds"`
+	BeforeMatchedTest float64 `json:"before_matched_test"`
+	// Estimate is what a model retrained without the forget set is
+	// expected to score, from the input model alone (eval.EstimateOracle).
+	Estimate *OracleEstimate `json:"oracle_estimate,omitempty"`
+	Before   Proxies         `json:"before"`
+	After    Proxies         `json:"after"`
+	Epochs   []EpochProxies  `json:"epochs,omitempty"`
+	Seconds  float64         `json:"seconds"`
+}
+
+// OracleEstimate is the oracle-free estimate of what a model retrained
+// without the forget set would score (eval.EstimateOracle): the input
+// model's test predictions with each class's logit shifted by the log-ratio
+// of its training frequency without and with the forget set.
+type OracleEstimate struct {
+	// Method is "prior-shift".
+	Method string `json:"method"`
+	// Shift is log(π'_c/π_c) per class: π_c the class's share of the
+	// training split, π'_c its share of the retain set. 0 for a class the
+	// forget set removes entirely (listed in Removed; its logit is shifted
+	// by −∞, so it is never predicted) and for a class without training
+	// examples. MaxShift is the largest |Shift|.
+	Shift    []float64 `json:"shift"`
+	MaxShift float64   `json:"max_shift"`
+	Removed  []int     `json:"removed_classes,omitempty"`
+	// Partial lists the classes the forget set thins without removing
+	// them: it takes at least eval.PartialClassShare (10 points) more of
+	// their training examples than of the whole split. There the oracle
+	// also learns worse features for the class, which the estimate leaves
+	// out: its forget accuracy is then an upper bound.
+	Partial []int `json:"partial_classes,omitempty"`
+	// PartialKept is the fewest training examples a thinned class keeps
+	// (0 when none is thinned).
+	PartialKept int `json:"partial_kept,omitempty"`
+	// TestAccuracy is the estimate of the oracle's accuracy on the test
+	// split; ReferenceAccuracy on the proxies' reference (the forget set's
+	// classes weighted like it; the whole test split for an IID forget
+	// set), i.e. of its accuracy on the forget set, which it never saw.
+	TestAccuracy      float64 `json:"test_accuracy"`
+	ReferenceAccuracy float64 `json:"reference_accuracy"`
 }
 
 // EpochProxies are the proxies after one epoch, with the rate the epoch
@@ -147,6 +182,12 @@ type AutoSchedule struct {
 	// the tolerance) and UtilityBaseline where it came from.
 	UtilityTarget   float64 `json:"utility_target"`
 	UtilityBaseline string  `json:"utility_baseline"`
+	// ForgetBaseline is what the forget accuracy was held against
+	// ("estimate" or "reference", unlearn.AutoConfig.ForgetBaseline) and
+	// ForgetCeiling, under "estimate", the oracle estimate's reference
+	// accuracy that capped it besides the model's own reference accuracy.
+	ForgetBaseline string   `json:"forget_baseline,omitempty"`
+	ForgetCeiling  *float64 `json:"forget_ceiling,omitempty"`
 	// ForgetTolerance and UtilityTolerance are the rule's tolerances
 	// (fractions of accuracy).
 	ForgetTolerance  float64 `json:"forget_tolerance"`

@@ -2,6 +2,28 @@ package schema
 
 // Unlearning is what an unlearning run did: its settings, mask, algorithm
 // log, the audit of the changed parameters and its timings.
+// Flag kinds (Flag.Kind).
+const (
+	// FlagRuleNotMet: the auto schedule stopped at its cap or for lack
+	// of progress without meeting its conditions.
+	FlagRuleNotMet = "rule-not-met"
+	// FlagProxiesDisagree: forget accuracy says unseen, the proxy MIA
+	// tells the forget set from the reference.
+	FlagProxiesDisagree = "proxies-disagree"
+	// FlagTestDrop: test accuracy fell more than unlearn.MaxTestDrop
+	// below the input model's.
+	FlagTestDrop = "test-drop"
+	// FlagEstimateBias: the forget set is of a kind on which the oracle
+	// estimate was measured to be biased (Flag.Text gives the size).
+	FlagEstimateBias = "estimate-bias"
+)
+
+// Flag is one warning of a run about its own result.
+type Flag struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
 type Unlearning struct {
 	Method      string  `json:"method"`
 	Strategy    string  `json:"strategy"`
@@ -33,8 +55,18 @@ type Unlearning struct {
 	Log *RunLog `json:"log,omitempty"`
 	// Audit lists the tensors whose bytes differ from the input model.
 	Audit *Audit `json:"audit,omitempty"`
-	// Notes report what the run adjusted or could not do.
-	Notes   []string          `json:"notes,omitempty"`
+	// Notes report what the run adjusted or could not do; the warnings
+	// among them ("warning: …") are also in Flags, by kind.
+	Notes []string `json:"notes,omitempty"`
+	// Flags are the run's warnings about its own result, each with its
+	// kind (FlagRuleNotMet, FlagProxiesDisagree, FlagTestDrop,
+	// FlagEstimateBias): a result with flags is not one the run vouches
+	// for. Empty when the run's signals back its result.
+	Flags []Flag `json:"flags,omitempty"`
+	// Vouched is true when the auto schedule met its conditions and no
+	// flag was raised: the result is one the oracle-free signals back.
+	// Always false for a fixed recipe, which has no rule to meet.
+	Vouched bool              `json:"vouched"`
 	Timings UnlearningTimings `json:"timings"`
 	// RetrainEstimateS estimates retraining from scratch on the retain
 	// set: seconds per retain epoch measured by the run × RetrainEpochs.
@@ -128,14 +160,19 @@ type TensorChange struct {
 // MaskSummary is a mask without its per-tensor runs: what metrics.json's
 // unlearning.mask records (the runs stay in the mask file).
 type MaskSummary struct {
-	Schema   string        `json:"schema"`
-	Strategy string        `json:"strategy"`
-	Budget   float64       `json:"budget"`
-	Selected int64         `json:"selected"`
-	Total    int64         `json:"total"`
-	Layers   []LayerChoice `json:"layers"`
-	All      bool          `json:"all,omitempty"` // strategy full: every parameter
-	CritMem  *CritMemStats `json:"critmem,omitempty"`
+	Schema   string  `json:"schema"`
+	Strategy string  `json:"strategy"`
+	Budget   float64 `json:"budget"`
+	// DepthFloor and MinDepth: del's depth floor (a fraction of the
+	// network's depth) and the smallest layer depth it left eligible;
+	// absent when every layer was eligible.
+	DepthFloor float64       `json:"depth_floor,omitempty"`
+	MinDepth   int           `json:"min_depth,omitempty"`
+	Selected   int64         `json:"selected"`
+	Total      int64         `json:"total"`
+	Layers     []LayerChoice `json:"layers"`
+	All        bool          `json:"all,omitempty"` // strategy full: every parameter
+	CritMem    *CritMemStats `json:"critmem,omitempty"`
 }
 
 // LayerChoice is the per-layer summary of a mask.

@@ -372,8 +372,20 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	if cfg.Schedule == ScheduleAuto {
 		r.auto = &autoState{rangeTest: len(cfg.Auto.LRs) > 0}
 		r.res.Auto = &schema.AutoSchedule{MaxEpochs: cfg.Auto.MaxEpochs}
-		r.note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ reference + %g and %s ≥ the input model's − %g (after at least %d)",
-			AutoVersion, cfg.Auto.MaxEpochs, cfg.Auto.ForgetTolerance, cfg.Auto.utilityName(), cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
+		forget, utility := "the lower of the reference and the oracle estimate", "the oracle estimate's"
+		if cfg.Auto.ForgetBaseline == ForgetReference {
+			forget = "reference"
+		}
+		switch cfg.Auto.UtilityBaseline {
+		case UtilityTest:
+			utility = "the input model's"
+		case UtilityHoldout:
+			utility = "the input model's held-out"
+		case UtilityMatched:
+			utility = "the input model's test accuracy weighted like the held-out slice"
+		}
+		r.note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ %s + %g and %s ≥ %s − %g (after at least %d)",
+			AutoVersion, cfg.Auto.MaxEpochs, forget, cfg.Auto.ForgetTolerance, cfg.Auto.utilityName(), utility, cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
 	}
 	if err := a.Run(r); err != nil {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {

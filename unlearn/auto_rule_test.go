@@ -13,7 +13,7 @@ import (
 // first decision to stop and its epoch (0 if none).
 func stopEpoch(a AutoConfig, target float64, history []schema.Proxies) (int, schema.ProxyDecision) {
 	for e := 1; e <= len(history); e++ {
-		if d := a.Decide(target, history[:e]); d.Stop {
+		if d := a.Decide(Targets{Utility: target}, history[:e]); d.Stop {
 			return e, d
 		}
 	}
@@ -38,12 +38,13 @@ func TestUtilityBaseline(t *testing.T) {
 		wantText string
 	}{
 		{"", false, "test accuracy 0.890 vs target 0.910"},
+		{UtilityEstimate, false, "test accuracy 0.890"},
 		{UtilityTest, false, "test accuracy 0.890"},
 		{UtilityMatched, true, "held-out retain accuracy 0.910"},
 		{UtilityHoldout, true, "held-out retain accuracy 0.910"},
 	} {
 		a := AutoConfig{UtilityBaseline: c.baseline, ForgetTolerance: 0.01, UtilityTolerance: 0.01, MinEpochs: 1, MaxEpochs: 10}
-		d := a.Decide(0.91, []schema.Proxies{p})
+		d := a.Decide(Targets{Utility: 0.91}, []schema.Proxies{p})
 		if d.Stop != c.stop || !strings.Contains(d.Detail, c.wantText) {
 			t.Errorf("baseline %q: stop %v (%s), want %v and %q", c.baseline, d.Stop, d.Detail, c.stop, c.wantText)
 		}
@@ -125,7 +126,7 @@ func TestStoppingRule(t *testing.T) {
 			}
 		})
 	}
-	if d := base.Decide(target, nil); d.Stop {
+	if d := base.Decide(Targets{Utility: target}, nil); d.Stop {
 		t.Errorf("stopped before any epoch: %+v", d)
 	}
 }
@@ -163,8 +164,39 @@ func TestStoppingRuleBestEpoch(t *testing.T) {
 			}
 		})
 	}
-	if v := a.Violation(target, px(0.85, 0.80, 0.80)); math.Abs(v-0.07) > 1e-12 {
+	if v := a.Violation(Targets{Utility: target}, px(0.85, 0.80, 0.80)); math.Abs(v-0.07) > 1e-12 {
 		t.Errorf("violation %v, want 0.04 + 0.03", v)
+	}
+	// A forget ceiling below the reference (the oracle estimate's) counts
+	// from the ceiling: 0.85 − 0.75 − 0.01 + 0.03.
+	if v := a.Violation(Targets{Utility: target, Forget: 0.75, ForgetSet: true}, px(0.85, 0.80, 0.80)); math.Abs(v-0.12) > 1e-12 {
+		t.Errorf("violation with ceiling %v, want 0.09 + 0.03", v)
+	}
+}
+
+// Rule version 5 holds the forget accuracy against the lower of the
+// model's own reference accuracy and the oracle estimate's (a non-IID
+// forget set: the oracle also loses accuracy on the forget set's classes,
+// which the model's reference does not show), and never against a higher
+// ceiling; a ceiling of 0 (a class removed entirely) applies too.
+func TestForgetCeiling(t *testing.T) {
+	a := AutoConfig{ForgetTolerance: 0.01, UtilityTolerance: 0.01, MinEpochs: 1, MaxEpochs: 10}
+	p := px(0.80, 0.80, 0.90) // looks unseen against its own reference
+	for _, c := range []struct {
+		t        Targets
+		stop     bool
+		wantText string
+	}{
+		{Targets{Utility: 0.90}, true, "forget accuracy 0.800 vs reference 0.800"},
+		{Targets{Utility: 0.90, Forget: 0.75, ForgetSet: true}, false, "forget accuracy 0.800 vs oracle estimate 0.750"},
+		{Targets{Utility: 0.90, Forget: 0.85, ForgetSet: true}, true, "vs reference 0.800"},
+		{Targets{Utility: 0.90, Forget: 0, ForgetSet: true}, false, "vs oracle estimate 0.000"},
+		{Targets{Utility: 0.90, Forget: 0}, true, "vs reference 0.800"},
+	} {
+		d := a.Decide(c.t, []schema.Proxies{p})
+		if d.Stop != c.stop || !strings.Contains(d.Detail, c.wantText) {
+			t.Errorf("%+v: stop %v (%s), want %v and %q", c.t, d.Stop, d.Detail, c.stop, c.wantText)
+		}
 	}
 }
 

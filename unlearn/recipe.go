@@ -32,6 +32,19 @@ type Recipe struct {
 	Momentum, WeightDecay *float64
 }
 
+// Tolerance maps a tolerance as a user gives it (nil: not given) onto
+// Recipe's convention: 0 (the rule's default) when not given, the value
+// when positive, and −1 (none) for an explicit 0.
+func Tolerance(v *float64) float64 {
+	switch {
+	case v == nil:
+		return 0
+	case *v > 0:
+		return *v
+	}
+	return -1
+}
+
 // DefaultSchedule is the schedule of a run that names none:
 // Recommended.Schedule, unless the caller gave a recipe (epochs, a rate or
 // no proxies: recipe true) or the auto schedule cannot drive the algorithm

@@ -2,6 +2,7 @@ package unlearn_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -44,6 +45,51 @@ func TestConfigure(t *testing.T) {
 	} {
 		if _, err := unlearn.Configure(r.algo, r.r); !errors.Is(err, unlearn.ErrInput) {
 			t.Errorf("%s: %v, want ErrInput", name, err)
+		}
+	}
+}
+
+// Tolerance: not given is the rule's default (0), an explicit 0 is none
+// (−1), a positive value is itself.
+func TestTolerance(t *testing.T) {
+	zero, half := 0.0, 0.005
+	if unlearn.Tolerance(nil) != 0 || unlearn.Tolerance(&zero) != -1 || unlearn.Tolerance(&half) != 0.005 {
+		t.Errorf("Tolerance: nil %v, 0 %v, 0.005 %v", unlearn.Tolerance(nil), unlearn.Tolerance(&zero), unlearn.Tolerance(&half))
+	}
+}
+
+// ResolveDepthFloor: a given floor wins (and is checked against the
+// strategy); without one, the default localization gets the recommended
+// floor and a chosen method or strategy (the paper's DEL) gets none; a
+// floor with a mask file is refused.
+func TestResolveDepthFloor(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		floor    *float64
+		chosen   bool
+		mask     string
+		strategy string
+		want     float64
+		err      string
+	}{
+		{nil, false, "", "del", unlearn.Recommended.DepthFloor, ""},
+		{nil, true, "", "del", 0, ""},
+		{nil, false, "m.json", "del", 0, ""},
+		{f(0.2), true, "", "del", 0.2, ""},
+		{f(0), false, "", "del", 0, ""},
+		{f(0.4), false, "m.json", "del", 0, "--mask m.json"},
+		{f(0.4), true, "", "full", 0, "applies to strategy del"},
+		{f(1), true, "", "del", 0, "fraction in [0, 1)"},
+	} {
+		got, err := unlearn.ResolveDepthFloor(c.floor, c.chosen, c.mask, c.strategy)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%+v: error %v, want %q", c, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%+v: %v, %v; want %v", c, got, err, c.want)
 		}
 	}
 }

@@ -242,11 +242,45 @@ var Recommended = struct {
 	Method   string
 	Budget   float64
 	Schedule string
-}{Method: "del", Budget: 0.1, Schedule: ScheduleAuto}
+	// DepthFloor is del's depth floor when the localization is left to
+	// the default (Job.DepthFloor): the first 40 % of the network's depth
+	// is never reset.
+	DepthFloor float64
+}{Method: "del", Budget: 0.1, Schedule: ScheduleAuto, DepthFloor: 0.4}
+
+// CheckDepthFloor checks a depth floor for a strategy: a fraction in
+// [0, 1), and only for del (and random, which copies del's per-layer
+// counts).
+func CheckDepthFloor(floor float64, strategy string) error {
+	switch {
+	case !(floor >= 0 && floor < 1):
+		return fmt.Errorf("depth floor %g: must be a fraction in [0, 1) of the network's depth", floor)
+	case floor > 0 && strategy != "del" && strategy != "random":
+		return fmt.Errorf("depth floor %g applies to strategy del (and random, which copies its per-layer counts), not %s", floor, strategy)
+	}
+	return nil
+}
+
+// ResolveDepthFloor is the depth floor of a run: floor when given (non-nil),
+// else Recommended.DepthFloor when the localization is left to the default
+// (chosen false: no method or strategy named, and no mask file), else 0
+// (the paper's DEL). A floor with a mask file, or one CheckDepthFloor
+// refuses for the strategy, is an error.
+func ResolveDepthFloor(floor *float64, chosen bool, maskPath, strategy string) (float64, error) {
+	switch {
+	case floor != nil && maskPath != "":
+		return 0, fmt.Errorf("a depth floor and --mask %s: the mask file already fixes the parameters; pass one of them", maskPath)
+	case floor != nil:
+		return *floor, CheckDepthFloor(*floor, strategy)
+	case !chosen && maskPath == "":
+		return Recommended.DepthFloor, CheckDepthFloor(Recommended.DepthFloor, strategy)
+	}
+	return 0, nil
+}
 
 // RecommendedString describes Recommended as flags.
 func RecommendedString() string {
-	s := fmt.Sprintf("--method %s --budget %g --schedule %s", Recommended.Method, Recommended.Budget, Recommended.Schedule)
+	s := fmt.Sprintf("--method %s --budget %g --depth-floor %g --schedule %s", Recommended.Method, Recommended.Budget, Recommended.DepthFloor, Recommended.Schedule)
 	if Recommended.Schedule == ScheduleAuto {
 		s += fmt.Sprintf(" (auto rule %d)", AutoVersion)
 	}

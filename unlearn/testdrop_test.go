@@ -1,6 +1,7 @@
 package unlearn
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -30,6 +31,20 @@ func TestTestDropNote(t *testing.T) {
 	pl.Before.TestAccuracy = 0.9
 	if n := testDropNote(nil, met(0.8), pl); !strings.Contains(n, "90.00%") {
 		t.Errorf("from the proxies' baseline: %q", n)
+	}
+	// A class removed entirely: the oracle estimate's 80.3 % is the level,
+	// not the input's 89.2 % (the suite's small ResNet: 81.8 % is no damage).
+	pl.Estimate = &schema.OracleEstimate{TestAccuracy: 0.803}
+	if n := testDropNote(met(0.892), met(0.818), pl); n != "" {
+		t.Errorf("a class's share lost, no more: %q", n)
+	}
+	if n := testDropNote(met(0.892), met(0.70), pl); !strings.Contains(n, "10.3 points below the 80.30% an oracle is estimated to score") {
+		t.Errorf("damage beyond the estimate: %q", n)
+	}
+	// An estimate above the input's (a rounding of the shift) never raises the bar.
+	pl.Estimate.TestAccuracy = 0.95
+	if n := testDropNote(met(0.9), met(0.86), pl); n != "" {
+		t.Errorf("a 4-point drop with an estimate above the input: %q", n)
 	}
 }
 
@@ -62,11 +77,11 @@ func TestVerdictWarnings(t *testing.T) {
 	u := &schema.Unlearning{Auto: &schema.AutoSchedule{Reason: StopNoProgress, MaxEpochs: 20, ForgetTolerance: 0.01,
 		Detail: "epoch 13: no closer to the conditions for 3 epochs (test accuracy 0.814 vs target 0.841)"}}
 	w := verdictWarnings(u, false)
-	if len(w) != 1 || !strings.HasPrefix(w[0], "warning: the auto schedule stopped for lack of progress without meeting its conditions") || !strings.Contains(w[0], "0.814 vs target 0.841") {
+	if len(w) != 1 || w[0].Kind != schema.FlagRuleNotMet || !strings.HasPrefix(w[0].Text, "warning: the auto schedule stopped for lack of progress without meeting its conditions") || !strings.Contains(w[0].Text, "0.814 vs target 0.841") {
 		t.Errorf("no progress: %q", w)
 	}
 	u.Auto.Reason = StopMaxEpochs
-	if w := verdictWarnings(u, true); len(w) != 1 || !strings.Contains(w[0], "reached its cap of 20 epochs") || !strings.Contains(w[0], "the oracle's column above is the check") {
+	if w := verdictWarnings(u, true); len(w) != 1 || !strings.Contains(w[0].Text, "reached its cap of 20 epochs") || !strings.Contains(w[0].Text, "the oracle's column above is the check") {
 		t.Errorf("cap: %q", w)
 	}
 	u.Auto.Reason = StopUnseen
@@ -78,7 +93,7 @@ func TestVerdictWarnings(t *testing.T) {
 		MIA: &schema.ProxyMIA{Feature: "confidence", Forget: 0.913, Reference: 0.618}}
 	u.Proxies = p
 	w = verdictWarnings(u, false)
-	if len(w) != 1 || !strings.Contains(w[0], "the proxies disagree") || !strings.Contains(w[0], "91.30%") || !strings.Contains(w[0], "61.80%") {
+	if len(w) != 1 || w[0].Kind != schema.FlagProxiesDisagree || !strings.Contains(w[0].Text, "the proxies disagree") || !strings.Contains(w[0].Text, "91.30%") || !strings.Contains(w[0].Text, "61.80%") {
 		t.Errorf("disagreement (the issue's user model): %q", w)
 	}
 	p.After.MIA.Forget = 0.70
@@ -88,5 +103,21 @@ func TestVerdictWarnings(t *testing.T) {
 	p.After.MIA.Forget, p.After.ForgetGap = 0.913, 0.05
 	if w := verdictWarnings(u, false); len(w) != 0 {
 		t.Errorf("forget condition not met (remembered): %q", w)
+	}
+	// A forget set that thins classes: the estimate is an upper bound, the
+	// run cannot vouch; one that removes a class entirely, or none, can.
+	p.Estimate = &schema.OracleEstimate{Partial: []int{2, 5}, PartialKept: 3000, ReferenceAccuracy: 0.776}
+	if w := verdictWarnings(u, false); len(w) != 0 {
+		t.Errorf("thinned classes with 3,000 examples left: %q", w)
+	}
+	p.Estimate.PartialKept = 200
+	w = verdictWarnings(u, true)
+	if len(w) != 1 || w[0].Kind != schema.FlagEstimateBias || !strings.Contains(w[0].Text, "classes [2 5]") ||
+		!strings.Contains(w[0].Text, "77.60%") || !strings.Contains(w[0].Text, fmt.Sprintf("%.1f to %.1f points below", EstimateBias.Min, EstimateBias.Max)) {
+		t.Errorf("thinned classes: %q", w)
+	}
+	p.Estimate = &schema.OracleEstimate{Removed: []int{2}}
+	if w := verdictWarnings(u, false); len(w) != 0 {
+		t.Errorf("a class removed entirely: %q", w)
 	}
 }

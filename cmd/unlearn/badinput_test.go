@@ -767,6 +767,9 @@ func badInputCases(fx *badFixtures) []badCase {
 		{"negative max epochs", "", "--max-epochs", "-2"},
 		{"negative forget tolerance", "", "--forget-tolerance", "-0.01"},
 		{"utility tolerance of 100 points", "", "--utility-tolerance", "1"},
+		{"depth floor 1 (the whole network)", "", "--depth-floor", "1"},
+		{"depth floor NaN", "", "--depth-floor", "NaN"},
+		{"depth floor negative", "localize", "--depth-floor", "-0.2"},
 		{"budget 0", "localize", "--budget", "0"},
 		{"budget above 1", "localize", "--budget", "1.5"},
 		{"unknown strategy", "localize", "--strategy", "dartboard"},
@@ -794,6 +797,8 @@ func badInputCases(fx *badFixtures) []badCase {
 	add(badCase{group: "flags", name: "scores from a strategy that computes none (refused before localizing)", cmd: "localize",
 		set:  [][2]string{{"--strategy", "deepest"}, {"--scores", filepath.Join(fx.root, "scores.safetensors")}},
 		code: exitUsage, culprits: []string{"--scores", "deepest"}})
+	add(badCase{group: "flags", name: "depth floor for a strategy other than del", set: [][2]string{{"--depth-floor", "0.4"}, {"--method", "finetune"}},
+		code: exitUsage, culprits: []string{"--depth-floor", "full"}})
 	add(badCase{group: "flags", name: "max epochs with a fixed schedule", set: [][2]string{{"--max-epochs", "5"}},
 		code: exitUsage, culprits: []string{"--max-epochs", "--schedule auto"}})
 	add(badCase{group: "flags", name: "forget tolerance with a fixed schedule", set: [][2]string{{"--forget-tolerance", "0.005"}},

@@ -34,6 +34,7 @@ func localizeCommand() *cli.Command {
 			&cli.StringFlag{Name: "forget", Required: true, Usage: "ids file of the forget set"},
 			&cli.StringFlag{Name: "strategy", Value: "del", Usage: "del, salloc, critmem, deepest, shallowest, random, full"},
 			&cli.Float64Flag{Name: "budget", Value: unlearn.Recommended.Budget, Usage: "fraction of all trainable parameters, in (0, 1]"},
+			&cli.Float64Flag{Name: "depth-floor", Usage: "del: layers in the first fraction `F` of the network's depth are not eligible, in [0, 1) (the main command's default localization uses " + fmt.Sprint(unlearn.Recommended.DepthFloor) + ")"},
 			&cli.IntFlag{Name: "topk", Usage: "del: h, the number of top element scores averaged per neuron (0: max(1, ⌊0.1·C_out⌋))"},
 			&cli.BoolFlag{Name: "element-rank", Usage: "del: rank single elements by their neuron's score (the reference code; may split a neuron)"},
 			&cli.StringFlag{Name: "random-of", Value: "del", Usage: "random: the strategy whose per-layer counts to match"},
@@ -63,6 +64,9 @@ func runLocalize(c *cli.Context) error {
 	if c.Int("topk") < 0 {
 		return usagef("--topk %d: must be ≥ 0", c.Int("topk"))
 	}
+	if err := unlearn.CheckDepthFloor(c.Float64("depth-floor"), st.Name); err != nil {
+		return usagef("--depth-floor: %v", err)
+	}
 	modelPath := c.String("model")
 	if err := outs.CheckFlags(c, "out", "scores"); err != nil {
 		return err
@@ -90,7 +94,7 @@ func runLocalize(c *cli.Context) error {
 	ctx, stop := signalContext()
 	defer stop()
 	mk, scores, err := localize.Localize(ctx, work, ds.Train, forget, localize.Options{
-		Strategy: c.String("strategy"), Budget: b, TopK: c.Int("topk"), ElementRank: c.Bool("element-rank"),
+		Strategy: c.String("strategy"), Budget: b, DepthFloor: c.Float64("depth-floor"), TopK: c.Int("topk"), ElementRank: c.Bool("element-rank"),
 		RandomOf: c.String("random-of"), Seed: c.Uint64("seed"), BatchSize: c.Int("batch-size"), Runtime: opts,
 		Progress: logs.Bar("localize"),
 	})

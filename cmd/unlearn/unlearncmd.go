@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,14 +22,15 @@ func unlearnFlags() []cli.Flag {
 		&cli.StringFlag{Name: "strategy", Usage: "localization strategy, overriding --method's: " + strings.Join(localize.Strategies(), ", ")},
 		&cli.StringFlag{Name: "algorithm", Usage: "unlearning algorithm, overriding --method's: " + strings.Join(unlearn.Algorithms(), ", ")},
 		&cli.Float64Flag{Name: "budget", Value: unlearn.Recommended.Budget, Usage: "fraction of all trainable parameters the strategy selects, in (0, 1]"},
+		&cli.Float64Flag{Name: "depth-floor", Usage: fmt.Sprintf("strategy del: layers in the first fraction `F` of the network's depth are never reset, in [0, 1) (default: %g when the localization is left to the default, i.e. no --method, --strategy or --mask; else 0, the paper's DEL)", unlearn.Recommended.DepthFloor)},
 		&cli.IntFlag{Name: "epochs", Usage: "training epochs (0: the algorithm's default, see README; retrain: 3, the train command's)"},
 		&cli.Float64Flag{Name: "lr", Usage: "learning rate (0: the algorithm's default, see README; retrain: 0.05, the train command's peak rate; with --schedule auto, given skips the range test)"},
 		&cli.Float64Flag{Name: "momentum", Usage: "SGD momentum of the training algorithms, in [0, 1) (default 0.9, as the train command's)"},
 		&cli.Float64Flag{Name: "weight-decay", Usage: "SGD weight decay of the training algorithms (default: the algorithm's; retrain 5e-4, the train command's)"},
 		&cli.StringFlag{Name: "schedule", Usage: "fixed (--epochs at --lr) or auto (a learning-rate range test, then epochs until the oracle-free proxies say the forget set looks unseen and utility is back; training algorithms only); default: auto for training algorithms, fixed when --epochs, --lr or --proxies=false gives a recipe; with --method retrain, the train command's per-step cosine (default; fixed too) or constant"},
 		&cli.IntFlag{Name: "max-epochs", Usage: "with --schedule auto, the cap on epochs (0: --epochs if given, else twice the algorithm's default)"},
-		&cli.Float64Flag{Name: "forget-tolerance", Usage: "with --schedule auto, how far (a fraction: 0.01 = 1 point) the forget accuracy may stay above the reference's when stopping (default 0.01, the rule's; see README)"},
-		&cli.Float64Flag{Name: "utility-tolerance", Usage: "with --schedule auto, how far (a fraction) held-out accuracy may stay below the input model's when stopping (default 0.01, the rule's)"},
+		&cli.Float64Flag{Name: "forget-tolerance", Usage: "with --schedule auto, how far (a fraction: 0.01 = 1 point) the forget accuracy may stay above the lower of the unseen reference's and the oracle estimate's when stopping (default 0.01, the rule's; see README)"},
+		&cli.Float64Flag{Name: "utility-tolerance", Usage: "with --schedule auto, how far (a fraction) test accuracy may stay below the oracle estimate's when stopping (default 0.005, the rule's; see README)"},
 		&cli.BoolFlag{Name: "proxies", Value: true, Usage: "hold out a slice of the retain set (5 %, 100 to 2,000 examples; not trained on) and report the oracle-free proxies; --proxies=false trains on the whole retain set (needed by --schedule auto)"},
 		&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for resets, example order, random labels and augmentation"},
 		augmentFlag("the unlearning algorithm's training batches (" + strings.Join(unlearn.AugmentingAlgorithms(), ", ") + ")"),
@@ -96,6 +98,11 @@ func parseMethodFlags(c *cli.Context) (*unlearn.Job, error) {
 	if c.IsSet("budget") && s.MaskPath != "" {
 		return nil, usagef("--budget and --mask: the mask file records its own budget; pass one of them")
 	}
+	floor, err := unlearn.ResolveDepthFloor(optFloat(c, "depth-floor"), c.IsSet("method") || c.IsSet("strategy"), s.MaskPath, s.Strategy)
+	if err != nil {
+		return nil, usagef("--depth-floor: %v", err)
+	}
+	s.DepthFloor = floor
 	if s.RetrainEpochs < 0 {
 		return nil, usagef("--retrain-epochs %d: must be ≥ 0", s.RetrainEpochs)
 	}
@@ -167,14 +174,8 @@ func parseMethodFlags(c *cli.Context) (*unlearn.Job, error) {
 			return nil, usagef("--%s applies to --schedule auto (the stopping rule's tolerance)", f)
 		}
 	}
-	tol := func(f string) float64 {
-		if v := c.Float64(f); v > 0 || !c.IsSet(f) {
-			return v // 0 when unset: the rule's default
-		}
-		return -1 // an explicit 0: no tolerance (unlearn.AutoConfig reads negative as zero)
-	}
 	if s.Config, err = unlearn.Configure(s.Algorithm, unlearn.Recipe{Epochs: c.Int("epochs"), LR: c.Float64("lr"), Schedule: sched,
-		MaxEpochs: c.Int("max-epochs"), ForgetTolerance: tol("forget-tolerance"), UtilityTolerance: tol("utility-tolerance"),
+		MaxEpochs: c.Int("max-epochs"), ForgetTolerance: unlearn.Tolerance(optFloat(c, "forget-tolerance")), UtilityTolerance: unlearn.Tolerance(optFloat(c, "utility-tolerance")),
 		NoProxies: !c.Bool("proxies"), Momentum: optFloat(c, "momentum"), WeightDecay: optFloat(c, "weight-decay")}); err != nil {
 		return nil, usageError{err}
 	}

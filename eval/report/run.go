@@ -39,7 +39,36 @@ func RunResult(rep *schema.Report, metrics, html string) []any {
 	if s := u.Auto; s != nil {
 		res = append(res, "auto", map[string]any{"lr": s.LR, "stop_epoch": s.StopEpoch, "epoch": s.Epoch, "max_epochs": s.MaxEpochs, "reason": s.Reason})
 	}
-	return res
+	kinds := []string{}
+	for _, f := range u.Flags {
+		kinds = append(kinds, f.Kind)
+	}
+	return append(res, "vouched", u.Vouched, "flags", kinds)
+}
+
+// VerdictLine says whether the run's own signals back its result: the
+// last line before the files, so that a user who reads one line reads
+// this one. "" for a run without the auto schedule and without flags (a
+// fixed recipe has no rule to meet; its warnings, if any, are above).
+func VerdictLine(u *schema.Unlearning) string {
+	switch {
+	case u.Vouched:
+		s := "verdict: vouched for: the auto schedule met its conditions and no signal disagrees"
+		if p := u.Proxies; p != nil && p.Estimate != nil {
+			s += fmt.Sprintf(" (forget accuracy %.2f%%, oracle estimate %.2f%%; test accuracy %.2f%%, oracle estimate %.2f%%)",
+				100*p.After.ForgetAccuracy, 100*p.Estimate.ReferenceAccuracy, 100*p.After.TestAccuracy, 100*p.Estimate.TestAccuracy)
+		}
+		return s
+	case len(u.Flags) > 0:
+		kinds := make([]string, len(u.Flags))
+		for i, f := range u.Flags {
+			kinds[i] = f.Kind
+		}
+		return fmt.Sprintf("verdict: NOT vouched for (%s, see the warnings above): check the result against an oracle before relying on it", strings.Join(kinds, ", "))
+	case u.Auto != nil:
+		return "verdict: NOT vouched for: the auto schedule did not meet its conditions"
+	}
+	return ""
 }
 
 // EpochsEquivalent says a run's cost in epochs over the retain set, by
@@ -93,6 +122,9 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 		} else {
 			fmt.Fprintf(ew, "note: %s\n", n)
 		}
+	}
+	if v := VerdictLine(u); v != "" {
+		fmt.Fprintln(ew, v)
 	}
 	fmt.Fprintf(ew, "wrote %s", metrics)
 	if html != "" {

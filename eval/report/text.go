@@ -167,6 +167,9 @@ func ProxiesLine(p *schema.ProxyLog) string {
 	if a.MIA != nil && b.MIA != nil {
 		line += fmt.Sprintf("; proxy MIA (%s) on the forget set %.2f%% → %.2f%%, on the reference %.2f%%", a.MIA.Feature, 100*b.MIA.Forget, 100*a.MIA.Forget, 100*a.MIA.Reference)
 	}
+	if e := p.Estimate; e != nil {
+		line += fmt.Sprintf("; oracle estimate (class-frequency shift): forget accuracy %.2f%%, test accuracy %.2f%%", 100*e.ReferenceAccuracy, 100*e.TestAccuracy)
+	}
 	return line
 }
 

@@ -19,6 +19,8 @@ type Choices struct {
 	Recipe                      unlearn.Recipe
 	// Augment is the row's augmentation of the unlearning batches.
 	Augment data.Augment
+	// DepthFloor is del's depth floor (unlearn.Job.DepthFloor).
+	DepthFloor float64
 }
 
 // Choose maps a method row at a budget (0: none) onto the main command's
@@ -35,8 +37,9 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 	if len(m.Args) > 0 {
 		return Choices{}, fmt.Errorf("%w: method %s: args %v: extra command-line flags are not supported (the runner calls the library); use the row's fields", experiment.ErrConfig, m.Name, m.Args)
 	}
-	c := Choices{Method: unlearn.Recommended.Method, Budget: unlearn.Recommended.Budget}
+	c := Choices{Method: unlearn.Recommended.Method, Budget: unlearn.Recommended.Budget, DepthFloor: unlearn.Recommended.DepthFloor}
 	if !m.Default {
+		c.DepthFloor = m.DepthFloor
 		if m.Method != "" {
 			c.Method = m.Method
 		}
@@ -61,6 +64,9 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 	}
 	if _, err := localize.LookupStrategy(c.Strategy); err != nil {
 		return Choices{}, fmt.Errorf("method %s: %w", m.Name, err)
+	}
+	if err := unlearn.CheckDepthFloor(c.DepthFloor, c.Strategy); err != nil {
+		return Choices{}, fmt.Errorf("%w: method %s: %v", experiment.ErrConfig, m.Name, err)
 	}
 	// Configure checks the algorithm and the recipe (auto needs an
 	// algorithm that trains in epochs).

@@ -44,7 +44,13 @@ func (r *state) report() (*Outcome, error) {
 		recs = kept
 	}
 	rows := experiment.Summarize(recs)
-	table := experiment.Markdown(rows) + experiment.RankingMarkdown(rows)
+	var defaults []string
+	for _, m := range r.cfg.Methods {
+		if m.Default {
+			defaults = append(defaults, m.Name)
+		}
+	}
+	table := experiment.Markdown(rows) + experiment.RankingMarkdown(rows) + experiment.VerdictMarkdown(recs, defaults)
 	names, files, err := experiment.Plots(rows)
 	if err != nil {
 		return nil, err

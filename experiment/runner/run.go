@@ -543,6 +543,14 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 	if a := doc.Unlearning.Auto; a != nil {
 		rec.Schedule, rec.Epochs, rec.LR, rec.Stop = "auto", a.StopEpoch, a.LR, a.Reason
 	}
+	for _, f := range doc.Unlearning.Flags {
+		rec.Flags = append(rec.Flags, f.Kind)
+	}
+	rec.Vouched = doc.Unlearning.Vouched
+	if p := doc.Unlearning.Proxies; p != nil && p.Estimate != nil {
+		rec.Estimate = map[string]float64{"forget": p.Estimate.ReferenceAccuracy, "test": p.Estimate.TestAccuracy}
+	}
+	rec.EpochsEquivalent = doc.Unlearning.EpochsEquivalent
 	for k, v := range doc.Accuracy {
 		if o, ok := orec.Accuracy[k]; ok {
 			rec.Delta[k] = o - v
@@ -583,7 +591,7 @@ func (r *state) unlearn(ctx context.Context, ch Choices, orig string, fs forgetS
 	// then its recipe's (a smoke test's one epoch), not a preprocessing
 	// mismatch. A given model: is checked like the main command's.
 	o, err := unlearn.Unlearn(ctx, unlearn.Job{ModelPath: orig, Suite: s, Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget,
-		Algorithm: ch.Algorithm, Config: cfg, Out: out, MetricsPath: metrics, NoBefore: true, AllowChance: r.cfg.Model == "", Tool: r.job.Tool,
+		DepthFloor: ch.DepthFloor, Algorithm: ch.Algorithm, Config: cfg, Out: out, MetricsPath: metrics, NoBefore: true, AllowChance: r.cfg.Model == "", Tool: r.job.Tool,
 		Info: lg.info, Bar: lg.bar})
 	if err != nil {
 		return err
@@ -624,6 +632,10 @@ type metricsDoc struct {
 		Budget              float64
 		Timings             schema.UnlearningTimings
 		Auto                *schema.AutoSchedule
+		Flags               []schema.Flag
+		Vouched             bool
+		Proxies             *schema.ProxyLog
+		EpochsEquivalent    float64 `json:"epochs_equivalent"`
 	}
 }
 

@@ -1,0 +1,132 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// MissPoints is how far (in points) a result may lie from its oracle's
+// forget and test accuracy before the verdict table calls it a miss: the
+// 1 point of issue 30's acceptance.
+const MissPoints = 1.0
+
+// Verdict is one run of the verdict table: how far it landed from its
+// oracle and whether it flagged itself.
+type Verdict struct {
+	ForgetSet            string
+	Seed                 uint64
+	Name                 string
+	DForget, DTest       float64 // oracle − model, points
+	Miss                 bool    // |DForget| or |DTest| above MissPoints
+	Flags                []string
+	Vouched              bool
+	Stop                 string
+	EstForget, EstTest   float64 // the run's oracle estimate − the oracle, points; NaN without one
+	Epochs               int
+	EpochsEquivalent     float64
+	OracleForget, Forget float64 // accuracies, points
+}
+
+// Verdicts lists the runs of the named rows (the default's, usually) with
+// their distance from the oracle and their own flags, in forget-set, seed
+// and name order.
+func Verdicts(recs []Record, names []string) []Verdict {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	oracle := map[string]Record{}
+	for _, r := range recs {
+		if r.Kind == "oracle" {
+			oracle[fmt.Sprintf("%s/%d", r.ForgetSet, r.Seed)] = r
+		}
+	}
+	var out []Verdict
+	for _, r := range recs {
+		if r.Kind != "run" || !want[r.Name] {
+			continue
+		}
+		v := Verdict{ForgetSet: r.ForgetSet, Seed: r.Seed, Name: r.Name, DForget: 100 * r.Delta["forget"], DTest: 100 * r.Delta["test"],
+			Flags: r.Flags, Vouched: r.Vouched, Stop: r.Stop, Epochs: r.Epochs, EpochsEquivalent: r.EpochsEquivalent,
+			Forget: 100 * r.Accuracy["forget"], EstForget: math.NaN(), EstTest: math.NaN()}
+		v.Miss = math.Abs(v.DForget) > MissPoints+1e-9 || math.Abs(v.DTest) > MissPoints+1e-9
+		if o, ok := oracle[fmt.Sprintf("%s/%d", r.ForgetSet, r.Seed)]; ok {
+			v.OracleForget = 100 * o.Accuracy["forget"]
+			if r.Estimate != nil {
+				v.EstForget = 100 * (r.Estimate["forget"] - o.Accuracy["forget"])
+				v.EstTest = 100 * (r.Estimate["test"] - o.Accuracy["test"])
+			}
+		}
+		out = append(out, v)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.ForgetSet != b.ForgetSet {
+			return a.ForgetSet < b.ForgetSet
+		}
+		if a.Seed != b.Seed {
+			return a.Seed < b.Seed
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// VerdictMarkdown is the table of flag against miss for every run of the
+// named rows, with a count of the runs that missed without a flag (the
+// ones a user would have trusted wrongly).
+func VerdictMarkdown(recs []Record, names []string) string {
+	vs := Verdicts(recs, names)
+	if len(vs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**Flag against miss** (%s): every run, Δ = oracle − model in points; a miss is |Δ forget| or |Δ test| above %g point; ", strings.Join(names, ", "), MissPoints)
+	b.WriteString("flags are the run's own warnings (metrics.json `unlearning.flags`); vouched means the auto rule was met with no flag; ")
+	b.WriteString("estimate − oracle is the run's oracle-free estimate of the oracle's forget and test accuracy against the oracle's.\n\n")
+	b.WriteString("| forget set | seed | method | Δ forget | Δ test | miss | flags | vouched | stop | epochs | epochs-equivalent | estimate − oracle: forget | test |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var missed, flaggedMiss, unflaggedMiss, flaggedHit int
+	for _, v := range vs {
+		flags := "–"
+		if len(v.Flags) > 0 {
+			flags = strings.Join(v.Flags, ", ")
+		}
+		miss, vouched := "no", "no"
+		if v.Miss {
+			miss = "**yes**"
+			missed++
+			if v.Vouched {
+				unflaggedMiss++
+			} else {
+				flaggedMiss++
+			}
+		} else if !v.Vouched {
+			flaggedHit++
+		}
+		if v.Vouched {
+			vouched = "yes"
+		}
+		est := func(x float64) string {
+			if math.IsNaN(x) {
+				return "–"
+			}
+			return fmt.Sprintf("%+.2f", x)
+		}
+		ee := "–"
+		if v.EpochsEquivalent > 0 {
+			ee = fmt.Sprintf("%.1f", v.EpochsEquivalent)
+		}
+		stop := v.Stop
+		if stop == "" {
+			stop = "–"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %+.2f | %+.2f | %s | %s | %s | %s | %d | %s | %s | %s |\n",
+			v.ForgetSet, v.Seed, v.Name, v.DForget, v.DTest, miss, flags, vouched, stop, v.Epochs, ee, est(v.EstForget), est(v.EstTest))
+	}
+	fmt.Fprintf(&b, "\n%d runs: %d missed (%d flagged, **%d vouched for although they missed**); %d not vouched for although within %g point.\n",
+		len(vs), missed, flaggedMiss, unflaggedMiss, flaggedHit, MissPoints)
+	return b.String()
+}

@@ -1,0 +1,49 @@
+package experiment
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// The verdict table: a run more than a point from its oracle on forget or
+// test accuracy is a miss; the summary counts the misses the run vouched
+// for (trusted wrongly) apart from the flagged ones; the estimate's error
+// is against the run's own oracle.
+func TestVerdicts(t *testing.T) {
+	oracle := func(fs string, seed uint64, forget, test float64) Record {
+		return Record{Kind: "oracle", ForgetSet: fs, Seed: seed, Name: "Retrain (oracle)", Accuracy: map[string]float64{"forget": forget, "test": test}}
+	}
+	run := func(fs string, seed uint64, dF, dT float64, vouched bool, flags ...string) Record {
+		return Record{Kind: "run", ForgetSet: fs, Seed: seed, Name: "Default", Delta: map[string]float64{"forget": dF, "test": dT},
+			Accuracy: map[string]float64{"forget": 0.8}, Vouched: vouched, Flags: flags, Stop: "x",
+			Estimate: map[string]float64{"forget": 0.85, "test": 0.88}}
+	}
+	recs := []Record{
+		oracle("a", 0, 0.83, 0.89), run("a", 0, 0.005, -0.009, true), // hit, vouched
+		oracle("a", 1, 0.83, 0.89), run("a", 1, 0.02, 0, true), // miss, vouched
+		oracle("b", 0, 0.83, 0.89), run("b", 0, 0, 0.03, false, "rule-not-met"), // miss, flagged
+		run("b", 1, 0, 0, false, "test-drop"),                    // hit, flagged, no oracle record
+		{Kind: "run", ForgetSet: "a", Seed: 0, Name: "Finetune"}, // not a default row
+	}
+	vs := Verdicts(recs, []string{"Default"})
+	if len(vs) != 4 {
+		t.Fatalf("%d verdicts, want 4", len(vs))
+	}
+	if vs[0].Miss || !vs[1].Miss || !vs[2].Miss || vs[3].Miss {
+		t.Errorf("misses %v %v %v %v, want false true true false", vs[0].Miss, vs[1].Miss, vs[2].Miss, vs[3].Miss)
+	}
+	if math.Abs(vs[0].EstForget-2) > 1e-9 || math.Abs(vs[0].EstTest+1) > 1e-9 || !math.IsNaN(vs[3].EstForget) {
+		t.Errorf("estimate errors %v %v %v", vs[0].EstForget, vs[0].EstTest, vs[3].EstForget)
+	}
+	md := VerdictMarkdown(recs, []string{"Default"})
+	if !strings.Contains(md, "4 runs: 2 missed (1 flagged, **1 vouched for although they missed**); 1 not vouched for although within 1 point.") {
+		t.Errorf("summary line missing:\n%s", md)
+	}
+	if !strings.Contains(md, "| b | 0 | Default | +0.00 | +3.00 | **yes** | rule-not-met | no | x |") {
+		t.Errorf("flagged miss row missing:\n%s", md)
+	}
+	if VerdictMarkdown(recs, []string{"Nothing"}) != "" {
+		t.Error("a table for rows that do not exist")
+	}
+}
