@@ -21,7 +21,7 @@ import (
 // stopping rule and their defaults). Bump it with every change that can
 // change a result: the experiment cache keys auto runs by it, so results of
 // an older rule are never reused (version 1 keys predate the number).
-const AutoVersion = 5
+const AutoVersion = 6
 
 // Schedules (Config.Schedule).
 const (
@@ -138,12 +138,20 @@ type AutoConfig struct {
 	// for this many epochs [3]; its best epoch is the result.
 	Patience int
 	// ForgetTolerance [0.01] and UtilityTolerance [0.005] are the rule's
-	// tolerances, as fractions (0.01 = 1 point of accuracy). Version 5
+	// tolerances, as fractions (0.01 = 1 point of accuracy). A default
+	// forget tolerance (not given: ScaleForgetTolerance) widens to two
+	// standard errors of the forget-versus-reference comparison when that
+	// is larger (ForgetNoise; version 6): a forget set of 40 examples
+	// measures its accuracy to ±5 points, and a rule that asks it for 1
+	// point stops on noise or never. Version 5
 	// halved the utility tolerance: its target, the oracle estimate's test
 	// accuracy, already lies at or a little below the oracle's (0.2–0.5
 	// points on the suite's seed 0), so a run that stopped a full point
 	// under it ended 1–1.5 points under the oracle.
 	ForgetTolerance, UtilityTolerance float64
+	// ScaleForgetTolerance is set when the forget tolerance is the
+	// default's: the run widens it to ForgetNoise when that is larger.
+	ScaleForgetTolerance bool
 	// LRs are the range test's candidates [the fixed default rate ×
 	// 10^(k/2), k = −2..2].
 	LRs []float64
@@ -315,6 +323,18 @@ func (a AutoConfig) Decide(t Targets, history []schema.Proxies) schema.ProxyDeci
 	return d
 }
 
+// ForgetNoise is two standard errors of the difference between an
+// accuracy near acc measured on nForget examples and one measured on nRef
+// others (binomial): how far a forget accuracy may lie above its reference
+// by chance alone.
+func ForgetNoise(acc float64, nForget, nRef int) float64 {
+	if nForget < 1 || nRef < 1 || !(acc > 0 && acc < 1) {
+		return 0
+	}
+	v := acc * (1 - acc)
+	return 2 * math.Sqrt(v/float64(nForget)+v/float64(nRef))
+}
+
 // ChooseLR is the range test's rule: among the trials (any order), the
 // largest rate whose loss is at most slack above the smallest loss, taking
 // no rate at or above the smallest one that diverged. ok is false when
@@ -399,7 +419,7 @@ func (c *Config) resolveSchedule(algo string, userEpochs int, userLR float64) er
 		a.Patience = 3
 	}
 	if a.ForgetTolerance == 0 {
-		a.ForgetTolerance = 0.01
+		a.ForgetTolerance, a.ScaleForgetTolerance = 0.01, true
 	}
 	if a.UtilityTolerance == 0 {
 		a.UtilityTolerance = 0.005
@@ -860,6 +880,15 @@ func (r *run) fitAuto(l loop) error {
 	if a.ForgetBaseline == ForgetEstimate {
 		targets.Forget, targets.ForgetSet = est.ReferenceAccuracy, true
 		res.ForgetCeiling = &targets.Forget
+	}
+	if a.ScaleForgetTolerance {
+		lvl := min(r.proxy.log.Before.ReferenceAccuracy, est.ReferenceAccuracy)
+		if noise := ForgetNoise(lvl, len(r.in.Forget), r.proxy.log.Reference.NTest); noise > a.ForgetTolerance {
+			a.ForgetTolerance = noise
+			res.ForgetTolerance = noise
+			r.note("auto schedule: forget tolerance %.3f, two standard errors of a forget accuracy near %.3f measured on %d forget and %d reference examples (wider than the default %.3f)",
+				noise, lvl, len(r.in.Forget), r.proxy.log.Reference.NTest, 0.01)
+		}
 	}
 	scale := lr / r.cfg.LR
 	var hist []schema.Proxies

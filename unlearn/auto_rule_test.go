@@ -282,3 +282,25 @@ func TestAnnealFactor(t *testing.T) {
 		t.Error("a one-step epoch must run at its rate")
 	}
 }
+
+// ForgetNoise: two binomial standard errors of a difference of two
+// accuracies; what rule version 6 widens the default forget tolerance to.
+func TestForgetNoise(t *testing.T) {
+	for _, c := range []struct {
+		acc        float64
+		nf, nr     int
+		want       float64
+		wantWidens bool // above the default 0.01
+	}{
+		{0.9, 40, 1000, 2 * math.Sqrt(0.09/40+0.09/1000), true},      // the suite's 1 % IID set
+		{0.85, 400, 198, 2 * math.Sqrt(0.1275/400+0.1275/198), true}, // a non-IID set of 400
+		{0.92, 6000, 10000, 2 * math.Sqrt(0.0736/6000+0.0736/10000), false},
+		{0, 400, 200, 0, false}, // a class removed: no spread
+		{0.9, 0, 200, 0, false},
+	} {
+		got := ForgetNoise(c.acc, c.nf, c.nr)
+		if math.Abs(got-c.want) > 1e-12 || (got > 0.01) != c.wantWidens {
+			t.Errorf("ForgetNoise(%v, %d, %d) = %v, want %v", c.acc, c.nf, c.nr, got, c.want)
+		}
+	}
+}
