@@ -179,8 +179,10 @@ func withoutMIA(p schema.Proxies) schema.Proxies {
 // test accuracy is back at the oracle estimate's (rule version 5: the
 // forget accuracy at most the lower of the reference's and the estimate's
 // plus 1 point, test accuracy within half a point of the estimate's).
-// Measured (version 5): lr 0.0316, stops after epoch 5, forget 0.892 →
-// 0.735, test 0.841 → 0.844 (version 3: epoch 1, 0.797 / 0.842; version 2:
+// Measured (version 6, whose forget tolerance is the 7-point noise of 400
+// forget against 198 reference examples): lr 0.0316, stops after epoch 1,
+// forget 0.892 → 0.800, test 0.841 → 0.842 (version 5, 1 point: epoch 5,
+// 0.735 / 0.844; version 3: epoch 1, 0.797 / 0.842; version 2:
 // epoch 5, 0.715 / 0.811; oracle 0.698 / 0.831; fixed finetune, 5 epochs:
 // 0.805 / 0.839).
 func TestAutoStopsOnDemo(t *testing.T) {
@@ -217,7 +219,12 @@ func TestAutoStopsOnDemo(t *testing.T) {
 		t.Errorf("reference %+v, held out %d", ref, pl.HoldoutSize)
 	}
 	after := pl.After
-	if after.ForgetGap > 0.01 || after.ForgetAccuracy > *a.ForgetCeiling+0.01 || after.TestAccuracy < a.UtilityTarget-0.005 || pl.Before.ForgetGap <= 0.01 || a.Epoch != a.StopEpoch {
+	// Version 6 widens the forget tolerance to the noise of 400 forget
+	// against 198 reference examples (about 7 points at 0.78).
+	if want := ForgetNoise(min(pl.Before.ReferenceAccuracy, pl.Estimate.ReferenceAccuracy), len(d.forget), pl.Reference.NTest); math.Abs(a.ForgetTolerance-want) > 1e-12 || want < 0.05 {
+		t.Errorf("forget tolerance %v, want the noise %v", a.ForgetTolerance, want)
+	}
+	if after.ForgetGap > a.ForgetTolerance || after.ForgetAccuracy > *a.ForgetCeiling+a.ForgetTolerance || after.TestAccuracy < a.UtilityTarget-0.005 || pl.Before.ForgetGap <= 0.01 || a.Epoch != a.StopEpoch {
 		t.Errorf("before %+v, after %+v", pl.Before, after)
 	}
 	f := accuracy(t, m, d.ds.Train, d.forget)
