@@ -153,24 +153,8 @@ func TestMasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{TopFrac: 0.1}
-	var order []ranked
-	for _, l := range nm.Layers {
-		for c := 0; c < l.Channels; c++ {
-			order = append(order, ranked{l, c, neuronScore(nm, l, c, sc, o)})
-		}
-	}
-	sortRanked(order)
-	var used int64
 	limit := int64(math.Floor(0.3 * float64(nm.NumParams)))
-	for _, r := range order {
-		n := int64(nm.Neuron(r.layer, r.c).NumParams)
-		if used+n > limit {
-			break
-		}
-		used += n
-	}
-	if used != mk.Selected {
+	if used := prefixParams(nm, sc, limit, 0); used != mk.Selected {
 		t.Fatalf("selected %d, the prefix rule gives %d", mk.Selected, used)
 	}
 	for _, lc := range mk.Layers {
@@ -514,26 +498,7 @@ func TestDepthFloor(t *testing.T) {
 		}
 	}
 	// The same prefix rule over the eligible neurons.
-	var order []ranked
-	for _, l := range nm.Layers {
-		if l.Depth < 3 {
-			continue
-		}
-		for c := 0; c < l.Channels; c++ {
-			order = append(order, ranked{l, c, neuronScore(nm, l, c, sc, Options{TopFrac: 0.1})})
-		}
-	}
-	sortRanked(order)
-	var used int64
-	limit := int64(math.Floor(0.1 * float64(nm.NumParams)))
-	for _, r := range order {
-		n := int64(nm.Neuron(r.layer, r.c).NumParams)
-		if used+n > limit {
-			break
-		}
-		used += n
-	}
-	if used != mk.Selected {
+	if used := prefixParams(nm, sc, int64(math.Floor(0.1*float64(nm.NumParams))), 3); used != mk.Selected {
 		t.Errorf("selected %d, the prefix rule over eligible layers gives %d", mk.Selected, used)
 	}
 	b, err := json.Marshal(mk)
@@ -559,4 +524,29 @@ func TestDepthFloor(t *testing.T) {
 			t.Errorf("depth floor %v accepted", f)
 		}
 	}
+}
+
+// prefixParams is del's rule recomputed from the scores: the parameters of
+// the longest prefix of the neurons of layers at depth minDepth or more,
+// ranked by score, that fits in limit.
+func prefixParams(nm *graph.NeuronMap, sc map[string][]float64, limit int64, minDepth int) int64 {
+	var order []ranked
+	for _, l := range nm.Layers {
+		if l.Depth < minDepth {
+			continue
+		}
+		for c := 0; c < l.Channels; c++ {
+			order = append(order, ranked{l, c, neuronScore(nm, l, c, sc, Options{TopFrac: 0.1})})
+		}
+	}
+	sortRanked(order)
+	var used int64
+	for _, r := range order {
+		n := int64(nm.Neuron(r.layer, r.c).NumParams)
+		if used+n > limit {
+			break
+		}
+		used += n
+	}
+	return used
 }
