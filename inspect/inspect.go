@@ -7,8 +7,10 @@ import (
 
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
+	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
 // Schema is the version tag of Report's JSON form.
@@ -72,6 +74,10 @@ type Params struct {
 	Neurons  int   `json:"neurons"`
 	Layers   int   `json:"layers"`
 	MaxDepth int   `json:"max_depth"`
+	// DefaultMinDepth is the smallest layer depth the default localization
+	// may reset (DEL with the recommended depth floor: localize.MinDepth
+	// of unlearn.Recommended.DepthFloor and MaxDepth).
+	DefaultMinDepth int `json:"default_min_depth"`
 }
 
 // Layer is one group of parameters sharing output channels (graph.Layer).
@@ -228,7 +234,8 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 	if len(nm.Params) == 0 && len(bad) == 0 {
 		return nil, errors.New("the model has no trainable parameters (no float initializer feeds a differentiable input); there is nothing to unlearn")
 	}
-	rep.Parameters = Params{Tensors: len(nm.Params), Elements: nm.NumParams, Neurons: len(nm.Neurons), Layers: len(nm.Layers), MaxDepth: nm.MaxDepth}
+	rep.Parameters = Params{Tensors: len(nm.Params), Elements: nm.NumParams, Neurons: len(nm.Neurons), Layers: len(nm.Layers), MaxDepth: nm.MaxDepth,
+		DefaultMinDepth: localize.MinDepth(unlearn.Recommended.DepthFloor, nm.MaxDepth)}
 	for _, l := range nm.Layers {
 		il := Layer{Name: l.Name, Depth: l.Depth, Channels: l.Channels, Params: l.NumParams(), Standalone: l.Standalone}
 		if l.Op != nil {

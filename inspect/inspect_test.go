@@ -43,7 +43,7 @@ func TestFileBundledResNet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{`"schema":"unlearn.inspect/v1"`, `"batchnorm_preserved":true`, `"max_depth":`, `"unsupported":[]`} {
+	for _, k := range []string{`"schema":"unlearn.inspect/v1"`, `"batchnorm_preserved":true`, `"max_depth":`, `"default_min_depth":3`, `"unsupported":[]`} {
 		if !bytes.Contains(b, []byte(k)) {
 			t.Errorf("JSON lacks %s", k)
 		}

@@ -101,8 +101,8 @@ func writeHeader(w io.Writer, r *Report) {
 	}
 	fmt.Fprintf(w, "normalize %s\n", r.Normalization)
 	p := r.Parameters
-	fmt.Fprintf(w, "params    %d elements in %d tensors; %d neurons in %d layers (max depth %d)\n",
-		p.Elements, p.Tensors, p.Neurons, p.Layers, p.MaxDepth)
+	fmt.Fprintf(w, "params    %d elements in %d tensors; %d neurons in %d layers (max depth %d; the default localization resets layers from depth %d on)\n",
+		p.Elements, p.Tensors, p.Neurons, p.Layers, p.MaxDepth, p.DefaultMinDepth)
 	if r.FixedBatch > 0 {
 		fmt.Fprintf(w, "batch     fixed at %d: %s\n", r.FixedBatch, r.BatchNote)
 	}
