@@ -16,6 +16,9 @@ const (
 	// FlagEstimateBias: the forget set is of a kind on which the oracle
 	// estimate was measured to be biased (Flag.Text gives the size).
 	FlagEstimateBias = "estimate-bias"
+	// FlagForgetResolution: the forget set is so small (under 100
+	// examples) that one example is more than a point of forget accuracy.
+	FlagForgetResolution = "forget-resolution"
 )
 
 // Flag is one warning of a run about its own result.
@@ -60,7 +63,7 @@ type Unlearning struct {
 	Notes []string `json:"notes,omitempty"`
 	// Flags are the run's warnings about its own result, each with its
 	// kind (FlagRuleNotMet, FlagProxiesDisagree, FlagTestDrop,
-	// FlagEstimateBias): a result with flags is not one the run vouches
+	// FlagEstimateBias, FlagForgetResolution): a result with flags is not one the run vouches
 	// for. Empty when the run's signals back its result.
 	Flags []Flag `json:"flags,omitempty"`
 	// Vouched is true when the auto schedule met its conditions and no

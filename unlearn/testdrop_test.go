@@ -76,48 +76,56 @@ func TestTrainedFor(t *testing.T) {
 func TestVerdictWarnings(t *testing.T) {
 	u := &schema.Unlearning{Auto: &schema.AutoSchedule{Reason: StopNoProgress, MaxEpochs: 20, ForgetTolerance: 0.01,
 		Detail: "epoch 13: no closer to the conditions for 3 epochs (test accuracy 0.814 vs target 0.841)"}}
-	w := verdictWarnings(u, false)
+	w := verdictWarnings(u, false, 400)
 	if len(w) != 1 || w[0].Kind != schema.FlagRuleNotMet || !strings.HasPrefix(w[0].Text, "warning: the auto schedule stopped for lack of progress without meeting its conditions") || !strings.Contains(w[0].Text, "0.814 vs target 0.841") {
 		t.Errorf("no progress: %q", w)
 	}
 	u.Auto.Reason = StopMaxEpochs
-	if w := verdictWarnings(u, true); len(w) != 1 || !strings.Contains(w[0].Text, "reached its cap of 20 epochs") || !strings.Contains(w[0].Text, "the oracle's column above is the check") {
+	if w := verdictWarnings(u, true, 400); len(w) != 1 || !strings.Contains(w[0].Text, "reached its cap of 20 epochs") || !strings.Contains(w[0].Text, "the oracle's column above is the check") {
 		t.Errorf("cap: %q", w)
 	}
 	u.Auto.Reason = StopUnseen
-	if w := verdictWarnings(u, false); len(w) != 0 {
+	if w := verdictWarnings(u, false, 400); len(w) != 0 {
 		t.Errorf("rule met: %q", w)
 	}
 	p := &schema.ProxyLog{}
 	p.After = schema.Proxies{ForgetAccuracy: 0.64, ReferenceAccuracy: 0.648, ForgetGap: -0.008,
 		MIA: &schema.ProxyMIA{Feature: "confidence", Forget: 0.913, Reference: 0.618}}
 	u.Proxies = p
-	w = verdictWarnings(u, false)
+	w = verdictWarnings(u, false, 400)
 	if len(w) != 1 || w[0].Kind != schema.FlagProxiesDisagree || !strings.Contains(w[0].Text, "the proxies disagree") || !strings.Contains(w[0].Text, "91.30%") || !strings.Contains(w[0].Text, "61.80%") {
 		t.Errorf("disagreement (the issue's user model): %q", w)
 	}
 	p.After.MIA.Forget = 0.70
-	if w := verdictWarnings(u, false); len(w) != 0 {
+	if w := verdictWarnings(u, false, 400); len(w) != 0 {
 		t.Errorf("8 points apart: %q", w)
 	}
 	p.After.MIA.Forget, p.After.ForgetGap = 0.913, 0.05
-	if w := verdictWarnings(u, false); len(w) != 0 {
+	if w := verdictWarnings(u, false, 400); len(w) != 0 {
 		t.Errorf("forget condition not met (remembered): %q", w)
 	}
 	// A forget set that thins classes: the estimate is an upper bound, the
 	// run cannot vouch; one that removes a class entirely, or none, can.
 	p.Estimate = &schema.OracleEstimate{Partial: []int{2, 5}, PartialKept: 3000, ReferenceAccuracy: 0.776}
-	if w := verdictWarnings(u, false); len(w) != 0 {
+	if w := verdictWarnings(u, false, 400); len(w) != 0 {
 		t.Errorf("thinned classes with 3,000 examples left: %q", w)
 	}
 	p.Estimate.PartialKept = 200
-	w = verdictWarnings(u, true)
+	w = verdictWarnings(u, true, 400)
 	if len(w) != 1 || w[0].Kind != schema.FlagEstimateBias || !strings.Contains(w[0].Text, "classes [2 5]") ||
 		!strings.Contains(w[0].Text, "77.60%") || !strings.Contains(w[0].Text, fmt.Sprintf("%.1f to %.1f points below", EstimateBias.Min, EstimateBias.Max)) {
 		t.Errorf("thinned classes: %q", w)
 	}
 	p.Estimate = &schema.OracleEstimate{Removed: []int{2}}
-	if w := verdictWarnings(u, false); len(w) != 0 {
+	if w := verdictWarnings(u, false, 400); len(w) != 0 {
 		t.Errorf("a class removed entirely: %q", w)
+	}
+	// 40 forget examples: one is 2.5 points, the run cannot vouch for a point.
+	p.Reference = &schema.ProxyReference{NTest: 1000}
+	if w := verdictWarnings(u, false, 40); len(w) != 1 || w[0].Kind != schema.FlagForgetResolution || !strings.Contains(w[0].Text, "one of them is 2.5 points") {
+		t.Errorf("40 forget examples: %q", w)
+	}
+	if w := verdictWarnings(u, false, 100); len(w) != 0 {
+		t.Errorf("100 forget examples: %q", w)
 	}
 }
