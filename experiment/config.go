@@ -47,11 +47,30 @@ type Config struct {
 	Out string `yaml:"out"`
 	// NoMIA skips the attacks (faster; the MIA columns are then empty).
 	NoMIA bool `yaml:"no_mia"`
+	// Score, when set, audits some rows with the per-example forgetting
+	// score (`unlearn score`, docs/SCORE.md) after the grid.
+	Score *Score `yaml:"score"`
 	// Title heads RESULTS.md; Notes names a hand-written Markdown file
 	// (machine, discussion) that RESULTS.md includes verbatim after the
 	// table, so the whole file is still generated from results.jsonl.
 	Title string `yaml:"title"`
 	Notes string `yaml:"notes"`
+}
+
+// Score is the grid's per-example audit: on the original and forget set
+// of Seed, K oracles trained with the grid's recipe (seeds OracleSeed + k)
+// against K runs of each of Methods (seeds Seed + k), on every forget set
+// of ForgetSets, as `unlearn score` computes it.
+type Score struct {
+	K          int      `yaml:"k"`
+	Seed       uint64   `yaml:"seed"`
+	OracleSeed uint64   `yaml:"oracle_seed"`
+	ForgetSets []string `yaml:"forget_sets"`
+	Methods    []string `yaml:"methods"`
+	// RetainSample and TestSample are the evaluated samples (default
+	// 2,000 each; larger than the split: all of it).
+	RetainSample int `yaml:"retain_sample"`
+	TestSample   int `yaml:"test_sample"`
 }
 
 // Recipe is a training recipe (the train command's flags).
@@ -223,6 +242,44 @@ func (c *Config) check() error {
 		case "auto":
 		default:
 			return fmt.Errorf("%w: method %s: schedule %q (want fixed or auto)", ErrConfig, m.Name, m.Schedule)
+		}
+	}
+	return c.Score.check(c, names)
+}
+
+func (s *Score) check(c *Config, names map[string]bool) error {
+	if s == nil {
+		return nil
+	}
+	switch {
+	case s.K < 2:
+		return fmt.Errorf("%w: score: k %d: need at least 2 models per side (16 to rank clearly different methods)", ErrConfig, s.K)
+	case len(s.ForgetSets) == 0 || len(s.Methods) == 0:
+		return fmt.Errorf("%w: score: name at least one forget set and one method", ErrConfig)
+	case !slices.Contains(c.Seeds, s.Seed):
+		return fmt.Errorf("%w: score: seed %d is not one of the grid's seeds %v (its original and forget set are audited)", ErrConfig, s.Seed, c.Seeds)
+	case s.RetainSample < 0 || s.TestSample < 0:
+		return fmt.Errorf("%w: score: retain_sample and test_sample must be ≥ 0", ErrConfig)
+	}
+	if s.RetainSample == 0 {
+		s.RetainSample = 2000
+	}
+	if s.TestSample == 0 {
+		s.TestSample = 2000
+	}
+	for _, f := range s.ForgetSets {
+		if !names["f:"+f] {
+			return fmt.Errorf("%w: score: forget set %q is not in forget_sets", ErrConfig, f)
+		}
+	}
+	for _, m := range s.Methods {
+		if !names["m:"+m] {
+			return fmt.Errorf("%w: score: method %q is not in methods", ErrConfig, m)
+		}
+	}
+	for _, m := range c.Methods {
+		if slices.Contains(s.Methods, m.Name) && len(m.Budgets) > 1 {
+			return fmt.Errorf("%w: score: method %s has %d budgets; a scored row needs one", ErrConfig, m.Name, len(m.Budgets))
 		}
 	}
 	return nil

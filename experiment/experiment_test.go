@@ -99,6 +99,13 @@ func TestLoadErrors(t *testing.T) {
 		{"normalization not a list", good + "mean: abc\n", "line 7"},
 		{"train augment", strings.Replace(good, "lr: 0.1}", "lr: 0.1, augment: pad=x}", 1), "pad needs a whole number"},
 		{"method augment", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], augment: hflip}", 1), "method DEL"},
+		{"score", good + "score: {k: 16, forget_sets: [f], methods: [DEL]}\n", ""},
+		{"score k", good + "score: {k: 1, forget_sets: [f], methods: [DEL]}\n", "k 1"},
+		{"score seed", good + "score: {k: 4, seed: 3, forget_sets: [f], methods: [DEL]}\n", "seed 3"},
+		{"score forget set", good + "score: {k: 4, forget_sets: [g], methods: [DEL]}\n", `forget set "g"`},
+		{"score method", good + "score: {k: 4, forget_sets: [f], methods: [Del]}\n", `method "Del"`},
+		{"score budgets", strings.Replace(good, "budgets: [0.3]", "budgets: [0.1, 0.3]", 1) + "score: {k: 4, forget_sets: [f], methods: [DEL]}\n", "2 budgets"},
+		{"score empty", good + "score: {k: 4}\n", "at least one forget set"},
 		{"dup method", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: A, method: del}, {name: A, method: finetune}]", 1), "unique"},
 	} {
 		p := filepath.Join(dir, c.name+".yaml")

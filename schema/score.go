@@ -37,9 +37,11 @@ type ScoreSetup struct {
 	// ForgetSHA256 hashes the ids file; Forget is its number of examples.
 	ForgetSHA256 string `json:"forget_sha256"`
 	Forget       int    `json:"forget"`
-	// K is the number of models on each side.
-	K       int          `json:"k"`
-	Method  ScoreMethod  `json:"method"`
+	// K is the number of models on each side; Method the unlearning run.
+	// Both are absent from an oracles.json, whose oracles serve audits of
+	// any method and K.
+	K       int          `json:"k,omitempty"`
+	Method  *ScoreMethod `json:"method,omitempty"`
 	Recipe  ScoreRecipe  `json:"recipe"`
 	Samples ScoreSamples `json:"samples"`
 }

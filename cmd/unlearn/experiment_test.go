@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -186,4 +188,65 @@ func readJSON(path string, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
+}
+
+// TestExperimentScore runs a grid with a score block: after the grid, the
+// two scored rows are audited against K oracles trained once and shared
+// (one oracles folder with K task files), each row's score.json holds K
+// unlearned models and the same retrained side, RESULTS.md shows both
+// rankings, and a rerun finds the audits cached.
+func TestExperimentScore(t *testing.T) {
+	testutil.RequireORT(t)
+	data, _ := tinyFashion(t, 600, 200)
+	out := filepath.Join(t.TempDir(), "exp")
+	cfg := writeFile(t, "exp.yaml", []byte(fmt.Sprintf(`architecture: %s
+data: %s
+train: {epochs: 1, lr: 0.05, weight_decay: 5e-4}
+forget_sets: [{name: non-iid, kind: non-iid, classes: [2, 5], fraction: 0.5}, {name: iid, kind: iid, fraction: 0.05}]
+seeds: [0]
+threads: 2
+out: %s
+methods:
+  - {name: Finetune, method: finetune, epochs: 1}
+  - {name: DEL, method: del, budgets: [0.3], epochs: 1}
+  - {name: SSD, method: ssd}
+score: {k: 2, forget_sets: [non-iid], methods: [Finetune, DEL], retain_sample: 50, test_sample: 60}
+`, model(t), data, out)))
+	r := runCLI(t, "experiment", "--config", cfg)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	oracles, _ := filepath.Glob(filepath.Join(out, "score", "non-iid-seed0", "oracles-*", "tasks", "oracle-*.json"))
+	scores, _ := filepath.Glob(filepath.Join(out, "score", "non-iid-seed0", "*", "score.json"))
+	if len(oracles) != 2 || len(scores) != 2 {
+		t.Fatalf("%d oracle tasks and %d score files, want 2 and 2 (K oracles shared by the two rows): %v %v", len(oracles), len(scores), oracles, scores)
+	}
+	var reps [2]schema.ScoreReport
+	for i, p := range scores {
+		b, _ := os.ReadFile(p)
+		if err := json.Unmarshal(b, &reps[i]); err != nil {
+			t.Fatal(err)
+		}
+		if reps[i].Settings.Setup.K != 2 || len(reps[i].Models) != 4 || len(reps[i].Retain) != 50 || len(reps[i].Test) != 60 {
+			t.Fatalf("%s: K %d, %d models, %d retain and %d test examples", p, reps[i].Settings.Setup.K, len(reps[i].Models), len(reps[i].Retain), len(reps[i].Test))
+		}
+	}
+	if reps[0].Accuracy.Retrained != reps[1].Accuracy.Retrained || reps[0].Settings.Setup.Method.Algorithm == reps[1].Settings.Setup.Method.Algorithm {
+		t.Fatalf("the rows' retrained sides differ (%+v, %+v) or they audited one algorithm (%s)", reps[0].Accuracy.Retrained,
+			reps[1].Accuracy.Retrained, reps[0].Settings.Setup.Method.Algorithm)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "RESULTS.md"))
+	if err != nil || !bytes.Contains(md, []byte("## Per-example forgetting score (K = 2)")) || !bytes.Contains(md, []byte("### non-iid\n")) ||
+		!bytes.Contains(md, []byte("| rank by score | rank by MIA |")) || !bytes.Contains(md, []byte("\n| Finetune | ")) || !bytes.Contains(md, []byte("\n| DEL | ")) ||
+		bytes.Contains(md, []byte("### iid\n")) || bytes.Contains(md, []byte("\n| SSD | 0.")) {
+		t.Fatalf("RESULTS.md (%v):\n%s", err, md)
+	}
+	r = runCLI(t, "experiment", "--config", cfg)
+	if r.code != 0 || strings.Contains(r.stderr, "running") || strings.Contains(r.stderr, "training") || strings.Count(r.stderr, "score of ") != 2 {
+		t.Fatalf("resume: exit %d, want the two audits cached: %s", r.code, r.stderr)
+	}
+	// A bad score block is refused before any work, naming the field.
+	y, _ := os.ReadFile(cfg)
+	bad := writeFile(t, "bad.yaml", []byte(strings.Replace(string(y), "methods: [Finetune, DEL]", "methods: [Finetune, Nope]", 1)))
+	wantError(t, runCLI(t, "experiment", "--config", bad), exitError, "score", `"Nope"`)
 }

@@ -187,6 +187,25 @@ func TestScoreShardsEqualOneProcess(t *testing.T) {
 		t.Fatal("the resumed run scored differently")
 	}
 
+	// Another method's audit reuses the folder's oracles (--oracles): it
+	// runs its 4 unlearned tasks only, and its retrained side is the same.
+	other := filepath.Join(root, "other")
+	r = runCLI(t, args(other, "--epochs", "2", "--oracles", single)...)
+	if r.code != 0 || strings.Count(r.stderr, " running") != 4 || strings.Count(r.stderr, " cached") != 4 {
+		t.Fatalf("second method on shared oracles: exit %d, want 4 tasks run and the 4 oracles cached: %s", r.code, r.stderr)
+	}
+	var rep2 schema.ScoreReport
+	raw2, _ := os.ReadFile(filepath.Join(other, "score.json"))
+	if err := json.Unmarshal(raw2, &rep2); err != nil {
+		t.Fatal(err)
+	}
+	if rep2.Accuracy.Retrained != rep.Accuracy.Retrained || rep2.Settings.Setup.Method.Config["Epochs"] != 2.0 {
+		t.Fatalf("shared oracles: retrained accuracy %+v, want %+v; method config %v", rep2.Accuracy.Retrained, rep.Accuracy.Retrained, rep2.Settings.Setup.Method.Config)
+	}
+	// Oracles of another recipe are refused, naming the difference.
+	r = runCLI(t, args(filepath.Join(root, "third"), "--train-epochs", "2", "--oracles", single)...)
+	wantError(t, r, exitError, "results folder mismatch", "oracles.json", "recipe.epochs: 1 ≠ 2")
+
 	// Other settings on the folder: refused before any work, naming them.
 	r = runCLI(t, args(sharded, "--k", "5", "--train-epochs", "2", "--gather")...)
 	wantError(t, r, exitError, "results folder mismatch", "k: 4 ≠ 5", "recipe.epochs: 1 ≠ 2")

@@ -33,6 +33,7 @@ func scoreCommand() *cli.Command {
 		Flags: append(flags,
 			&cli.IntFlag{Name: "k", Value: 16, Usage: "models per side (K ≥ 16 to rank clearly different methods, 64 for small differences)"},
 			&cli.StringFlag{Name: "results", Required: true, Usage: "results `FOLDER`: settings.json, tasks/, score.json, score.html"},
+			&cli.StringFlag{Name: "oracles", Usage: "oracle tasks' `FOLDER` (default: --results): audits of other methods on the same model, data, forget set, samples and --train-* recipe reuse the oracles there"},
 			&cli.StringFlag{Name: "json", Usage: "score `FILE` (default: <results>/score.json)"},
 			&cli.StringFlag{Name: "html", Usage: "HTML report `FILE` (default: <results>/score.html)"},
 			&cli.IntFlag{Name: "retain-sample", Value: 2000, Usage: "retain examples every model is evaluated on (0: all)"},
@@ -73,7 +74,12 @@ func runScore(c *cli.Context) error {
 	if err := outs.CheckResults(c, "results", scoring.Entries, outfile.Output{Flag: "json", Path: jp}, outfile.Output{Flag: "html", Path: hp}); err != nil {
 		return err
 	}
-	job := scoring.Job{ModelPath: m.ModelPath, Method: *m, K: c.Int("k"), Dir: c.String("results"),
+	if c.String("oracles") != "" {
+		if err := outs.CheckResults(c, "oracles", scoring.Entries); err != nil {
+			return err
+		}
+	}
+	job := scoring.Job{OracleDir: c.String("oracles"), ModelPath: m.ModelPath, Method: *m, K: c.Int("k"), Dir: c.String("results"),
 		Oracle: unlearn.RetrainJob{Epochs: c.Int("train-epochs"), LR: c.Float64("train-lr"), Schedule: c.String("train-schedule"),
 			Momentum: c.Float64("train-momentum"), WeightDecay: c.Float64("train-weight-decay"), BatchSize: c.Int("train-batch-size"),
 			Augment: aug, Seed: c.Uint64("oracle-seed")},

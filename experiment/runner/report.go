@@ -50,7 +50,11 @@ func (r *state) report() (*Outcome, error) {
 			defaults = append(defaults, m.Name)
 		}
 	}
-	table := experiment.Markdown(rows) + experiment.RankingMarkdown(rows) + experiment.VerdictMarkdown(recs, defaults)
+	scored, err := r.scoreMarkdown(rows)
+	if err != nil {
+		return nil, err
+	}
+	table := experiment.Markdown(rows) + experiment.RankingMarkdown(rows) + experiment.VerdictMarkdown(recs, defaults) + scored
 	names, files, err := experiment.Plots(rows)
 	if err != nil {
 		return nil, err

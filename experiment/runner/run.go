@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,6 +86,10 @@ type state struct {
 	ds      *data.Dataset
 	rt      onnxrt.Options
 	rtReady bool
+	// scoreTargets are the forget sets of the score's seed as the grid
+	// drew them; audits the scored rows' folders (scoreAll).
+	scoreTargets []scoreTarget
+	audits       []scoreAudit
 }
 
 // Run runs the experiment: every step of the grid in a fixed order (per
@@ -187,6 +192,7 @@ func machineID() string {
 func (r *state) grid(ctx context.Context) error {
 	r.keys = map[string]bool{}
 	r.keyList = nil
+	r.scoreTargets = nil
 	r.done = map[string]experiment.Record{}
 	if recs, err := experiment.ReadRecords(r.results); err == nil {
 		for _, rec := range recs {
@@ -297,6 +303,10 @@ func (r *state) grid(ctx context.Context) error {
 				return timedS, nil
 			}
 			origRef := experiment.OriginalRef(orig, seed)
+			if sc := cfg.Score; sc != nil && seed == sc.Seed && slices.Contains(sc.ForgetSets, fs.Name) {
+				r.scoreTargets = append(r.scoreTargets, scoreTarget{fs: fset, seed: seed, orig: orig, needOrig: needOrig,
+					okey: okey, idsKey: idsKey, origRef: origRef})
+			}
 			for _, m := range cfg.Methods {
 				budgets := m.Budgets
 				if len(budgets) == 0 {
@@ -312,7 +322,9 @@ func (r *state) grid(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	// The score's audits come after the whole grid: its rows' records are
+	// the grid's, and the audits take the longest.
+	return r.scoreAll(ctx)
 }
 
 // forgetSet is a forget set drawn for a seed: its ids and ids file.

@@ -53,6 +53,12 @@ type Job struct {
 	SampleSeed               uint64
 	// Dir is the results folder (created if missing).
 	Dir string
+	// OracleDir is the folder of the oracle tasks (default: Dir). Audits
+	// of several methods on the same model, data, forget set, samples and
+	// oracle recipe share their K oracles there: an oracle's result file
+	// carries the digest of that part of the setup only (the method and K
+	// left out), and OracleDir/oracles.json records it.
+	OracleDir string
 	// Shards > 0 runs only the tasks whose index ≡ Shard (mod Shards) and
 	// does not gather; 0 runs every task and gathers.
 	Shard, Shards int
@@ -112,7 +118,7 @@ func ShardOf(i, shard, shards int) bool { return shards <= 0 || i%shards == shar
 
 // Entries are what a run creates in the results folder besides the score
 // files.
-var Entries = []string{"tasks", "work", "models", "settings.json"}
+var Entries = []string{"tasks", "work", "models", "settings.json", "oracles.json"}
 
 // Paths are the score's JSON and HTML files: as given, or score.json and
 // score.html in the results folder dir.
@@ -153,11 +159,14 @@ func (job *Job) check() error {
 }
 
 type state struct {
-	job            Job
-	setup          schema.ScoreSetup
-	digest         string
-	retain, test   []int
-	tasksDir, work string
+	job          Job
+	setup        schema.ScoreSetup
+	retain, test []int
+	// digest, tasks and work by task kind: the oracles' may lie in
+	// another folder and carry the digest of the oracle part of the setup.
+	digest, tasks, work map[string]string
+	// dirs are the folders of each kind's tasks (Dir or OracleDir).
+	dirs map[string]string
 }
 
 // Run runs the job's tasks (those of its shard) that have no result in the
@@ -168,19 +177,33 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 		return nil, err
 	}
 	job.JSONPath, job.ReportPath = Paths(job.Dir, job.JSONPath, job.ReportPath)
-	r := &state{job: job, tasksDir: filepath.Join(job.Dir, "tasks"), work: filepath.Join(job.Dir, "work")}
+	if job.OracleDir == "" {
+		job.OracleDir = job.Dir
+	}
+	r := &state{job: job, dirs: map[string]string{schema.ScoreOracle: job.OracleDir, schema.ScoreUnlearned: job.Dir},
+		digest: map[string]string{}, tasks: map[string]string{}, work: map[string]string{}}
+	for kind, d := range r.dirs {
+		r.tasks[kind], r.work[kind] = filepath.Join(d, "tasks"), filepath.Join(d, "work")
+	}
 	r.retain = sample(job.Suite.Retain, job.RetainSample, job.SampleSeed, 1)
 	r.test = sample(data.Range(job.Suite.Data.Test.Len()), job.TestSample, job.SampleSeed, 2)
 	st, err := r.settings()
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range []string{r.tasksDir, r.work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
+	for kind := range r.dirs {
+		for _, d := range []string{r.tasks[kind], r.work[kind]} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if r.digest, err = syncSettings(filepath.Join(job.Dir, "settings.json"), st); err != nil {
+	if r.digest[schema.ScoreUnlearned], err = syncSettings(filepath.Join(job.Dir, "settings.json"), st); err != nil {
+		return nil, err
+	}
+	ost := st
+	ost.Setup = OracleSetup(st.Setup)
+	if r.digest[schema.ScoreOracle], err = syncSettings(filepath.Join(job.OracleDir, "oracles.json"), ost); err != nil {
 		return nil, err
 	}
 	r.setup = st.Setup
@@ -243,7 +266,7 @@ func sample(ids []int, n int, seed, stream uint64) []int {
 // result file; the model is kept under Dir/models only with KeepModels.
 func (r *state) run(ctx context.Context, t task) error {
 	job := &r.job
-	work, err := outfile.TempDir(filepath.Join(r.work, t.file()))
+	work, err := outfile.TempDir(filepath.Join(r.work[t.kind], t.file()))
 	if err != nil {
 		return err
 	}
@@ -252,7 +275,7 @@ func (r *state) run(ctx context.Context, t task) error {
 		outfile.Untrack(work)
 	}()
 	model := filepath.Join(work, "model.onnx")
-	res := schema.ScoreTask{Schema: schema.ScoreTaskSchema, Settings: r.digest, Kind: t.kind, Index: t.index, Seed: t.seed}
+	res := schema.ScoreTask{Schema: schema.ScoreTaskSchema, Settings: r.digest[t.kind], Kind: t.kind, Index: t.index, Seed: t.seed}
 	var bar func(int, int)
 	if job.Bar != nil {
 		bar = job.Bar(t.name())
@@ -290,7 +313,7 @@ func (r *state) run(ctx context.Context, t task) error {
 	}
 	res.Timings.EvalS = time.Since(start).Seconds()
 	if job.KeepModels {
-		dir := filepath.Join(job.Dir, "models")
+		dir := filepath.Join(r.dirs[t.kind], "models")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
@@ -300,14 +323,14 @@ func (r *state) run(ctx context.Context, t task) error {
 				return err
 			}
 		}
-		if err := os.Rename(model, filepath.Join(job.Dir, res.Model)); err != nil {
+		if err := os.Rename(model, filepath.Join(r.dirs[t.kind], res.Model)); err != nil {
 			return err
 		}
 	}
 	return writeJSON(r.taskPath(t), res)
 }
 
-func (r *state) taskPath(t task) string { return filepath.Join(r.tasksDir, t.file()+".json") }
+func (r *state) taskPath(t task) string { return filepath.Join(r.tasks[t.kind], t.file()+".json") }
 
 // evaluate fills res with the model's SHA-256 and its outputs on the
 // forget set and the two samples.

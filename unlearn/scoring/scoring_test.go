@@ -9,9 +9,10 @@ import (
 )
 
 func TestDiffNamesFields(t *testing.T) {
-	a := schema.ScoreSetup{K: 4, ModelSHA256: "aa", Method: schema.ScoreMethod{Algorithm: "rft", Config: map[string]any{"Epochs": 1.0}}}
-	b := a
-	b.K, b.Method.Config = 8, map[string]any{"Epochs": 2.0, "LR": 0.1}
+	a := schema.ScoreSetup{K: 4, ModelSHA256: "aa", Method: &schema.ScoreMethod{Algorithm: "rft", Config: map[string]any{"Epochs": 1.0}}}
+	b, bm := a, *a.Method
+	bm.Config = map[string]any{"Epochs": 2.0, "LR": 0.1}
+	b.K, b.Method = 8, &bm
 	got := strings.Join(Diff(a, b), "; ")
 	want := `k: 4 ≠ 8; method.config.Epochs: 1 ≠ 2; method.config.LR: (none) ≠ 0.1`
 	if got != want {

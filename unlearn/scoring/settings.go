@@ -38,7 +38,7 @@ func (r *state) settings() (schema.ScoreSettings, error) {
 	st := schema.ScoreSettings{Schema: schema.ScoreSettingsSchema,
 		Setup: schema.ScoreSetup{ModelSHA256: mi.SHA256, DataSHA256: di.SHA256, Mean: di.Mean, Std: di.Std,
 			ForgetSHA256: fi.SHA256, Forget: fi.N, K: job.K,
-			Method: schema.ScoreMethod{Method: m.Method, Strategy: m.Strategy, Algorithm: m.Algorithm, Budget: m.Budget,
+			Method: &schema.ScoreMethod{Method: m.Method, Strategy: m.Strategy, Algorithm: m.Algorithm, Budget: m.Budget,
 				Classifier: m.Classifier, Seed: m.Config.Seed, Config: configMap(m.Config)},
 			Recipe: schema.ScoreRecipe{Epochs: o.Epochs, LR: o.LR, Schedule: sched, Momentum: o.Momentum,
 				WeightDecay: o.WeightDecay, BatchSize: o.BatchSize, Seed: o.Seed},
@@ -99,6 +99,13 @@ func syncSettings(path string, st schema.ScoreSettings) (string, error) {
 			ErrSettings, path, strings.Join(d, "; "))
 	}
 	return digest(have.Setup)
+}
+
+// OracleSetup is the part of a setup that the oracles depend on: the
+// method and K left out (oracle k depends on k and the recipe's seed only).
+func OracleSetup(s schema.ScoreSetup) schema.ScoreSetup {
+	s.Method, s.K = nil, 0
+	return s
 }
 
 func digest(s schema.ScoreSetup) (string, error) {
@@ -183,8 +190,12 @@ func (r *state) readTask(t task) (*schema.ScoreTask, error) {
 	switch {
 	case res.Schema != schema.ScoreTaskSchema:
 		return nil, fmt.Errorf("%w: %s has schema %q, want %q", ErrSettings, p, res.Schema, schema.ScoreTaskSchema)
-	case res.Settings != r.digest:
-		return nil, fmt.Errorf("%w: %s was made with other settings than the folder's settings.json (settings sha256 %.12s…, folder %.12s…)", ErrSettings, p, res.Settings, r.digest)
+	case res.Settings != r.digest[t.kind]:
+		file := "settings.json"
+		if t.kind == schema.ScoreOracle {
+			file = "oracles.json"
+		}
+		return nil, fmt.Errorf("%w: %s was made with other settings than the folder's %s (settings sha256 %.12s…, folder %.12s…)", ErrSettings, p, file, res.Settings, r.digest[t.kind])
 	case res.Kind != t.kind || res.Index != t.index || res.Seed != t.seed:
 		return nil, fmt.Errorf("%w: %s holds %s %d (seed %d), want %s", ErrSettings, p, res.Kind, res.Index, res.Seed, t.name())
 	case len(res.Forget.Margins) != r.setup.Forget || len(res.Retain.Margins) != len(r.retain) || len(res.Test.Margins) != len(r.test) ||

@@ -1,0 +1,268 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/eval/score"
+	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/schema"
+	"github.com/unlearn-tool/unlearn/unlearn"
+	"github.com/unlearn-tool/unlearn/unlearn/scoring"
+)
+
+// scoreTarget is a forget set of the score's seed, as the grid drew it.
+type scoreTarget struct {
+	fs       forgetSet
+	seed     uint64
+	orig     string
+	needOrig func() error
+	okey     string
+	idsKey   string
+	origRef  string
+}
+
+// scoreAudit is one scored row: its folders under out/score/ and its
+// score.json once gathered.
+type scoreAudit struct {
+	forgetSet, method string
+	dir, oracles      string
+}
+
+// scoreDirs names a scored row's folders: out/score/<forget set>-seed<s>/
+// holds oracles-<key> (shared by the rows) and <row>-<key>, keyed like the
+// grid's records (the row's run key, K, the samples), so that a changed
+// row or default audits afresh instead of clashing with an old folder.
+func (r *state) scoreDirs(t scoreTarget, m experiment.Method, budget float64) scoreAudit {
+	sc := r.cfg.Score
+	base := filepath.Join(r.cfg.Out, "score", fmt.Sprintf("%s-seed%d", t.fs.Name, t.seed))
+	runKey := experiment.RunKey(m, budget, t.seed, t.idsKey, t.origRef, t.okey, r.cfg.NoMIA, unlearn.AutoVersion, unlearn.RecommendedString())
+	return scoreAudit{forgetSet: t.fs.Name, method: m.Name,
+		oracles: filepath.Join(base, "oracles-"+experiment.Key("score-oracles", t.okey, sc.OracleSeed, sc.RetainSample, sc.TestSample)),
+		dir:     filepath.Join(base, slug(m.Name)+"-"+experiment.Key("score", runKey, sc.K, sc.RetainSample, sc.TestSample))}
+}
+
+// slug is a name as a folder name: lower case letters and digits, other
+// runs of characters as one '-'.
+func slug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(name) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			b.WriteRune(c)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
+
+// scoreAll audits every scored row on every scored forget set (after the
+// grid; with dryRun, lists them), through the library as `unlearn score`
+// does: the row's choices as the grid runs them, the grid's training
+// recipe for the oracles.
+func (r *state) scoreAll(ctx context.Context) error {
+	sc := r.cfg.Score
+	if sc == nil {
+		return nil
+	}
+	r.audits = nil
+	for _, t := range r.scoreTargets {
+		for _, name := range sc.Methods {
+			i := slices.IndexFunc(r.cfg.Methods, func(m experiment.Method) bool { return m.Name == name })
+			m := r.cfg.Methods[i]
+			budget := 0.0
+			if len(m.Budgets) == 1 {
+				budget = m.Budgets[0]
+			}
+			a := r.scoreDirs(t, m, budget)
+			r.audits = append(r.audits, a)
+			what := fmt.Sprintf("score of %s on %s (seed %d, K = %d)", m.Name, t.fs.Name, t.seed, sc.K)
+			if _, err := os.Stat(filepath.Join(a.dir, "score.json")); err == nil {
+				r.say(what, "cached", "")
+				continue
+			}
+			if r.dryRun {
+				r.say(what, "to run", "")
+				continue
+			}
+			if err := r.scoreOne(ctx, t, m, budget, a, what); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *state) scoreOne(ctx context.Context, t scoreTarget, m experiment.Method, budget float64, a scoreAudit, what string) error {
+	sc := r.cfg.Score
+	ch, err := Choose(m, budget)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := t.needOrig(); err != nil {
+		return err
+	}
+	if err := r.setup(); err != nil {
+		return err
+	}
+	for _, d := range []string{a.dir, a.oracles} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	lg, err := createLog(filepath.Join(a.dir, "log.jsonl"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer lg.close()
+	const batch = 128
+	s, err := eval.NewSuite(r.ds, t.fs.path, t.fs.ids, r.evalOptions(batch))
+	if err != nil {
+		return err
+	}
+	s.Bar = lg.bar
+	cfg, err := unlearn.Configure(ch.Algorithm, ch.Recipe)
+	if err != nil {
+		return err
+	}
+	cfg.BatchSize, cfg.Seed, cfg.Proxies.NoMIA, cfg.Augment = batch, t.seed, r.cfg.NoMIA, ch.Augment
+	tr := r.cfg.Train
+	aug, err := data.ParseAugment(tr.Augment)
+	if err != nil {
+		return err
+	}
+	job := scoring.Job{ModelPath: t.orig, Suite: s, K: sc.K, Dir: a.dir, OracleDir: a.oracles,
+		Method: unlearn.Job{Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget, DepthFloor: ch.DepthFloor,
+			Algorithm: ch.Algorithm, Config: cfg, AllowChance: r.cfg.Model == "", Tool: r.job.Tool},
+		Oracle: unlearn.RetrainJob{Epochs: tr.Epochs, LR: tr.LR, BatchSize: tr.BatchSize, Momentum: tr.Momentum,
+			WeightDecay: tr.WeightDecay, Schedule: tr.Schedule, Augment: aug, Seed: sc.OracleSeed},
+		RetainSample: sc.RetainSample, TestSample: sc.TestSample, Tool: r.job.Tool,
+		Bootstrap: score.BootstrapOptions{Resamples: 200},
+		Info:      lg.info, Bar: lg.bar,
+		Task: func(name, state string) { r.say(what+": "+name, state, "") }}
+	o, err := scoring.Run(ctx, job)
+	if err != nil {
+		return lg.fail(what, err)
+	}
+	lg.result("json", o.JSONPath, "html", o.ReportPath)
+	return nil
+}
+
+// scoreMarkdown is RESULTS.md's section on the scored rows: per forget set,
+// each row's forgetting score with its interval beside the grid's SVC MIA
+// gap, and the two rankings.
+func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
+	sc := r.cfg.Score
+	if sc == nil || len(r.audits) == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Per-example forgetting score (K = %d)\n\n", sc.K)
+	fmt.Fprintf(&b, "The NeurIPS 2023 competition's score (docs/SCORE.md) of the rows named in the config's score block, on seed %d's\n", sc.Seed)
+	fmt.Fprintf(&b, "original and forget set: %d models retrained from scratch with the grid's recipe (seeds %d + k) against %d runs of\n", sc.K, sc.OracleSeed, sc.K)
+	b.WriteString("each row (seeds seed + k); F is the forget quality, the final score F · RA_u/RA_r · TA_u/TA_r, KLoM the mean\n")
+	fmt.Fprintf(&b, "over forget examples (lower: closer to retraining); intervals are 95 %% bootstrap intervals over the models; retain and\n")
+	fmt.Fprintf(&b, "test accuracies on samples of %d and %d examples. |Δ MIA| is the grid's SVC MIA gap (mean over its seeds) for\n", sc.RetainSample, sc.TestSample)
+	b.WriteString("the ranking by the usual population-level evidence. Folders: score/ (score.json and score.html per row).\n")
+	bySet := map[string][]scoreAudit{}
+	var sets []string
+	for _, a := range r.audits {
+		if _, ok := bySet[a.forgetSet]; !ok {
+			sets = append(sets, a.forgetSet)
+		}
+		bySet[a.forgetSet] = append(bySet[a.forgetSet], a)
+	}
+	for _, fs := range sets {
+		type line struct {
+			a           scoreAudit
+			rep         *schema.ScoreReport
+			mia         float64
+			hasMIA      bool
+			final       float64
+			scoreRank   int
+			miaRank     int
+			forgetAccUR [2]float64
+		}
+		var lines []*line
+		missing := []string{}
+		for _, a := range bySet[fs] {
+			raw, err := os.ReadFile(filepath.Join(a.dir, "score.json"))
+			if errors.Is(err, os.ErrNotExist) {
+				missing = append(missing, a.method)
+				continue
+			} else if err != nil {
+				return "", err
+			}
+			var rep schema.ScoreReport
+			if err := json.Unmarshal(raw, &rep); err != nil {
+				return "", fmt.Errorf("%s: %w", filepath.Join(a.dir, "score.json"), err)
+			}
+			l := &line{a: a, rep: &rep, final: rep.ForgetQuality.Estimate}
+			if rep.FinalScore != nil {
+				l.final = rep.FinalScore.Estimate
+			}
+			for _, row := range rows {
+				if row.ForgetSet == fs && row.Name == a.method && row.DMIA.N > 0 {
+					l.mia, l.hasMIA = math.Abs(row.DMIA.Mean), true
+				}
+			}
+			lines = append(lines, l)
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n", fs)
+		if len(lines) == 0 {
+			fmt.Fprintf(&b, "Not scored yet: %s.\n", strings.Join(missing, ", "))
+			continue
+		}
+		byScore := slices.Clone(lines)
+		sort.SliceStable(byScore, func(i, j int) bool { return byScore[i].final > byScore[j].final })
+		for i, l := range byScore {
+			l.scoreRank = i + 1
+		}
+		byMIA := slices.Clone(lines)
+		sort.SliceStable(byMIA, func(i, j int) bool {
+			if byMIA[i].hasMIA != byMIA[j].hasMIA {
+				return byMIA[i].hasMIA
+			}
+			return byMIA[i].mia < byMIA[j].mia
+		})
+		for i, l := range byMIA {
+			if l.hasMIA {
+				l.miaRank = i + 1
+			}
+		}
+		b.WriteString("| Method | F | final score | KLoM forget | forget acc. unlearned / retrained | test acc. unlearned / retrained | |Δ MIA| (grid) | rank by score | rank by MIA |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+		iv := func(v schema.ScoreInterval) string { return fmt.Sprintf("%.3f [%.3f, %.3f]", v.Estimate, v.Lo, v.Hi) }
+		for _, l := range lines {
+			rep := l.rep
+			fin := "—"
+			if rep.FinalScore != nil {
+				fin = iv(*rep.FinalScore)
+			}
+			mia, mr := "—", "—"
+			if l.hasMIA {
+				mia, mr = fmt.Sprintf("%.2f", 100*l.mia), fmt.Sprint(l.miaRank)
+			}
+			u, rt := rep.Accuracy.Unlearned, rep.Accuracy.Retrained
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %d | %s |\n", l.a.method, iv(rep.ForgetQuality), fin,
+				iv(rep.KLoM.Forget), 100*u.Forget, 100*rt.Forget, 100*u.Test, 100*rt.Test, mia, l.scoreRank, mr)
+		}
+		if len(missing) > 0 {
+			fmt.Fprintf(&b, "\nNot scored yet: %s.\n", strings.Join(missing, ", "))
+		}
+	}
+	return b.String(), nil
+}
