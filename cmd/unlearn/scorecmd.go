@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/eval/score"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -24,8 +25,7 @@ func scoreCommand() *cli.Command {
 		Name:      "score",
 		Usage:     "per-example forgetting score of a method: K unlearned against K retrained models (docs/SCORE.md)",
 		ArgsUsage: " ",
-		Description: "Trains K oracles from scratch without the forget set (the --train-* recipe, seeds --oracle-seed + k)\n" +
-			"and runs the method K times on --model (seeds --seed + k), evaluates every model on the forget set\n" +
+		Description: "Trains K oracles from scratch without the forget set (the --train-* recipe, seeds --oracle-seed + k)\nand runs the method K times on --model (seeds --seed + k), evaluates every model on the forget set\n" +
 			"and seeded samples of the retain and test sets, and writes the NeurIPS 2023 competition's forget\n" +
 			"quality F and final score, KLoM per example and bootstrap intervals to score.json and score.html.\n" +
 			"Each of the 2K tasks writes its result to --results (resumable); --shards N runs only the tasks\n" +
@@ -71,13 +71,12 @@ func runScore(c *cli.Context) error {
 		return usagef("--train-%v", err)
 	}
 	jp, hp := scoring.Paths(c.String("results"), c.String("json"), c.String("html"))
-	if err := outs.CheckResults(c, "results", scoring.Entries, outfile.Output{Flag: "json", Path: jp}, outfile.Output{Flag: "html", Path: hp}); err != nil {
-		return err
+	err = outs.CheckResults(c, "results", scoring.Entries, outfile.Output{Flag: "json", Path: jp}, outfile.Output{Flag: "html", Path: hp})
+	if err == nil && c.String("oracles") != "" {
+		err = outs.CheckResults(c, "oracles", scoring.Entries)
 	}
-	if c.String("oracles") != "" {
-		if err := outs.CheckResults(c, "oracles", scoring.Entries); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	job := scoring.Job{OracleDir: c.String("oracles"), ModelPath: m.ModelPath, Method: *m, K: c.Int("k"), Dir: c.String("results"),
 		Oracle: unlearn.RetrainJob{Epochs: c.Int("train-epochs"), LR: c.Float64("train-lr"), Schedule: c.String("train-schedule"),
@@ -101,11 +100,6 @@ func runScore(c *cli.Context) error {
 	}
 	r := o.Report
 	logs.Result("result", "json", o.JSONPath, "html", o.ReportPath, "forget_quality", r.ForgetQuality, "final_score", r.FinalScore, "klom", r.KLoM)
-	fmt.Fprintf(c.App.Writer, "forget quality F %.3f [%.3f, %.3f]", r.ForgetQuality.Estimate, r.ForgetQuality.Lo, r.ForgetQuality.Hi)
-	if f := r.FinalScore; f != nil {
-		fmt.Fprintf(c.App.Writer, ", final score %.3f [%.3f, %.3f]", f.Estimate, f.Lo, f.Hi)
-	}
-	fmt.Fprintf(c.App.Writer, ", mean KLoM forget %.3f, retain %.3f, test %.3f (K = %d)\nwrote %s and %s\n",
-		r.KLoM.Forget.Estimate, r.KLoM.Retain, r.KLoM.Test, job.K, o.JSONPath, o.ReportPath)
+	fmt.Fprintf(c.App.Writer, "%s\nwrote %s and %s\n", report.ScoreLine(r), o.JSONPath, o.ReportPath)
 	return nil
 }

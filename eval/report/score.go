@@ -15,6 +15,17 @@ import (
 	"github.com/unlearn-tool/unlearn/schema"
 )
 
+// ScoreLine is the terminal's summary of a score: F and the final score
+// with their intervals, the mean KLoM on the three sets, and K.
+func ScoreLine(r *schema.ScoreReport) string {
+	line := fmt.Sprintf("forget quality F %.3f [%.3f, %.3f]", r.ForgetQuality.Estimate, r.ForgetQuality.Lo, r.ForgetQuality.Hi)
+	if f := r.FinalScore; f != nil {
+		line += fmt.Sprintf(", final score %.3f [%.3f, %.3f]", f.Estimate, f.Lo, f.Hi)
+	}
+	return line + fmt.Sprintf(", mean KLoM forget %.3f, retain %.3f, test %.3f (K = %d)",
+		r.KLoM.Forget.Estimate, r.KLoM.Retain, r.KLoM.Test, r.Settings.Setup.K)
+}
+
 // ScoreHTML renders a per-example forgetting audit (score.json) as one
 // self-contained page, like HTML: the scores with their intervals, the
 // histogram of the forget examples' ε by bucket, and ε per example against
