@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -487,23 +488,33 @@ const testDropAdvice = "the run damaged the model beyond what forgetting costs; 
 // below what its forget accuracy can measure.
 const ResolutionForget = 100
 
-// EstimateBias is how far (points) the oracles' forget accuracy lay below
-// the oracle estimate's on forget sets that thin classes without removing
-// them (schema.OracleEstimate.Partial), measured on the suite of regimes
-// (README "Which method", experiments/*/RESULTS.md "Flag against miss"):
-// the range quoted by the estimate-bias warning, which a run raises when a
-// thinned class keeps fewer than Kept training examples. The bias shrinks
-// as the data per class grows (a learning curve flattens): 0.2–7.9 points
-// where the thinned classes kept 200 examples, 0.4 on full Fashion-MNIST
-// where they kept 3,000 (experiments/fashion-mnist, seed 0 non-IID, a
-// 5-epoch original). Kept = 1,000 lies between the two and was not
-// checked in between. Per run (estimate − oracle, forget accuracy): small
-// ResNet +1.7, +3.5, +2.5; small VGG +3.5, +2.9, +0.2; the demo +7.9.
-var EstimateBias = struct {
-	Min, Max float64
+// EstimateBias lists how far (points) the oracles' forget accuracy lay
+// below the oracle estimate's on forget sets that thin classes without
+// removing them (schema.OracleEstimate.Partial), by how many training
+// examples the thinned classes kept, measured on the suite of regimes
+// (README "Which method", experiments/*/RESULTS.md "Flag against miss").
+// The estimate accounts for a thinned class's smaller share of the data
+// but not for the worse features a model retrained on fewer of its
+// examples learns, so it lies above the oracles: by 0.2–7.9 points where
+// 200 examples were kept (estimate − oracle per run: small ResNet +1.7,
+// +3.5, +2.5; small VGG +3.5, +2.9, +0.2; the demo +7.9), and still by
+// 0.4–1.2 where 3,000 were kept (full Fashion-MNIST, the current default,
+// experiments/fashion-mnist-default: +0.36, +1.19), where the default
+// then vouched for results 1.03 and 1.42 points above the oracle's forget
+// accuracy. So every run on such a forget set raises the estimate-bias
+// warning, whatever the classes kept: none measured was free of the bias.
+var EstimateBias = []BiasPoint{
+	{Kept: 200, Min: 0.2, Max: 7.9, Where: "the small-data ResNet and VGG, 3 seeds each, and the bundled demo"},
+	{Kept: 3000, Min: 0.4, Max: 1.2, Where: "full Fashion-MNIST, 2 seeds"},
+}
+
+// BiasPoint is one measured range of the estimate's bias: Min to Max
+// points where the thinned classes kept Kept training examples, on Where.
+type BiasPoint struct {
 	Kept     int
+	Min, Max float64
 	Where    string
-}{Min: 0.2, Max: 7.9, Kept: 1000, Where: "the suite's non-IID forget sets (3 seeds each of the small-data ResNet and VGG, 200 examples left in each thinned class) and the bundled demo"}
+}
 
 // MIADisagreement is how far (a fraction: 0.10 = 10 points) the proxy MIA's
 // verdict on the forget set may lie from its verdict on the unseen
@@ -534,10 +545,14 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Fl
 		}
 		out = append(out, schema.Flag{Kind: schema.FlagRuleNotMet, Text: fmt.Sprintf("warning: the auto schedule %s without meeting its conditions (%s): the result is not one the proxies vouch for; %s", why, a.Detail, check)})
 	}
-	if p := u.Proxies; p != nil && p.Estimate != nil && len(p.Estimate.Partial) > 0 && p.Estimate.PartialKept < EstimateBias.Kept {
+	if p := u.Proxies; p != nil && p.Estimate != nil && len(p.Estimate.Partial) > 0 {
 		e := p.Estimate
-		out = append(out, schema.Flag{Kind: schema.FlagEstimateBias, Text: fmt.Sprintf("warning: the forget set thins classes %v without removing them, and one keeps only %d training examples: the oracle estimate (forget accuracy %.2f%%) accounts for their smaller share of the data, not for the worse features a model retrained on fewer of their examples learns, so it is an upper bound of an oracle's forget accuracy; on %s the oracles' forget accuracy lay %.1f to %.1f points below it, and this run's forget accuracy (%.2f%%) may lie that far above an oracle's: the run cannot vouch that it forgot enough; %s",
-			e.Partial, e.PartialKept, 100*e.ReferenceAccuracy, EstimateBias.Where, EstimateBias.Min, EstimateBias.Max, 100*p.After.ForgetAccuracy, check)})
+		var measured []string
+		for _, b := range EstimateBias {
+			measured = append(measured, fmt.Sprintf("%.1f to %.1f points where they kept %s examples (%s)", b.Min, b.Max, thousands(b.Kept), b.Where))
+		}
+		out = append(out, schema.Flag{Kind: schema.FlagEstimateBias, Text: fmt.Sprintf("warning: the forget set thins classes %v without removing them (the smallest keeps %s training examples): the oracle estimate (forget accuracy %.2f%%) accounts for their smaller share of the data, not for the worse features a model retrained on fewer of their examples learns, so it lies above an oracle's forget accuracy: measured, by %s; this run's forget accuracy (%.2f%%) may lie that far above an oracle's, so the run cannot vouch that it forgot enough; %s",
+			e.Partial, thousands(e.PartialKept), 100*e.ReferenceAccuracy, strings.Join(measured, ", and by "), 100*p.After.ForgetAccuracy, check)})
 	}
 	if p := u.Proxies; p != nil && p.Reference != nil && nForget > 0 && nForget < ResolutionForget {
 		noise := ForgetNoise(p.After.ReferenceAccuracy, nForget, p.Reference.NTest)
@@ -944,4 +959,16 @@ func untiedCopy(m *graph.Model, path string) (*graph.Model, int, error) {
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return work, untied, nil
+}
+
+// thousands writes n with a comma between groups of three digits (3,000).
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -106,15 +106,19 @@ func TestVerdictWarnings(t *testing.T) {
 	}
 	// A forget set that thins classes: the estimate is an upper bound, the
 	// run cannot vouch; one that removes a class entirely, or none, can.
-	p.Estimate = &schema.OracleEstimate{Partial: []int{2, 5}, PartialKept: 3000, ReferenceAccuracy: 0.776}
-	if w := verdictWarnings(u, false, 400); len(w) != 0 {
-		t.Errorf("thinned classes with 3,000 examples left: %q", w)
-	}
-	p.Estimate.PartialKept = 200
-	w = verdictWarnings(u, true, 400)
-	if len(w) != 1 || w[0].Kind != schema.FlagEstimateBias || !strings.Contains(w[0].Text, "classes [2 5]") ||
-		!strings.Contains(w[0].Text, "77.60%") || !strings.Contains(w[0].Text, fmt.Sprintf("%.1f to %.1f points below", EstimateBias.Min, EstimateBias.Max)) {
-		t.Errorf("thinned classes: %q", w)
+	// Whatever the classes keep: the bias was measured at 3,000 too.
+	for _, kept := range []int{200, 3000, 50000} {
+		p.Estimate = &schema.OracleEstimate{Partial: []int{2, 5}, PartialKept: kept, ReferenceAccuracy: 0.776}
+		w = verdictWarnings(u, true, 400)
+		if len(w) != 1 || w[0].Kind != schema.FlagEstimateBias || !strings.Contains(w[0].Text, "classes [2 5]") ||
+			!strings.Contains(w[0].Text, "77.60%") || !strings.Contains(w[0].Text, "keeps "+thousands(kept)+" training") {
+			t.Errorf("thinned classes keeping %d: %q", kept, w)
+		}
+		for _, b := range EstimateBias {
+			if !strings.Contains(w[0].Text, fmt.Sprintf("%.1f to %.1f points where they kept %s examples", b.Min, b.Max, thousands(b.Kept))) {
+				t.Errorf("the warning does not quote the range measured at %d kept: %q", b.Kept, w[0].Text)
+			}
+		}
 	}
 	p.Estimate = &schema.OracleEstimate{Removed: []int{2}}
 	if w := verdictWarnings(u, false, 400); len(w) != 0 {
