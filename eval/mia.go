@@ -130,16 +130,11 @@ func SVCMIA(members, nonMembers, target Outputs, opts MIAOptions) (*SVCMIAResult
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			xin, d := res.Members.Matrix(f)
-			xout, _ := res.NonMembers.Matrix(f)
-			x := append(slices.Clip(xin), xout...)
-			m, err := svc.FitFlat(x, nIn+nOut, d, y, o.SVC)
+			m, pred, err := fitPredict(res, f, y, o)
 			if err != nil && !errors.Is(err, svc.ErrMaxIter) {
-				errs[f] = fmt.Errorf("MIA SVC on %s: %w", f, err)
+				errs[f] = err
 				return
 			}
-			xt, _ := res.Target.Matrix(f)
-			pred := m.PredictFlat(xt)
 			in := 0
 			for _, p := range pred {
 				in += p
@@ -164,6 +159,46 @@ func SVCMIA(members, nonMembers, target Outputs, opts MIAOptions) (*SVCMIAResult
 	}
 	slices.Sort(res.Notes)
 	return res, nil
+}
+
+// fitPredict fits feature f's SVC on the members (label 1) and
+// non-members of res and predicts its targets (1: member). An error that
+// wraps svc.ErrMaxIter comes with a usable model.
+func fitPredict(res *SVCMIAResult, f Feature, y []int, o MIAOptions) (*svc.Model, []int, error) {
+	xin, d := res.Members.Matrix(f)
+	xout, _ := res.NonMembers.Matrix(f)
+	x := append(slices.Clip(xin), xout...)
+	m, err := svc.FitFlat(x, len(y), d, y, o.SVC)
+	if err != nil && !errors.Is(err, svc.ErrMaxIter) {
+		return nil, nil, fmt.Errorf("MIA SVC on %s: %w", f, err)
+	}
+	xt, _ := res.Target.Matrix(f)
+	return m, m.PredictFlat(xt), err
+}
+
+// SVCNonMembers is SVCMIA for one feature, per example: 1 where the SVC of
+// feature f calls target example i a non-member (what SVCMIA's score
+// averages), 0 where it calls it a member.
+func SVCNonMembers(members, nonMembers, target Outputs, f Feature, opts MIAOptions) ([]int, error) {
+	if err := checkGroups(members, nonMembers, target); err != nil {
+		return nil, err
+	}
+	o := opts.resolved()
+	res := &SVCMIAResult{Members: ComputeFeatures(members, o.MEntropy), NonMembers: ComputeFeatures(nonMembers, o.MEntropy),
+		Target: ComputeFeatures(target, o.MEntropy)}
+	y := make([]int, members.Len()+nonMembers.Len())
+	for i := range members.Len() {
+		y[i] = 1
+	}
+	_, pred, err := fitPredict(res, f, y, o)
+	if err != nil && !errors.Is(err, svc.ErrMaxIter) {
+		return nil, err
+	}
+	out := make([]int, len(pred))
+	for i, p := range pred {
+		out[i] = 1 - p
+	}
+	return out, nil
 }
 
 func checkGroups(members, nonMembers, target Outputs) error {

@@ -370,3 +370,32 @@ func TestSVCMIABadInput(t *testing.T) {
 		t.Errorf("loss attack on 2 examples: %v %q", res.Scores.LossLR, res.LossNote)
 	}
 }
+
+// TestSVCNonMembersMatchesSklearn: the one-feature, per-example form calls
+// non-member exactly the examples scikit-learn's SVC calls non-member (at
+// most one prediction apart, SVCMIA's bound).
+func TestSVCNonMembersMatchesSklearn(t *testing.T) {
+	r := loadMIARef(t)
+	for _, tag := range miaTags {
+		in, out, tgt := r.outputs(t, tag, "members"), r.outputs(t, tag, "nonmembers"), r.outputs(t, tag, "forget")
+		for _, f := range []Feature{Confidence, Entropy} {
+			got, err := SVCNonMembers(in, out, tgt, f, MIAOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := r.array(t, tag+"_svcpred_"+f.String()).U8
+			diff := 0
+			for i, g := range got {
+				if g != 1-int(want[i]) {
+					diff++
+				}
+			}
+			if len(got) != tgt.Len() || diff > 1 {
+				t.Errorf("%s %s: %d verdicts, %d differ from scikit-learn's", tag, f, len(got), diff)
+			}
+		}
+	}
+	if _, err := SVCNonMembers(Outputs{}, Outputs{}, Outputs{}, Confidence, MIAOptions{}); err == nil {
+		t.Error("empty groups accepted")
+	}
+}

@@ -49,10 +49,12 @@ type ScoreSetup struct {
 // ScoreMethod is the unlearning run (as unlearn.Job takes it): unlearned
 // model k runs with seed Seed + k.
 type ScoreMethod struct {
-	Method     string  `json:"method,omitempty"`
-	Strategy   string  `json:"strategy"`
-	Algorithm  string  `json:"algorithm"`
-	Budget     float64 `json:"budget"`
+	Method    string  `json:"method,omitempty"`
+	Strategy  string  `json:"strategy"`
+	Algorithm string  `json:"algorithm"`
+	Budget    float64 `json:"budget"`
+	// DepthFloor is del's depth floor (unlearn.Job.DepthFloor; absent: 0).
+	DepthFloor float64 `json:"depth_floor,omitempty"`
 	Classifier string  `json:"classifier,omitempty"`
 	Seed       uint64  `json:"seed"`
 	// Config is the algorithm's resolved settings (unlearn.Config's
@@ -117,6 +119,12 @@ type ScoreOutputs struct {
 	Margins []float64 `json:"margins"`
 	// Correct is 1 where the arg-max is the label, else 0.
 	Correct []int `json:"correct"`
+	// SVCNonMember (forget set only) is 1 where SalUn's SVC MIA on the
+	// true label's confidence calls the example a non-member, else 0: the
+	// attack fitted per model on the first |test sample| examples of the
+	// retain sample (members) and the test sample (non-members), as
+	// SalUn's SVC_MIA is. Absent from tasks written before it was recorded.
+	SVCNonMember []int `json:"svc_non_member,omitempty"`
 }
 
 // ScoreTaskTimes are a task's seconds: training or unlearning (the
@@ -141,8 +149,12 @@ type ScoreReport struct {
 	FinalScore    *ScoreInterval `json:"final_score,omitempty"`
 	// KLoM holds the mean KLoM over the forget set (with its interval)
 	// and over the retain and test samples.
-	KLoM      ScoreKLoM      `json:"klom"`
-	Accuracy  ScoreAccuracy  `json:"accuracy"`
+	KLoM     ScoreKLoM     `json:"klom"`
+	Accuracy ScoreAccuracy `json:"accuracy"`
+	// SVCMIA is SalUn's SVC MIA (true-label confidence) per side: the
+	// share of the forget set called non-member, averaged over the side's
+	// models (ScoreOutputs.SVCNonMember); absent where tasks lack it.
+	SVCMIA    ScoreSVCMIA    `json:"svc_mia"`
 	Bootstrap ScoreBootstrap `json:"bootstrap"`
 	// Forget lists every forget example; Retain and Test the samples.
 	Forget []ScoreForgetExample `json:"forget"`
@@ -210,6 +222,17 @@ type ScoreForgetExample struct {
 	// side's models that classify the example correctly.
 	UnlearnedCorrect float64 `json:"unlearned_correct"`
 	RetrainedCorrect float64 `json:"retrained_correct"`
+	// UnlearnedSVCNonMember and RetrainedSVCNonMember are the fractions of
+	// each side's models whose SVC MIA calls the example a non-member
+	// (ScoreOutputs.SVCNonMember); absent where a side's tasks lack it.
+	UnlearnedSVCNonMember *float64 `json:"unlearned_svc_non_member,omitempty"`
+	RetrainedSVCNonMember *float64 `json:"retrained_svc_non_member,omitempty"`
+}
+
+// ScoreSVCMIA is the SVC MIA's mean verdict on the forget set per side.
+type ScoreSVCMIA struct {
+	Unlearned *float64 `json:"unlearned,omitempty"`
+	Retrained *float64 `json:"retrained,omitempty"`
 }
 
 // ScoreExample is a retain or test example's KLoM.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,8 +173,43 @@ func TestScoreShardsEqualOneProcess(t *testing.T) {
 		t.Fatalf("score.json: schema %q, %d models, %d/%d/%d examples, K %d, max ε %g", rep.Schema, len(rep.Models),
 			len(rep.Forget), len(rep.Retain), len(rep.Test), rep.Settings.Setup.K, rep.MaxEpsilon)
 	}
-	if html, err := os.ReadFile(filepath.Join(single, "score.html")); err != nil || !bytes.Contains(html, []byte("data:image/png;base64,")) {
+	if html, err := os.ReadFile(filepath.Join(single, "score.html")); err != nil || !bytes.Contains(html, []byte("data:image/png;base64,")) ||
+		!bytes.Contains(html, []byte("ε against the SVC MIA")) || !bytes.Contains(html, []byte("called non-member")) {
 		t.Fatalf("score.html: %v", err)
+	}
+	// The SVC MIA's per-example verdicts: each side's share per forget
+	// example is the mean of its tasks' verdicts, and their mean is the
+	// side's SVC MIA.
+	if rep.SVCMIA.Unlearned == nil || rep.SVCMIA.Retrained == nil {
+		t.Fatal("score.json without the SVC MIA per side")
+	}
+	for _, side := range []struct {
+		kind  string
+		share func(schema.ScoreForgetExample) *float64
+		mia   float64
+	}{{"oracle", func(e schema.ScoreForgetExample) *float64 { return e.RetrainedSVCNonMember }, *rep.SVCMIA.Retrained},
+		{"unlearned", func(e schema.ScoreForgetExample) *float64 { return e.UnlearnedSVCNonMember }, *rep.SVCMIA.Unlearned}} {
+		sum := make([]float64, len(rep.Forget))
+		for k := range 4 {
+			var task schema.ScoreTask
+			b, _ := os.ReadFile(filepath.Join(single, "tasks", fmt.Sprintf("%s-%04d.json", side.kind, k)))
+			if err := json.Unmarshal(b, &task); err != nil || len(task.Forget.SVCNonMember) != len(rep.Forget) {
+				t.Fatalf("%s %d: %v, %d verdicts", side.kind, k, err, len(task.Forget.SVCNonMember))
+			}
+			for i, v := range task.Forget.SVCNonMember {
+				sum[i] += float64(v) / 4
+			}
+		}
+		total := 0.0
+		for i, e := range rep.Forget {
+			if p := side.share(e); p == nil || math.Abs(*p-sum[i]) > 1e-12 {
+				t.Fatalf("%s: example %d: share %v, want %g", side.kind, e.ID, p, sum[i])
+			}
+			total += sum[i] / float64(len(rep.Forget))
+		}
+		if math.Abs(total-side.mia) > 1e-12 {
+			t.Fatalf("%s: SVC MIA %g, want the mean share %g", side.kind, side.mia, total)
+		}
 	}
 	if entries, _ := os.ReadDir(filepath.Join(single, "work")); len(entries) != 0 {
 		t.Errorf("work folder not emptied: %v", entries)

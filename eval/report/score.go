@@ -52,26 +52,62 @@ func ScoreHTML(rep *schema.ScoreReport) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := plot.New()
-	p.Title.Text = "ε against forget accuracy"
-	p.X.Label.Text = "share of models classifying the example correctly"
-	p.Y.Label.Text = "ε"
-	p.Legend.Top = true
-	for _, s := range []struct {
-		name string
-		c    color.RGBA
-		get  func(schema.ScoreForgetExample) float64
-	}{
+	scatter, err := epsilonScatter(rep, "ε against forget accuracy", "share of models classifying the example correctly", []scoreSide{
 		{"unlearned models", colModel, func(e schema.ScoreForgetExample) float64 { return e.UnlearnedCorrect }},
 		{"retrained models", colOracle, func(e schema.ScoreForgetExample) float64 { return e.RetrainedCorrect }},
-	} {
+	}, fmt.Sprintf("One point per forget example and side (ε above %g drawn at %g). An example the unlearned models still classify correctly more often than the retrained ones, with a high ε, is one the method did not forget.", rep.MaxEpsilon, rep.MaxEpsilon+0.5))
+	if err != nil {
+		return nil, err
+	}
+	figs := []Figure{hist, scatter}
+	// The SVC MIA's verdicts per example, where the tasks recorded them.
+	var svcSides []scoreSide
+	if rep.Forget[0].UnlearnedSVCNonMember != nil {
+		svcSides = append(svcSides, scoreSide{"unlearned models", colModel, func(e schema.ScoreForgetExample) float64 { return *e.UnlearnedSVCNonMember }})
+	}
+	if rep.Forget[0].RetrainedSVCNonMember != nil {
+		svcSides = append(svcSides, scoreSide{"retrained models", colOracle, func(e schema.ScoreForgetExample) float64 { return *e.RetrainedSVCNonMember }})
+	}
+	if len(svcSides) > 0 {
+		f, err := epsilonScatter(rep, "ε against the SVC MIA's verdict", "share of models whose SVC MIA calls the example a non-member", svcSides,
+			"One point per forget example and side: SalUn's SVC MIA (true-label confidence), fitted per model, calls the example a non-member in this share of the models. The population-level MIA averages this axis; ε shows which examples it cannot tell apart.")
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	var buf bytes.Buffer
+	err = scorePage.Execute(&buf, struct {
+		R       *schema.ScoreReport
+		Figures []Figure
+	}{rep, figs})
+	return buf.Bytes(), err
+}
+
+// scoreSide is one side's series of a scatter: its name, colour and the
+// per-example share it plots.
+type scoreSide struct {
+	name string
+	c    color.RGBA
+	get  func(schema.ScoreForgetExample) float64
+}
+
+// epsilonScatter draws ε per forget example against a per-example share,
+// one series per side.
+func epsilonScatter(rep *schema.ScoreReport, title, xLabel string, sides []scoreSide, caption string) (Figure, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = "ε"
+	p.Legend.Top = true
+	for _, s := range sides {
 		xy := make(plotter.XYs, len(rep.Forget))
 		for i, e := range rep.Forget {
 			xy[i].X, xy[i].Y = s.get(e), math.Min(e.Epsilon, rep.MaxEpsilon+0.5)
 		}
 		sc, err := plotter.NewScatter(xy)
 		if err != nil {
-			return nil, err
+			return Figure{}, err
 		}
 		sc.GlyphStyle.Color = withAlpha(s.c, 0xa0)
 		sc.GlyphStyle.Radius = vg.Points(2.5)
@@ -81,17 +117,7 @@ func ScoreHTML(rep *schema.ScoreReport) ([]byte, error) {
 	}
 	p.X.Min, p.X.Max = -0.05, 1.05
 	p.Y.Min, p.Y.Max = 0, rep.MaxEpsilon+1.2 // room for the legend
-	scatter, err := figure(p, plotWidth, plotHeight, p.Title.Text,
-		fmt.Sprintf("One point per forget example and side (ε above %g drawn at %g). An example the unlearned models still classify correctly more often than the retrained ones, with a high ε, is one the method did not forget.", rep.MaxEpsilon, rep.MaxEpsilon+0.5))
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	err = scorePage.Execute(&buf, struct {
-		R       *schema.ScoreReport
-		Figures []Figure
-	}{rep, []Figure{hist, scatter}})
-	return buf.Bytes(), err
+	return figure(p, plotWidth, plotHeight, p.Title.Text, caption)
 }
 
 var scorePage = template.Must(template.New("score").Funcs(template.FuncMap{
@@ -127,6 +153,10 @@ figcaption { font-size: .85rem; color: #555; max-width: 620px; } code { font-siz
 <tr><td class="name">unlearned</td><td>{{frac .R.Accuracy.Unlearned.Forget}}</td><td>{{frac .R.Accuracy.Unlearned.Retain}}</td><td>{{frac .R.Accuracy.Unlearned.Test}}</td></tr>
 <tr><td class="name">retrained</td><td>{{frac .R.Accuracy.Retrained.Forget}}</td><td>{{frac .R.Accuracy.Retrained.Retain}}</td><td>{{frac .R.Accuracy.Retrained.Test}}</td></tr>
 </table>
+{{if or .R.SVCMIA.Unlearned .R.SVCMIA.Retrained}}<table>
+<tr><th class="name">SVC MIA on the forget set</th><th>unlearned</th><th>retrained</th><th class="name">meaning</th></tr>
+<tr><td class="name">called non-member</td><td>{{with .R.SVCMIA.Unlearned}}{{frac .}}{{else}}–{{end}}</td><td>{{with .R.SVCMIA.Retrained}}{{frac .}}{{else}}–{{end}}</td><td class="help">SalUn's SVC on the true label's confidence, fitted per model, mean over the side's models</td></tr>
+</table>{{end}}
 <div class="figs">
 {{range .Figures}}<figure><img {{.Src}} alt="{{.Alt}}" width="{{.Width}}">{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>
 {{end}}</div>

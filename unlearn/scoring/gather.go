@@ -20,6 +20,10 @@ func (r *state) gather() (*schema.ScoreReport, error) {
 	var forgetU, forgetR []float64 // per example: models correct
 	forgetU = make([]float64, len(job.Suite.Forget))
 	forgetR = make([]float64, len(job.Suite.Forget))
+	// SVC non-member shares per side, kept only where every task of the
+	// side recorded its verdicts.
+	svcU, svcR := make([]float64, len(job.Suite.Forget)), make([]float64, len(job.Suite.Forget))
+	svcOK := map[string]bool{schema.ScoreOracle: true, schema.ScoreUnlearned: true}
 	rep := &schema.ScoreReport{Schema: schema.ScoreSchema, Tool: job.Tool, MaxEpsilon: score.MaxEpsilon(k)}
 	mean := func(c []int) float64 {
 		s := 0
@@ -55,6 +59,17 @@ func (r *state) gather() (*schema.ScoreReport, error) {
 		for i, c := range res.Forget.Correct {
 			counts[i] += float64(c) / float64(k)
 		}
+		shares := svcR
+		if t.kind == schema.ScoreUnlearned {
+			shares = svcU
+		}
+		if len(res.Forget.SVCNonMember) != len(shares) {
+			svcOK[t.kind] = false
+		} else {
+			for i, v := range res.Forget.SVCNonMember {
+				shares[i] += float64(v) / float64(k)
+			}
+		}
 	}
 	sum, err := score.Summarize(ens, job.Bootstrap)
 	if err != nil {
@@ -84,6 +99,22 @@ func (r *state) gather() (*schema.ScoreReport, error) {
 		e := sum.Forgetting.Examples[i]
 		rep.Forget = append(rep.Forget, schema.ScoreForgetExample{ID: id, Epsilon: e.Value, How: e.How, Rule: e.Rule, FPR: e.FPR, FNR: e.FNR,
 			RetrainedPositive: e.RetrainedPositive, Points: e.Points, KLoM: sum.KLoM[i], UnlearnedCorrect: forgetU[i], RetrainedCorrect: forgetR[i]})
+		if svcOK[schema.ScoreUnlearned] {
+			rep.Forget[i].UnlearnedSVCNonMember = &svcU[i]
+		}
+		if svcOK[schema.ScoreOracle] {
+			rep.Forget[i].RetrainedSVCNonMember = &svcR[i]
+		}
+	}
+	meanPtr := func(v []float64) *float64 {
+		m := meanOf(v)
+		return &m
+	}
+	if svcOK[schema.ScoreUnlearned] {
+		rep.SVCMIA.Unlearned = meanPtr(svcU)
+	}
+	if svcOK[schema.ScoreOracle] {
+		rep.SVCMIA.Retrained = meanPtr(svcR)
 	}
 	for i, id := range r.retain {
 		rep.Retain = append(rep.Retain, schema.ScoreExample{ID: id, KLoM: klRetain[i]})

@@ -354,12 +354,14 @@ func (r *state) evaluate(path string, res *schema.ScoreTask) error {
 		return err
 	}
 	defer cl.Close()
+	outs := map[*schema.ScoreOutputs]eval.Outputs{}
 	outputs := func(split *data.Split, idx []int, dst *schema.ScoreOutputs) error {
 		logits, err := cl.Logits(split, idx, nil)
 		if err != nil {
 			return err
 		}
 		labels := split.Labels(idx)
+		outs[dst] = eval.Outputs{Logits: logits, Labels: labels, Classes: cl.Classes()}
 		if dst.Margins, err = score.Margins(logits, cl.Classes(), labels); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -378,5 +380,16 @@ func (r *state) evaluate(path string, res *schema.ScoreTask) error {
 	if err := outputs(ds.Train, r.retain, &res.Retain); err != nil {
 		return err
 	}
-	return outputs(ds.Test, r.test, &res.Test)
+	if err := outputs(ds.Test, r.test, &res.Test); err != nil {
+		return err
+	}
+	// SalUn's SVC MIA per forget example: shadow members are the first
+	// |test sample| retain examples, as SVC_MIA takes the first |test|.
+	members := outs[&res.Retain].Subset(data.Range(min(len(r.retain), len(r.test))))
+	res.Forget.SVCNonMember, err = eval.SVCNonMembers(members, outs[&res.Test], outs[&res.Forget], eval.Confidence,
+		eval.MIAOptions{MEntropy: eval.MEntropySongMittal})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }

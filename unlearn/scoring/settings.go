@@ -38,7 +38,7 @@ func (r *state) settings() (schema.ScoreSettings, error) {
 	st := schema.ScoreSettings{Schema: schema.ScoreSettingsSchema,
 		Setup: schema.ScoreSetup{ModelSHA256: mi.SHA256, DataSHA256: di.SHA256, Mean: di.Mean, Std: di.Std,
 			ForgetSHA256: fi.SHA256, Forget: fi.N, K: job.K,
-			Method: &schema.ScoreMethod{Method: m.Method, Strategy: m.Strategy, Algorithm: m.Algorithm, Budget: m.Budget,
+			Method: &schema.ScoreMethod{Method: m.Method, Strategy: m.Strategy, Algorithm: m.Algorithm, Budget: m.Budget, DepthFloor: m.DepthFloor,
 				Classifier: m.Classifier, Seed: m.Config.Seed, Config: configMap(m.Config)},
 			Recipe: schema.ScoreRecipe{Epochs: o.Epochs, LR: o.LR, Schedule: sched, Momentum: o.Momentum,
 				WeightDecay: o.WeightDecay, BatchSize: o.BatchSize, Seed: o.Seed},
