@@ -116,6 +116,10 @@ type Method struct {
 	// whole retain set (--proxies=false), as the paper's recipes are.
 	Schedule  string `yaml:"schedule" json:"schedule,omitempty"`
 	MaxEpochs int    `yaml:"max_epochs" json:"max_epochs,omitempty"`
+	// EpochFraction trains each auto round over that fraction of the
+	// retain set (--epoch-fraction); a default row may set it too, the
+	// only choice it takes (the default with more frequent checks).
+	EpochFraction float64 `yaml:"epoch_fraction" json:"epoch_fraction,omitempty"`
 	// Augment augments the row's unlearning batches (--augment syntax,
 	// normalized by Load; the algorithm must augment, see
 	// unlearn.Algorithm.Augments). It is not inherited from train.
@@ -216,6 +220,9 @@ func (c *Config) check() error {
 		if c.Methods[i].Augment, err = normalizeAugment(m.Augment); err != nil {
 			return fmt.Errorf("%w: method %s: %v", ErrConfig, m.Name, err)
 		}
+		if !(m.EpochFraction >= 0 && m.EpochFraction <= 1) {
+			return fmt.Errorf("%w: method %s: epoch_fraction %g outside (0, 1]", ErrConfig, m.Name, m.EpochFraction)
+		}
 		if m.Default {
 			if m.Method != "" || m.Strategy != "" || m.Algorithm != "" || len(m.Budgets) > 0 || m.Epochs != 0 ||
 				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || len(m.Args) > 0 {
@@ -242,6 +249,9 @@ func (c *Config) check() error {
 		case "auto":
 		default:
 			return fmt.Errorf("%w: method %s: schedule %q (want fixed or auto)", ErrConfig, m.Name, m.Schedule)
+		}
+		if m.EpochFraction != 0 && m.Schedule != "auto" {
+			return fmt.Errorf("%w: method %s: epoch_fraction applies to schedule auto", ErrConfig, m.Name)
 		}
 	}
 	return c.Score.check(c, names)

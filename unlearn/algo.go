@@ -708,10 +708,20 @@ func (r *run) fit(l loop) error {
 // number of epochs. With anneal, the rate of step s of n is
 // lr·AnnealFactor(s, n): a cosine from lr to 0.01·lr within the epoch.
 func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int, anneal bool) error {
+	return r.trainRound(l, ep, lr, epochs, anneal, 1)
+}
+
+// trainRound is trainEpoch over the first ⌈fraction·steps⌉ steps of epoch
+// ep (fraction ≤ 0 or ≥ 1: all of them); the annealing spans the steps
+// trained.
+func (r *run) trainRound(l loop, ep int, lr float64, epochs int, anneal bool, fraction float64) error {
 	start := time.Now()
 	steps, step, err := l.epoch(ep)
 	if err != nil {
 		return err
+	}
+	if fraction > 0 && fraction < 1 {
+		steps = max(1, int(math.Ceil(fraction*float64(steps))))
 	}
 	var lossSum float64
 	var correct, seen int

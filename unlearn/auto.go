@@ -132,6 +132,13 @@ type AutoConfig struct {
 	// fixed default, at least 3: rft 20, finetune 10, neggrad 3, neggrad+
 	// 3, random-label 10, l1-sparse 10, scrub 6].
 	MaxEpochs int
+	// EpochFraction, in (0, 1], makes each round of the schedule (what
+	// MaxEpochs, MinEpochs and Patience count, and what the rule judges
+	// after) train over the first ⌈f·steps⌉ steps of an epoch's shuffled
+	// order, a fresh sample of the retain set each round, annealed within
+	// it; the rule is then checked f times as often per pass over the
+	// data [1: whole epochs].
+	EpochFraction float64
 	// MinEpochs is the fewest epochs before the rule may stop [1].
 	MinEpochs int
 	// Patience stops a run whose violation (Violation) has not improved
@@ -905,7 +912,7 @@ func (r *run) fitAuto(l loop) error {
 	log := r.proxy.log
 	for ep := 0; ep < l.epochs; ep++ {
 		elr := l.lr(ep) * scale
-		if err := r.trainEpoch(l, ep, elr, l.epochs, !a.NoAnneal); err != nil {
+		if err := r.trainRound(l, ep, elr, l.epochs, !a.NoAnneal, a.EpochFraction); err != nil {
 			return err
 		}
 		if err := r.proxiesAfter(l.e, ep+1, elr); err != nil {

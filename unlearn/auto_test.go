@@ -151,6 +151,49 @@ func TestAutoWithoutRangeTestMatchesFixed(t *testing.T) {
 	}
 }
 
+// TestAutoEpochFraction: with EpochFraction f each round trains the first
+// ⌈f·n⌉ of an epoch's n steps, annealed over them, and the rule is checked
+// after every round: the first round is bit for bit the whole epoch's
+// first steps (same order), the rounds and their proxies are counted, and
+// the examples trained shrink by f.
+func TestAutoEpochFraction(t *testing.T) {
+	testutil.RequireORT(t)
+	d := loadDemo(t)
+	forget, retain := every(d.forget, 4), every(d.retain, 12)
+	run := func(f float64) (*Result, []Progress) {
+		m := loadModel(t, "resnet_small_train.onnx")
+		var steps []Progress
+		cfg := Config{Runtime: testRuntime, Schedule: ScheduleAuto, LR: 0.02, Epochs: 3, BatchSize: 16,
+			Auto: AutoConfig{MinEpochs: 3, EpochFraction: f}}
+		cfg.Progress = func(p Progress) {
+			if p.Phase != "lr-range" {
+				steps = append(steps, p)
+			}
+		}
+		res, err := Run(context.Background(), "rft", Input{Model: m, Data: d.ds, Forget: forget, Retain: retain,
+			Mask: delMask(t, m, "resnet_small_train_del_scores.npz", 0.3)}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, steps
+	}
+	_, ws := run(0)
+	part, ps := run(0.25)
+	n := ws[0].Steps
+	want := int(math.Ceil(0.25 * float64(n)))
+	if n < 4 || len(ws) != 3*n || len(ps) != 3*want || ps[0].Steps != want {
+		t.Fatalf("whole epochs: %d steps of %d; rounds of 0.25: %d steps of %d, want 3 rounds of %d", len(ws), n, len(ps), ps[0].Steps, want)
+	}
+	if len(part.Epochs) != 3 || len(part.Proxies.Epochs) != 3 || part.Auto.StopEpoch != 3 {
+		t.Fatalf("rounds: %d epoch stats, %d proxies, stopped at %d", len(part.Epochs), len(part.Proxies.Epochs), part.Auto.StopEpoch)
+	}
+	// The same order: the round's first step saw the same loss as the
+	// epoch's first step (annealing only changes the rates that follow).
+	if ps[0].Loss != ws[0].Loss || ps[1].LR >= ws[1].LR {
+		t.Errorf("first step loss %g vs %g; second step rate %g, want below the whole epoch's %g (annealed over fewer steps)", ps[0].Loss, ws[0].Loss, ps[1].LR, ws[1].LR)
+	}
+}
+
 // ssd and iu track proxies before and after (no epochs) and refuse auto.
 func TestProxiesTrackedWithoutTraining(t *testing.T) {
 	testutil.RequireORT(t)

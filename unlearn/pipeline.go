@@ -646,6 +646,9 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 	if a != nil && a.EpochExamples != nil {
 		perEpoch = a.EpochExamples(trained, nForget)
 	}
+	if f := cfg.Auto.EpochFraction; o.Result.Auto != nil && f > 0 && f < 1 {
+		perEpoch = int(math.Round(f * float64(perEpoch))) // each round trains that share
+	}
 	var sec float64
 	for _, ep := range o.Result.Epochs {
 		sec += ep.Seconds

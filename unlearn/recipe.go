@@ -20,6 +20,10 @@ type Recipe struct {
 	Schedule string
 	// MaxEpochs caps the auto schedule (0: its default).
 	MaxEpochs int
+	// EpochFraction, in (0, 1], makes each round of the auto schedule
+	// train over that fraction of the retain set (AutoConfig.EpochFraction;
+	// 0: whole epochs).
+	EpochFraction float64
 	// ForgetTolerance and UtilityTolerance are the auto schedule's stopping
 	// tolerances: 0 the rule's default, negative none (AutoConfig).
 	ForgetTolerance, UtilityTolerance float64
@@ -91,8 +95,8 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 	}
 	switch sched {
 	case ScheduleFixed:
-		if r.MaxEpochs != 0 || r.ForgetTolerance != 0 || r.UtilityTolerance != 0 {
-			return Config{}, fmt.Errorf("%w: max epochs and the stopping tolerances apply to the auto schedule", ErrInput)
+		if r.MaxEpochs != 0 || r.ForgetTolerance != 0 || r.UtilityTolerance != 0 || r.EpochFraction != 0 {
+			return Config{}, fmt.Errorf("%w: max epochs, the epoch fraction and the stopping tolerances apply to the auto schedule", ErrInput)
 		}
 		if r.Epochs > 0 {
 			cfg.Epochs = r.Epochs
@@ -113,6 +117,10 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 		// Zero epochs and rate: Run picks the cap and runs the range test.
 		cfg.Schedule, cfg.Epochs, cfg.LR = ScheduleAuto, r.Epochs, r.LR
 		cfg.Auto.MaxEpochs = r.MaxEpochs
+		if f := r.EpochFraction; f != 0 && !(f > 0 && f <= 1) {
+			return Config{}, fmt.Errorf("%w: epoch fraction %g: must be in (0, 1]", ErrInput, f)
+		}
+		cfg.Auto.EpochFraction = r.EpochFraction
 		cfg.Auto.ForgetTolerance, cfg.Auto.UtilityTolerance = r.ForgetTolerance, r.UtilityTolerance
 	default:
 		return Config{}, fmt.Errorf("%w: schedule %q: unknown; choose %s or %s", ErrInput, sched, ScheduleFixed, ScheduleAuto)

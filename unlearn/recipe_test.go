@@ -31,6 +31,9 @@ func TestConfigure(t *testing.T) {
 	if err != nil || cfg.Schedule != unlearn.ScheduleAuto || cfg.Epochs != 0 || cfg.LR != 0 || cfg.Auto.MaxEpochs != 4 || cfg.Auto.ForgetTolerance != -1 {
 		t.Errorf("auto: %+v (%v)", cfg, err)
 	}
+	if cfg, err := unlearn.Configure("rft", unlearn.Recipe{EpochFraction: 0.25}); err != nil || cfg.Schedule != unlearn.ScheduleAuto || cfg.Auto.EpochFraction != 0.25 {
+		t.Errorf("the default with an epoch fraction: %q, fraction %g (%v)", cfg.Schedule, cfg.Auto.EpochFraction, err)
+	}
 	if cfg, err := unlearn.Configure("ssd", unlearn.Recipe{}); err != nil || cfg.Schedule == unlearn.ScheduleAuto {
 		t.Errorf("ssd without a recipe: %q (%v), want fixed", cfg.Schedule, err)
 	}
@@ -42,6 +45,9 @@ func TestConfigure(t *testing.T) {
 		"auto without proxies":  {"rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, NoProxies: true}},
 		"max epochs when fixed": {"rft", unlearn.Recipe{Schedule: unlearn.ScheduleFixed, MaxEpochs: 3}},
 		"unknown schedule":      {"rft", unlearn.Recipe{Schedule: "sometimes"}},
+		"fraction when fixed":   {"rft", unlearn.Recipe{Schedule: unlearn.ScheduleFixed, EpochFraction: 0.5}},
+		"fraction above 1":      {"rft", unlearn.Recipe{EpochFraction: 1.5}},
+		"negative fraction":     {"rft", unlearn.Recipe{EpochFraction: -0.5}},
 	} {
 		if _, err := unlearn.Configure(r.algo, r.r); !errors.Is(err, unlearn.ErrInput) {
 			t.Errorf("%s: %v, want ErrInput", name, err)

@@ -29,6 +29,7 @@ func unlearnFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "weight-decay", Usage: "SGD weight decay of the training algorithms (default: the algorithm's; retrain 5e-4, the train command's)"},
 		&cli.StringFlag{Name: "schedule", Usage: "fixed (--epochs at --lr) or auto (a learning-rate range test, then epochs until the oracle-free proxies say the forget set looks unseen and utility is back; training algorithms only); default: auto for training algorithms, fixed when --epochs, --lr or --proxies=false gives a recipe; with --method retrain, the train command's per-step cosine (default; fixed too) or constant"},
 		&cli.IntFlag{Name: "max-epochs", Usage: "with --schedule auto, the cap on epochs (0: --epochs if given, else twice the algorithm's default)"},
+		&cli.Float64Flag{Name: "epoch-fraction", Usage: "with --schedule auto, train each round over this fraction `F` of the retain set, in (0, 1], and check the stopping rule after each (--max-epochs and the patience then count rounds)"},
 		&cli.Float64Flag{Name: "forget-tolerance", Usage: "with --schedule auto, how far (a fraction: 0.01 = 1 point) the forget accuracy may stay above the lower of the unseen reference's and the oracle estimate's when stopping (default 0.01, the rule's; see README)"},
 		&cli.Float64Flag{Name: "utility-tolerance", Usage: "with --schedule auto, how far (a fraction) test accuracy may stay below the oracle estimate's when stopping (default 0.005, the rule's; see README)"},
 		&cli.BoolFlag{Name: "proxies", Value: true, Usage: "hold out a slice of the retain set (5 %, 100 to 2,000 examples; not trained on) and report the oracle-free proxies; --proxies=false trains on the whole retain set (needed by --schedule auto)"},
@@ -175,7 +176,7 @@ func parseMethodFlags(c *cli.Context) (*unlearn.Job, error) {
 		}
 	}
 	if s.Config, err = unlearn.Configure(s.Algorithm, unlearn.Recipe{Epochs: c.Int("epochs"), LR: c.Float64("lr"), Schedule: sched,
-		MaxEpochs: c.Int("max-epochs"), ForgetTolerance: unlearn.Tolerance(optFloat(c, "forget-tolerance")), UtilityTolerance: unlearn.Tolerance(optFloat(c, "utility-tolerance")),
+		MaxEpochs: c.Int("max-epochs"), EpochFraction: c.Float64("epoch-fraction"), ForgetTolerance: unlearn.Tolerance(optFloat(c, "forget-tolerance")), UtilityTolerance: unlearn.Tolerance(optFloat(c, "utility-tolerance")),
 		NoProxies: !c.Bool("proxies"), Momentum: optFloat(c, "momentum"), WeightDecay: optFloat(c, "weight-decay")}); err != nil {
 		return nil, usageError{err}
 	}

@@ -48,8 +48,10 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 		}
 		c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleFixed, NoProxies: true}
 		if m.Schedule == unlearn.ScheduleAuto {
-			c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleAuto, MaxEpochs: m.MaxEpochs}
+			c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleAuto, MaxEpochs: m.MaxEpochs, EpochFraction: m.EpochFraction}
 		}
+	} else {
+		c.Recipe.EpochFraction = m.EpochFraction // the default, checked more often
 	}
 	meth, ok := unlearn.LookupMethod(c.Method)
 	if !ok {
