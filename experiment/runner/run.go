@@ -585,26 +585,13 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 // evaluated once per seed and forget set (the oracle by oracleRecord), not
 // in every run; Δ is computed from the two records, as eval.NewDelta does.
 func (r *state) unlearn(ctx context.Context, ch Choices, orig string, fs forgetSet, seed uint64, dir, metrics string, lg *stepLog) error {
-	const batch = 128
-	s, err := eval.NewSuite(r.ds, fs.path, fs.ids, r.evalOptions(batch))
+	j, err := r.unlearnJob(ch, fs, seed, lg)
 	if err != nil {
 		return err
 	}
-	s.Bar = lg.bar
-	cfg, err := unlearn.Configure(ch.Algorithm, ch.Recipe)
-	if err != nil {
-		return err
-	}
-	cfg.BatchSize, cfg.Seed, cfg.Proxies.NoMIA = batch, seed, r.cfg.NoMIA
-	cfg.Augment = ch.Augment
 	out := filepath.Join(dir, "model.onnx")
-	// AllowChance when the experiment trains its originals itself (from
-	// an architecture), on the data as it opens them: a weak original is
-	// then its recipe's (a smoke test's one epoch), not a preprocessing
-	// mismatch. A given model: is checked like the main command's.
-	o, err := unlearn.Unlearn(ctx, unlearn.Job{ModelPath: orig, Suite: s, Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget,
-		DepthFloor: ch.DepthFloor, Algorithm: ch.Algorithm, Config: cfg, Out: out, MetricsPath: metrics, NoBefore: true, AllowChance: r.cfg.Model == "", Tool: r.job.Tool,
-		Info: lg.info, Bar: lg.bar})
+	j.ModelPath, j.Out, j.MetricsPath = orig, out, metrics
+	o, err := unlearn.Unlearn(ctx, j)
 	if err != nil {
 		return err
 	}
@@ -612,6 +599,30 @@ func (r *state) unlearn(ctx context.Context, ch Choices, orig string, fs forgetS
 	lg.result("out", out, "metrics", metrics, "accuracy", o.Report.Metrics.Accuracy, "changed_params", o.Audit.ChangedParams,
 		"total_params", o.Audit.TotalParams, "outside_mask_bit_identical", o.Audit.BitIdentical, "timings", u.Timings)
 	return nil
+}
+
+// unlearnJob is the row's choices on forget set fs with seed as the main
+// command runs them without a model or outputs (the caller's): batch 128,
+// the evaluation settings of evalOptions, no "before" evaluation.
+// AllowChance when the experiment trains its originals itself (from an
+// architecture), on the data as it opens them: a weak original is then
+// its recipe's (a smoke test's one epoch), not a preprocessing mismatch. A
+// given model: is checked like the main command's.
+func (r *state) unlearnJob(ch Choices, fs forgetSet, seed uint64, lg *stepLog) (unlearn.Job, error) {
+	const batch = 128
+	s, err := eval.NewSuite(r.ds, fs.path, fs.ids, r.evalOptions(batch))
+	if err != nil {
+		return unlearn.Job{}, err
+	}
+	s.Bar = lg.bar
+	cfg, err := unlearn.Configure(ch.Algorithm, ch.Recipe)
+	if err != nil {
+		return unlearn.Job{}, err
+	}
+	cfg.BatchSize, cfg.Seed, cfg.Proxies.NoMIA, cfg.Augment = batch, seed, r.cfg.NoMIA, ch.Augment
+	return unlearn.Job{Suite: s, Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget, DepthFloor: ch.DepthFloor,
+		Algorithm: ch.Algorithm, Config: cfg, NoBefore: true, AllowChance: r.cfg.Model == "", Tool: r.job.Tool,
+		Info: lg.info, Bar: lg.bar}, nil
 }
 
 // record writes the step's record and appends it to results.jsonl.

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/score"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -128,25 +127,16 @@ func (r *state) scoreOne(ctx context.Context, t scoreTarget, m experiment.Method
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer lg.close()
-	const batch = 128
-	s, err := eval.NewSuite(r.ds, t.fs.path, t.fs.ids, r.evalOptions(batch))
+	j, err := r.unlearnJob(ch, t.fs, t.seed, lg)
 	if err != nil {
 		return err
 	}
-	s.Bar = lg.bar
-	cfg, err := unlearn.Configure(ch.Algorithm, ch.Recipe)
-	if err != nil {
-		return err
-	}
-	cfg.BatchSize, cfg.Seed, cfg.Proxies.NoMIA, cfg.Augment = batch, t.seed, r.cfg.NoMIA, ch.Augment
 	tr := r.cfg.Train
 	aug, err := data.ParseAugment(tr.Augment)
 	if err != nil {
 		return err
 	}
-	job := scoring.Job{ModelPath: t.orig, Suite: s, K: sc.K, Dir: a.dir, OracleDir: a.oracles,
-		Method: unlearn.Job{Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget, DepthFloor: ch.DepthFloor,
-			Algorithm: ch.Algorithm, Config: cfg, AllowChance: r.cfg.Model == "", Tool: r.job.Tool},
+	job := scoring.Job{ModelPath: t.orig, Suite: j.Suite, K: sc.K, Dir: a.dir, OracleDir: a.oracles, Method: j,
 		Oracle: unlearn.RetrainJob{Epochs: tr.Epochs, LR: tr.LR, BatchSize: tr.BatchSize, Momentum: tr.Momentum,
 			WeightDecay: tr.WeightDecay, Schedule: tr.Schedule, Augment: aug, Seed: sc.OracleSeed},
 		RetainSample: sc.RetainSample, TestSample: sc.TestSample, Tool: r.job.Tool,
