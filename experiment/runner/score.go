@@ -165,8 +165,10 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 	fmt.Fprintf(&b, "original and forget set: %d models retrained from scratch with the grid's recipe (seeds %d + k) against %d runs of\n", sc.K, sc.OracleSeed, sc.K)
 	b.WriteString("each row (seeds seed + k); F is the forget quality, the final score F · RA_u/RA_r · TA_u/TA_r, KLoM the mean\n")
 	fmt.Fprintf(&b, "over forget examples (lower: closer to retraining); intervals are 95 %% bootstrap intervals over the models; retain and\n")
-	fmt.Fprintf(&b, "test accuracies on samples of %d and %d examples. |Δ MIA| is the grid's SVC MIA gap (mean over its seeds) for\n", sc.RetainSample, sc.TestSample)
-	b.WriteString("the ranking by the usual population-level evidence. Folders: score/ (score.json and score.html per row).\n")
+	fmt.Fprintf(&b, "test accuracies on samples of %d and %d examples. SVC MIA is SalUn's attack (true-label confidence) fitted per model,\n", sc.RetainSample, sc.TestSample)
+	b.WriteString("the share of the forget set called non-member averaged over each side's models; the ranking by MIA, the usual\n")
+	b.WriteString("population-level evidence, orders the rows by its gap |unlearned − retrained| (by the grid's |Δ MIA|, the mean over its\n")
+	b.WriteString("seeds against one oracle each, where the audit has no SVC verdicts). Folders: score/ (score.json and score.html per row).\n")
 	bySet := map[string][]scoreAudit{}
 	var sets []string
 	for _, a := range r.audits {
@@ -181,6 +183,8 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			rep         *schema.ScoreReport
 			mia         float64
 			hasMIA      bool
+			gridMIA     float64
+			hasGrid     bool
 			final       float64
 			scoreRank   int
 			miaRank     int
@@ -206,8 +210,15 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			}
 			for _, row := range rows {
 				if row.ForgetSet == fs && row.Name == a.method && row.DMIA.N > 0 {
-					l.mia, l.hasMIA = math.Abs(row.DMIA.Mean), true
+					l.gridMIA, l.hasGrid = math.Abs(row.DMIA.Mean), true
 				}
+			}
+			// The ranking by MIA takes the audit's own SVC MIA (K models a
+			// side) when both sides recorded it, else the grid's.
+			if u, rt := rep.SVCMIA.Unlearned, rep.SVCMIA.Retrained; u != nil && rt != nil {
+				l.mia, l.hasMIA = math.Abs(*u-*rt), true
+			} else {
+				l.mia, l.hasMIA = l.gridMIA, l.hasGrid
 			}
 			lines = append(lines, l)
 		}
@@ -233,8 +244,8 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 				l.miaRank = i + 1
 			}
 		}
-		b.WriteString("| Method | F | final score | KLoM forget | forget acc. unlearned / retrained | test acc. unlearned / retrained | |Δ MIA| (grid) | rank by score | rank by MIA |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("| Method | F | final score | KLoM forget | forget acc. unlearned / retrained | test acc. unlearned / retrained | SVC MIA unlearned / retrained | \\|Δ MIA\\| (grid) | rank by score | rank by MIA |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 		iv := func(v schema.ScoreInterval) string { return fmt.Sprintf("%.3f [%.3f, %.3f]", v.Estimate, v.Lo, v.Hi) }
 		for _, l := range lines {
 			rep := l.rep
@@ -242,13 +253,25 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			if rep.FinalScore != nil {
 				fin = iv(*rep.FinalScore)
 			}
-			mia, mr := "—", "—"
+			grid, mr, svc := "—", "—", "—"
+			if l.hasGrid {
+				grid = fmt.Sprintf("%.2f", 100*l.gridMIA)
+			}
 			if l.hasMIA {
-				mia, mr = fmt.Sprintf("%.2f", 100*l.mia), fmt.Sprint(l.miaRank)
+				mr = fmt.Sprint(l.miaRank)
+			}
+			pct := func(v *float64) string {
+				if v == nil {
+					return "—"
+				}
+				return fmt.Sprintf("%.2f", 100**v)
+			}
+			if rep.SVCMIA.Unlearned != nil || rep.SVCMIA.Retrained != nil {
+				svc = pct(rep.SVCMIA.Unlearned) + " / " + pct(rep.SVCMIA.Retrained)
 			}
 			u, rt := rep.Accuracy.Unlearned, rep.Accuracy.Retrained
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %d | %s |\n", l.a.method, iv(rep.ForgetQuality), fin,
-				iv(rep.KLoM.Forget), 100*u.Forget, 100*rt.Forget, 100*u.Test, 100*rt.Test, mia, l.scoreRank, mr)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %d | %s |\n", l.a.method, iv(rep.ForgetQuality), fin,
+				iv(rep.KLoM.Forget), 100*u.Forget, 100*rt.Forget, 100*u.Test, 100*rt.Test, svc, grid, l.scoreRank, mr)
 		}
 		if len(missing) > 0 {
 			fmt.Fprintf(&b, "\nNot scored yet: %s.\n", strings.Join(missing, ", "))
