@@ -5,6 +5,7 @@
 package deploy
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -72,5 +73,16 @@ func TestManifests(t *testing.T) {
 	}
 	if len(sa) == 0 || sa[0] != "score" || !slices.Equal(append(rest, "--gather"), ga) {
 		t.Errorf("gather args %q, want the score Job's %q without --shards, with --gather", ga, sa)
+	}
+}
+
+// TestExperimentManifest: the experiment Job is Indexed with completions =
+// --shards and runs the experiment command (its shards are whole seeds).
+func TestExperimentManifest(t *testing.T) {
+	e := read(t, "k8s/experiment-job.yaml")
+	args := e.Spec.Template.Spec.Containers[0].Args
+	if e.Spec.CompletionMode != "Indexed" || e.Spec.Completions == nil || len(args) == 0 || args[0] != "experiment" ||
+		!slices.Contains(args, fmt.Sprintf("--shards=%d", *e.Spec.Completions)) {
+		t.Fatalf("experiment Job: completionMode %q, completions %v, args %q; want Indexed with --shards = completions", e.Spec.CompletionMode, e.Spec.Completions, args)
 	}
 }

@@ -14,20 +14,18 @@ func experimentCommand() *cli.Command {
 		Name:      "experiment",
 		Usage:     "the paper's comparison on your model and data: methods × budgets × seeds against retrained oracles",
 		ArgsUsage: " ",
-		Description: "Reads an experiment file (YAML, see README \"Experiments\"), then per seed trains the original\n" +
-			"(or takes it), draws the forget sets, retrains an oracle without each, and runs every method at\n" +
-			"every budget in this process through the library, as the tool's own commands would, each measured\n" +
-			"against its oracle. Every step is cached\n" +
+		Description: "Reads an experiment file (YAML, see README \"Experiments\"), then per seed trains the original\n(or takes it), draws the forget sets, retrains an oracle without each, and runs every method at\n" +
+			"every budget in this process through the library, as the tool's own commands would, each measured\nagainst its oracle. Every step is cached " +
 			"under the file's out folder by its settings: an interrupted experiment resumes where it stopped.\n" +
-			"Results are appended to <out>/results.jsonl, which is also the cache of record: a step with a\n" +
-			"record there never runs again, even without <out>/runs/ (delete the line to rerun it). Times are\n" +
-			"compared with the oracle's training time on the same machine. The table (mean ± 95 % CI over\n" +
-			"seeds) goes to stdout and <out>/RESULTS.md, with plots beside it. --report-only rebuilds the\n" +
-			"table from results.jsonl.",
+			"Results are appended to <out>/results.jsonl, which is also the cache of record: a step with a\nrecord there never runs again, even without <out>/runs/ (delete the line to rerun it). Times are\n" +
+			"compared with the oracle's training time on the same machine. The table (mean ± 95 % CI over\nseeds) goes to stdout and <out>/RESULTS.md, with plots beside it. --report-only rebuilds the\n" +
+			"table from results.jsonl. --shards N runs only the seeds at positions ≡ --shard (or $JOB_COMPLETION_INDEX) mod N,\nappending to <out>/results.shard-I.jsonl, and writes no table; --report-only then reads every shard's results.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Required: true, Usage: "experiment file (YAML)"},
 			&cli.BoolFlag{Name: "report-only", Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list the steps and whether they are cached, run nothing"},
+			&cli.IntFlag{Name: "shards", Usage: "number of shards (0: the whole grid); each runs whole seeds"},
+			&cli.IntFlag{Name: "shard", EnvVars: []string{"JOB_COMPLETION_INDEX"}, Usage: "run only the seeds at positions ≡ shard mod --shards"},
 		}, runtimeFlags()[:1]...),
 		Action: runExperiment,
 	}
@@ -42,7 +40,7 @@ func runExperiment(c *cli.Context) error {
 		return err
 	}
 	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"), Tool: "unlearn " + Version,
-		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"),
+		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: c.Int("shard"), Shards: c.Int("shards"),
 		Step: func(what, state, key string) {
 			logs.Info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
 		}}
@@ -54,7 +52,7 @@ func runExperiment(c *cli.Context) error {
 	ctx, stop := signalContext()
 	defer stop()
 	out, err := runner.Run(ctx, job)
-	if err != nil || job.DryRun {
+	if err != nil || job.DryRun || job.Shards > 0 && !job.ReportOnly {
 		return err
 	}
 	fmt.Fprint(c.App.Writer, out.Table)

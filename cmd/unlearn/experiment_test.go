@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -249,4 +251,126 @@ score: {k: 2, forget_sets: [non-iid], methods: [Finetune, DEL], retain_sample: 5
 	y, _ := os.ReadFile(cfg)
 	bad := writeFile(t, "bad.yaml", []byte(strings.Replace(string(y), "methods: [Finetune, DEL]", "methods: [Finetune, Nope]", 1)))
 	wantError(t, runCLI(t, "experiment", "--config", bad), exitError, "score", `"Nope"`)
+}
+
+// TestExperimentShards runs a two-seed grid as two shards in separate
+// processes (one taking its index from JOB_COMPLETION_INDEX), each
+// appending its own seed's records to its own file and writing no table,
+// and gathers them with --report-only: the records (seconds and machine
+// aside) equal a single process's, and so does RESULTS.md's table of
+// accuracies.
+func TestExperimentShards(t *testing.T) {
+	testutil.RequireORT(t)
+	data, _ := tinyFashion(t, 300, 100)
+	root := t.TempDir()
+	config := func(out string) string {
+		return writeFile(t, filepath.Base(out)+".yaml", []byte(fmt.Sprintf(`architecture: %s
+data: %s
+train: {epochs: 1, lr: 0.05}
+forget_sets: [{name: iid, kind: iid, fraction: 0.1}]
+seeds: [0, 1]
+threads: 1
+no_mia: true
+out: %s
+methods:
+  - {name: DEL, method: del, budgets: [0.3], epochs: 1}
+  - {name: SSD, method: ssd}
+`, model(t), data, out)))
+	}
+	sharded, single := filepath.Join(root, "sharded"), filepath.Join(root, "single")
+	cs, c1 := config(sharded), config(single)
+	env := []string{}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "JOB_COMPLETION_INDEX=") {
+			env = append(env, e)
+		}
+	}
+	errs := make(chan string, 2)
+	for i := range 2 {
+		go func() {
+			cmd := exec.Command(binPath, "experiment", "--config", cs, "--shards", "2")
+			cmd.Env = env
+			if i == 0 {
+				cmd.Env = append(env, "JOB_COMPLETION_INDEX=0")
+			} else {
+				cmd.Args = append(cmd.Args, "--shard", "1")
+			}
+			out, err := cmd.CombinedOutput()
+			switch {
+			case err != nil:
+				errs <- fmt.Sprintf("shard %d: %v: %s", i, err, out)
+			case strings.Contains(string(out), fmt.Sprintf("(seed %d)", 1-i)):
+				errs <- fmt.Sprintf("shard %d ran the other shard's seed: %s", i, out)
+			default:
+				errs <- ""
+			}
+		}()
+	}
+	if r := runCLI(t, "experiment", "--config", c1); r.code != 0 {
+		t.Fatalf("single process: exit %d: %s", r.code, r.stderr)
+	}
+	for range 2 {
+		if e := <-errs; e != "" {
+			t.Fatal(e)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(sharded, "RESULTS.md")); err == nil {
+		t.Fatal("a shard wrote RESULTS.md; only the gathering step reports")
+	}
+	for i := range 2 {
+		recs, err := experiment.ReadRecords(filepath.Join(sharded, fmt.Sprintf("results.shard-%d.jsonl", i)))
+		if err != nil || len(recs) != 3 {
+			t.Fatalf("shard %d: %d records (%v), want its seed's oracle and 2 runs", i, len(recs), err)
+		}
+		for _, rec := range recs {
+			if rec.Seed != uint64(i) {
+				t.Fatalf("shard %d recorded seed %d", i, rec.Seed)
+			}
+		}
+	}
+	if r := runCLI(t, "experiment", "--config", cs, "--report-only"); r.code != 0 {
+		t.Fatalf("report: exit %d: %s", r.code, r.stderr)
+	}
+	strip := func(dir string) map[string]string {
+		recs, err := experiment.ReadRecords(filepath.Join(dir, "results.jsonl"))
+		if dir == sharded {
+			recs = nil
+			for i := range 2 {
+				r, _ := experiment.ReadRecords(filepath.Join(dir, fmt.Sprintf("results.shard-%d.jsonl", i)))
+				recs = append(recs, r...)
+			}
+		}
+		if err != nil && dir == single {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, rec := range recs {
+			// Keys hold the original's path, which differs between the two
+			// folders: the step is named by what it is.
+			b, _ := json.Marshal([]any{rec.Accuracy, rec.Delta})
+			out[fmt.Sprint(rec.Kind, " ", rec.ForgetSet, " ", rec.Seed, " ", rec.Name)] = string(b)
+		}
+		return out
+	}
+	if a, b := strip(sharded), strip(single); len(a) != 6 || !reflect.DeepEqual(a, b) {
+		t.Fatalf("sharded records differ from the single process's:\n%v\n%v", a, b)
+	}
+	table := func(dir string) string {
+		md, err := os.ReadFile(filepath.Join(dir, "RESULTS.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Up to the time columns: the accuracies and Δs of every row.
+		var rows []string
+		for _, l := range strings.Split(string(md), "\n") {
+			if strings.HasPrefix(l, "| Retrain") || strings.HasPrefix(l, "| DEL") || strings.HasPrefix(l, "| SSD") {
+				cells := strings.Split(l, "|")
+				rows = append(rows, strings.Join(cells[:8], "|"))
+			}
+		}
+		return strings.Join(rows, "\n")
+	}
+	if a, b := table(sharded), table(single); a == "" || a != b {
+		t.Fatalf("RESULTS.md rows differ:\n%s\n---\n%s", a, b)
+	}
 }

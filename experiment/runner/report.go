@@ -27,7 +27,7 @@ func writeReport(rep *schema.Report, path string) error {
 // report rebuilds RESULTS.md and the plots from results.jsonl, keeping the
 // records of the config's keys only (when the grid listed them).
 func (r *state) report() (*Outcome, error) {
-	recs, err := experiment.ReadRecords(r.results)
+	recs, err := readAll(r.cfg.Out)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: no results yet; run the experiment first", r.results)

@@ -41,6 +41,12 @@ type Job struct {
 	// ReportOnly rebuilds RESULTS.md and the plots from results.jsonl
 	// without running or listing any step.
 	ReportOnly bool
+	// Shards > 0 runs only the seeds at positions ≡ Shard (mod Shards) in
+	// the config's seeds (a seed's original, oracles, runs and score
+	// audits stay in one shard), appends to results.shard-<Shard>.jsonl
+	// and writes no report; a run without shards (or ReportOnly) reads
+	// every shard's file beside results.jsonl.
+	Shard, Shards int
 	// Step, when set, receives every step's state as the grid goes: what
 	// ("oracle iid (seed 0)"), state ("cached", "training", "to run", ...)
 	// and the step's cache key ("" for steps without a record: originals
@@ -108,6 +114,15 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	r := &state{job: job, cfg: cfg, dryRun: job.DryRun, results: filepath.Join(cfg.Out, "results.jsonl"),
 		rt: onnxrt.Options{LibPath: job.LibPath, Threads: cfg.Threads, Device: "cpu"}}
+	switch {
+	case job.Shards == 0 && job.Shard != 0:
+		return nil, fmt.Errorf("%w: shard %d (--shard or $JOB_COMPLETION_INDEX) needs the number of shards (--shards)", experiment.ErrConfig, job.Shard)
+	case job.Shards < 0 || job.Shards > 0 && (job.Shard < 0 || job.Shard >= job.Shards):
+		return nil, fmt.Errorf("%w: shard %d of %d: the shard must be in [0, %d)", experiment.ErrConfig, job.Shard, job.Shards, job.Shards)
+	}
+	if job.Shards > 0 && !job.ReportOnly {
+		r.results = filepath.Join(cfg.Out, fmt.Sprintf("results.shard-%d.jsonl", job.Shard))
+	}
 	// Every row is checked before the first step, so that a bad row fails
 	// at once, not hours into the grid.
 	for _, m := range cfg.Methods {
@@ -131,7 +146,7 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 		if err := r.grid(ctx); err != nil {
 			return nil, err
 		}
-		if r.dryRun {
+		if r.dryRun || job.Shards > 0 {
 			return &Outcome{Keys: r.keyList}, nil
 		}
 	}
@@ -194,7 +209,7 @@ func (r *state) grid(ctx context.Context) error {
 	r.keyList = nil
 	r.scoreTargets = nil
 	r.done = map[string]experiment.Record{}
-	if recs, err := experiment.ReadRecords(r.results); err == nil {
+	if recs, err := readAll(r.cfg.Out); err == nil {
 		for _, rec := range recs {
 			r.done[rec.Key] = rec
 		}
@@ -233,7 +248,10 @@ func (r *state) grid(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, seed := range cfg.Seeds {
+	for i, seed := range cfg.Seeds {
+		if r.job.Shards > 0 && !r.job.ReportOnly && i%r.job.Shards != r.job.Shard {
+			continue // another shard's seed
+		}
 		// The original is trained when the first run of its seed needs it:
 		// a seed whose runs all have records needs no model at all.
 		orig := cfg.Model
@@ -625,7 +643,30 @@ func (r *state) unlearnJob(ch Choices, fs forgetSet, seed uint64, lg *stepLog) (
 		Info: lg.info, Bar: lg.bar}, nil
 }
 
-// record writes the step's record and appends it to results.jsonl.
+// readAll reads the records of results.jsonl and of every shard's
+// results.shard-*.jsonl in out (os.ErrNotExist when there are none).
+func readAll(out string) ([]experiment.Record, error) {
+	shards, _ := filepath.Glob(filepath.Join(out, "results.shard-*.jsonl"))
+	var all []experiment.Record
+	found := false
+	for _, p := range append([]string{filepath.Join(out, "results.jsonl")}, shards...) {
+		recs, err := experiment.ReadRecords(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		found = true
+		all = append(all, recs...)
+	}
+	if !found {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(out, "results.jsonl"), os.ErrNotExist)
+	}
+	return all, nil
+}
+
+// record writes the step's record and appends it to results.jsonl (or the
+// shard's file).
 func (r *state) record(path string, rec experiment.Record) error {
 	b, err := json.Marshal(rec)
 	if err != nil {

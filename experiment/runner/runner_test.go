@@ -155,3 +155,24 @@ func TestChoose(t *testing.T) {
 		}
 	}
 }
+
+// TestShardChecked: a shard outside [0, shards), a negative number of
+// shards or a shard without shards is refused before any step.
+func TestShardChecked(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "exp.yaml")
+	if err := os.WriteFile(p, []byte(pinConfigs[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := experiment.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]int{{2, 2}, {-1, 2}, {0, -1}, {1, 0}} {
+		if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Shard: c[0], Shards: c[1]}); !errors.Is(err, experiment.ErrConfig) {
+			t.Errorf("shard %d of %d: %v, want ErrConfig", c[0], c[1], err)
+		}
+	}
+	if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Shard: 1, Shards: 2}); err != nil {
+		t.Errorf("shard 1 of 2: %v", err)
+	}
+}
