@@ -331,7 +331,7 @@ func (r *state) grid(ctx context.Context) error {
 					budgets = []float64{0}
 				}
 				for _, budget := range budgets {
-					key := experiment.RunKey(m, budget, seed, idsKey, origRef, okey, cfg.NoMIA, unlearn.AutoVersion, unlearn.RecommendedString())
+					key := r.runKey(m, budget, seed, idsKey, origRef, okey)
 					r.addKey(key)
 					if err := r.methodStep(ctx, key, m, budget, fset, seed, orig, needOrig, okey, oracleTime); err != nil {
 						return err
@@ -343,6 +343,13 @@ func (r *state) grid(ctx context.Context) error {
 	// The score's audits come after the whole grid: its rows' records are
 	// the grid's, and the audits take the longest.
 	return r.scoreAll(ctx)
+}
+
+// runKey keys row m at budget for a seed, forget set, original and
+// oracle, with this config's attack setting and the tool's auto rule and
+// default (the grid's records and the score audits' folders).
+func (r *state) runKey(m experiment.Method, budget float64, seed uint64, idsKey, origRef, okey string) string {
+	return experiment.RunKey(m, budget, seed, idsKey, origRef, okey, r.cfg.NoMIA, unlearn.AutoVersion, unlearn.RecommendedString())
 }
 
 // forgetSet is a forget set drawn for a seed: its ids and ids file.

@@ -45,7 +45,7 @@ type scoreAudit struct {
 func (r *state) scoreDirs(t scoreTarget, m experiment.Method, budget float64) scoreAudit {
 	sc := r.cfg.Score
 	base := filepath.Join(r.cfg.Out, "score", fmt.Sprintf("%s-seed%d", t.fs.Name, t.seed))
-	runKey := experiment.RunKey(m, budget, t.seed, t.idsKey, t.origRef, t.okey, r.cfg.NoMIA, unlearn.AutoVersion, unlearn.RecommendedString())
+	runKey := r.runKey(m, budget, t.seed, t.idsKey, t.origRef, t.okey)
 	return scoreAudit{forgetSet: t.fs.Name, method: m.Name,
 		oracles: filepath.Join(base, "oracles-"+experiment.Key("score-oracles", t.okey, sc.OracleSeed, sc.RetainSample, sc.TestSample)),
 		dir:     filepath.Join(base, slug(m.Name)+"-"+experiment.Key("score", runKey, sc.K, sc.RetainSample, sc.TestSample))}
@@ -179,16 +179,15 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 	}
 	for _, fs := range sets {
 		type line struct {
-			a           scoreAudit
-			rep         *schema.ScoreReport
-			mia         float64
-			hasMIA      bool
-			gridMIA     float64
-			hasGrid     bool
-			final       float64
-			scoreRank   int
-			miaRank     int
-			forgetAccUR [2]float64
+			a         scoreAudit
+			rep       *schema.ScoreReport
+			mia       float64
+			hasMIA    bool
+			gridMIA   float64
+			hasGrid   bool
+			final     float64
+			scoreRank int
+			miaRank   int
 		}
 		var lines []*line
 		missing := []string{}
@@ -247,6 +246,12 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		b.WriteString("| Method | F | final score | KLoM forget | forget acc. unlearned / retrained | test acc. unlearned / retrained | SVC MIA unlearned / retrained | \\|Δ MIA\\| (grid) | rank by score | rank by MIA |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 		iv := func(v schema.ScoreInterval) string { return fmt.Sprintf("%.3f [%.3f, %.3f]", v.Estimate, v.Lo, v.Hi) }
+		pct := func(v *float64) string {
+			if v == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%.2f", 100**v)
+		}
 		for _, l := range lines {
 			rep := l.rep
 			fin := "—"
@@ -259,12 +264,6 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			}
 			if l.hasMIA {
 				mr = fmt.Sprint(l.miaRank)
-			}
-			pct := func(v *float64) string {
-				if v == nil {
-					return "—"
-				}
-				return fmt.Sprintf("%.2f", 100**v)
 			}
 			if rep.SVCMIA.Unlearned != nil || rep.SVCMIA.Retrained != nil {
 				svc = pct(rep.SVCMIA.Unlearned) + " / " + pct(rep.SVCMIA.Retrained)
