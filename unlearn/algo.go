@@ -691,7 +691,7 @@ func (r *run) fit(l loop) error {
 		return r.fitAuto(l)
 	}
 	for ep := 0; ep < l.epochs; ep++ {
-		if err := r.trainEpoch(l, ep, l.lr(ep), l.epochs, false); err != nil {
+		if err := r.trainEpoch(l, ep, l.lr(ep), l.epochs, false, 1); err != nil {
 			return err
 		}
 		if r.proxy != nil {
@@ -707,14 +707,10 @@ func (r *run) fit(l loop) error {
 // its statistics to the result; epochs is what progress reports as the
 // number of epochs. With anneal, the rate of step s of n is
 // lr·AnnealFactor(s, n): a cosine from lr to 0.01·lr within the epoch.
-func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int, anneal bool) error {
-	return r.trainRound(l, ep, lr, epochs, anneal, 1)
-}
-
-// trainRound is trainEpoch over the first ⌈fraction·steps⌉ steps of epoch
-// ep (fraction ≤ 0 or ≥ 1: all of them); the annealing spans the steps
-// trained.
-func (r *run) trainRound(l loop, ep int, lr float64, epochs int, anneal bool, fraction float64) error {
+// With fraction in (0, 1), only the first ⌈fraction·steps⌉ steps of the
+// epoch's order are trained (the auto schedule's rounds,
+// AutoConfig.EpochFraction), and the annealing spans them.
+func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int, anneal bool, fraction float64) error {
 	start := time.Now()
 	steps, step, err := l.epoch(ep)
 	if err != nil {

@@ -912,7 +912,7 @@ func (r *run) fitAuto(l loop) error {
 	log := r.proxy.log
 	for ep := 0; ep < l.epochs; ep++ {
 		elr := l.lr(ep) * scale
-		if err := r.trainRound(l, ep, elr, l.epochs, !a.NoAnneal, a.EpochFraction); err != nil {
+		if err := r.trainEpoch(l, ep, elr, l.epochs, !a.NoAnneal, a.EpochFraction); err != nil {
 			return err
 		}
 		if err := r.proxiesAfter(l.e, ep+1, elr); err != nil {

@@ -501,7 +501,8 @@ const ResolutionForget = 100
 // 0.4–1.2 where 3,000 were kept (full Fashion-MNIST, the current default,
 // experiments/fashion-mnist-default: +0.36, +1.19, +1.02), where the
 // default ended 1.03, 1.42 and 0.97 points above the oracle's forget
-// accuracy and, before this warning covered it, vouched for the first two. So every run on such a forget set raises the estimate-bias
+// accuracy and, before this warning covered it, vouched for the first
+// two. So every run on such a forget set raises the estimate-bias
 // warning, whatever the classes kept: none measured was free of the bias.
 var EstimateBias = []BiasPoint{
 	{Kept: 200, Min: 0.2, Max: 7.9, Where: "the small-data ResNet and VGG, 3 seeds each, and the bundled demo"},

@@ -162,11 +162,10 @@ type state struct {
 	job          Job
 	setup        schema.ScoreSetup
 	retain, test []int
-	// digest, tasks and work by task kind: the oracles' may lie in
-	// another folder and carry the digest of the oracle part of the setup.
-	digest, tasks, work map[string]string
-	// dirs are the folders of each kind's tasks (Dir or OracleDir).
-	dirs map[string]string
+	// dirs and digest by task kind: the oracles' folder may be another
+	// (OracleDir), and their files carry the digest of the oracle part of
+	// the setup. A kind's results are in dir/tasks, its work in dir/work.
+	dirs, digest map[string]string
 }
 
 // Run runs the job's tasks (those of its shard) that have no result in the
@@ -180,20 +179,16 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	if job.OracleDir == "" {
 		job.OracleDir = job.Dir
 	}
-	r := &state{job: job, dirs: map[string]string{schema.ScoreOracle: job.OracleDir, schema.ScoreUnlearned: job.Dir},
-		digest: map[string]string{}, tasks: map[string]string{}, work: map[string]string{}}
-	for kind, d := range r.dirs {
-		r.tasks[kind], r.work[kind] = filepath.Join(d, "tasks"), filepath.Join(d, "work")
-	}
+	r := &state{job: job, dirs: map[string]string{schema.ScoreOracle: job.OracleDir, schema.ScoreUnlearned: job.Dir}, digest: map[string]string{}}
 	r.retain = sample(job.Suite.Retain, job.RetainSample, job.SampleSeed, 1)
 	r.test = sample(data.Range(job.Suite.Data.Test.Len()), job.TestSample, job.SampleSeed, 2)
 	st, err := r.settings()
 	if err != nil {
 		return nil, err
 	}
-	for kind := range r.dirs {
-		for _, d := range []string{r.tasks[kind], r.work[kind]} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
+	for _, dir := range r.dirs {
+		for _, sub := range []string{"tasks", "work"} {
+			if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 				return nil, err
 			}
 		}
@@ -266,7 +261,7 @@ func sample(ids []int, n int, seed, stream uint64) []int {
 // result file; the model is kept under Dir/models only with KeepModels.
 func (r *state) run(ctx context.Context, t task) error {
 	job := &r.job
-	work, err := outfile.TempDir(filepath.Join(r.work[t.kind], t.file()))
+	work, err := outfile.TempDir(filepath.Join(r.dirs[t.kind], "work", t.file()))
 	if err != nil {
 		return err
 	}
@@ -330,7 +325,9 @@ func (r *state) run(ctx context.Context, t task) error {
 	return writeJSON(r.taskPath(t), res)
 }
 
-func (r *state) taskPath(t task) string { return filepath.Join(r.tasks[t.kind], t.file()+".json") }
+func (r *state) taskPath(t task) string {
+	return filepath.Join(r.dirs[t.kind], "tasks", t.file()+".json")
+}
 
 // evaluate fills res with the model's SHA-256 and its outputs on the
 // forget set and the two samples.
