@@ -374,3 +374,33 @@ methods:
 		t.Fatalf("RESULTS.md rows differ:\n%s\n---\n%s", a, b)
 	}
 }
+
+// TestExperimentRecordsNotThroughLink: a results.jsonl that is a symbolic
+// link is refused before the first step, and the link's target is left as
+// it was.
+func TestExperimentRecordsNotThroughLink(t *testing.T) {
+	testutil.RequireORT(t)
+	data, _ := tinyFashion(t, 200, 60)
+	out := filepath.Join(t.TempDir(), "exp")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := writeFile(t, "precious.jsonl", nil) // read as no records; must stay empty
+	if err := os.Symlink(target, filepath.Join(out, "results.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, "exp.yaml", []byte(fmt.Sprintf(`architecture: %s
+data: %s
+train: {epochs: 1, lr: 0.05}
+forget_sets: [{name: iid, kind: iid, fraction: 0.1}]
+seeds: [0]
+threads: 1
+no_mia: true
+out: %s
+methods: [{name: SSD, method: ssd}]
+`, model(t), data, out)))
+	wantError(t, runCLI(t, "experiment", "--config", cfg), exitError, "the experiment's records", "symbolic link")
+	if b, _ := os.ReadFile(target); len(b) != 0 {
+		t.Fatalf("the link's target was written: %q", b)
+	}
+}

@@ -142,6 +142,12 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 			if err := os.MkdirAll(filepath.Join(cfg.Out, "runs"), 0o755); err != nil {
 				return nil, err
 			}
+			// The records file is an output like the step logs: never
+			// appended through a link or into a device (checked before
+			// the first step, not hours into the grid).
+			if err := outfile.Check([]outfile.Output{{Flag: "config", Path: r.results, Note: "the experiment's records"}}, nil); err != nil {
+				return nil, err
+			}
 		}
 		if err := r.grid(ctx); err != nil {
 			return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/score"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
 	"github.com/unlearn-tool/unlearn/unlearn/scoring"
@@ -117,7 +118,16 @@ func (r *state) scoreOne(ctx context.Context, t scoreTarget, m experiment.Method
 	if err := r.setup(); err != nil {
 		return err
 	}
+	// The audit's folders are outputs: neither a link nor inside the
+	// dataset, and their entries are not links either.
 	for _, d := range []string{a.dir, a.oracles} {
+		if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+			return err
+		}
+		o := outfile.Output{Flag: "config", Path: d, Note: "a score audit's folder in the experiment's out folder"}
+		if err := outfile.CheckResultsDir(o, []outfile.Input{{Name: "dataset " + r.ds.Path, Path: r.ds.Path, Tree: true}}, append(scoring.Entries, "log.jsonl")...); err != nil {
+			return err
+		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
