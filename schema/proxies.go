@@ -188,6 +188,13 @@ type AutoSchedule struct {
 	// accuracy that capped it besides the model's own reference accuracy.
 	ForgetBaseline string   `json:"forget_baseline,omitempty"`
 	ForgetCeiling  *float64 `json:"forget_ceiling,omitempty"`
+	// ForgetFixed says that the forget accuracy was held against
+	// ForgetCeiling alone (an IID forget set, rule version 8), not against
+	// the lower of it and the model's own reference accuracy;
+	// SplitAllowance is what the forget tolerance includes for unseen
+	// training examples scoring above the test split there.
+	ForgetFixed    bool    `json:"forget_fixed,omitempty"`
+	SplitAllowance float64 `json:"split_allowance,omitempty"`
 	// ForgetTolerance and UtilityTolerance are the rule's tolerances
 	// (fractions of accuracy).
 	ForgetTolerance  float64 `json:"forget_tolerance"`

@@ -21,7 +21,7 @@ import (
 // stopping rule and their defaults). Bump it with every change that can
 // change a result: the experiment cache keys auto runs by it, so results of
 // an older rule are never reused (version 1 keys predate the number).
-const AutoVersion = 7
+const AutoVersion = 8
 
 // Schedules (Config.Schedule).
 const (
@@ -91,6 +91,8 @@ type ProxyConfig struct {
 //	forget accuracy ≤ reference accuracy + ForgetTolerance   (looks unseen)
 //	test accuracy ≥ the input model's − UtilityTolerance     (utility back)
 //
+// (by default, with targets from the oracle estimate: see UtilityBaseline,
+// ForgetBaseline and, for IID forget sets, SplitAllowance)
 // or at MaxEpochs, or when Violation (how far from both conditions) has not
 // improved for Patience epochs. The result is the model of the epoch that
 // met the rule, else of the epoch closest to it (schema.AutoSchedule.Epoch), whose
@@ -142,8 +144,21 @@ type AutoConfig struct {
 	// MinEpochs is the fewest epochs before the rule may stop [1].
 	MinEpochs int
 	// Patience stops a run whose violation (Violation) has not improved
-	// for this many epochs [3]; its best epoch is the result.
+	// by more than MinProgress for this many epochs [3]; its best epoch is
+	// the result.
 	Patience int
+	// MinProgress is the least improvement of the violation that counts
+	// as progress for Patience [0: any; as min_delta in Keras's
+	// EarlyStopping]. Not on by default: on the logged epochs of the
+	// suite's 24 default runs, 0.2 points would have saved 18 epochs (the
+	// full Fashion-MNIST non-IID run of seed 2 crept up by 0.01–0.1 points
+	// at a time and trained 18 epochs towards a target it never met; 0.2
+	// stopped it after 7, measured) with no run further from its oracle,
+	// but on the same suite's rows without the depth floor it ended runs
+	// that were still recovering (test accuracy up to 1.8 points lower,
+	// two runs that met the rule no longer did), and finetune on the demo
+	// stopped at epoch 4, a round before it met the rule.
+	MinProgress float64
 	// ForgetTolerance [0.01] and UtilityTolerance [0.005] are the rule's
 	// tolerances, as fractions (0.01 = 1 point of accuracy). A default
 	// forget tolerance (not given: ScaleForgetTolerance) widens to two
@@ -186,6 +201,19 @@ type AutoConfig struct {
 	// oracle estimate's; version 5) or "reference" (the model's own
 	// reference accuracy; versions 1–4) ["estimate"].
 	ForgetBaseline string
+	// SplitAllowance widens a default forget tolerance on a forget set
+	// that the χ² test calls IID and that thins no class, where the forget
+	// accuracy is held against the oracle estimate's reference accuracy
+	// alone (Targets.ForgetFixed) [0.005; negative: none]. The reference
+	// is the test split, and unseen training examples score above it: the
+	// oracles of full Fashion-MNIST, 10 % IID forget sets, scored 0.34,
+	// 0.68 and 1.00 points higher on their forget set than on the test
+	// split (experiments/fashion-mnist-default, seeds 0–2), so a 1-point
+	// rule rejected the oracle itself on seed 2. Version 8; under version 7
+	// every default run there ended 1.0–1.5 points above its own test
+	// accuracy, within a point of the oracle on both accuracies, and was
+	// flagged rule-not-met after 5–14 epochs.
+	SplitAllowance float64
 }
 
 // Targets are what the stopping rule holds the proxies against: the
@@ -199,12 +227,21 @@ type Targets struct {
 	// ForgetSet says that Forget applies (a ceiling of 0 is meaningful:
 	// a class removed entirely).
 	ForgetSet bool
+	// ForgetFixed holds the forget accuracy against Forget alone, not the
+	// lower of it and the model's own reference accuracy: on an IID forget
+	// set the own reference (the test split) dips while utility recovers
+	// and takes the ceiling down with it, below where an oracle lands
+	// (version 8).
+	ForgetFixed bool
 }
 
 // forgetLimit is the forget accuracy the rule accepts before its
 // tolerance: the model's own reference accuracy, or the target's ceiling
 // when that is lower.
 func (t Targets) forgetLimit(p schema.Proxies) float64 {
+	if t.ForgetSet && t.ForgetFixed {
+		return t.Forget
+	}
 	if t.ForgetSet {
 		return min(p.ReferenceAccuracy, t.Forget)
 	}
@@ -278,6 +315,19 @@ func (a AutoConfig) BestEpoch(t Targets, history []schema.Proxies) int {
 	return best
 }
 
+// lastProgress returns the 1-based epoch of history at which the violation
+// last improved by more than MinProgress on the best value so far (which
+// only such an improvement updates), 0 for an empty history.
+func (a AutoConfig) lastProgress(t Targets, history []schema.Proxies) int {
+	last, ref := 0, math.Inf(1)
+	for i, p := range history {
+		if v := a.Violation(t, p); v < ref-max(a.MinProgress, 0) {
+			last, ref = i+1, v
+		}
+	}
+	return last
+}
+
 // Decide applies the auto schedule's stopping rule after epoch
 // len(history): history[e−1] are the proxies after epoch e, t what
 // utility must come back to and the forget accuracy's ceiling (see
@@ -297,7 +347,7 @@ func (a AutoConfig) Decide(t Targets, history []schema.Proxies) schema.ProxyDeci
 		UtilityOK: a.utility(p) >= target-ut,
 	}
 	what := "reference"
-	if limit < p.ReferenceAccuracy {
+	if limit < p.ReferenceAccuracy || t.ForgetFixed {
 		what = "oracle estimate"
 	}
 	forget := fmt.Sprintf("forget accuracy %.3f vs %s %.3f (%+.3f, tolerance %.3g)", p.ForgetAccuracy, what, limit, p.ForgetAccuracy-limit, ft)
@@ -321,10 +371,14 @@ func (a AutoConfig) Decide(t Targets, history []schema.Proxies) schema.ProxyDeci
 			why = append(why, fmt.Sprintf("both conditions hold but MinEpochs is %d", a.MinEpochs))
 		}
 		d.Detail = fmt.Sprintf("reached the cap of %d epochs; %s; the result is epoch %d, the closest to both", a.MaxEpochs, strings.Join(why, "; "), d.Epoch)
-	case a.Patience > 0 && e-a.BestEpoch(t, history) >= a.Patience:
+	case a.Patience > 0 && e-a.lastProgress(t, history) >= a.Patience:
 		d.Stop, d.Reason = true, StopNoProgress
 		d.Epoch = a.BestEpoch(t, history)
-		d.Detail = fmt.Sprintf("epoch %d: no closer to the conditions for %d epochs (%s; %s); the result is epoch %d, the closest to both", e, a.Patience, forget, utility, d.Epoch)
+		by := ""
+		if a.MinProgress > 0 {
+			by = fmt.Sprintf(" by more than %.3g", a.MinProgress)
+		}
+		d.Detail = fmt.Sprintf("epoch %d: no closer to the conditions%s for %d epochs (%s; %s); the result is epoch %d, the closest to both", e, by, a.Patience, forget, utility, d.Epoch)
 	default:
 		d.Detail = fmt.Sprintf("epoch %d: %s; %s", e, forget, utility)
 	}
@@ -447,6 +501,11 @@ func (c *Config) resolveSchedule(algo string, userEpochs int, userLR float64) er
 	if a.RangeSlack == 0 {
 		a.RangeSlack = 0.05
 	}
+	if a.SplitAllowance == 0 {
+		a.SplitAllowance = 0.005
+	}
+	a.MinProgress = max(a.MinProgress, 0)
+	a.SplitAllowance = max(a.SplitAllowance, 0)
 	switch a.UtilityBaseline {
 	case "":
 		a.UtilityBaseline = UtilityEstimate
@@ -888,6 +947,10 @@ func (r *run) fitAuto(l loop) error {
 	if a.ForgetBaseline == ForgetEstimate {
 		targets.Forget, targets.ForgetSet = est.ReferenceAccuracy, true
 		res.ForgetCeiling = &targets.Forget
+		// Version 8: an IID forget set is held against the estimate
+		// alone (Targets.ForgetFixed), with the split allowance.
+		targets.ForgetFixed = r.proxy.log.Reference != nil && r.proxy.log.Reference.IID && len(est.Partial) == 0
+		res.ForgetFixed = targets.ForgetFixed
 	}
 	// Version 7: not when the forget set thins classes. There the estimate
 	// is already an upper bound of the oracle's forget accuracy (it leaves
@@ -902,6 +965,12 @@ func (r *run) fitAuto(l loop) error {
 			r.note("auto schedule: forget tolerance %.3f, two standard errors of a forget accuracy near %.3f measured on %d forget and %d reference examples (wider than the default %.3f)",
 				noise, lvl, len(r.in.Forget), r.proxy.log.Reference.NTest, 0.01)
 		}
+	}
+	if a.ScaleForgetTolerance && targets.ForgetFixed && a.SplitAllowance > 0 {
+		a.ForgetTolerance += a.SplitAllowance
+		res.ForgetTolerance, res.SplitAllowance = a.ForgetTolerance, a.SplitAllowance
+		r.note("auto schedule: IID forget set: forget accuracy held against the oracle estimate's %.3f, tolerance %.3f including %.3f for unseen training examples scoring above the test split",
+			targets.Forget, a.ForgetTolerance, a.SplitAllowance)
 	}
 	scale := lr / r.cfg.LR
 	var hist []schema.Proxies

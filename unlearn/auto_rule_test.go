@@ -155,6 +155,18 @@ func TestStoppingRuleBestEpoch(t *testing.T) {
 			[]schema.Proxies{px(0.86, 0.8, 0.83), px(0.9, 0.8, 0.83), px(0.86, 0.8, 0.83)}, 3, 1, StopMaxEpochs},
 		// the rule is met: that epoch, whatever came before
 		{"met", a, []schema.Proxies{px(0.9, 0.8, 0.7), px(0.81, 0.8, 0.83)}, 2, 2, StopUnseen},
+		// version 8: creeping by less than MinProgress (violations 0.05,
+		// 0.049, 0.0485) is no progress; the result is still the least
+		// violation
+		{"creep", AutoConfig{MaxEpochs: 4, MinEpochs: 1, Patience: 2, ForgetTolerance: 0.01, UtilityTolerance: 0.01, MinProgress: 0.002},
+			[]schema.Proxies{px(0.8, 0.8, 0.78), px(0.8, 0.8, 0.781), px(0.8, 0.8, 0.7815), px(0.8, 0.8, 0.782)}, 3, 3, StopNoProgress},
+		// ... which any improvement is without it: on to the cap
+		{"creep, any progress", AutoConfig{MaxEpochs: 4, MinEpochs: 1, Patience: 2, ForgetTolerance: 0.01, UtilityTolerance: 0.01, MinProgress: -1},
+			[]schema.Proxies{px(0.8, 0.8, 0.78), px(0.8, 0.8, 0.781), px(0.8, 0.8, 0.7815), px(0.8, 0.8, 0.782)}, 4, 4, StopMaxEpochs},
+		// a step larger than MinProgress after the creep counts, and
+		// the count restarts from it
+		{"creep, then a step", AutoConfig{MaxEpochs: 8, MinEpochs: 1, Patience: 2, ForgetTolerance: 0.01, UtilityTolerance: 0.01, MinProgress: 0.002},
+			[]schema.Proxies{px(0.8, 0.8, 0.78), px(0.8, 0.8, 0.781), px(0.8, 0.8, 0.79), px(0.8, 0.8, 0.7905), px(0.8, 0.8, 0.7908)}, 5, 5, StopNoProgress},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,6 +194,15 @@ func TestStoppingRuleBestEpoch(t *testing.T) {
 func TestForgetCeiling(t *testing.T) {
 	a := AutoConfig{ForgetTolerance: 0.01, UtilityTolerance: 0.01, MinEpochs: 1, MaxEpochs: 10}
 	p := px(0.80, 0.80, 0.90) // looks unseen against its own reference
+	// Above its own reference by more than the tolerance, under a ceiling
+	// that lies above that reference: only a fixed ceiling lets it stop.
+	q := px(0.83, 0.80, 0.90)
+	if d := a.Decide(Targets{Utility: 0.90, Forget: 0.85, ForgetSet: true}, []schema.Proxies{q}); d.Stop {
+		t.Errorf("the lower of reference and ceiling: stopped (%s)", d.Detail)
+	}
+	if d := a.Decide(Targets{Utility: 0.90, Forget: 0.85, ForgetSet: true, ForgetFixed: true}, []schema.Proxies{q}); !d.Stop || !strings.Contains(d.Detail, "vs oracle estimate 0.850") {
+		t.Errorf("a fixed ceiling: stop %v (%s)", d.Stop, d.Detail)
+	}
 	for _, c := range []struct {
 		t        Targets
 		stop     bool
@@ -192,6 +213,12 @@ func TestForgetCeiling(t *testing.T) {
 		{Targets{Utility: 0.90, Forget: 0.85, ForgetSet: true}, true, "vs reference 0.800"},
 		{Targets{Utility: 0.90, Forget: 0, ForgetSet: true}, false, "vs oracle estimate 0.000"},
 		{Targets{Utility: 0.90, Forget: 0}, true, "vs reference 0.800"},
+		// Version 8, an IID forget set: the estimate alone, even where
+		// it lies above the model's own reference (which dips while
+		// utility recovers) ...
+		{Targets{Utility: 0.90, Forget: 0.85, ForgetSet: true, ForgetFixed: true}, true, "vs oracle estimate 0.850"},
+		// ... and where it lies below.
+		{Targets{Utility: 0.90, Forget: 0.75, ForgetSet: true, ForgetFixed: true}, false, "vs oracle estimate 0.750"},
 	} {
 		d := a.Decide(c.t, []schema.Proxies{p})
 		if d.Stop != c.stop || !strings.Contains(d.Detail, c.wantText) {

@@ -283,10 +283,12 @@ func TestAutoStopsOnDemo(t *testing.T) {
 	}
 }
 
-// Version 6–7's forget tolerance on an IID forget set: 40 random training
-// examples (one is 2.5 points of accuracy) widen the default 1 point to two
-// standard errors of the forget-versus-reference comparison; a given
-// tolerance is kept as given.
+// The forget tolerance on an IID forget set: 40 random training examples
+// (one is 2.5 points of accuracy) widen the default 1 point to two standard
+// errors of the forget-versus-reference comparison (version 6), and version
+// 8 adds the split allowance and holds the forget accuracy against the
+// oracle estimate alone; a given tolerance is kept as given, and a negative
+// allowance adds nothing.
 func TestAutoForgetToleranceWidens(t *testing.T) {
 	testutil.RequireORT(t)
 	d := loadDemo(t)
@@ -299,25 +301,28 @@ func TestAutoForgetToleranceWidens(t *testing.T) {
 			retain = append(retain, i)
 		}
 	}
-	run := func(tol float64) *Result {
+	run := func(tol, allowance float64) *Result {
 		cfg := Config{Runtime: testRuntime, Schedule: ScheduleAuto, Epochs: 1, LR: 0.01, Proxies: ProxyConfig{NoMIA: true}}
-		cfg.Auto.ForgetTolerance = tol
+		cfg.Auto.ForgetTolerance, cfg.Auto.SplitAllowance = tol, allowance
 		res, err := Run(context.Background(), "finetune", Input{Model: loadModel(t, "resnet_small_train.onnx"), Data: d.ds, Forget: forget, Retain: retain}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
-	res := run(0)
+	res := run(0, 0)
 	pl := res.Proxies
 	if !pl.Reference.IID || len(pl.Estimate.Partial) != 0 {
 		t.Fatalf("reference %+v, estimate %+v: want an IID forget set", pl.Reference, pl.Estimate)
 	}
 	want := ForgetNoise(min(pl.Before.ReferenceAccuracy, pl.Estimate.ReferenceAccuracy), len(forget), pl.Reference.NTest)
-	if want < 0.05 || math.Abs(res.Auto.ForgetTolerance-want) > 1e-12 {
-		t.Errorf("forget tolerance %v, want the noise %v (> 0.05)", res.Auto.ForgetTolerance, want)
+	if a := res.Auto; want < 0.05 || math.Abs(a.ForgetTolerance-want-0.005) > 1e-12 || a.SplitAllowance != 0.005 || !a.ForgetFixed {
+		t.Errorf("forget tolerance %v (allowance %v, fixed %v), want the noise %v (> 0.05) + 0.005, fixed", a.ForgetTolerance, a.SplitAllowance, a.ForgetFixed, want)
 	}
-	if res := run(0.02); res.Auto.ForgetTolerance != 0.02 {
-		t.Errorf("a given tolerance became %v", res.Auto.ForgetTolerance)
+	if a := run(0, -1).Auto; math.Abs(a.ForgetTolerance-want) > 1e-12 || a.SplitAllowance != 0 {
+		t.Errorf("no allowance: tolerance %v (allowance %v), want the noise %v", a.ForgetTolerance, a.SplitAllowance, want)
+	}
+	if a := run(0.02, 0).Auto; a.ForgetTolerance != 0.02 || !a.ForgetFixed {
+		t.Errorf("a given tolerance became %v (fixed %v)", a.ForgetTolerance, a.ForgetFixed)
 	}
 }
