@@ -91,12 +91,13 @@ type ProxyConfig struct {
 //	forget accuracy ≤ reference accuracy + ForgetTolerance   (looks unseen)
 //	test accuracy ≥ the input model's − UtilityTolerance     (utility back)
 //
-// (by default, with targets from the oracle estimate: see UtilityBaseline,
-// ForgetBaseline and, for IID forget sets, SplitAllowance)
-// or at MaxEpochs, or when Violation (how far from both conditions) has not
+// (by default with targets from the oracle estimate: see UtilityBaseline,
+// ForgetBaseline and, for IID forget sets, SplitAllowance), or at
+// MaxEpochs, or when Violation (how far from both conditions) has not
 // improved for Patience epochs. The result is the model of the epoch that
-// met the rule, else of the epoch closest to it (schema.AutoSchedule.Epoch), whose
-// state is kept while later epochs train: one copy of the parameters.
+// met the rule, else of the epoch closest to it
+// (schema.AutoSchedule.Epoch), whose state is kept while later epochs
+// train: one copy of the parameters.
 //
 // Version 3 anneals within every epoch: a cosine from the epoch's rate to
 // 0.01× of it over its steps (warm restarts of one epoch, as SGDR with
@@ -237,7 +238,7 @@ type Targets struct {
 
 // forgetLimit is the forget accuracy the rule accepts before its
 // tolerance: the model's own reference accuracy, or the target's ceiling
-// when that is lower.
+// when that is lower, or the ceiling alone when t.ForgetFixed.
 func (t Targets) forgetLimit(p schema.Proxies) float64 {
 	if t.ForgetSet && t.ForgetFixed {
 		return t.Forget
@@ -527,7 +528,7 @@ func (c *Config) resolveSchedule(algo string, userEpochs int, userLR float64) er
 		return fmt.Errorf("%w: auto schedule patience %d", ErrInput, a.Patience)
 	case a.RangeSteps < 1:
 		return fmt.Errorf("%w: auto schedule range steps %d", ErrInput, a.RangeSteps)
-	case math.IsNaN(a.ForgetTolerance) || math.IsNaN(a.UtilityTolerance) || math.IsNaN(a.RangeSlack):
+	case math.IsNaN(a.ForgetTolerance) || math.IsNaN(a.UtilityTolerance) || math.IsNaN(a.RangeSlack) || math.IsNaN(a.SplitAllowance) || math.IsNaN(a.MinProgress):
 		return fmt.Errorf("%w: auto schedule tolerance NaN", ErrInput)
 	}
 	for _, lr := range a.LRs {

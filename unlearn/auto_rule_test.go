@@ -276,6 +276,8 @@ func TestScheduleErrors(t *testing.T) {
 		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{MinEpochs: 5, MaxEpochs: 2}}},
 		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{LRs: []float64{0.1, -1}}}},
 		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{UtilityBaseline: "oracle"}}},
+		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{SplitAllowance: math.NaN()}}},
+		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{MinProgress: math.NaN()}}},
 		{"rft", Config{Proxies: ProxyConfig{Track: true, HoldoutFraction: 1.5}}},
 		{"rft", Config{Proxies: ProxyConfig{Track: true, Feature: "loss"}}},
 	} {
