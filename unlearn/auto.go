@@ -307,22 +307,23 @@ func (a AutoConfig) Violation(t Targets, p schema.Proxies) float64 {
 // BestEpoch returns the 1-based epoch of history with the least Violation
 // (the earliest on a tie), 0 for an empty history.
 func (a AutoConfig) BestEpoch(t Targets, history []schema.Proxies) int {
-	best, bv := 0, math.Inf(1)
-	for i, p := range history {
-		if v := a.Violation(t, p); v < bv {
-			best, bv = i+1, v
-		}
-	}
-	return best
+	return a.improvedAt(t, history, 0)
 }
 
 // lastProgress returns the 1-based epoch of history at which the violation
-// last improved by more than MinProgress on the best value so far (which
-// only such an improvement updates), 0 for an empty history.
+// last improved by more than MinProgress (see improvedAt).
 func (a AutoConfig) lastProgress(t Targets, history []schema.Proxies) int {
+	return a.improvedAt(t, history, max(a.MinProgress, 0))
+}
+
+// improvedAt returns the last 1-based epoch of history whose violation
+// lay more than `by` under the best value so far, which only such an
+// epoch updates (by = 0: the earliest epoch of least violation), 0 for an
+// empty history.
+func (a AutoConfig) improvedAt(t Targets, history []schema.Proxies, by float64) int {
 	last, ref := 0, math.Inf(1)
 	for i, p := range history {
-		if v := a.Violation(t, p); v < ref-max(a.MinProgress, 0) {
+		if v := a.Violation(t, p); v < ref-by {
 			last, ref = i+1, v
 		}
 	}
