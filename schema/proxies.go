@@ -178,6 +178,10 @@ type AutoSchedule struct {
 	StartLoss  float64   `json:"start_loss,omitempty"`
 	RangeSteps int       `json:"range_steps,omitempty"`
 	RangeS     float64   `json:"range_s"`
+	// LRCap is the largest rate the range test tried: the round budget
+	// (unlearn.AutoConfig.RoundBudget) over the steps of one round (rule
+	// version 9); the candidates above it were not tried. 0: no cap.
+	LRCap float64 `json:"lr_cap,omitempty"`
 	// UtilityTarget is the held-out accuracy the rule asked for (before
 	// the tolerance) and UtilityBaseline where it came from.
 	UtilityTarget   float64 `json:"utility_target"`

@@ -3,6 +3,7 @@ package unlearn
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -253,6 +254,36 @@ func TestChooseLR(t *testing.T) {
 	}
 }
 
+// Rule 9's cap: candidates at most budget ÷ steps per round, the smallest
+// kept when none is, nothing capped without a budget.
+func TestCapRates(t *testing.T) {
+	five := []float64{0.3, 0.003, 0.0949, 0.03, 0.00949} // unsorted on purpose
+	for _, c := range []struct {
+		name    string
+		budget  float64
+		steps   int
+		want    []float64
+		wantCap float64
+	}{
+		// full Fashion-MNIST: 406 steps per epoch, cap 16/406 = 0.0394
+		{"full Fashion-MNIST", 16, 406, []float64{0.003, 0.00949, 0.03}, 16.0 / 406},
+		// the 4,000-image regimes: 28 steps, cap 0.571, every candidate
+		{"small data", 16, 28, []float64{0.003, 0.00949, 0.03, 0.0949, 0.3}, 16.0 / 28},
+		{"cap on a candidate", 3, 10, []float64{0.003, 0.00949, 0.03, 0.0949, 0.3}, 0.3},
+		{"none under the cap", 16, 1 << 20, []float64{0.003}, 16.0 / (1 << 20)},
+		{"no budget", -1, 406, []float64{0.003, 0.00949, 0.03, 0.0949, 0.3}, 0},
+		{"infinite budget", math.Inf(1), 406, []float64{0.003, 0.00949, 0.03, 0.0949, 0.3}, 0},
+	} {
+		got, lim := CapRates(five, c.budget, c.steps)
+		if !slices.Equal(got, c.want) || lim != c.wantCap {
+			t.Errorf("%s: %v cap %g, want %v cap %g", c.name, got, lim, c.want, c.wantCap)
+		}
+	}
+	if five[0] != 0.3 {
+		t.Errorf("CapRates sorted its argument: %v", five)
+	}
+}
+
 func TestHoldoutSize(t *testing.T) {
 	p := ProxyConfig{}.withDefaults()
 	for _, c := range []struct{ n, want int }{
@@ -278,6 +309,7 @@ func TestScheduleErrors(t *testing.T) {
 		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{UtilityBaseline: "oracle"}}},
 		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{SplitAllowance: math.NaN()}}},
 		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{MinProgress: math.NaN()}}},
+		{"rft", Config{Schedule: ScheduleAuto, Auto: AutoConfig{RoundBudget: math.NaN()}}},
 		{"rft", Config{Proxies: ProxyConfig{Track: true, HoldoutFraction: 1.5}}},
 		{"rft", Config{Proxies: ProxyConfig{Track: true, Feature: "loss"}}},
 	} {

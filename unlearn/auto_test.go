@@ -104,6 +104,33 @@ func TestAutoSchedule(t *testing.T) {
 	}
 }
 
+// Rule 9's round budget reaches the range test: a budget under every
+// candidate's rate × steps leaves only the smallest candidate, and the
+// cap is recorded; the default budget caps nothing on a small retain set.
+func TestAutoRoundBudget(t *testing.T) {
+	testutil.RequireORT(t)
+	d := loadDemo(t)
+	forget, retain := every(d.forget, 4), every(d.retain, 12)
+	m := loadModel(t, "resnet_small_train.onnx")
+	mask := randomMask(t, m, 0.3, 7)
+	base := Defaults("rft").LR
+	for _, c := range []struct {
+		budget float64
+		trials int
+	}{{1e-9, 1}, {0, 2}} {
+		cfg := Config{Runtime: testRuntime, Schedule: ScheduleAuto,
+			Auto: AutoConfig{MaxEpochs: 1, LRs: []float64{base, base / 3}, RangeSteps: 2, RoundBudget: c.budget}}
+		res, err := Run(context.Background(), "rft", Input{Model: m, Data: d.ds, Forget: forget, Retain: retain, Mask: mask}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := res.Auto
+		if len(a.RangeTest) != c.trials || a.RangeTest[0].LR != base/3 || (c.trials == 1) != (a.LR == base/3 && a.LRCap > 0 && a.LRCap < base/3) {
+			t.Errorf("budget %g: %d trials, lr %g, cap %g; want %d trials", c.budget, len(a.RangeTest), a.LR, a.LRCap, c.trials)
+		}
+	}
+}
+
 // With Config.LR given there is no range test, and an auto run without
 // annealing that goes to its cap trains exactly as a fixed run of as many
 // epochs with the
