@@ -34,6 +34,12 @@ func TestConfigure(t *testing.T) {
 	if cfg, err := unlearn.Configure("rft", unlearn.Recipe{EpochFraction: 0.25}); err != nil || cfg.Schedule != unlearn.ScheduleAuto || cfg.Auto.EpochFraction != 0.25 {
 		t.Errorf("the default with an epoch fraction: %q, fraction %g (%v)", cfg.Schedule, cfg.Auto.EpochFraction, err)
 	}
+	if cfg, err := unlearn.Configure("rft", unlearn.Recipe{}); err != nil || cfg.GradChannels {
+		t.Errorf("no recipe: GradChannels %v (%v), want off", cfg.GradChannels, err)
+	}
+	if cfg, err := unlearn.Configure("rft", unlearn.Recipe{Epochs: 2, GradChannels: true}); err != nil || !cfg.GradChannels {
+		t.Errorf("GradChannels asked for: %v (%v)", cfg.GradChannels, err)
+	}
 	if cfg, err := unlearn.Configure("ssd", unlearn.Recipe{}); err != nil || cfg.Schedule == unlearn.ScheduleAuto {
 		t.Errorf("ssd without a recipe: %q (%v), want fixed", cfg.Schedule, err)
 	}

@@ -285,3 +285,39 @@ func TestUnlearnWarnsWhenResetEmptiesLayers(t *testing.T) {
 		t.Errorf("unlearning.notes of metrics.json lack the warning: %q", doc.Unlearning.Notes)
 	}
 }
+
+// TestGradChannelsFlag: --grad-channels reaches the training engine (the
+// run's notes name the restricted weight gradients) and the run still
+// changes nothing outside the mask and the classifier.
+func TestGradChannelsFlag(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "u.onnx")
+	r := runCLI(t, "--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--data", "testdata/fashion",
+		"--epochs", "1", "--grad-channels", "--no-mia", "--out", out, "--threads", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "u.metrics.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Unlearning struct {
+			Log struct {
+				Notes []string `json:"notes"`
+			} `json:"log"`
+			Audit struct {
+				BitIdentical bool `json:"outside_mask_bit_identical"`
+			} `json:"audit"`
+		} `json:"unlearning"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(doc.Unlearning.Log.Notes, func(n string) bool { return strings.Contains(n, "selected output channels only") }) {
+		t.Errorf("no note on the restricted weight gradients: %q", doc.Unlearning.Log.Notes)
+	}
+	if !doc.Unlearning.Audit.BitIdentical {
+		t.Error("parameters outside the mask changed")
+	}
+}

@@ -32,6 +32,7 @@ func unlearnFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "epoch-fraction", Usage: "with --schedule auto, train each round over this fraction `F` of the retain set, in (0, 1], and check the stopping rule after each (--max-epochs and the patience then count rounds)"},
 		&cli.Float64Flag{Name: "forget-tolerance", Usage: "with --schedule auto, how far (a fraction: 0.01 = 1 point) the forget accuracy may stay above the lower of the unseen reference's and the oracle estimate's when stopping (default 0.01, the rule's; see README)"},
 		&cli.Float64Flag{Name: "utility-tolerance", Usage: "with --schedule auto, how far (a fraction) test accuracy may stay below the oracle estimate's when stopping (default 0.005, the rule's; see README)"},
+		&cli.BoolFlag{Name: "grad-channels", Usage: "compute a masked weight's gradient for the mask's output channels only (cheaper steps where the mask selects few channels of large layers; the updates equal the full gradient's up to float32 rounding, so results are not bit-identical to a run without it)"},
 		&cli.BoolFlag{Name: "proxies", Value: true, Usage: "hold out a slice of the retain set (5 %, 100 to 2,000 examples; not trained on) and report the oracle-free proxies; --proxies=false trains on the whole retain set (needed by --schedule auto)"},
 		&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for resets, example order, random labels and augmentation"},
 		augmentFlag("the unlearning algorithm's training batches (" + strings.Join(unlearn.AugmentingAlgorithms(), ", ") + ")"),
@@ -177,7 +178,7 @@ func parseMethodFlags(c *cli.Context) (*unlearn.Job, error) {
 	}
 	if s.Config, err = unlearn.Configure(s.Algorithm, unlearn.Recipe{Epochs: c.Int("epochs"), LR: c.Float64("lr"), Schedule: sched,
 		MaxEpochs: c.Int("max-epochs"), EpochFraction: c.Float64("epoch-fraction"), ForgetTolerance: unlearn.Tolerance(optFloat(c, "forget-tolerance")), UtilityTolerance: unlearn.Tolerance(optFloat(c, "utility-tolerance")),
-		NoProxies: !c.Bool("proxies"), Momentum: optFloat(c, "momentum"), WeightDecay: optFloat(c, "weight-decay")}); err != nil {
+		NoProxies: !c.Bool("proxies"), Momentum: optFloat(c, "momentum"), WeightDecay: optFloat(c, "weight-decay"), GradChannels: c.Bool("grad-channels")}); err != nil {
 		return nil, usageError{err}
 	}
 	s.Config.Proxies.NoMIA = c.Bool("no-mia")
