@@ -297,10 +297,6 @@ func TestGradChannelsFlag(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "u.metrics.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc struct {
 		Unlearning struct {
 			Log struct {
@@ -311,7 +307,7 @@ func TestGradChannelsFlag(t *testing.T) {
 			} `json:"audit"`
 		} `json:"unlearning"`
 	}
-	if err := json.Unmarshal(b, &doc); err != nil {
+	if err := readJSON(filepath.Join(dir, "u.metrics.json"), &doc); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(doc.Unlearning.Log.Notes, func(n string) bool { return strings.Contains(n, "selected output channels only") }) {
