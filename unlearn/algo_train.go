@@ -80,17 +80,15 @@ func (r *run) noteMask() {
 	r.note("mask: %d of %d parameter elements in %d tensors may change", sel, r.nm.NumParams, tensors)
 }
 
-// noteGradChannels says which weight gradients the engine computes for
-// the selected output channels only (Config.GradChannels).
-func (r *run) noteGradChannels(e *train.Engine) {
-	if n := len(e.Artifacts().GradChannels); n > 0 {
-		r.note("weight gradients of %d tensors computed for their selected output channels only (the rest are never updated)", n)
-	}
-}
-
+// noteBN notes how the engine trains: BatchNormalization in training
+// mode, and the weight gradients it restricts to the selected output
+// channels (Config.GradChannels).
 func (r *run) noteBN(e *train.Engine) {
 	if len(e.Running()) > 0 {
 		r.note("BatchNormalization in training mode: batch statistics, running statistics of every BatchNormalization updated (momentum 0.1, as PyTorch's train())")
+	}
+	if n := len(e.Artifacts().GradChannels); n > 0 {
+		r.note("weight gradients of %d tensors computed for their selected output channels only (the rest are never updated)", n)
 	}
 }
 
@@ -129,7 +127,6 @@ func runRFT(r *run) error {
 	r.note("reset %d masked elements to a fresh PyTorch initialisation (Kaiming-uniform a=√5 weights, U(±1/√fan_in) biases, normalization scale 1 and shift 0)", n)
 	r.note("classifier layer %s (%s) trained whole, inside the mask or not", cls.Name, strings.Join(names, ", "))
 	r.noteBN(e)
-	r.noteGradChannels(e)
 	r.noteAfter(func() string {
 		return fmt.Sprintf("finetuned on %d retain examples %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
 			len(r.in.Retain), r.trainedFor(), r.rate(), r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
@@ -173,7 +170,6 @@ func runFinetune(r *run) error {
 	defer e.Close()
 	r.noteMask()
 	r.noteBN(e)
-	r.noteGradChannels(e)
 	r.noteAfter(func() string {
 		return fmt.Sprintf("finetuned on %d retain examples %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
 			len(r.in.Retain), r.trainedFor(), r.rate(), r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
@@ -195,7 +191,6 @@ func runNegGrad(r *run) error {
 	defer e.Close()
 	r.noteMask()
 	r.noteBN(e)
-	r.noteGradChannels(e)
 	r.noteAfter(func() string {
 		return fmt.Sprintf("gradient ascent on %d forget examples %s: SGD lr %.4g (constant) momentum %g weight decay %g, batch %d",
 			len(r.in.Forget), r.trainedFor(), r.rate(), r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
@@ -233,7 +228,6 @@ func runNegGradPlus(r *run) error {
 	defer e.Close()
 	r.noteMask()
 	r.noteBN(e)
-	r.noteGradChannels(e)
 	beta := float32(r.cfg.Beta)
 	fb := float32(1 - r.cfg.Beta)
 	r.note("NegGrad+: loss %g·L_retain − %g·L_forget, one retain batch and one (cycled) forget batch per step, %d epochs over %d retain examples: SGD lr %g (constant) momentum %g weight decay %g, batch %d",
@@ -314,7 +308,6 @@ func runRandomLabel(r *run) error {
 	}
 	r.noteMask()
 	r.noteBN(e)
-	r.noteGradChannels(e)
 	how := fmt.Sprintf("uniform over the %d classes (the true label included, as SalUn's code draws them)", classes)
 	if r.cfg.WrongLabels {
 		how = fmt.Sprintf("uniform over the %d classes other than the true one", classes-1)
@@ -385,7 +378,6 @@ func runL1Sparse(r *run) error {
 	defer e.Close()
 	r.noteMask()
 	r.noteBN(e)
-	r.noteGradChannels(e)
 	r.noteAfter(func() string {
 		return fmt.Sprintf("finetuned on %d retain examples with an L1 penalty %g·(1 − epoch/%d)·‖θ‖₁ %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
 			len(r.in.Retain), r.cfg.L1, r.cfg.Epochs, r.trainedFor(), r.rate(), r.cfg.Momentum, r.cfg.WeightDecay, r.cfg.BatchSize)
