@@ -703,6 +703,16 @@ func (r *run) fit(l loop) error {
 	return nil
 }
 
+// roundSteps is the steps of one round of an epoch of steps: the first
+// ⌈fraction·steps⌉ with fraction in (0, 1) (AutoConfig.EpochFraction),
+// else the whole epoch.
+func roundSteps(steps int, fraction float64) int {
+	if fraction > 0 && fraction < 1 {
+		return max(1, int(math.Ceil(fraction*float64(steps))))
+	}
+	return steps
+}
+
 // trainEpoch runs epoch ep (0-based) of l at learning rate lr and appends
 // its statistics to the result; epochs is what progress reports as the
 // number of epochs. With anneal, the rate of step s of n is
@@ -716,9 +726,7 @@ func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int, anneal bool, fr
 	if err != nil {
 		return err
 	}
-	if fraction > 0 && fraction < 1 {
-		steps = max(1, int(math.Ceil(fraction*float64(steps))))
-	}
+	steps = roundSteps(steps, fraction)
 	var lossSum float64
 	var correct, seen int
 	for s := 0; s < steps; s++ {

@@ -883,12 +883,8 @@ func (r *run) rangeTest(l loop) (float64, error) {
 	if res.StartLoss, err = r.probeLoss(e); err != nil {
 		return 0, err
 	}
-	round := steps
-	if f := a.EpochFraction; f > 0 && f < 1 {
-		round = max(1, int(math.Ceil(f*float64(steps))))
-	}
 	var lrs []float64
-	lrs, res.LRCap = CapRates(a.LRs, a.RoundBudget, round)
+	lrs, res.LRCap = CapRates(a.LRs, a.RoundBudget, roundSteps(steps, a.EpochFraction))
 	total := k * len(lrs)
 	for c, lr := range lrs {
 		state.restore(e)
