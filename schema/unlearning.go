@@ -16,8 +16,11 @@ const (
 	// FlagEstimateBias: the forget set is of a kind on which the oracle
 	// estimate was measured to be biased (Flag.Text gives the size).
 	FlagEstimateBias = "estimate-bias"
-	// FlagForgetResolution: the forget set is so small (under 100
-	// examples) that one example is more than a point of forget accuracy.
+	// FlagForgetResolution: the forget set is so small that the run
+	// cannot resolve a point of forget accuracy: under 100 examples (one
+	// example is more than a point), or, where no class is thinned, so few
+	// that two standard errors of a forget accuracy near the oracle
+	// estimate's exceed a point (unlearn.ResolutionPoint).
 	FlagForgetResolution = "forget-resolution"
 )
 

@@ -488,6 +488,32 @@ const testDropAdvice = "the run damaged the model beyond what forgetting costs; 
 // below what its forget accuracy can measure.
 const ResolutionForget = 100
 
+// ResolutionPoint is the distance from an oracle's forget accuracy that a
+// vouched run claims (one point, as the suite's "miss"). A forget set on
+// which two standard errors of a forget accuracy near the oracle
+// estimate's exceed it (ForgetSpread) cannot back that claim, however the
+// run went: the oracle's own forget accuracy on those examples scatters
+// that much around what any oracle-free signal can predict. On the
+// realistic regime's 600-example IID sets (accuracy near 0.92, two
+// standard errors 2.2 points) the oracles scored 0.88 and 1.37 points
+// above the estimate, and the default, its rule met, ended 1.50 points
+// under the second oracle's forget accuracy; on the 6,000-example sets
+// (0.7–0.8 points) the oracles lay 0.3–1.0 above it and every default run
+// landed within a point (experiments/fashion-mnist-realistic,
+// experiments/fashion-mnist-default).
+const ResolutionPoint = 0.01
+
+// ForgetSpread is two standard errors of an accuracy near acc measured on
+// n examples (binomial): how far a model's forget accuracy on a forget
+// set of n examples scatters around its expected accuracy (0 for acc
+// outside (0, 1) or n < 1).
+func ForgetSpread(acc float64, n int) float64 {
+	if n < 1 || !(acc > 0 && acc < 1) {
+		return 0
+	}
+	return 2 * math.Sqrt(acc*(1-acc)/float64(n))
+}
+
 // EstimateBias lists how far (points) the oracles' forget accuracy lay
 // below the oracle estimate's on forget sets that thin classes without
 // removing them (schema.OracleEstimate.Partial), by how many training
@@ -559,6 +585,17 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Fl
 		noise := ForgetNoise(p.After.ReferenceAccuracy, nForget, p.Reference.NTest)
 		out = append(out, schema.Flag{Kind: schema.FlagForgetResolution, Text: fmt.Sprintf("warning: the forget set has %d examples, so one of them is %.1f points of forget accuracy and the comparison with unseen examples is known to about ±%.1f points (two standard errors): the run cannot tell whether it lands within a point of an oracle's forget accuracy; on the suite's 40-example sets the default ended up to 5 points from the oracle's; %s",
 			nForget, 100/float64(nForget), 100*noise, check)})
+	} else if p != nil && nForget >= ResolutionForget && (p.Estimate == nil || len(p.Estimate.Partial) == 0) {
+		// A set that thins classes is flagged for the estimate's bias
+		// above, which is the larger doubt there.
+		lvl := p.After.ReferenceAccuracy
+		if p.Estimate != nil {
+			lvl = p.Estimate.ReferenceAccuracy
+		}
+		if spread := ForgetSpread(lvl, nForget); spread > ResolutionPoint {
+			out = append(out, schema.Flag{Kind: schema.FlagForgetResolution, Text: fmt.Sprintf("warning: the forget set has %s examples: an oracle's forget accuracy on them scatters by about ±%.1f points (two standard errors of an accuracy near %.2f%%) around what the run can estimate without one, more than the %g point it would vouch for; on the suite's 600-example sets the oracles scored up to 1.4 points above the estimate and the default, its rule met, ended 1.5 points under one oracle's forget accuracy; %s",
+				thousands(nForget), 100*spread, 100*lvl, 100*ResolutionPoint, check)})
+		}
 	}
 	if p := u.Proxies; p != nil && p.After.MIA != nil {
 		a := p.After

@@ -2,6 +2,7 @@ package unlearn
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -92,16 +93,16 @@ func TestVerdictWarnings(t *testing.T) {
 	p.After = schema.Proxies{ForgetAccuracy: 0.64, ReferenceAccuracy: 0.648, ForgetGap: -0.008,
 		MIA: &schema.ProxyMIA{Feature: "confidence", Forget: 0.913, Reference: 0.618}}
 	u.Proxies = p
-	w = verdictWarnings(u, false, 400)
+	w = verdictWarnings(u, false, 20000)
 	if len(w) != 1 || w[0].Kind != schema.FlagProxiesDisagree || !strings.Contains(w[0].Text, "the proxies disagree") || !strings.Contains(w[0].Text, "91.30%") || !strings.Contains(w[0].Text, "61.80%") {
 		t.Errorf("disagreement (the issue's user model): %q", w)
 	}
 	p.After.MIA.Forget = 0.70
-	if w := verdictWarnings(u, false, 400); len(w) != 0 {
+	if w := verdictWarnings(u, false, 20000); len(w) != 0 {
 		t.Errorf("8 points apart: %q", w)
 	}
 	p.After.MIA.Forget, p.After.ForgetGap = 0.913, 0.05
-	if w := verdictWarnings(u, false, 400); len(w) != 0 {
+	if w := verdictWarnings(u, false, 20000); len(w) != 0 {
 		t.Errorf("forget condition not met (remembered): %q", w)
 	}
 	// A forget set that thins classes: the estimate is an upper bound, the
@@ -130,6 +131,36 @@ func TestVerdictWarnings(t *testing.T) {
 		t.Errorf("40 forget examples: %q", w)
 	}
 	if w := verdictWarnings(u, false, 100); len(w) != 0 {
-		t.Errorf("100 forget examples: %q", w)
+		t.Errorf("100 forget examples, a class removed: %q", w)
+	}
+	// 600 IID examples near 92.5 %: an oracle's forget accuracy scatters
+	// by ±2.2 points (the realistic regime's 1 % set, where a vouched run
+	// missed by 1.5); 6,000 near 90 %: ±0.8, the run may vouch.
+	p.Estimate = &schema.OracleEstimate{ReferenceAccuracy: 0.925}
+	if w := verdictWarnings(u, false, 600); len(w) != 1 || w[0].Kind != schema.FlagForgetResolution ||
+		!strings.Contains(w[0].Text, "has 600 examples") || !strings.Contains(w[0].Text, "±2.2 points") || !strings.Contains(w[0].Text, "92.50%") {
+		t.Errorf("600 IID forget examples: %q", w)
+	}
+	p.Estimate.ReferenceAccuracy = 0.9
+	if w := verdictWarnings(u, false, 6000); len(w) != 0 {
+		t.Errorf("6,000 IID forget examples: %q", w)
+	}
+	// Without an estimate the model's own reference accuracy is the level.
+	p.Estimate = nil
+	if w := verdictWarnings(u, false, 1000); len(w) != 1 || w[0].Kind != schema.FlagForgetResolution || !strings.Contains(w[0].Text, "near 64.80%") {
+		t.Errorf("1,000 forget examples, no estimate: %q", w)
+	}
+}
+
+// ForgetSpread against the binomial standard error computed by hand.
+func TestForgetSpread(t *testing.T) {
+	for _, c := range []struct {
+		acc  float64
+		n    int
+		want float64
+	}{{0.925, 600, 0.021506}, {0.9, 6000, 0.0077460}, {0.5, 100, 0.1}, {0, 400, 0}, {1, 400, 0}, {0.9, 0, 0}} {
+		if got := ForgetSpread(c.acc, c.n); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("ForgetSpread(%g, %d) = %.7f, want %.7f", c.acc, c.n, got, c.want)
+		}
 	}
 }
