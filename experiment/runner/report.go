@@ -43,6 +43,7 @@ func (r *state) report() (*Outcome, error) {
 		}
 		recs = kept
 	}
+	byConfigOrder(recs, r.cfg.ForgetSets)
 	rows := experiment.Summarize(recs)
 	var defaults []string
 	for _, m := range r.cfg.Methods {
@@ -110,4 +111,22 @@ func (r *state) report() (*Outcome, error) {
 		return nil, err
 	}
 	return &Outcome{Table: table, ResultsMD: filepath.Join(r.cfg.Out, "RESULTS.md"), Plots: plots}, nil
+}
+
+// byConfigOrder sorts recs (stably) into the order of the config's forget
+// sets, whichever file (results.jsonl or a shard's) holds a set's records,
+// so that the report's tables follow the config; sets it no longer lists
+// go last.
+func byConfigOrder(recs []experiment.Record, sets []experiment.ForgetSet) {
+	pos := map[string]int{}
+	for i, fs := range sets {
+		pos[fs.Name] = i
+	}
+	rank := func(fs string) int {
+		if i, ok := pos[fs]; ok {
+			return i
+		}
+		return len(pos)
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return rank(recs[i].ForgetSet) < rank(recs[j].ForgetSet) })
 }

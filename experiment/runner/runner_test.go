@@ -176,3 +176,18 @@ func TestShardChecked(t *testing.T) {
 		t.Errorf("shard 1 of 2: %v", err)
 	}
 }
+
+// byConfigOrder: records of a set the config lists first come first even
+// when another file held them later; within a set the order is kept; a
+// set the config no longer lists goes last.
+func TestByConfigOrder(t *testing.T) {
+	recs := []experiment.Record{{ForgetSet: "one", Key: "1"}, {ForgetSet: "gone", Key: "2"}, {ForgetSet: "ten", Key: "3"}, {ForgetSet: "one", Key: "4"}, {ForgetSet: "ten", Key: "5"}}
+	byConfigOrder(recs, []experiment.ForgetSet{{Name: "ten"}, {Name: "one"}})
+	var got string
+	for _, r := range recs {
+		got += r.Key
+	}
+	if got != "35142" {
+		t.Errorf("order %s, want 35142", got)
+	}
+}
