@@ -494,10 +494,10 @@ const ResolutionForget = 100
 // estimate's exceed it (ForgetSpread) cannot back that claim, however the
 // run went: the oracle's own forget accuracy on those examples scatters
 // that much around what any oracle-free signal can predict. On the
-// realistic regime's 600-example IID sets (accuracy near 0.92, two
-// standard errors 2.2 points) the oracles scored 0.88 and 1.37 points
+// realistic regime's 600-example IID sets (accuracy near 0.928, two
+// standard errors 2.1 points) the three oracles scored 0.65–1.37 points
 // above the estimate, and the default, its rule met, ended 1.50 points
-// under the second oracle's forget accuracy; on the 6,000-example sets
+// under the 1.37 one's forget accuracy; on the 6,000-example sets
 // (0.7–0.8 points) the oracles lay 0.3–1.0 above it and every default run
 // landed within a point (experiments/fashion-mnist-realistic,
 // experiments/fashion-mnist-default).
