@@ -415,6 +415,18 @@ func ForgetNoise(acc float64, nForget, nRef int) float64 {
 	return 2 * math.Sqrt(v/float64(nForget)+v/float64(nRef))
 }
 
+// ForgetSpread is two standard errors of an accuracy near acc measured on
+// n examples (binomial): how far a model's forget accuracy on a forget
+// set of n examples scatters around its expected accuracy (0 for acc
+// outside (0, 1) or n < 1). ForgetNoise adds the reference's error to
+// it; this is the forget set's alone (verdictWarnings, ResolutionPoint).
+func ForgetSpread(acc float64, n int) float64 {
+	if n < 1 || !(acc > 0 && acc < 1) {
+		return 0
+	}
+	return 2 * math.Sqrt(acc*(1-acc)/float64(n))
+}
+
 // CapRates returns the range test's candidates, sorted, that are at most
 // budget ÷ roundSteps (AutoConfig.RoundBudget), and that cap; the smallest
 // candidate when none is under it. A budget ≤ 0 (or +Inf) caps nothing and

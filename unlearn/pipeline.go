@@ -503,17 +503,6 @@ const ResolutionForget = 100
 // experiments/fashion-mnist-default).
 const ResolutionPoint = 0.01
 
-// ForgetSpread is two standard errors of an accuracy near acc measured on
-// n examples (binomial): how far a model's forget accuracy on a forget
-// set of n examples scatters around its expected accuracy (0 for acc
-// outside (0, 1) or n < 1).
-func ForgetSpread(acc float64, n int) float64 {
-	if n < 1 || !(acc > 0 && acc < 1) {
-		return 0
-	}
-	return 2 * math.Sqrt(acc*(1-acc)/float64(n))
-}
-
 // EstimateBias lists how far (points) the oracles' forget accuracy lay
 // below the oracle estimate's on forget sets that thin classes without
 // removing them (schema.OracleEstimate.Partial), by how many training
