@@ -10,6 +10,8 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -32,8 +34,9 @@ type Config struct {
 	// Architecture is an ONNX model trained from scratch (fresh PyTorch
 	// initialisation) with Train for every seed: the original on the whole
 	// training split, the oracle without the forget set. Model instead
-	// takes a trained original as is (for every seed); the oracle is then
-	// still trained from Model's graph with Train.
+	// takes a trained original as is (for every seed, or one per seed when
+	// the path holds {seed}); the oracle is then trained from Model's graph
+	// with Train, unless the forget set names its own (ForgetSet.Oracle).
 	Architecture string `yaml:"architecture"`
 	Model        string `yaml:"model"`
 	Train        Recipe `yaml:"train"`
@@ -92,12 +95,38 @@ type Recipe struct {
 // Fraction of the whole training split at random; "non-iid" takes Fraction
 // of the examples of Classes at random (the paper: half of classes 2 and 5,
 // 10 % of CIFAR-10), and with Fraction 1 every example of Classes (the
-// removal of whole classes).
+// removal of whole classes); "file" reads them from IDs, an ids file
+// (data.ParseIDs) whose path may hold {seed}, as a script that trained the
+// oracles outside the tool wrote them.
+//
+// Oracle, when set, is that outside oracle: an ONNX model trained without
+// the set's ids (its path may hold {seed}), evaluated as it is instead of
+// retrained by the tool. Its training time comes from a sidecar file beside
+// it, the model's path with .json for .onnx ({"train_s": seconds of the
+// epochs, "machine": the CPU as the records name it}); without one, runs
+// are not timed against it.
 type ForgetSet struct {
 	Name     string  `yaml:"name" json:"name"`
 	Kind     string  `yaml:"kind" json:"kind"`
 	Fraction float64 `yaml:"fraction" json:"fraction"`
 	Classes  []int   `yaml:"classes" json:"classes,omitempty"`
+	IDs      string  `yaml:"ids" json:"ids,omitempty"`
+	Oracle   string  `yaml:"oracle" json:"oracle,omitempty"`
+}
+
+// SeedPath is a config path for a seed: each {seed} replaced by its
+// number.
+func SeedPath(path string, seed uint64) string {
+	return strings.ReplaceAll(path, "{seed}", strconv.FormatUint(seed, 10))
+}
+
+// checkTemplate refuses braces other than {seed} in a config path, so that
+// a mistyped placeholder ({sed}) is not taken for a file name.
+func checkTemplate(key, path string) error {
+	if rest := strings.ReplaceAll(path, "{seed}", ""); strings.ContainsAny(rest, "{}") {
+		return fmt.Errorf("%w: %s %q: the only placeholder is {seed}", ErrConfig, key, path)
+	}
+	return nil
 }
 
 // Method is one row of the table: a --method (or a strategy and an
@@ -176,6 +205,9 @@ func (c *Config) check() error {
 	case c.Threads < 0:
 		return fmt.Errorf("%w: threads %d: must be ≥ 0", ErrConfig, c.Threads)
 	}
+	if err := checkTemplate("model", c.Model); err != nil {
+		return err
+	}
 	if c.Train.BatchSize == 0 {
 		c.Train.BatchSize = 128
 	}
@@ -195,7 +227,23 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: forget_sets[%d]: a unique name is required", ErrConfig, i)
 		}
 		names["f:"+f.Name] = true
+		if f.Oracle != "" && c.Model == "" {
+			return fmt.Errorf("%w: forget set %s: oracle needs model (the original it was trained beside); with architecture the tool trains both", ErrConfig, f.Name)
+		}
+		if err := checkTemplate("forget set "+f.Name+": oracle", f.Oracle); err != nil {
+			return err
+		}
+		if (f.Kind == "file") != (f.IDs != "") {
+			return fmt.Errorf("%w: forget set %s: ids (an ids file) goes with kind file, and only with it", ErrConfig, f.Name)
+		}
 		switch f.Kind {
+		case "file":
+			if f.Fraction != 0 || len(f.Classes) > 0 {
+				return fmt.Errorf("%w: forget set %s: kind file takes its ids from %s; drop fraction and classes", ErrConfig, f.Name, f.IDs)
+			}
+			if err := checkTemplate("forget set "+f.Name+": ids", f.IDs); err != nil {
+				return err
+			}
 		case "iid":
 			if !(f.Fraction > 0 && f.Fraction < 1) {
 				return fmt.Errorf("%w: forget set %s: fraction %g outside (0, 1)", ErrConfig, f.Name, f.Fraction)
@@ -209,7 +257,7 @@ func (c *Config) check() error {
 				return fmt.Errorf("%w: forget set %s: non-iid needs classes", ErrConfig, f.Name)
 			}
 		default:
-			return fmt.Errorf("%w: forget set %s: kind %q (want iid or non-iid)", ErrConfig, f.Name, f.Kind)
+			return fmt.Errorf("%w: forget set %s: kind %q (want iid, non-iid or file)", ErrConfig, f.Name, f.Kind)
 		}
 	}
 	for i, m := range c.Methods {

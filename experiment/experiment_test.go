@@ -106,6 +106,13 @@ func TestLoadErrors(t *testing.T) {
 		{"score method", good + "score: {k: 4, forget_sets: [f], methods: [Del]}\n", `method "Del"`},
 		{"score budgets", strings.Replace(good, "budgets: [0.3]", "budgets: [0.1, 0.3]", 1) + "score: {k: 4, forget_sets: [f], methods: [DEL]}\n", "2 budgets"},
 		{"score empty", good + "score: {k: 4}\n", "at least one forget set"},
+		{"ids file", strings.Replace(strings.Replace(good, "architecture: a.onnx", `model: "m{seed}.onnx"`, 1),
+			"kind: iid, fraction: 0.1", `kind: file, ids: "f{seed}.txt", oracle: "o{seed}.onnx"`, 1), ""},
+		{"file without ids", strings.Replace(good, "kind: iid, fraction: 0.1", "kind: file", 1), "goes with kind file"},
+		{"ids without file", strings.Replace(good, "kind: iid, fraction: 0.1", "kind: iid, fraction: 0.1, ids: f.txt", 1), "goes with kind file"},
+		{"file with fraction", strings.Replace(good, "kind: iid, fraction: 0.1", "kind: file, ids: f.txt, fraction: 0.1", 1), "drop fraction"},
+		{"oracle with architecture", strings.Replace(good, "kind: iid, fraction: 0.1", "kind: iid, fraction: 0.1, oracle: o.onnx", 1), "oracle needs model"},
+		{"placeholder typo", strings.Replace(good, "architecture: a.onnx", `model: "m{sed}.onnx"`, 1), "{sed}"},
 		{"dup method", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: A, method: del}, {name: A, method: finetune}]", 1), "unique"},
 	} {
 		p := filepath.Join(dir, c.name+".yaml")

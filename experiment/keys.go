@@ -24,7 +24,11 @@ func OriginalKey(baseSum, dataSum string, train Recipe, seed uint64) string {
 // IDsKey, so its format is part of every oracle's and run's key.
 func IDsFile(fs ForgetSet, seed uint64, ids []int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# forget set %s (%s, fraction %g, classes %v), seed %d: %d ids\n", fs.Name, fs.Kind, fs.Fraction, fs.Classes, seed, len(ids))
+	if fs.Kind == "file" {
+		fmt.Fprintf(&b, "# forget set %s (from %s), seed %d: %d ids\n", fs.Name, SeedPath(fs.IDs, seed), seed, len(ids))
+	} else {
+		fmt.Fprintf(&b, "# forget set %s (%s, fraction %g, classes %v), seed %d: %d ids\n", fs.Name, fs.Kind, fs.Fraction, fs.Classes, seed, len(ids))
+	}
 	for _, id := range ids {
 		b.WriteString(strconv.Itoa(id) + "\n")
 	}
@@ -38,6 +42,13 @@ func IDsKey(idsFile string) string { return Key(idsFile) }
 // forget set's IDsKey.
 func OracleKey(baseSum, dataSum string, train Recipe, seed uint64, idsKey string) string {
 	return Key("oracle", baseSum, dataSum, train, seed, idsKey)
+}
+
+// OutsideOracleKey keys an oracle trained outside the tool
+// (ForgetSet.Oracle) by its file's and the data's SHA-256, the seed and the
+// forget set's IDsKey.
+func OutsideOracleKey(oracleSum, dataSum string, seed uint64, idsKey string) string {
+	return Key("outside-oracle", oracleSum, dataSum, seed, idsKey)
 }
 
 // OracleTimeKey keys the retraining of an oracle on machine (a machine

@@ -2,9 +2,11 @@ package runner
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +17,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -231,39 +234,60 @@ func (r *state) grid(ctx context.Context) error {
 	if dataPath == "" {
 		return fmt.Errorf("%w: no data: the config names none and the job has no default", experiment.ErrConfig)
 	}
-	ds, err := data.Open(dataPath, data.Options{Mean: cfg.Mean, Std: cfg.Std})
-	if err != nil {
-		return err
+	// A report of forget sets that all name their ids files and outside
+	// oracles needs neither the data nor the models: their keys come from
+	// the oracles' sidecars (a fresh clone rebuilds RESULTS.md without them).
+	outsideOnly := true
+	for _, fs := range cfg.ForgetSets {
+		outsideOnly = outsideOnly && fs.Kind == "file" && fs.Oracle != ""
 	}
-	r.ds = ds
-	labels := ds.Train.Labels(nil)
-	dataSum, err := eval.HashPath(ds.Path)
-	if err != nil {
-		return err
-	}
-	if len(cfg.Mean)+len(cfg.Std) > 0 {
-		// Normalized data train other models: their cache keys differ
-		// (unnormalized runs keep the keys they had).
-		dataSum += fmt.Sprintf("+mean%v+std%v", cfg.Mean, cfg.Std)
-	}
-	base := cfg.Architecture
-	if base == "" {
-		base = cfg.Model
-	}
-	baseSum, err := eval.HashPath(base)
-	if err != nil {
-		return err
+	var labels []int
+	var dataSum, rawDataSum string
+	nTrain := math.MaxInt32 // the split's size, for the ids files' range check
+	if !(r.job.ReportOnly && outsideOnly) {
+		ds, err := data.Open(dataPath, data.Options{Mean: cfg.Mean, Std: cfg.Std})
+		if err != nil {
+			return err
+		}
+		r.ds = ds
+		labels = ds.Train.Labels(nil)
+		nTrain = len(labels)
+		if rawDataSum, err = eval.HashPath(ds.Path); err != nil {
+			return err
+		}
+		dataSum = rawDataSum
+		if len(cfg.Mean)+len(cfg.Std) > 0 {
+			// Normalized data train other models: their cache keys differ
+			// (unnormalized runs keep the keys they had).
+			dataSum += fmt.Sprintf("+mean%v+std%v", cfg.Mean, cfg.Std)
+		}
 	}
 	for i, seed := range cfg.Seeds {
 		if r.job.Shards > 0 && !r.job.ReportOnly && i%r.job.Shards != r.job.Shard {
 			continue // another shard's seed
 		}
+		base := cfg.Architecture
+		if base == "" {
+			base = experiment.SeedPath(cfg.Model, seed)
+		}
+		baseSum := "" // hashed when an oracle is trained from base
+		baseKey := func() (string, error) {
+			var err error
+			if baseSum == "" {
+				baseSum, err = eval.HashPath(base)
+			}
+			return baseSum, err
+		}
 		// The original is trained when the first run of its seed needs it:
 		// a seed whose runs all have records needs no model at all.
-		orig := cfg.Model
+		orig := experiment.SeedPath(cfg.Model, seed)
 		var origDir string
 		if orig == "" {
-			origDir = filepath.Join(cfg.Out, "runs", "original-"+experiment.OriginalKey(baseSum, dataSum, cfg.Train, seed))
+			sum, err := baseKey()
+			if err != nil {
+				return err
+			}
+			origDir = filepath.Join(cfg.Out, "runs", "original-"+experiment.OriginalKey(sum, dataSum, cfg.Train, seed))
 			orig = filepath.Join(origDir, "model.onnx")
 		}
 		origReady := origDir == ""
@@ -278,9 +302,16 @@ func (r *state) grid(ctx context.Context) error {
 			return nil
 		}
 		for _, fs := range cfg.ForgetSets {
-			ids, err := experiment.ForgetIDs(fs, seed, labels)
+			var ids []int
+			var err error
+			if fs.Kind == "file" {
+				ids, err = data.ReadIDs(experiment.SeedPath(fs.IDs, seed), nTrain)
+				slices.Sort(ids)
+			} else {
+				ids, err = experiment.ForgetIDs(fs, seed, labels)
+			}
 			if err != nil {
-				return err
+				return fmt.Errorf("forget set %s (seed %d): %w", fs.Name, seed, err)
 			}
 			idsFile := experiment.IDsFile(fs, seed, ids)
 			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", fs.Name, seed))
@@ -291,12 +322,30 @@ func (r *state) grid(ctx context.Context) error {
 			}
 			fset := forgetSet{ForgetSet: fs, ids: ids, path: idsPath}
 			idsKey := experiment.IDsKey(idsFile)
-			okey := experiment.OracleKey(baseSum, dataSum, cfg.Train, seed, idsKey)
+			var okey string
+			outside := experiment.SeedPath(fs.Oracle, seed)
+			var side *sidecar
+			if outside != "" {
+				if side, err = readSidecar(outside, rawDataSum, !r.dryRun); err != nil {
+					return fmt.Errorf("forget set %s (seed %d): oracle: %w", fs.Name, seed, err)
+				}
+				okey = experiment.OutsideOracleKey(side.ONNXSHA256, side.DataSHA256, seed, idsKey)
+			} else {
+				sum, err := baseKey()
+				if err != nil {
+					return err
+				}
+				okey = experiment.OracleKey(sum, dataSum, cfg.Train, seed, idsKey)
+			}
 			r.addKey(okey)
 			odir := filepath.Join(cfg.Out, "runs", "oracle-"+okey)
 			what := fmt.Sprintf("oracle %s (seed %d)", fs.Name, seed)
 			if _, ok := r.done[okey]; ok {
 				r.say(what, "cached (results.jsonl)", okey)
+			} else if outside != "" {
+				if err := r.outsideOracle(ctx, odir, okey, fset, seed, outside, side); err != nil {
+					return err
+				}
 			} else {
 				oracleS, err := r.trainStep(ctx, odir, what, okey, base, ids, seed)
 				if err != nil {
@@ -315,6 +364,12 @@ func (r *state) grid(ctx context.Context) error {
 				rec := r.done[okey]
 				if r.machine == "" || rec.Machine == r.machine || r.dryRun && rec.Key == "" {
 					return rec.Seconds, nil
+				}
+				if outside != "" {
+					// Trained outside the tool on another machine (or
+					// untimed): the runs go untimed rather than timed
+					// against a retraining the tool would do differently.
+					return 0, nil
 				}
 				if !timed {
 					tdir := filepath.Join(cfg.Out, "runs", "oracle-time-"+experiment.OracleTimeKey(okey, r.machine))
@@ -429,6 +484,75 @@ func (r *state) trainStep(ctx context.Context, dir, what, key, base string, excl
 	return done.TrainS, outfile.WriteFile(filepath.Join(dir, "done.json"), b)
 }
 
+// sidecar is what the script that trained an outside oracle wrote beside
+// it (the model's path with .json for .onnx): the model's and the
+// training data's SHA-256 (the oracle's key), and the seconds of its
+// training epochs on machine (the CPU as the records name it).
+type sidecar struct {
+	ONNXSHA256 string  `json:"onnx_sha256"`
+	DataSHA256 string  `json:"data_sha256"`
+	TrainS     float64 `json:"train_s"`
+	Machine    string  `json:"machine"`
+}
+
+// readSidecar reads the sidecar of the outside model at path and checks
+// it; with verify, it also checks that the model's bytes are the ones the
+// sidecar names and, when dataSum is known, that the model was trained on
+// this data.
+func readSidecar(path, dataSum string, verify bool) (*sidecar, error) {
+	name := strings.TrimSuffix(path, filepath.Ext(path)) + ".json"
+	b, err := fsread.File(name, "sidecar", 1<<20)
+	if err != nil {
+		return nil, fmt.Errorf("%w (the training script writes it beside the model)", err)
+	}
+	var s sidecar
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	isHex := func(v string) bool {
+		_, err := hex.DecodeString(v)
+		return err == nil && len(v) == 64
+	}
+	switch {
+	case !isHex(s.ONNXSHA256) || !isHex(s.DataSHA256):
+		return nil, fmt.Errorf("%s: onnx_sha256 and data_sha256 must be SHA-256 digests in hex", name)
+	case !(s.TrainS >= 0 && s.TrainS < 1e9):
+		return nil, fmt.Errorf("%s: train_s %g: want seconds in [0, 1e9)", name, s.TrainS)
+	case len(s.Machine) > 512:
+		return nil, fmt.Errorf("%s: machine: longer than 512 bytes", name)
+	}
+	if !verify {
+		return &s, nil
+	}
+	got, err := eval.HashPath(path)
+	if err != nil {
+		return nil, err
+	}
+	if got != s.ONNXSHA256 {
+		return nil, fmt.Errorf("%s: SHA-256 %s, but %s names %s: the model changed after its sidecar was written", path, got, name, s.ONNXSHA256)
+	}
+	if dataSum != "" && dataSum != s.DataSHA256 {
+		return nil, fmt.Errorf("%s: trained on data with SHA-256 %s, not on this experiment's data (%s)", name, s.DataSHA256, dataSum)
+	}
+	return &s, nil
+}
+
+// outsideOracle records an oracle trained outside the tool (the forget
+// set's Oracle at path, described by side): evaluated as oracleRecord
+// evaluates the tool's, with the sidecar's training seconds and machine.
+func (r *state) outsideOracle(ctx context.Context, dir, key string, fs forgetSet, seed uint64, path string, side *sidecar) error {
+	if r.dryRun {
+		return nil
+	}
+	if err := r.setup(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return r.oracleRecordOn(ctx, dir, key, fs, seed, path, side.TrainS, side.Machine)
+}
+
 // evalOptions are the evaluation settings of the tool's commands at their
 // defaults, batch aside: the SVC attacks unless the config says no_mia,
 // Song & Mittal's modified entropy, attack seed 0.
@@ -441,6 +565,12 @@ func (r *state) evalOptions(batch int) eval.Options {
 // oracleRecord evaluates the oracle once (its own metrics; Δ is 0 by
 // definition), as `unlearn eval --json` would (batch 256), and records it.
 func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64) error {
+	return r.oracleRecordOn(ctx, dir, key, fs, seed, oracle, trainS, r.machine)
+}
+
+// oracleRecordOn is oracleRecord for an oracle trained in trainS seconds on
+// machine.
+func (r *state) oracleRecordOn(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64, machine string) error {
 	recPath := filepath.Join(dir, "record.json")
 	if b, err := os.ReadFile(recPath); err == nil {
 		// Recorded once but missing from results.jsonl: the runs still
@@ -475,7 +605,7 @@ func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet,
 	}
 	rec := experiment.Record{Schema: experiment.RecordSchema, Key: key, Kind: "oracle", ForgetSet: fs.Name, Seed: seed,
 		Name: "Retrain (oracle)", Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
-		Seconds: trainS, OracleSeconds: trainS, Forget: len(fs.ids), Machine: r.machine}
+		Seconds: trainS, OracleSeconds: trainS, Forget: len(fs.ids), Machine: machine}
 	for k := range doc.Accuracy {
 		rec.Delta[k] = 0
 	}

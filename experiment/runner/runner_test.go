@@ -3,11 +3,14 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -189,5 +192,113 @@ func TestByConfigOrder(t *testing.T) {
 	}
 	if got != "35142" {
 		t.Errorf("order %s, want 35142", got)
+	}
+}
+
+// TestOutsideModels runs a grid on an original and an oracle trained
+// outside the tool, as the ResNet-18 regime's script writes them: the
+// original's path and the ids file's hold {seed}, the oracle is evaluated
+// as it is (never retrained) and its training time comes from its sidecar,
+// which times the runs only when it names this machine.
+func TestOutsideModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a model")
+	}
+	dir := t.TempDir()
+	copyFile := func(src, dst string) {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile("../../testdata/resnet_small_train.onnx", filepath.Join(dir, "original-seed4.onnx"))
+	copyFile("../../testdata/demo/forget_nonIID.txt", filepath.Join(dir, "forget-seed4.txt"))
+	oracleSum, err1 := eval.HashPath("../../testdata/demo/oracle_resnet_small.onnx")
+	dataSum, err2 := eval.HashPath("../../testdata/fashion")
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	for i, machine := range []string{machineID(), "another machine"} {
+		sub := filepath.Join(dir, fmt.Sprint(i))
+		os.MkdirAll(sub, 0o755)
+		copyFile("../../testdata/demo/oracle_resnet_small.onnx", filepath.Join(sub, "oracle-seed4.onnx"))
+		side := fmt.Sprintf(`{"train_s": 123.5, "machine": %q, "onnx_sha256": %q, "data_sha256": %q, "epochs": [{"epoch": 1}]}`,
+			machine, oracleSum, dataSum)
+		os.WriteFile(filepath.Join(sub, "oracle-seed4.json"), []byte(side), 0o644)
+		p := filepath.Join(sub, "exp.yaml")
+		os.WriteFile(p, []byte(fmt.Sprintf(`model: %s/original-seed{seed}.onnx
+data: ../../testdata/fashion
+train: {epochs: 1, lr: 0.05}
+forget_sets:
+  - {name: outside, kind: file, ids: "%s/forget-seed{seed}.txt", oracle: "%s/oracle-seed{seed}.onnx"}
+seeds: [4]
+no_mia: true
+threads: 2
+out: %s/out
+methods:
+  - {name: SSD, method: ssd}
+`, dir, dir, sub, sub)), 0o644)
+		cfg, err := experiment.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steps []string
+		if _, err := Run(context.Background(), Job{Config: cfg, Step: func(what, state, key string) {
+			steps = append(steps, what+": "+state)
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := readAll(cfg.Out)
+		if err != nil || len(recs) != 2 {
+			t.Fatalf("%d records (%v), want the oracle's and SSD's; steps %q", len(recs), err, steps)
+		}
+		for _, s := range steps {
+			if strings.Contains(s, "training") {
+				t.Errorf("step %q: an outside oracle is never trained by the tool", s)
+			}
+		}
+		orc, run := recs[0], recs[1]
+		if orc.Kind != "oracle" || orc.Seconds != 123.5 || orc.Machine != machine || orc.Forget != 400 {
+			t.Errorf("oracle record %+v: want 123.5 s on %q, 400 ids", orc, machine)
+		}
+		if want := map[int]float64{0: 123.5, 1: 0}[i]; run.OracleSeconds != want {
+			t.Errorf("sidecar machine %q: the run's oracle seconds %g, want %g", machine, run.OracleSeconds, want)
+		}
+		// The oracle's own metrics (the demo's oracle: 69.75 % on this
+		// forget set, README's demo), not the original's.
+		if f := orc.Accuracy["forget"]; f < 0.69 || f > 0.705 {
+			t.Errorf("oracle forget accuracy %.4f, want the demo oracle's 0.6975", f)
+		}
+		// The report needs neither the data nor the models: its keys come
+		// from the sidecar.
+		cfg.Data = filepath.Join(dir, "absent")
+		os.Rename(filepath.Join(dir, "original-seed4.onnx"), filepath.Join(dir, "moved.onnx"))
+		os.Rename(filepath.Join(sub, "oracle-seed4.onnx"), filepath.Join(sub, "moved.onnx"))
+		out, err := Run(context.Background(), Job{Config: cfg, ReportOnly: true})
+		if err != nil || !strings.Contains(out.Table, "SSD") {
+			t.Errorf("report without data and models: %v", err)
+		}
+		os.Rename(filepath.Join(dir, "moved.onnx"), filepath.Join(dir, "original-seed4.onnx"))
+	}
+	// A model that is not the one its sidecar names is refused before any
+	// work, naming both files.
+	sub := filepath.Join(dir, "0")
+	copyFile("../../testdata/resnet_small_train.onnx", filepath.Join(sub, "oracle-seed4.onnx"))
+	cfg, err := experiment.Load(filepath.Join(sub, "exp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Out = filepath.Join(dir, "out-changed")
+	_, err = Run(context.Background(), Job{Config: cfg})
+	if err == nil || !strings.Contains(err.Error(), "oracle-seed4.json") || !strings.Contains(err.Error(), "changed after its sidecar") {
+		t.Errorf("a changed oracle: %v", err)
+	}
+	if _, err := os.Stat(cfg.Out); err == nil {
+		if m, _ := filepath.Glob(filepath.Join(cfg.Out, "runs", "oracle-*")); len(m) > 0 {
+			t.Errorf("a refused run left %v", m)
+		}
 	}
 }
