@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 # unlearn in a container: the binary (built with Go in the first stage) and
 # the ONNX Runtime library `make ort` fetches (npm pack onnxruntime-node,
-# sha256-checked by scripts/fetch-ort.sh), on Debian. README, "Scoring on a
-# cluster", says how deploy/k8s runs `unlearn score` with it.
+# sha256-checked by scripts/fetch-ort.sh), on Debian. docs/CLUSTERS.md,
+# "Scoring on a cluster", says how deploy/k8s runs `unlearn score` with it.
 #
 #   docker build -t unlearn:dev .
 #   docker run --rm unlearn:dev version

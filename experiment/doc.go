@@ -10,5 +10,5 @@
 // (unlearn.Retrain, eval.Suite, unlearn.Unlearn), with the settings the
 // tool's commands would use. This package imports no other package of the
 // tool and never runs a model.
-// README.md "Experiments" documents the config and the outputs.
+// docs/EXPERIMENTS.md "Experiments" documents the config and the outputs.
 package experiment

@@ -14,7 +14,7 @@
 // # Conventions
 //
 // Report is the JSON document of schema unlearn.inspect/v1 (Schema,
-// README.md documents the fields): every field keeps its name and meaning
+// docs/FORMATS.md documents the fields): every field keeps its name and meaning
 // within the version. Nothing here needs ONNX Runtime: the model is decoded
 // (onnxio) and analysed (graph, train/autodiff) only. The model file is
 // never modified. Errors name the model's path; a classifier name that

@@ -17,7 +17,7 @@ import (
 const Schema = "unlearn.inspect/v1"
 
 // Report is the summary of one model (schema unlearn.inspect/v1,
-// documented in README.md).
+// documented in docs/FORMATS.md).
 type Report struct {
 	Schema      string         `json:"schema"`
 	Model       ModelInfo      `json:"model"`

@@ -32,7 +32,7 @@ type Options struct {
 	// whose depth is below ⌈DepthFloor·max depth⌉ (graph.Layer.Depth; the
 	// classifier has the max depth) is not eligible. 0: every layer is.
 	// Resetting channels that every later, frozen layer reads costs more
-	// utility than reset-and-finetune can restore (README "Which method").
+	// utility than reset-and-finetune can restore (docs/METHODS.md "Which method").
 	DepthFloor float64
 	BatchSize  int // forget batches for scores (default 128)
 	Seed       uint64

@@ -8,7 +8,7 @@
 //
 // The field order, JSON tags and doc comments here are the schema: a
 // struct's fields are written in the order they are declared, and the doc
-// comments are the fields' documentation (README.md, "metrics.json",
+// comments are the fields' documentation (docs/FORMATS.md, "metrics.json",
 // documents the same fields for users and must agree). The package is a
 // leaf: it imports only the standard library, so that a program reading
 // metrics.json needs nothing else of this module.

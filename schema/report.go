@@ -14,8 +14,8 @@ const MaskSchema = "unlearn.mask/v1"
 // timings), the same for the oracle under "oracle", oracle − model under
 // "delta" and the agreement of their predictions. `unlearn eval` writes it;
 // a command that unlearns can fill Before with the original model's section
-// and keep the unlearned model at the top level. README.md documents every
-// field.
+// and keep the unlearned model at the top level. docs/FORMATS.md documents
+// every field.
 type Report struct {
 	Schema   string      `json:"schema"`
 	Tool     string      `json:"tool,omitempty"`

@@ -15,7 +15,7 @@ echo "== unlearn inspect --model $MODEL"
 $BIN inspect --model "$MODEL"
 echo
 echo "== unlearn --model $MODEL --forget $FORGET --oracle $ORACLE --out out/demo/unlearned.onnx"
-# The recommended default (README "Which method"): DEL at budget 0.1 with the
+# The recommended default (docs/METHODS.md "Which method"): DEL at budget 0.1 with the
 # auto schedule, which needs no oracle; --oracle only adds the comparison.
 $BIN --model "$MODEL" --forget "$FORGET" --oracle "$ORACLE" --out out/demo/unlearned.onnx \
   --metrics out/demo/metrics.json --report out/demo/report.html --retrain-epochs 8

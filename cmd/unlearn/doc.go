@@ -5,7 +5,7 @@
 //	unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.1] [--out U.onnx]
 //
 // Subcommands: localize, export, inspect, eval, compare, train, artifacts,
-// experiment, score, version. README.md documents every flag, output and exit code;
+// experiment, score, version. README.md and docs/ document every flag, output and exit code;
 // `unlearn help` lists them.
 //
 // The command owns the command line: flags (github.com/urfave/cli/v2), the

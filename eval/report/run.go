@@ -10,7 +10,7 @@ import (
 )
 
 // RunResult returns the fields of the main command's JSON "result" event
-// (README "Pipelines") for the report of an unlearning run, rep.Model.Path
+// (docs/PIPELINES.md) for the report of an unlearning run, rep.Model.Path
 // being the unlearned model and metrics and html the files written beside
 // it (html "" when none).
 func RunResult(rep *schema.Report, metrics, html string) []any {
