@@ -101,10 +101,12 @@ type Recipe struct {
 //
 // Oracle, when set, is that outside oracle: an ONNX model trained without
 // the set's ids (its path may hold {seed}), evaluated as it is instead of
-// retrained by the tool. Its training time comes from a sidecar file beside
-// it, the model's path with .json for .onnx ({"train_s": seconds of the
-// epochs, "machine": the CPU as the records name it}); without one, runs
-// are not timed against it.
+// retrained by the tool. A sidecar file beside it (the model's path with
+// .json for .onnx) says what it is and what it cost: "onnx_sha256" and
+// "data_sha256" (its key; the files are checked against them), "train_s"
+// (seconds of its training epochs), "machine" (the CPU as the records name
+// it) and "threads". Runs are timed against it only where machine and
+// threads are this run's.
 type ForgetSet struct {
 	Name     string  `yaml:"name" json:"name"`
 	Kind     string  `yaml:"kind" json:"kind"`

@@ -361,15 +361,20 @@ func (r *state) grid(ctx context.Context) error {
 			// time only; its metrics stay the record's.
 			timedS, timed := 0.0, false
 			oracleTime := func() (float64, error) {
+				if outside != "" {
+					// Timed by its sidecar (read now: a sidecar re-timed
+					// on this machine times later runs), and only on this
+					// machine with the grid's threads; otherwise the runs
+					// go untimed rather than timed against a retraining
+					// the tool would do differently.
+					if side.Machine == r.machine && r.machine != "" && side.Threads == cfg.Threads {
+						return side.TrainS, nil
+					}
+					return 0, nil
+				}
 				rec := r.done[okey]
 				if r.machine == "" || rec.Machine == r.machine || r.dryRun && rec.Key == "" {
 					return rec.Seconds, nil
-				}
-				if outside != "" {
-					// Trained outside the tool on another machine (or
-					// untimed): the runs go untimed rather than timed
-					// against a retraining the tool would do differently.
-					return 0, nil
 				}
 				if !timed {
 					tdir := filepath.Join(cfg.Out, "runs", "oracle-time-"+experiment.OracleTimeKey(okey, r.machine))
@@ -487,12 +492,14 @@ func (r *state) trainStep(ctx context.Context, dir, what, key, base string, excl
 // sidecar is what the script that trained an outside oracle wrote beside
 // it (the model's path with .json for .onnx): the model's and the
 // training data's SHA-256 (the oracle's key), and the seconds of its
-// training epochs on machine (the CPU as the records name it).
+// training epochs on machine (the CPU as the records name it) with
+// threads.
 type sidecar struct {
 	ONNXSHA256 string  `json:"onnx_sha256"`
 	DataSHA256 string  `json:"data_sha256"`
 	TrainS     float64 `json:"train_s"`
 	Machine    string  `json:"machine"`
+	Threads    int     `json:"threads"`
 }
 
 // readSidecar reads the sidecar of the outside model at path and checks

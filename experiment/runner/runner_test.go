@@ -221,12 +221,17 @@ func TestOutsideModels(t *testing.T) {
 	if err := errors.Join(err1, err2); err != nil {
 		t.Fatal(err)
 	}
-	for i, machine := range []string{machineID(), "another machine"} {
+	for i, c := range []struct {
+		machine string
+		threads int
+		want    float64 // the runs' oracle seconds
+	}{{machineID(), 2, 123.5}, {"another machine", 2, 0}, {machineID(), 1, 0}} {
+		machine := c.machine
 		sub := filepath.Join(dir, fmt.Sprint(i))
 		os.MkdirAll(sub, 0o755)
 		copyFile("../../testdata/demo/oracle_resnet_small.onnx", filepath.Join(sub, "oracle-seed4.onnx"))
-		side := fmt.Sprintf(`{"train_s": 123.5, "machine": %q, "onnx_sha256": %q, "data_sha256": %q, "epochs": [{"epoch": 1}]}`,
-			machine, oracleSum, dataSum)
+		side := fmt.Sprintf(`{"train_s": 123.5, "threads": %d, "machine": %q, "onnx_sha256": %q, "data_sha256": %q, "epochs": [{"epoch": 1}]}`,
+			c.threads, machine, oracleSum, dataSum)
 		os.WriteFile(filepath.Join(sub, "oracle-seed4.json"), []byte(side), 0o644)
 		p := filepath.Join(sub, "exp.yaml")
 		os.WriteFile(p, []byte(fmt.Sprintf(`model: %s/original-seed{seed}.onnx
@@ -264,8 +269,8 @@ methods:
 		if orc.Kind != "oracle" || orc.Seconds != 123.5 || orc.Machine != machine || orc.Forget != 400 {
 			t.Errorf("oracle record %+v: want 123.5 s on %q, 400 ids", orc, machine)
 		}
-		if want := map[int]float64{0: 123.5, 1: 0}[i]; run.OracleSeconds != want {
-			t.Errorf("sidecar machine %q: the run's oracle seconds %g, want %g", machine, run.OracleSeconds, want)
+		if run.OracleSeconds != c.want {
+			t.Errorf("sidecar machine %q, %d threads: the run's oracle seconds %g, want %g", machine, c.threads, run.OracleSeconds, c.want)
 		}
 		// The oracle's own metrics (the demo's oracle: 69.75 % on this
 		// forget set, README's demo), not the original's.

@@ -1,0 +1,342 @@
+#!/usr/bin/python3
+"""The ResNet-18 regime's originals and oracles, trained outside the tool.
+
+A user's model: torchvision's ResNet-18 with the CIFAR-style stem (3×3
+stride-1 first convolution, no max-pool), 10 classes, trained in PyTorch
+with a realistic recipe (SGD 0.1, momentum 0.9, weight decay 5e-4, cosine
+per step to 0, batch 128, RandomCrop(32, padding=4) + horizontal flip) and
+exported as README's "Exporting from PyTorch" recommends (PRESERVE,
+BatchNormalization kept, batch dynamic, the normalization in the model's
+metadata `unlearn.mean` / `unlearn.std`).
+
+Data: 32×32 RGB images made from Debian's dataset-fashion-mnist (the only
+real image data the registries carry): the first N training and M test
+images, upsampled 28→32 bilinearly and tinted per image by an RGB colour
+drawn once from a fixed generator (so the three channels differ), stored as
+an npz (x_train N×32×32×3 uint8, y_train, x_test, y_test) that the tool
+reads directly. The file is rebuilt byte for byte by `data`; its sha256 is
+checked against the one NOTES.md records.
+
+Forget sets (ids into x_train, one per line, committed under forget/): drawn
+by this script with numpy's PCG64 seeded by the seed and the set's index:
+  iid      10 % of the training split at random
+  non-iid  half of classes 2 and 5 (pullover, sandal), the paper's kind
+  class-5  every example of class 5 (sandal): a whole class removed
+
+Steps (each resumable: a model whose .onnx and .json exist is skipped):
+  train.py data                      the npz and the forget-set files
+  train.py train --seed S [--forget SET]
+                                     the original of seed S, or its oracle
+                                     (trained without SET's ids, same init)
+  train.py all [--seeds 0 1 2]       every missing model, originals first,
+                                     seed by seed
+  train.py retime --seed S [--forget SET] --threads T
+                                     trains the model again for its time
+                                     alone (on an idle machine, with the
+                                     grid's threads): the sidecar's train_s,
+                                     machine and threads change if the model
+                                     comes out byte-identical, nothing else
+
+Models go to models/ (the .onnx files ignored by git). Every model gets a
+sidecar <model>.json, committed: its sha256 and the data's (the experiment
+runner keys the model's records by them and checks them against the files),
+the recipe, per-epoch train loss
+and accuracy, test accuracy, train_s (the epochs alone, as the tool's
+records count an oracle's training), the threads, the machine (named as
+the tool's experiment records name it) and the torch version.
+
+Run niced in the background (12 models; see NOTES.md for the cost), e.g.
+one chain of seeds per core:
+  nice -n 19 /usr/bin/python3 experiments/resnet18/train.py all --threads 1 --seeds 0
+  nice -n 19 /usr/bin/python3 experiments/resnet18/train.py all --threads 1 --seeds 1
+"""
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torchvision
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORK = os.path.join(HERE, "work")  # ignored by git: the data
+MODELS = os.path.join(HERE, "models")  # the .onnx files ignored by git, their sidecars committed
+FORGET = os.path.join(HERE, "forget")
+FMNIST = "/usr/share/datasets/fashion-mnist"
+DATA = os.path.join(WORK, "fmnist32.npz")
+
+N_TRAIN = 5000
+N_TEST = 2000
+FORGET_SETS = {  # name: (kind, fraction, classes)
+    "iid": ("iid", 0.1, None),
+    "non-iid": ("non-iid", 0.5, [2, 5]),
+    "class-5": ("non-iid", 1.0, [5]),
+}
+RECIPE = dict(epochs=15, lr=0.1, batch_size=128, momentum=0.9, weight_decay=5e-4,
+              schedule="cosine", augment="pad=4,flip")
+
+
+def read_idx(path):
+    with gzip.open(path, "rb") as f:
+        b = f.read()
+    magic, = struct.unpack(">I", b[:4])
+    ndim = magic & 0xFF
+    dims = struct.unpack(">" + "I" * ndim, b[4:4 + 4 * ndim])
+    return np.frombuffer(b, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def make_rgb(gray, rng):
+    """28×28 uint8 images → 32×32×3 uint8: bilinear upsampling, then each
+    image tinted by its own colour in [0.35, 1]^3."""
+    x = torch.from_numpy(gray.astype(np.float32)).unsqueeze(1)  # N×1×28×28
+    x = F.interpolate(x, size=(32, 32), mode="bilinear", align_corners=False)
+    tint = torch.from_numpy(rng.uniform(0.35, 1.0, size=(len(gray), 3, 1, 1)).astype(np.float32))
+    x = (x * tint).round().clamp(0, 255).to(torch.uint8)  # N×3×32×32
+    return x.permute(0, 2, 3, 1).contiguous().numpy()
+
+
+def cmd_data(_args):
+    os.makedirs(WORK, exist_ok=True)
+    os.makedirs(FORGET, exist_ok=True)
+    xtr = read_idx(os.path.join(FMNIST, "train-images-idx3-ubyte.gz"))[:N_TRAIN]
+    ytr = read_idx(os.path.join(FMNIST, "train-labels-idx1-ubyte.gz"))[:N_TRAIN]
+    xte = read_idx(os.path.join(FMNIST, "t10k-images-idx3-ubyte.gz"))[:N_TEST]
+    yte = read_idx(os.path.join(FMNIST, "t10k-labels-idx1-ubyte.gz"))[:N_TEST]
+    rng = np.random.Generator(np.random.PCG64(20261127))
+    arrays = dict(x_train=make_rgb(xtr, rng), y_train=ytr.astype(np.int64),
+                  x_test=make_rgb(xte, rng), y_test=yte.astype(np.int64))
+    tmp = DATA + ".tmp.npz"
+    np.savez(tmp, **arrays)  # uncompressed: byte for byte reproducible
+    os.replace(tmp, DATA)
+    print(f"data: {DATA} sha256 {sha256(DATA)}")
+    for i, (name, (kind, frac, classes)) in enumerate(FORGET_SETS.items()):
+        for seed in range(3):
+            ids = draw_forget(ytr, kind, frac, classes, seed, i)
+            path = os.path.join(FORGET, f"{name}-seed{seed}.txt")
+            with open(path, "w") as f:
+                f.write(f"# {name} (seed {seed}): {len(ids)} ids into x_train of work/fmnist32.npz, drawn by train.py\n")
+                f.write("".join(f"{j}\n" for j in ids))
+            print(f"forget: {path} ({len(ids)} ids)")
+
+
+def draw_forget(labels, kind, frac, classes, seed, index):
+    rng = np.random.Generator(np.random.PCG64([seed, index]))
+    pool = np.arange(len(labels)) if kind == "iid" else np.flatnonzero(np.isin(labels, classes))
+    n = int(frac * len(pool) + 0.5)
+    return np.sort(rng.choice(pool, size=n, replace=False))
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def machine_id():
+    """The CPU as the tool's experiment records name it (runner.machineID)."""
+    fields = {}
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if not line.strip():
+                break
+            k, _, v = line.partition(":")
+            fields[k.strip()] = v.strip()
+    name = fields.get("model name") or fields.get("vendor_id", "")
+    if fields.get("cpu family"):
+        name += f" (family {fields['cpu family']}, model {fields.get('model', '')})"
+    return f"{name}, {len(os.sched_getaffinity(0))} CPUs"
+
+
+def resnet18():
+    m = torchvision.models.resnet18(num_classes=10)
+    m.conv1 = nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1, bias=False)
+    m.maxpool = nn.Identity()
+    return m
+
+
+def load_data():
+    z = np.load(DATA)
+    xtr = torch.from_numpy(z["x_train"]).permute(0, 3, 1, 2).float().div(255)
+    xte = torch.from_numpy(z["x_test"]).permute(0, 3, 1, 2).float().div(255)
+    mean = xtr.mean(dim=(0, 2, 3))
+    std = xtr.std(dim=(0, 2, 3))
+    return xtr, torch.from_numpy(z["y_train"]), xte, torch.from_numpy(z["y_test"]), mean, std
+
+
+def augment(x, gen, pad):
+    """RandomCrop(32, padding=pad) and RandomHorizontalFlip, per image."""
+    n, _, h, w = x.shape
+    xp = F.pad(x, (pad, pad, pad, pad))
+    dy = torch.randint(0, 2 * pad + 1, (n,), generator=gen)
+    dx = torch.randint(0, 2 * pad + 1, (n,), generator=gen)
+    flip = torch.rand(n, generator=gen) < 0.5
+    out = torch.empty_like(x)
+    for i in range(n):
+        img = xp[i, :, dy[i]:dy[i] + h, dx[i]:dx[i] + w]
+        out[i] = img.flip(-1) if flip[i] else img
+    return out
+
+
+def accuracy(model, x, y, mean, std, batch=500):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            xb = (x[i:i + batch] - mean[None, :, None, None]) / std[None, :, None, None]
+            correct += (model(xb).argmax(1) == y[i:i + batch]).sum().item()
+    return correct / len(x)
+
+
+def model_path(seed, forget):
+    name = f"original-seed{seed}" if forget is None else f"oracle-{forget}-seed{seed}"
+    return os.path.join(MODELS, name + ".onnx")
+
+
+def read_ids(path):
+    with open(path) as f:
+        return [int(s) for s in (ln.split("#")[0].strip() for ln in f) if s]
+
+
+def train(seed, forget, threads, epochs, retime=False):
+    out = model_path(seed, forget)
+    side = out[:-5] + ".json"
+    if retime:
+        if not os.path.exists(side):
+            sys.exit(f"{side} is missing: train the model first")
+    elif os.path.exists(out) and os.path.exists(side):
+        print(f"{os.path.basename(out)}: done", flush=True)
+        return
+    if not os.path.exists(DATA):
+        sys.exit(f"{DATA} is missing: run `train.py data` first")
+    torch.set_num_threads(threads)
+    os.makedirs(MODELS, exist_ok=True)
+    xtr, ytr, xte, yte, mean, std = load_data()
+    keep = np.ones(len(xtr), dtype=bool)
+    if forget is not None:
+        keep[read_ids(os.path.join(FORGET, f"{forget}-seed{seed}.txt"))] = False
+    idx = torch.from_numpy(np.flatnonzero(keep))
+    x, y = xtr[idx], ytr[idx]
+    # The same initialisation and data order stream for the original and its
+    # oracles of one seed: an oracle differs from its original by the data.
+    torch.manual_seed(seed)
+    model = resnet18()
+    gen = torch.Generator().manual_seed(1000 + seed)
+    bs = RECIPE["batch_size"]
+    steps_per_epoch = (len(x) + bs - 1) // bs
+    opt = torch.optim.SGD(model.parameters(), lr=RECIPE["lr"], momentum=RECIPE["momentum"],
+                          weight_decay=RECIPE["weight_decay"])
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs * steps_per_epoch)
+    log = []
+    train_s = 0.0
+    for ep in range(epochs):
+        model.train()
+        t0 = time.time()
+        perm = torch.randperm(len(x), generator=gen)
+        loss_sum, correct = 0.0, 0
+        for s in range(steps_per_epoch):
+            b = perm[s * bs:(s + 1) * bs]
+            xb = augment(x[b], gen, 4)
+            xb = (xb - mean[None, :, None, None]) / std[None, :, None, None]
+            logits = model(xb)
+            loss = F.cross_entropy(logits, y[b])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            loss_sum += loss.item() * len(b)
+            correct += (logits.argmax(1) == y[b]).sum().item()
+        dt = time.time() - t0
+        train_s += dt
+        test = accuracy(model, xte, yte, mean, std)
+        log.append(dict(epoch=ep + 1, loss=loss_sum / len(x), train_accuracy=correct / len(x),
+                        test_accuracy=test, seconds=round(dt, 2)))
+        print(f"{os.path.basename(out)}: epoch {ep + 1}/{epochs} loss {loss_sum / len(x):.4f} "
+              f"train {correct / len(x):.4f} test {test:.4f} ({dt:.0f} s)", flush=True)
+    model.eval()
+    if retime:
+        # Only the timing changes: the records stay keyed by the model's
+        # sha256, so the retrained model must be the same bytes.
+        tmp = out + ".retime.onnx"
+        export(model, tmp, mean, std)
+        with open(side) as f:
+            meta = json.load(f)
+        same = sha256(tmp) == meta["onnx_sha256"]
+        os.remove(tmp)
+        if not same:
+            sys.exit(f"{os.path.basename(out)}: retrained to other bytes; timing left as it was")
+        meta.update(train_s=round(train_s, 2), threads=threads, machine=machine_id(), retimed=True)
+        write_json(side, meta)
+        print(f"{os.path.basename(out)}: retimed, {train_s:.0f} s", flush=True)
+        return
+    final = dict(train_accuracy=accuracy(model, x, y, mean, std), test_accuracy=accuracy(model, xte, yte, mean, std))
+    export(model, out, mean, std)
+    meta = dict(model=os.path.basename(out), seed=seed, forget=forget, examples=len(x), recipe=dict(RECIPE, epochs=epochs),
+                train_s=round(train_s, 2), threads=threads, machine=machine_id(), torch=torch.__version__,
+                data_sha256=sha256(DATA), mean=mean.tolist(), std=std.tolist(), epochs=log, final=final,
+                onnx_sha256=sha256(out))
+    write_json(side, meta)
+    print(f"{os.path.basename(out)}: train {final['train_accuracy']:.4f} test {final['test_accuracy']:.4f}, "
+          f"{train_s:.0f} s", flush=True)
+
+
+def write_json(path, meta):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def export(model, out, mean, std):
+    import onnx
+    import onnx.helper
+    tmp = out + ".tmp"
+    x = torch.zeros(1, 3, 32, 32)
+    torch.onnx.export(model.eval(), x, tmp, training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False,
+                      opset_version=17, input_names=["input"], output_names=["logits"],
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+    m = onnx.load(tmp)
+    onnx.helper.set_model_props(m, {"unlearn.mean": ",".join(f"{v:.4f}" for v in mean.tolist()),
+                                    "unlearn.std": ",".join(f"{v:.4f}" for v in std.tolist())})
+    onnx.save(m, tmp)
+    os.replace(tmp, out)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("data")
+    t = sub.add_parser("train")
+    r = sub.add_parser("retime")
+    for q in (t, r):
+        q.add_argument("--seed", type=int, required=True)
+        q.add_argument("--forget", choices=list(FORGET_SETS))
+    for q in (t, r, sub.add_parser("all")):
+        q.add_argument("--threads", type=int, default=2)
+        q.add_argument("--epochs", type=int, default=RECIPE["epochs"])
+    a = sub.choices["all"]
+    a.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    a.add_argument("--forget-sets", nargs="+", default=list(FORGET_SETS), choices=list(FORGET_SETS))
+    args = p.parse_args()
+    if args.cmd == "data":
+        cmd_data(args)
+    elif args.cmd in ("train", "retime"):
+        train(args.seed, args.forget, args.threads, args.epochs, retime=args.cmd == "retime")
+    else:
+        for seed in args.seeds:
+            train(seed, None, args.threads, args.epochs)
+            for f in args.forget_sets:
+                train(seed, f, args.threads, args.epochs)
+
+
+if __name__ == "__main__":
+    main()
