@@ -25,6 +25,11 @@ type scoreRef struct {
 			RetrainedPositive bool    `json:"retrained_positive"`
 			Points            float64 `json:"points"`
 		} `json:"examples"`
+		// Issue 47's cases only: the competition's grids alone (the tool
+		// before issue 47), and with the single-threshold grid in float32
+		// as the competition's code builds it.
+		GridOnly    *gridResult `json:"grid_only"`
+		Float32Grid *gridResult `json:"float32_grid"`
 	} `json:"epsilon"`
 	KLoM map[string]struct {
 		Unlearned []float64 `json:"unlearned"`
@@ -43,6 +48,11 @@ type scoreRef struct {
 		Labels     []int     `json:"labels"`
 		Confidence []float64 `json:"confidence"`
 	} `json:"confidence"`
+}
+
+type gridResult struct {
+	F       float64   `json:"forget_quality"`
+	Epsilon []float64 `json:"epsilon"`
 }
 
 func loadRef(t *testing.T) *scoreRef {
