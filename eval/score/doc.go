@@ -143,12 +143,20 @@
 // sample and normalise; where the unlearned histogram P_u has mass, floor
 // the retrained one P_r at 1e-5 and renormalise it; KLoM = Σ P_u ln(P_u/P_r)
 // (nats; scipy.stats.entropy, which renormalises, as the reference does).
-// One deliberate difference, selectable: the reference counts with
-// np.digitize, which drops every value equal to the top edge, that is the
-// largest value of the two samples; by default this package closes the last
-// bin (numpy.histogram's convention) so every model counts, and
-// KLoMOptions.DropTopEdge restores the reference's counts. The paper's text
-// was not available to check its bin count; 20 is the reference code's.
+// Bins count as np.digitize does in the reference: [e_i, e_{i+1}), so a
+// value equal to the top edge, the largest value of the two samples, is in
+// no bin and left out of both histograms (every margin clipped to +100 when
+// any is). Until issue 47 this package closed the last bin instead
+// (numpy.histogram's convention, every model counted), which moved the mean
+// KLoM away from published numbers on most inputs; KLoMOptions.CloseLastBin
+// keeps that convention. One difference remains: where the reference's
+// counts leave the unlearned histogram empty (every unlearned margin on the
+// top edge, e.g. all clipped at +100 while some retrained margin is lower),
+// the reference returns NaN (0/0), which would make the mean NaN; this
+// package counts the top edge in the last bin for that example instead, so
+// the unlearned point mass is compared with the retrained histogram. The
+// paper's text was not available to check its bin count; 20 is the
+// reference code's.
 //
 // # Intervals
 //

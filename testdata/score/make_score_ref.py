@@ -8,7 +8,11 @@ Writes testdata/score/ref.json: inputs and expected outputs for
     is compared against every value with broadcasting, no sorting or
     running counts as in the Go code;
   - KLoM (data-unlearning-bench's binned KL of margins), both with the
-    reference's np.digitize counting and with a closed last bin;
+    reference's np.digitize counting (the tool's default since issue 47)
+    and with a closed last bin (KLoMOptions.CloseLastBin), on single
+    examples and on three small ensembles whose mean KLoMs are issue 47's
+    examples (4.08 closed vs 4.03 reference on Gaussians, 1.42 vs 1.25 on
+    integer ties, 3.60 vs 5.82 with margins clipped at +-100);
   - the logit-scaled confidence of the competition's formula (float64
     softmax, no 1e-45 floor) on moderate logits.
 
@@ -261,7 +265,38 @@ def klom_cases():
     out["clipped"] = (np.array([-500.0, 150.0, 20.0, 0.0]), np.array([-90.0, 300.0, 10.0, 1.0]))
     out["unequal_counts"] = (rng.normal(0, 1, 10), rng.normal(0.5, 1, 25))
     out["disjoint"] = (rng.normal(0, 0.1, 16), rng.normal(5, 0.1, 16))
+    # every unlearned value on the top edge: the reference's digitize leaves
+    # the unlearned histogram empty and returns NaN
+    out["top_edge_only"] = (np.full(8, 150.0), np.array([90.0, 95.0, 100.0, 80.0, 120.0, 99.0]))
     return out
+
+
+# Issue 47's mean KLoMs, reconstructed: [models, examples] ensembles found by
+# a search over seeds and shifts (K = 16 models a side, 8 examples) whose
+# means round to the issue's closed / reference pairs.
+KLOM_ENSEMBLES_K, KLOM_ENSEMBLES_E = 16, 8
+CLIP_CASE = (4271, 100.0, 60.0)  # seed, unlearned mean, retrained mean (sd 30)
+
+
+def klom_ensembles():
+    K, E = KLOM_ENSEMBLES_K, KLOM_ENSEMBLES_E
+    out = {}
+    rng = np.random.default_rng(856)
+    out["issue47_gauss"] = (rng.normal(0, 1, (K, E)), rng.normal(0.8, 1, (K, E)), (4.08, 4.03))
+    rng = np.random.default_rng(742)
+    out["issue47_integer_ties"] = (np.round(rng.normal(0, 1, (K, E))), np.round(rng.normal(0.5, 1, (K, E))), (1.42, 1.25))
+    seed, a, b = CLIP_CASE
+    rng = np.random.default_rng(seed)
+    out["issue47_clipped"] = (rng.normal(a, 30, (K, E)), rng.normal(b, 30, (K, E)), (3.60, 5.82))
+    return out
+
+
+def klom_default(p, q):
+    """The tool's default: the reference's counts, except where they leave
+    the unlearned histogram empty (the reference's NaN), which counts the top
+    edge in the last bin for that example."""
+    v = klom(p, q, digitize=True)
+    return klom(p, q, digitize=False) if np.isnan(v) else v
 
 
 def confidence_cases():
@@ -313,8 +348,17 @@ def main():
             ref["epsilon"][name].update(grid_only=dict(forget_quality=f0, epsilon=[e["epsilon"] for e in ex0]),
                                         float32_grid=dict(forget_quality=f32, epsilon=[e["epsilon"] for e in ex32]))
     for name, (p, q) in klom_cases().items():
+        d = klom(p, q, digitize=True)
         ref["klom"][name] = dict(unlearned=p.tolist(), retrained=q.tolist(),
-                                 digitize=klom(p, q, digitize=True), closed=klom(p, q, digitize=False))
+                                 digitize=None if np.isnan(d) else d, default=klom_default(p, q),
+                                 closed=klom(p, q, digitize=False))
+    ref["klom_ensembles"] = {}
+    for name, (U, R, issue) in klom_ensembles().items():
+        d = [klom_default(U[:, j], R[:, j]) for j in range(U.shape[1])]
+        c = [klom(U[:, j], R[:, j], digitize=False) for j in range(U.shape[1])]
+        ref["klom_ensembles"][name] = dict(unlearned=U.tolist(), retrained=R.tolist(), default=d, closed=c,
+                                           mean_default=float(np.mean(d)), mean_closed=float(np.mean(c)),
+                                           issue_closed=issue[0], issue_reference=issue[1])
     for n in (2, 3, 4, 8, 16, 64, 512):
         for e in (0.0, 0.25, 0.4999999, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 2.9999, 3.0, 6.4, 6.5, 6.9999, 7.0, 50.0):
             ref["points"].append(dict(models=n, epsilon=e, points=points(e, n)))
