@@ -25,12 +25,14 @@ func evenSample(n int, lo, width float64) []float64 {
 	return s
 }
 
-// TestEpsilonSeparatedBelowGridStep: item 1. Two samples a threshold
-// separates, with a gap narrower than the grid step (0.01): no grid
-// threshold falls in the gap, so before issue 47 every grid test had FPR or
-// FNR 0 (or ε 0) and the example got ε = 0, a full point. The exact
-// separation tests now find FPR = FNR = 0: HowSeparated, ε = EpsilonCap,
-// 0 points, as for a separation the grid resolves.
+// TestEpsilonSeparatedBelowGridStep: item 1. Two samples a threshold (or
+// an interval) separates, with a gap narrower than the grid step (0.01): no
+// grid test falls in the gap. Before issue 47 the constant and tight pairs
+// had no surviving test (HowNone, ε = 0, a full point) and the interval
+// case a partial one (ε = 2.08, 1/16 point); TestIssue47ReferenceGrids
+// checks those values in the NumPy fixture. The exact separation tests now
+// find FPR = FNR = 0: HowSeparated, ε = EpsilonCap, 0 points, as for a
+// separation the grid resolves.
 func TestEpsilonSeparatedBelowGridStep(t *testing.T) {
 	const n = 16
 	for _, c := range []struct {
