@@ -37,7 +37,10 @@
 // computes something else (see MEntropySalUnCode) and can be reproduced with
 // MIAOptions.MEntropy. Features are computed in float64 from the float32
 // logits (ComputeFeatures describes the numerics); SalUn computes them in
-// float32, which gives the same SVC predictions on the parity fixture.
+// float32, which gives the same SVC predictions on the parity fixture. The
+// one exception is MEntropySalUnCode, computed in float32 as SalUn's code
+// does, so that it reproduces SalUn's numbers where float32 underflows
+// (logit gaps above ~104).
 //
 // LossAttack is the NeurIPS 2023 unlearning challenge kit's simple_mia:
 // cross-validated logistic regression on forget versus test losses, balanced

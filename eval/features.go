@@ -100,7 +100,11 @@ const (
 	//
 	// with L the set of labels present in its group (shadow members,
 	// shadow non-members and target each computed on their own), and
-	// log p replaced by log(1e-30) only where p = 0. When the target's
+	// log p replaced by log(1e-30) only where p = 0. Like SalUn's code it
+	// computes in float32, softmax included, so p_c underflows to 0 once
+	// z_c is ~104 below the largest logit and log p_c becomes
+	// log(1e-30) = −69.08 (logits [0, 150, 0, …] with label 0: 69.08, where
+	// float64 gives 150); see salunMEntropy. When the target's
 	// labels are a strict subset of the classes (class-wise or non-IID
 	// forgetting) its values are on another scale than the shadow sets'.
 	// Offered to reproduce published numbers, not as a measurement.
@@ -120,6 +124,49 @@ func (v MEntropyVariant) String() string {
 
 // logEps is the floor of every logarithm in the modified entropy.
 var logEps = math.Log(1e-30)
+
+// logEps32 is SalUn's torch.tensor(1e-30).log(): the float32 logarithm of
+// the float32 nearest 1e-30 (−69.07755, within 4e-9 of log(1e-30)).
+var logEps32 = float32(math.Log(float64(float32(1e-30))))
+
+// salunMEntropy is one row of SalUn's m_entropy computed as its code does,
+// in float32 (see MEntropySalUnCode): p = softmax(z) as torch computes it
+// (max subtracted, exp, sum, divide), then
+// −Σ_{c∈L} (1 − p_c)·log p_c − Σ_{c∉L} p_c·log p_c with log p_c replaced
+// by log(1e-30) where p_c is 0. A logit gap above ~103.97 makes exp
+// underflow to 0 in float32, so a true class that far below the arg-max
+// contributes (1 − 0)·log(1e-30) = −69.08 where the float64 value would be
+// −gap. Every operation rounds to float32 (the explicit conversions keep
+// the compiler from fusing multiply-adds); the exponential and logarithm
+// are float64's correctly rounded to float32, within an ulp of torch's,
+// and the sum runs in index order where torch's vectorised reduction may
+// not, so the result agrees with SalUn's to float32 rounding (~1e-6
+// relative), not bit for bit.
+func salunMEntropy(z []float32, inL []bool, p []float32) float64 {
+	m := z[0]
+	for _, t := range z {
+		m = max(m, t)
+	}
+	var s float32
+	for j, t := range z {
+		p[j] = float32(math.Exp(float64(float32(t - m))))
+		s += p[j]
+	}
+	var me float32
+	for j := range z {
+		pj := float32(p[j] / s)
+		lp := logEps32
+		if pj > 0 {
+			lp = float32(math.Log(float64(pj)))
+		}
+		if inL[j] {
+			me += float32(float32(1-pj) * lp)
+		} else {
+			me += float32(pj * lp)
+		}
+	}
+	return -float64(me)
+}
 
 // FeatureValues holds the MIA features of a group of examples.
 type FeatureValues struct {
@@ -172,7 +219,9 @@ func ComputeFeatures(o Outputs, v MEntropyVariant) *FeatureValues {
 		Loss:        make([]float64, n),
 	}
 	var inL []bool
+	var p32 []float32
 	if v == MEntropySalUnCode {
+		p32 = make([]float32, c)
 		inL = make([]bool, c)
 		for _, y := range o.Labels {
 			inL[y] = true
@@ -224,27 +273,16 @@ func ComputeFeatures(o Outputs, v MEntropyVariant) *FeatureValues {
 		}
 		fv.Entropy[i] = -ent
 
+		if v == MEntropySalUnCode {
+			fv.MEntropy[i] = salunMEntropy(z, inL, p32)
+			continue
+		}
 		var me float64
-		switch v {
-		case MEntropySalUnCode:
-			for j, pj := range p {
-				lp := logp[j]
-				if pj == 0 {
-					lp = logEps
-				}
-				if inL[j] {
-					me += (rest[j] / s) * lp
-				} else {
-					me += pj * lp
-				}
-			}
-		default:
-			for j, pj := range p {
-				if j == y {
-					me += (rest[j] / s) * max(logp[j], logEps)
-				} else {
-					me += pj * max(math.Log(rest[j])-logS, logEps)
-				}
+		for j, pj := range p {
+			if j == y {
+				me += (rest[j] / s) * max(logp[j], logEps)
+			} else {
+				me += pj * max(math.Log(rest[j])-logS, logEps)
 			}
 		}
 		fv.MEntropy[i] = -me

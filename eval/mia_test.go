@@ -399,3 +399,49 @@ func TestSVCNonMembersMatchesSklearn(t *testing.T) {
 		t.Error("empty groups accepted")
 	}
 }
+
+// TestSalUnCodeMEntropyUnderflow: issue 47, item 4. SalUn's m_entropy runs
+// on a float32 softmax, so for logits [0, 150, 0, …] (10 classes) every
+// class but the arg-max gets p = exp(−150) = 0 in float32 and its log is
+// replaced by log(1e-30). With true label 0 alone in its group (L = {0})
+// SalUn's code gives −(1 − 0)·log(1e-30) = 69.0776; salun-code computed in
+// float64 (before this test) gave −(1 − p_0)·log p_0 = 150. With label 1
+// (the arg-max) SalUn's value is exactly 0: p_1 = 1, every other p is 0.
+func TestSalUnCodeMEntropyUnderflow(t *testing.T) {
+	row := func(gap float32) []float32 {
+		z := make([]float32, 10)
+		z[1] = gap
+		return z
+	}
+	salun := -float64(logEps32) // 69.07755…
+	if math.Abs(salun-69.07755278982137) > 1e-5 {
+		t.Fatalf("float32 log(1e-30) = %v", salun)
+	}
+	for _, c := range []struct {
+		name   string
+		logits []float32
+		labels []int
+		want   []float64
+		tol    float64
+	}{
+		// The issue's input: the true class 150 below the arg-max.
+		{"label 0", row(150), []int{0}, []float64{salun}, 0},
+		{"label 1", row(150), []int{1}, []float64{0}, 0},
+		// In one group L = {0, 1}: both rows get the (1 − p)·log p terms
+		// of classes 0 and 1, 69.08 + 0.
+		{"one group", append(row(150), row(150)...), []int{0, 1}, []float64{salun, salun}, 0},
+		// Below the float32 underflow (gap 100 < ~103.97) p_0 is a
+		// subnormal, positive: −log p_0 ≈ 100 (to the subnormal's
+		// precision), as in float64.
+		{"gap 100", row(100), []int{0}, []float64{100}, 0.05},
+		{"gap 105", row(105), []int{0}, []float64{salun}, 0},
+	} {
+		o := Outputs{Logits: c.logits, Labels: c.labels, Classes: 10}
+		got := ComputeFeatures(o, MEntropySalUnCode).MEntropy
+		for i, w := range c.want {
+			if math.Abs(got[i]-w) > c.tol {
+				t.Errorf("%s, row %d: salun-code m-entropy %v, SalUn's float32 code %v", c.name, i, got[i], w)
+			}
+		}
+	}
+}

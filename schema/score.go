@@ -180,7 +180,18 @@ type ScoreKLoM struct {
 	Forget ScoreInterval `json:"forget"`
 	Retain float64       `json:"retain"`
 	Test   float64       `json:"test"`
+	// Bins is how the histograms counted a margin on the top edge:
+	// ScoreKLoMDigitize (left out, as the published code does) or
+	// ScoreKLoMClosed (counted in the last bin). Absent in files written
+	// before issue 47, which closed the last bin.
+	Bins string `json:"bins,omitempty"`
 }
+
+// ScoreKLoM.Bins values.
+const (
+	ScoreKLoMDigitize = "digitize"
+	ScoreKLoMClosed   = "closed"
+)
 
 // ScoreAccuracy are the mean accuracies of each side's K models.
 type ScoreAccuracy struct {

@@ -52,10 +52,13 @@
 //     m and M its minimum and maximum. Right thresholds r_i =
 //     numpy.linspace(m + w − 2, M + 2, ⌈((M+2) − (m+w−2))·100⌉); for each,
 //     left thresholds numpy.linspace(r_i − w − 2, r_i − w + 2, 400). A test
-//     (l, r) predicts positive when l ≤ value ≤ r.
+//     (l, r) predicts positive when l ≤ value ≤ r. Added (this package,
+//     issue 47): the interval [m, M] itself.
 //  4. Single-threshold tests: with lo and hi the extremes of both samples,
-//     t_k = torch.linspace(lo, hi, ⌈(hi − lo)·100⌉) (none when lo = hi); a
-//     test predicts positive when value ≥ t_k, the positive class of step 1.
+//     t_k = torch.linspace(lo, hi, ⌈(hi − lo)·100⌉) (none when lo = hi),
+//     evaluated in float64; a test predicts positive when value ≥ t_k, the
+//     positive class of step 1. Added (issue 47): the threshold at the
+//     minimum of the step-1 positive sample.
 //  5. Each test's rates are fractions of N: TPR, FNR on the positive
 //     sample, FPR, TNR on the negative one. A test with FPR = FNR = 0 gives
 //     ε = ∞; one with exactly one of FPR, FNR zero is discarded ("a sign of
@@ -65,14 +68,50 @@
 //     out and the test discarded when both are.
 //  6. The example's ε is the largest over all kept tests of both families,
 //     clipped to [0, 50] (so ∞, perfect separation, becomes 50:
-//     HowSeparated). When no test is kept (both samples constant and
-//     equal) ε = 0 (HowNone); the competition's code fails an assertion
-//     there instead.
+//     HowSeparated). When no test is kept ε = 0 (HowNone); the
+//     competition's code fails an assertion there instead.
 //  7. Buckets: with E = ⌈ln(N − 1)⌉ (MaxEpsilon), ε in [0, 0.5) is worth 1,
 //     [0.5, 1) 1/2, [1, 1.5) 1/4, … halving per bucket up to E; ε ≥ E is
 //     worth 0. Bucket k is [k/2, (k+1)/2): lower edge included.
 //  8. F = the mean of the examples' points; final score = F · (RA_u/RA_r) ·
 //     (TA_u/TA_r), each accuracy the mean over that side's N models.
+//
+// Separation below the grid step (issue 47). The grids are spaced about
+// 1/100 apart, so two samples that a threshold separates by a smaller gap
+// (all unlearned values 0.0, all retrained 0.001; tight samples near 40)
+// have no grid threshold in the gap: every grid test then has FPR or FNR
+// 0 and is discarded (the competition's code fails its assertion; this
+// package used to return ε = 0 and award the example a full point), or a
+// few partial tests give a finite ε. Either way the samples an attacker
+// tells apart perfectly scored as (nearly) indistinguishable. The two
+// tests added in steps 3 and 4 are the families' own tightest tests around
+// the positive sample; both have FNR = 0, so they are discarded (change
+// nothing) unless no negative value falls inside, which is exactly
+// perfect separation by a threshold or an interval. Separation is thus
+// detected whatever the gap, and gets the value a separation the grid
+// resolves gets: ε = ∞, reported as the cap 50 (HowSeparated), 0 points.
+// The alternative, the largest finite ε the sample sizes allow
+// (ln(N(1 − δ) − 1), 2.71 at N = 16, worth 1/32), was rejected: it would
+// score a separation the grid misses above one it finds. Results differ
+// from the reference only on separable samples whose gap no grid point
+// hits. HowNone remains for samples nothing separates: identical
+// constants (rightly ε = 0) and samples that overlap within less than the
+// grid step, which the competition's grids cannot resolve (ε = 0 there is
+// a limit of the metric, not a measurement).
+//
+// Threshold grid precision (issue 47). The competition calls torch.linspace
+// without a dtype, so its single-threshold grid is float32 and compared
+// with float64 statistics after promotion; this package evaluates the
+// same formula in float64. The two differ only for a value lying between
+// a grid point's float64 and float32 roundings: with lo = 0.1, hi = 0.4
+// the grid point 0.3 is exact in float64 and 0.30000001192… in float32,
+// so 12 unlearned values at 0.3 and 12 retrained ones at 0.30000002 are
+// split by the float32 threshold (ε = ln 12 = 2.48) and not by any float64
+// one (ε = ln 2 = 0.69, from an interval): two buckets apart. float64 is
+// kept on purpose: the grid is meant to be the points of linspace(lo, hi),
+// and whether float32 rounding lands a threshold between ties is an
+// accident of representation, not a property of the samples
+// (TestEpsilonThresholdGridFloat64).
 //
 // What δ = 1e-5 does: rates are multiples of 1/N, and δ only enters as
 // 1 − δ − rate, so for any practical N (1/N ≫ 1e-5) it changes ε by under
@@ -104,12 +143,20 @@
 // sample and normalise; where the unlearned histogram P_u has mass, floor
 // the retrained one P_r at 1e-5 and renormalise it; KLoM = Σ P_u ln(P_u/P_r)
 // (nats; scipy.stats.entropy, which renormalises, as the reference does).
-// One deliberate difference, selectable: the reference counts with
-// np.digitize, which drops every value equal to the top edge, that is the
-// largest value of the two samples; by default this package closes the last
-// bin (numpy.histogram's convention) so every model counts, and
-// KLoMOptions.DropTopEdge restores the reference's counts. The paper's text
-// was not available to check its bin count; 20 is the reference code's.
+// Bins count as np.digitize does in the reference: [e_i, e_{i+1}), so a
+// value equal to the top edge, the largest value of the two samples, is in
+// no bin and left out of both histograms (every margin clipped to +100 when
+// any is). Until issue 47 this package closed the last bin instead
+// (numpy.histogram's convention, every model counted), which moved the mean
+// KLoM away from published numbers on most inputs; KLoMOptions.CloseLastBin
+// keeps that convention. One difference remains: where the reference's
+// counts leave the unlearned histogram empty (every unlearned margin on the
+// top edge, e.g. all clipped at +100 while some retrained margin is lower),
+// the reference returns NaN (0/0), which would make the mean NaN; this
+// package counts the top edge in the last bin for that example instead, so
+// the unlearned point mass is compared with the retrained histogram. The
+// paper's text was not available to check its bin count; 20 is the
+// reference code's.
 //
 // # Intervals
 //

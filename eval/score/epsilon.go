@@ -34,15 +34,20 @@ const (
 	// HowThreshold: the largest finite ε over the thresholds of both
 	// families.
 	HowThreshold = "threshold"
-	// HowSeparated: some threshold separates the two samples perfectly
-	// (FPR = FNR = 0), so ε is infinite and capped at EpsilonCap.
+	// HowSeparated: some threshold (or interval) separates the two samples
+	// perfectly (FPR = FNR = 0), so ε is infinite and capped at EpsilonCap.
+	// Separation is detected exactly, however narrow the gap (see
+	// exampleEpsilon), not only where a grid threshold falls in it.
 	HowSeparated = "separated"
 	// HowPeaky: one sample's range is below PeakyRatio times the other's;
 	// ε is EpsilonCap without a search.
 	HowPeaky = "peaky"
-	// HowNone: every threshold has FPR = 0 or FNR = 0 without separating
-	// the samples (both samples constant and equal is the only case met in
-	// practice); ε is 0. The competition's code fails an assertion here.
+	// HowNone: every threshold has FPR = 0 or FNR = 0 and none separates
+	// the samples; ε is 0. Both samples constant and equal (identical,
+	// rightly 0) is the case met in practice; the other is two samples that
+	// overlap within less than the grid step (1/ThresholdsPerUnit), which
+	// the competition's grid cannot resolve. The competition's code fails
+	// an assertion here.
 	HowNone = "none"
 )
 
@@ -316,6 +321,12 @@ func exampleEpsilon(unlearned, retrained []float64, t *epsTable) Epsilon {
 			}
 		}
 	}
+	// The family's own tightest test, [min, max] of its positive sample, off
+	// the grid: it has FNR = 0, so it is discarded unless no negative lies
+	// inside it, which is perfect separation by an interval. The grid finds
+	// that only when a grid pair falls in the gaps around the positive
+	// sample; this test finds it whatever the gaps' width (issue 47).
+	bs.offer(t, n, countLE(dn, dp[n-1])-countLT(dn, dp[0]), RuleDouble)
 
 	// Single-threshold family: the sample with the larger median is
 	// predicted at or above t.
@@ -336,6 +347,16 @@ func exampleEpsilon(unlearned, retrained []float64, t *epsTable) Epsilon {
 			bs.offer(t, n-pLT, n-nLT, RuleSingle)
 		}
 	}
+	// Likewise the threshold at the positive sample's minimum: FNR = 0, so
+	// discarded unless every negative lies below it, which is perfect
+	// separation by a threshold. The grid's step is 1/ThresholdsPerUnit, and
+	// with a gap narrower than that (0.0 against 0.001, or tight samples
+	// near 40) no grid threshold separates the samples, every grid test has
+	// FPR or FNR 0, and nothing survived: ε was 0 and the example scored a
+	// full point although a threshold tells the two apart perfectly. Here
+	// it is HowSeparated and gets EpsilonCap, as a separation the grid
+	// resolves does.
+	bs.offer(t, n, n-countLT(neg, pos[0]), RuleSingle)
 
 	switch {
 	case !bs.usable:

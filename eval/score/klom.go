@@ -9,9 +9,10 @@ import (
 
 // KLoMOptions sets the histogram KLoM compares. The zero value means the
 // defaults of the KLoM reference code (data-unlearning-bench's
-// compute_binned_KL_div): 20 bins, values clipped to [−100, 100], and a
-// floor of 1e-5 on the retrained probability of every bin the unlearned
-// histogram occupies.
+// compute_binned_KL_div): 20 bins, values clipped to [−100, 100], a floor
+// of 1e-5 on the retrained probability of every bin the unlearned
+// histogram occupies, and np.digitize's counting, which leaves out every
+// value equal to the top edge.
 type KLoMOptions struct {
 	// Bins is the number of equal-width bins over the combined range of both
 	// samples (default 20).
@@ -22,12 +23,13 @@ type KLoMOptions struct {
 	// unlearned histogram has mass (default 1e-5); the floored histogram is
 	// renormalised.
 	Floor float64
-	// DropTopEdge reproduces the reference code's np.digitize counting,
-	// which leaves out every value equal to the top edge of the last bin
-	// (the largest value of the two samples); when that leaves the unlearned
-	// histogram empty the value is NaN, as there. By default the last bin
-	// is closed, as numpy.histogram's, and every value counts.
-	DropTopEdge bool
+	// CloseLastBin counts values equal to the top edge of the last bin in
+	// that bin (numpy.histogram's convention), so every model counts; the
+	// tool did this before issue 47 and its KLoM then differs from
+	// published numbers. By default values equal to the top edge (the
+	// largest value of the two samples) are left out, as the reference
+	// code's np.digitize counting leaves them out.
+	CloseLastBin bool
 }
 
 func (o KLoMOptions) withDefaults() (KLoMOptions, error) {
@@ -47,14 +49,16 @@ func (o KLoMOptions) withDefaults() (KLoMOptions, error) {
 }
 
 // histogram counts values (already clipped) in bins equal-width bins over
-// [lo, hi]; the edges are numpy.linspace(lo, hi, bins+1).
-func histogram(values []float64, edges []float64, dropTop bool) []float64 {
+// [lo, hi]; the edges are numpy.linspace(lo, hi, bins+1). Bins are
+// [e_i, e_{i+1}); a value equal to the top edge counts in the last bin only
+// when closeLast is set.
+func histogram(values []float64, edges []float64, closeLast bool) []float64 {
 	bins := len(edges) - 1
 	h := make([]float64, bins)
 	top := edges[bins]
 	for _, v := range values {
 		if v >= top {
-			if !dropTop && v == top {
+			if closeLast && v == top {
 				h[bins-1]++
 			}
 			continue
@@ -117,19 +121,23 @@ func klom(unlearned, retrained []float64, opt KLoMOptions) float64 {
 		hi = lo + 1
 	}
 	edges := linspaceNumPy(lo, hi, opt.Bins+1)
-	hu := histogram(u, edges, opt.DropTopEdge)
-	hr := histogram(r, edges, opt.DropTopEdge)
+	hu := histogram(u, edges, opt.CloseLastBin)
+	hr := histogram(r, edges, opt.CloseLastBin)
+	if sum(hu) == 0 {
+		// Every unlearned value sits on the top edge (all of them equal
+		// and above some retrained value, e.g. all clipped at +100): the
+		// reference's normalisation divides 0 by 0 and returns NaN. Count
+		// the top edge in the last bin for this example instead, so the
+		// unlearned point mass is compared with the retrained histogram.
+		hu = histogram(u, edges, true)
+		hr = histogram(r, edges, true)
+	}
 	normalize := func(h []float64) {
 		if s := sum(h); s > 0 {
 			for i := range h {
 				h[i] /= s
 			}
 		}
-	}
-	if opt.DropTopEdge && sum(hu) == 0 {
-		// Every unlearned value sat on the top edge: the reference's
-		// normalisation divides 0 by 0.
-		return math.NaN()
 	}
 	normalize(hu)
 	normalize(hr)

@@ -285,6 +285,17 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		if len(missing) > 0 {
 			fmt.Fprintf(&b, "\nNot scored yet: %s.\n", strings.Join(missing, ", "))
 		}
+		var closed []string
+		for _, l := range lines {
+			if l.rep.KLoM.Bins != schema.ScoreKLoMDigitize {
+				closed = append(closed, l.a.method)
+			}
+		}
+		if len(closed) > 0 {
+			fmt.Fprintf(&b, "\nKLoM of %s: computed with the last histogram bin closed (score.json written before issue 47, or\n"+
+				"with CloseLastBin), not with the published code's bins, so it is not comparable with published KLoM (docs/SCORE.md,\n"+
+				"\"KLoM's bins\"); `unlearn score --gather` recomputes it from the rows' tasks/ folders, which are not committed.\n", strings.Join(closed, ", "))
+		}
 	}
 	return b.String(), nil
 }

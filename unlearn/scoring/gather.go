@@ -93,7 +93,10 @@ func (r *state) gather() (*schema.ScoreReport, error) {
 		f := iv(*sum.Final)
 		rep.FinalScore = &f
 	}
-	rep.KLoM = schema.ScoreKLoM{Forget: iv(sum.MeanKLoM), Retain: meanOf(klRetain), Test: meanOf(klTest)}
+	rep.KLoM = schema.ScoreKLoM{Forget: iv(sum.MeanKLoM), Retain: meanOf(klRetain), Test: meanOf(klTest), Bins: schema.ScoreKLoMDigitize}
+	if job.Bootstrap.KLoM.CloseLastBin {
+		rep.KLoM.Bins = schema.ScoreKLoMClosed
+	}
 	rep.Bootstrap = schema.ScoreBootstrap{Resamples: sum.Resamples, Level: sum.Level, Seed: sum.Seed}
 	for i, id := range job.Suite.Forget {
 		e := sum.Forgetting.Examples[i]
