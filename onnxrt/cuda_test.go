@@ -234,7 +234,7 @@ func runChild(t *testing.T, name string, env ...string) string {
 func TestGPUBuildRunsOnCPU(t *testing.T) {
 	lib := gpuRepoLib()
 	if lib == "" {
-		t.Skip("ONNX Runtime's GPU build is not installed (make ort-gpu fetches it, 330 MB): the check that onnxruntime_go binds ONNX Runtime 1.29 skips")
+		skipCUDA(t, "ONNX Runtime's GPU build is not installed (make ort-gpu fetches it, 330 MB): the check that onnxruntime_go binds ONNX Runtime 1.29 skips")
 	}
 	if os.Getenv(childEnv) != t.Name() {
 		out := runChild(t, t.Name())
@@ -258,58 +258,7 @@ func TestGPUBuildRunsOnCPU(t *testing.T) {
 	if v := Version(); !strings.HasPrefix(v, GPUWantVersion+".") {
 		t.Fatalf("version %q, want %s.x", v, GPUWantVersion)
 	}
-	// y = x·w + b on the CPU provider.
-	g := graph.NewGraph("gpu_build_on_cpu")
-	x, err := g.AddInput("x", &graph.Type{DType: graph.Float, Shape: graph.DimsOf([]int64{2, 3})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := g.AddInput("w", &graph.Type{DType: graph.Float, Shape: graph.DimsOf([]int64{3, 2})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := g.AddInput("b", &graph.Type{DType: graph.Float, Shape: graph.DimsOf([]int64{2})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := g.AddNode("Gemm", "", "gemm", []*graph.Value{x, w, b}, []string{"y"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := n.Output(0)
-	y.Type = &graph.Type{DType: graph.Float, Shape: graph.DimsOf([]int64{2, 2})}
-	g.Outputs = []*graph.Value{y}
-	model, err := onnxio.Encode(&graph.Model{Graph: g, IRVersion: 8, Opsets: []graph.OpsetImport{{Domain: "", Version: 17}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSession(model, nil, nil, Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	xs, ws, bs := []float32{1, 2, 3, 4, 5, 6}, []float32{1, 0, 0, 1, 1, 1}, []float32{0.5, -0.5}
-	var in []*Tensor
-	for _, v := range []struct {
-		shape []int64
-		data  []float32
-	}{{[]int64{2, 3}, xs}, {[]int64{3, 2}, ws}, {[]int64{2}, bs}} {
-		tt, err := NewFloat32(v.shape, v.data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tt.Close()
-		in = append(in, tt)
-	}
-	out := []*Tensor{nil}
-	if err := s.Run(in, out); err != nil {
-		t.Fatal(err)
-	}
-	defer out[0].Close()
-	want := []float32{1 + 3 + 0.5, 2 + 3 - 0.5, 4 + 6 + 0.5, 5 + 6 - 0.5}
-	if got := out[0].Float32s(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("Gemm on ONNX Runtime %s: got %v, want %v", Version(), got, want)
-	}
+	runGemm(t, Options{Threads: 1})
 	t.Logf("ONNX Runtime %s (%s) through onnxruntime_go's API version 24: Gemm on the CPU ok; NCHWc block %d",
 		Version(), lib, NCHWcBlockSize(Options{}))
 }
@@ -389,4 +338,100 @@ func TestResolveGPULibrary(t *testing.T) {
 	if got, err := findBeside(exeDir, gpuLib); err != nil || got != filepath.Join(exeDir, "..", GPUDir, GPULibName) {
 		t.Fatalf("want the repository's %s, got %q %v", want, got, err)
 	}
+}
+
+// runGemm runs y = x·w + b in a session with opts and checks y.
+func runGemm(t *testing.T, opts Options) {
+	t.Helper()
+	g := graph.NewGraph("gpu_build_on_cpu")
+	x, err := g.AddInput("x", &graph.Type{DType: graph.Float, Shape: graph.DimsOf([]int64{2, 3})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := g.AddInput("w", &graph.Type{DType: graph.Float, Shape: graph.DimsOf([]int64{3, 2})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := g.AddInput("b", &graph.Type{DType: graph.Float, Shape: graph.DimsOf([]int64{2})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := g.AddNode("Gemm", "", "gemm", []*graph.Value{x, w, b}, []string{"y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := n.Output(0)
+	y.Type = &graph.Type{DType: graph.Float, Shape: graph.DimsOf([]int64{2, 2})}
+	g.Outputs = []*graph.Value{y}
+	model, err := onnxio.Encode(&graph.Model{Graph: g, IRVersion: 8, Opsets: []graph.OpsetImport{{Domain: "", Version: 17}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSession(model, nil, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	xs, ws, bs := []float32{1, 2, 3, 4, 5, 6}, []float32{1, 0, 0, 1, 1, 1}, []float32{0.5, -0.5}
+	var in []*Tensor
+	for _, v := range []struct {
+		shape []int64
+		data  []float32
+	}{{[]int64{2, 3}, xs}, {[]int64{3, 2}, ws}, {[]int64{2}, bs}} {
+		tt, err := NewFloat32(v.shape, v.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tt.Close()
+		in = append(in, tt)
+	}
+	out := []*Tensor{nil}
+	if err := s.Run(in, out); err != nil {
+		t.Fatal(err)
+	}
+	defer out[0].Close()
+	want := []float32{1 + 3 + 0.5, 2 + 3 - 0.5, 4 + 6 + 0.5, 5 + 6 - 0.5}
+	if got := out[0].Float32s(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Gemm on ONNX Runtime %s: got %v, want %v", Version(), got, want)
+	}
+}
+
+// The CUDA execution provider runs a session, where a GPU, its driver, CUDA
+// 13 and cuDNN 9 are present (bench/gpu_check.sh runs it there); elsewhere
+// it skips, naming what is missing.
+func TestCUDASession(t *testing.T) {
+	lib := gpuRepoLib()
+	if lib == "" {
+		skipCUDA(t, "ONNX Runtime's GPU build is not installed (make ort-gpu): no CUDA session")
+	}
+	if err := CheckCUDA(filepath.Dir(lib)); err != nil {
+		skipCUDA(t, "no CUDA here, no CUDA session: "+err.Error())
+	}
+	if os.Getenv(childEnv) != t.Name() {
+		out := runChild(t, t.Name(), "ONNXRUNTIME_GPU_LIB="+lib)
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "CUDA provider") {
+				t.Log(strings.TrimSpace(l))
+			}
+		}
+		return
+	}
+	if err := Setup(Options{Device: "cuda"}); err != nil {
+		t.Fatal(err)
+	}
+	if !GPULoaded() {
+		t.Fatal("Setup with Device cuda did not load the GPU build")
+	}
+	runGemm(t, Options{Threads: 1, Device: "cuda"})
+	t.Logf("CUDA provider: Gemm ok on ONNX Runtime %s (%s)", Version(), LibraryPath())
+}
+
+// skipCUDA skips t with why, or fails it where UNLEARN_REQUIRE_CUDA=1 (the
+// GPU check, bench/gpu_check.sh, on a machine that must run them).
+func skipCUDA(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("UNLEARN_REQUIRE_CUDA") == "1" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
 }
