@@ -16,7 +16,7 @@
 # .ort-gpu/ (`make ort-gpu`: 258 MB), the CPU library .ort/ (`make ort`),
 # bench/models/resnet18_cifar.onnx (45 MB: it needs torchvision and the old
 # exporter to make) and prebuilt binaries (bin/unlearn, bin/trainstep,
-# bin/onnxrt.test, for a machine without Go) into one xz archive, and splits
+# bin/onnxrt.test, for a machine without Go) into one gzip archive, and splits
 # it into parts of at most PART_MIB (64 MiB less the tree, less 3 MiB; at
 # most 60) in .gpu-parts/ (ignored by git) with a MANIFEST of sha256s. The
 # machine keeps ignored files between consecutive calls while it is held (it
@@ -104,14 +104,14 @@ split_mode() {
   [ "$part" -ge 8 ] || die "the working tree travels with every call ($tree MiB of 64): too little room for parts"
   rm -rf "$PARTS"
   mkdir -p "$PARTS"
-  echo "gpu_check: packing (xz; a few minutes)" >&2
+  echo "gpu_check: packing (gzip -6: xz saves a part or two but takes many minutes on a busy 2-core host)" >&2
   tar -cf - "${GPU_FILES[@]/#/.ort-gpu/}" .ort/libonnxruntime.so.1 "$R18" bin/unlearn bin/trainstep bin/onnxrt.test |
-    xz -6 -T2 >"$PARTS/archive.tar.xz"
+    gzip -6 -n >"$PARTS/archive.tar.gz"
   local sum size
-  sum=$(sha256sum "$PARTS/archive.tar.xz" | cut -d' ' -f1)
-  size=$(stat -c %s "$PARTS/archive.tar.xz")
-  split -b "${part}M" -d -a 2 "$PARTS/archive.tar.xz" "$PARTS/part-"
-  rm "$PARTS/archive.tar.xz"
+  sum=$(sha256sum "$PARTS/archive.tar.gz" | cut -d' ' -f1)
+  size=$(stat -c %s "$PARTS/archive.tar.gz")
+  split -b "${part}M" -d -a 2 "$PARTS/archive.tar.gz" "$PARTS/part-"
+  rm "$PARTS/archive.tar.gz"
   local n
   n=$(find "$PARTS" -name 'part-*' | wc -l)
   {
@@ -160,15 +160,11 @@ receive_mode() {
     return 0
   fi
   read -r _ want size < <(awk '$1 == "archive"' "$STAGE/MANIFEST")
-  cat "$STAGE"/part-* >"$STAGE/archive.tar.xz"
-  got=$(sha256sum "$STAGE/archive.tar.xz" | cut -d' ' -f1)
+  cat "$STAGE"/part-* >"$STAGE/archive.tar.gz"
+  got=$(sha256sum "$STAGE/archive.tar.gz" | cut -d' ' -f1)
   [ "$got" = "$want" ] || die "reassembled archive: sha256 $got, want $want"
-  if command -v xz >/dev/null; then
-    xz -dc "$STAGE/archive.tar.xz" | tar -xf -
-  else
-    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$STAGE/archive.tar.xz" | tar -xf -
-  fi
-  rm -f "$STAGE/archive.tar.xz" "$STAGE"/part-*
+  tar -xzf "$STAGE/archive.tar.gz"
+  rm -f "$STAGE/archive.tar.gz" "$STAGE"/part-*
   chmod go-w .ort-gpu .ort .ort-gpu/* .ort/*
   # Both scripts only check when the pinned files are there (no network).
   ./scripts/fetch-ort-gpu.sh || die ".ort-gpu/ does not match the pinned sha256s"
