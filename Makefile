@@ -11,12 +11,18 @@ export CGO_ENABLED := 1
 ORT_LIB  := $(or $(ONNXRUNTIME_LIB),$(CURDIR)/.ort/libonnxruntime.so.1)
 TEST_ENV := UNLEARN_REQUIRE_ORT=1 ONNXRUNTIME_LIB="$(ORT_LIB)"
 
-.PHONY: all build ort deps test test-large test-short conformance fuzz testing-md demo demo-threads vet fmt generate clean
+.PHONY: all build ort ort-gpu deps test test-large test-short conformance fuzz testing-md demo demo-threads vet fmt generate clean
 
 all: build
 
 ort:
 	@./scripts/fetch-ort.sh
+
+# ONNX Runtime 1.29.0's GPU build (main library and CUDA provider, 330 MB to
+# download) into .ort-gpu/, for --device cuda only; no other target needs it
+# (the CUDA tests skip without it).
+ort-gpu:
+	@./scripts/fetch-ort-gpu.sh
 
 deps:
 	@./scripts/setup-deps.sh

@@ -30,10 +30,53 @@ FILES = {"resnet18": "resnet18_cifar.onnx", "vit_small": "vit_small.onnx"}
 
 
 def resnet18_cifar():
-    import torchvision
+    try:
+        import torchvision
+    except ImportError:  # a GPU machine's PyTorch without torchvision (bench/gpu_check.sh)
+        return _resnet18_plain()
     m = torchvision.models.resnet18(num_classes=10)
     m.conv1 = nn.Conv2d(1, 64, kernel_size=3, stride=1, padding=1, bias=False)
     m.maxpool = nn.Identity()
+    return m
+
+
+class _Block(nn.Module):
+    """torchvision's BasicBlock."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = self.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return self.relu(y + (x if self.downsample is None else self.downsample(x)))
+
+
+def _resnet18_plain():
+    """The same network as resnet18_cifar() without torchvision (same layers,
+    shapes and initialisation scheme; not the same random draws): the step's
+    cost is the same, which is all the benchmark reads."""
+    layers = [nn.Conv2d(1, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True)]
+    cin = 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [_Block(cin, cout, stride), _Block(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 10)]
+    m = nn.Sequential(*layers)
+    for mod in m.modules():
+        if isinstance(mod, nn.Conv2d):
+            nn.init.kaiming_normal_(mod.weight, mode="fan_out", nonlinearity="relu")
+        elif isinstance(mod, nn.BatchNorm2d):
+            nn.init.ones_(mod.weight)
+            nn.init.zeros_(mod.bias)
     return m
 
 

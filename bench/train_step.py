@@ -95,7 +95,14 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--mask", type=float, default=0, help="masked step: share of every layer's output channels")
     ap.add_argument("--mask-seed", type=int, default=1)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="cuda: model and batch on the GPU, fp32 (TF32 off), each step synchronized before its time is read")
     a = ap.parse_args()
+    if a.device == "cuda":
+        # fp32 as the ONNX Runtime side computes it: no TF32 in matmul or cuDNN.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = True
 
     torch.set_num_threads(a.threads)
     model = make_models.build(a.model)
@@ -104,6 +111,8 @@ def main():
     g = torch.Generator().manual_seed(1)
     x = torch.randn(a.batch, 1, 28, 28, generator=g)
     y = torch.randint(0, 10, (a.batch,), generator=g)
+    model, x, y = model.to(a.device), x.to(a.device), y.to(a.device)
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     masks = channel_masks(model, a.mask, a.mask_seed) if a.mask > 0 else []
     base = status_mb("VmRSS")
@@ -115,6 +124,7 @@ def main():
         for p, m in masks:
             p.grad.mul_(m)
         opt.step()
+        sync()
         return loss
 
     for _ in range(a.warmup):
@@ -134,7 +144,9 @@ def main():
         "impl": "pytorch", "model": a.model, "threads": torch.get_num_threads(), "batch": a.batch,
         "steps": a.steps, "median_s": med, "min_s": min(times), "images_per_s": a.batch / med,
         "peak_mb": round(status_mb("VmHWM"), 1), "base_mb": round(base, 1), "others_cores": round(others, 2),
-        "cpu_s": statistics.median(cpu), "version": torch.__version__,
+        "cpu_s": statistics.median(cpu), "version": torch.__version__, "device": a.device,
+        **({"gpu": torch.cuda.get_device_name(), "gpu_peak_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1)}
+           if a.device == "cuda" else {}),
         **({"impl": "pytorch-masked", "mask": a.mask} if a.mask > 0 else {}),
     }))
 

@@ -19,7 +19,8 @@ const WantVersion = "1.24"
 // LibName is the file name of the CPU library.
 const LibName = "libonnxruntime.so.1"
 
-// CUDA provider files that must sit beside the main library for --device cuda.
+// CUDA provider files that must sit beside the GPU build's main library for
+// --device cuda (ONNX Runtime loads them from its own folder).
 var cudaProviderLibs = []string{"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so"}
 
 // InstallHint says how to get the library; it ends every "not found" error.
@@ -33,7 +34,7 @@ var ErrLibrary = errors.New("onnxruntime library")
 type Options struct {
 	LibPath string // explicit path (--ort-lib); empty: environment, then .ort/
 	Threads int    // intra-op threads; 0 means all cores
-	Device  string // "cpu" (default) or "cuda"
+	Device  string // "cpu" (default) or "cuda": cuda loads the GPU build (GPULibName) instead of the CPU library
 }
 
 // ThreadCount returns the intra-op thread count sessions opened with o use.
@@ -49,21 +50,73 @@ func (o Options) ThreadCount() int {
 // checkTrusted: naming a file explicitly does not make a file that another
 // user can replace safe to load.
 func ResolveLibrary(flagPath string) (path, source string, err error) {
-	if flagPath != "" {
-		return checkLib(flagPath, "flag", "--ort-lib")
+	return resolve(flagPath, cpuLib)
+}
+
+// ResolveGPULibrary is ResolveLibrary for --device cuda: --ort-lib, then
+// ONNXRUNTIME_GPU_LIB, then beside the executable in .ort-gpu/ (what `make
+// ort-gpu` fills). ONNXRUNTIME_LIB names the CPU library and is not used.
+func ResolveGPULibrary(flagPath string) (path, source string, err error) {
+	return resolve(flagPath, gpuLib)
+}
+
+// libKind says how one library (the CPU one or the GPU build) is named and
+// found.
+type libKind struct {
+	name, env, hint, version string
+	dirs                     []string // folders searched beside the executable, relative to it
+	gpu                      bool     // errors start "--device cuda: " (cudaErrorf)
+}
+
+// errorf makes an error wrapping ErrLibrary: "onnxruntime library: ..." for
+// the CPU library, "--device cuda: ..." for the GPU build.
+func (k libKind) errorf(format string, a ...any) error {
+	if k.gpu {
+		return cudaErrorf(format, a...)
 	}
-	if env := os.Getenv("ONNXRUNTIME_LIB"); env != "" {
-		return checkLib(env, "env", "ONNXRUNTIME_LIB")
+	return fmt.Errorf("%w: "+format, append([]any{ErrLibrary}, a...)...)
+}
+
+// libError is an error with its own message that wraps another (ErrLibrary)
+// without repeating its text.
+type libError struct {
+	msg string
+	err error
+}
+
+func (e libError) Error() string { return e.msg }
+func (e libError) Unwrap() error { return e.err }
+
+// cudaErrorf makes an error about --device cuda: "--device cuda: " and the
+// message, wrapping ErrLibrary (tests skip on it when the GPU build or CUDA
+// is absent).
+func cudaErrorf(format string, a ...any) error {
+	return libError{msg: "--device cuda: " + fmt.Sprintf(format, a...), err: ErrLibrary}
+}
+
+var (
+	cpuLib = libKind{name: LibName, env: "ONNXRUNTIME_LIB", hint: InstallHint, version: WantVersion,
+		dirs: []string{".", ".ort", filepath.Join("..", ".ort")}}
+	gpuLib = libKind{name: GPULibName, env: "ONNXRUNTIME_GPU_LIB", hint: GPUInstallHint, version: GPUWantVersion,
+		dirs: []string{GPUDir, filepath.Join("..", GPUDir)}, gpu: true}
+)
+
+func resolve(flagPath string, k libKind) (path, source string, err error) {
+	if flagPath != "" {
+		return checkLib(flagPath, "flag", "--ort-lib", k)
+	}
+	if env := os.Getenv(k.env); env != "" {
+		return checkLib(env, "env", k.env, k)
 	}
 	exe, err := os.Executable()
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("%w: %s not found (--ort-lib and ONNXRUNTIME_LIB unset, and the executable's folder is unknown: %v); %s",
-			ErrLibrary, LibName, err, InstallHint)
+		return "", "", k.errorf("%s not found (--ort-lib and %s unset, and the executable's folder is unknown: %v); %s",
+			k.name, k.env, err, k.hint)
 	}
-	p, err := findBesideExe(filepath.Dir(exe))
+	p, err := findBeside(filepath.Dir(exe), k)
 	if err != nil {
 		return "", "", err
 	}
@@ -73,20 +126,25 @@ func ResolveLibrary(flagPath string) (path, source string, err error) {
 // defaultCandidates lists the places searched when neither --ort-lib nor
 // ONNXRUNTIME_LIB is set, in order: all beside the executable, none under the
 // working directory.
-func defaultCandidates(exeDir string) []string {
-	return []string{
-		filepath.Join(exeDir, LibName),
-		filepath.Join(exeDir, ".ort", LibName),
-		filepath.Join(exeDir, "..", ".ort", LibName), // the repository's .ort/ seen from bin/unlearn
+// (For the GPU build: <exe dir>/.ort-gpu, then <exe dir>/../.ort-gpu.)
+func defaultCandidates(exeDir string) []string { return candidates(exeDir, cpuLib) }
+
+func candidates(exeDir string, k libKind) []string {
+	var out []string
+	for _, d := range k.dirs {
+		out = append(out, filepath.Join(exeDir, d, k.name)) // ../.ort: the repository's, seen from bin/unlearn
 	}
+	return out
 }
 
 // findBesideExe returns the first default candidate that exists, once
 // checkTrusted accepts it. A candidate that exists but fails the check is an
 // error rather than a reason to try the next one, so the user learns why the
 // library they installed is not used.
-func findBesideExe(exeDir string) (string, error) {
-	tried := defaultCandidates(exeDir)
+func findBesideExe(exeDir string) (string, error) { return findBeside(exeDir, cpuLib) }
+
+func findBeside(exeDir string, k libKind) (string, error) {
+	tried := candidates(exeDir, k)
 	for _, p := range tried {
 		if _, err := os.Lstat(p); err != nil {
 			continue
@@ -96,17 +154,17 @@ func findBesideExe(exeDir string) (string, error) {
 		}
 		return p, nil
 	}
-	return "", fmt.Errorf("%w: %s not found (--ort-lib and ONNXRUNTIME_LIB unset; looked in %s); %s",
-		ErrLibrary, LibName, strings.Join(tried, ", "), InstallHint)
+	return "", k.errorf("%s not found (--ort-lib and %s unset; looked in %s); %s",
+		k.name, k.env, strings.Join(tried, ", "), k.hint)
 }
 
-func checkLib(p, source, what string) (string, string, error) {
+func checkLib(p, source, what string, k libKind) (string, string, error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		return "", "", fmt.Errorf("%w: %s=%s: %v; %s", ErrLibrary, what, p, errors.Unwrap(err), InstallHint)
+		return "", "", k.errorf("%s=%s: %v; %s", what, p, errors.Unwrap(err), k.hint)
 	}
 	if st.IsDir() {
-		return "", "", fmt.Errorf("%w: %s=%s is a directory, not the library file; %s", ErrLibrary, what, p, InstallHint)
+		return "", "", k.errorf("%s=%s is a directory, not the library file; %s", what, p, k.hint)
 	}
 	if err := checkTrusted(p); err != nil {
 		return "", "", fmt.Errorf("%s: %w", what, err)
@@ -122,12 +180,18 @@ func fileExists(p string) bool {
 var (
 	setupMu   sync.Mutex
 	setupLib  string
+	setupGPU  bool // the GPU build is loaded, with CUDA's libraries
 	setupErr  error
 	setupDone bool
 )
 
 // Setup loads the library and initialises the ONNX Runtime environment once
-// per process. Later calls with another library path fail.
+// per process. Later calls with another library path fail. With Device
+// "cuda" it loads the GPU build instead (ResolveGPULibrary), once its
+// provider libraries beside it and the CUDA and cuDNN libraries they need
+// are found and trusted, and preloads those (setupCUDA); a later call for
+// cuda after the CPU library was loaded fails, while CPU sessions may run on
+// the GPU build.
 func Setup(opts Options) error {
 	setupMu.Lock()
 	defer setupMu.Unlock()
@@ -135,20 +199,79 @@ func Setup(opts Options) error {
 		if setupErr != nil {
 			return setupErr
 		}
+		if opts.Device == "cuda" && !setupGPU {
+			return cudaErrorf("the CPU library %s is already loaded in this process; the GPU build can only be loaded first", setupLib)
+		}
 		if opts.LibPath != "" && opts.LibPath != setupLib {
 			return fmt.Errorf("%w: already loaded %s, cannot switch to %s", ErrLibrary, setupLib, opts.LibPath)
 		}
 		return nil
 	}
 	setupDone = true
+	if opts.Device == "cuda" {
+		opened, err := setupCUDA(opts)
+		if err != nil && !opened {
+			// Nothing of ONNX Runtime was opened: a later call may still
+			// load either library.
+			setupDone = false
+			return err
+		}
+		setupErr = err
+		return err
+	}
 	path, _, err := ResolveLibrary(opts.LibPath)
 	if err != nil {
 		setupErr = err
 		return err
 	}
 	setupLib = path
-	if err := checkELF(path); err != nil {
-		setupErr = err
+	setupErr = load(path, cpuLib)
+	return setupErr
+}
+
+// setupCUDA is Setup for --device cuda: the GPU build is found, its
+// providers checked, CUDA and cuDNN found and preloaded, and only then is
+// anything loaded.
+// opened says whether ONNX Runtime itself was opened (a failure before that
+// leaves the process as it was, but for CUDA's own libraries).
+func setupCUDA(opts Options) (opened bool, err error) {
+	path, _, err := ResolveGPULibrary(opts.LibPath)
+	if err != nil {
+		return false, err
+	}
+	if err := checkELF(path, gpuLib); err != nil {
+		return false, err
+	}
+	if err := CheckDevice("cuda", path); err != nil {
+		return false, err
+	}
+	libs, err := findCUDA(newCUDASearch(filepath.Dir(path)))
+	if err != nil {
+		return false, err
+	}
+	if err := preloadCUDA(libs); err != nil {
+		return false, err
+	}
+	setupLib = path
+	if err := load(path, gpuLib); err != nil {
+		return true, err
+	}
+	setupGPU = true
+	return true, nil
+}
+
+// CheckCUDA says whether the CUDA and cuDNN libraries that a CUDA provider
+// in providerDir needs are found and trusted (nil), or names what is
+// missing, without loading anything.
+func CheckCUDA(providerDir string) error {
+	_, err := findCUDA(newCUDASearch(providerDir))
+	return err
+}
+
+// load loads the library at path (already resolved and trusted) and checks
+// its version against k's.
+func load(path string, k libKind) error {
+	if err := checkELF(path, k); err != nil {
 		return err
 	}
 	ort.SetSharedLibraryPath(path)
@@ -156,29 +279,27 @@ func Setup(opts Options) error {
 	// in the tool's one error line; ONNX Runtime's own copy would be a
 	// second line on stderr.
 	if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
-		setupErr = fmt.Errorf("%w: loading %s failed (%v); is it ONNX Runtime %s.x for this platform? %s",
-			ErrLibrary, path, err, WantVersion, InstallHint)
-		return setupErr
+		return k.errorf("loading %s failed (%v); is it ONNX Runtime %s.x for this platform? %s",
+			path, err, k.version, k.hint)
 	}
-	if v := ort.GetVersion(); !strings.HasPrefix(v, WantVersion+".") {
+	if v := ort.GetVersion(); !strings.HasPrefix(v, k.version+".") {
 		_ = ort.DestroyEnvironment()
-		setupErr = fmt.Errorf("%w: %s is ONNX Runtime %s, need %s.x; %s", ErrLibrary, path, v, WantVersion, InstallHint)
-		return setupErr
+		return k.errorf("%s is ONNX Runtime %s, need %s.x; %s", path, v, k.version, k.hint)
 	}
 	return nil
 }
 
 // checkELF refuses files that are obviously not a shared library before dlopen
 // sees them (dlopen's own message for a text file is obscure).
-func checkELF(path string) error {
+func checkELF(path string, k libKind) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("%w: %v; %s", ErrLibrary, err, InstallHint)
+		return k.errorf("%v; %s", err, k.hint)
 	}
 	defer f.Close()
 	var magic [4]byte
 	if _, err := f.Read(magic[:]); err != nil || string(magic[:]) != "\x7fELF" {
-		return fmt.Errorf("%w: %s is not a shared library (no ELF header); %s", ErrLibrary, path, InstallHint)
+		return k.errorf("%s is not a shared library (no ELF header); %s", path, k.hint)
 	}
 	return nil
 }
@@ -198,9 +319,33 @@ func Version() string {
 	return ort.GetVersion()
 }
 
+// deviceReady checks a session's device against what Setup loaded: cuda
+// needs the GPU build (Setup with Device "cuda" came first).
+func deviceReady(device string) error {
+	switch device {
+	case "", "cpu":
+		return nil
+	case "cuda":
+		if !GPULoaded() {
+			return cudaErrorf("the CPU library %s is loaded in this process, not the GPU build (Setup with Device cuda must come first)", LibraryPath())
+		}
+		return nil
+	default:
+		return fmt.Errorf("--device %q: must be cpu or cuda", device)
+	}
+}
+
+// GPULoaded says whether Setup loaded the GPU build for --device cuda.
+func GPULoaded() bool {
+	setupMu.Lock()
+	defer setupMu.Unlock()
+	return setupGPU
+}
+
 // CheckDevice validates a --device value and, for cuda, that the provider
 // libraries sit beside the main library and pass checkTrusted: ONNX Runtime
 // loads them from there, so they run code just as the main library does.
+// (Setup also finds the CUDA libraries they need; see findCUDA.)
 func CheckDevice(device, libPath string) error {
 	switch device {
 	case "", "cpu":
@@ -214,10 +359,10 @@ func CheckDevice(device, libPath string) error {
 			}
 		}
 		if len(missing) > 0 {
-			return fmt.Errorf("--device cuda: %s missing in %s; the CUDA execution provider needs "+
-				"libonnxruntime_providers_shared.so and libonnxruntime_providers_cuda.so from an ONNX Runtime %s GPU "+
-				"release beside %s, plus CUDA 12 and cuDNN 9 on the library path (the npm CPU package has none of them); "+
-				"use --device cpu to run on the CPU", strings.Join(missing, " and "), dir, WantVersion, LibName)
+			return cudaErrorf("%s missing in %s; the CUDA execution provider needs "+
+				"libonnxruntime_providers_shared.so and libonnxruntime_providers_cuda.so of the same ONNX Runtime %s GPU "+
+				"build beside its %s, and CUDA 13 and cuDNN 9 (`make ort-gpu` installs the three ONNX Runtime files in %s/); "+
+				"use --device cpu to run on the CPU", strings.Join(missing, " and "), dir, GPUWantVersion, GPULibName, GPUDir)
 		}
 		for _, f := range cudaProviderLibs {
 			if err := checkTrusted(filepath.Join(dir, f)); err != nil {

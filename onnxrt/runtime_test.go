@@ -50,7 +50,7 @@ func TestCheckELFRejectsText(t *testing.T) {
 	if err := os.WriteFile(p, []byte("not a library"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := checkELF(p)
+	err := checkELF(p, cpuLib)
 	if err == nil || !strings.Contains(err.Error(), "not a shared library") || !strings.Contains(err.Error(), "make ort") {
 		t.Fatalf("got %v", err)
 	}
@@ -66,7 +66,7 @@ func TestCheckDevice(t *testing.T) {
 	if err == nil {
 		t.Fatal("cuda without provider libraries must fail")
 	}
-	for _, want := range []string{"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so", "CUDA 12", "cuDNN 9", "--device cpu"} {
+	for _, want := range []string{"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so", "CUDA 13", "cuDNN 9", "make ort-gpu", "--device cpu"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

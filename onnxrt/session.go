@@ -109,7 +109,7 @@ func sessionOptions(opts Options) (_ *ort.SessionOptions, err error) {
 	if err := Setup(opts); err != nil {
 		return nil, err
 	}
-	if err := CheckDevice(opts.Device, LibraryPath()); err != nil {
+	if err := deviceReady(opts.Device); err != nil {
 		return nil, err
 	}
 	so, err := ort.NewSessionOptions()
@@ -152,8 +152,8 @@ func sessionOptions(opts Options) (_ *ort.SessionOptions, err error) {
 		}
 		defer co.Destroy()
 		if err := so.AppendExecutionProviderCUDA(co); err != nil {
-			return nil, fmt.Errorf("--device cuda: the CUDA execution provider failed to load (%v); it needs CUDA 12 and cuDNN 9 "+
-				"libraries on the library path; use --device cpu to run on the CPU", err)
+			return nil, fmt.Errorf("--device cuda: the CUDA execution provider failed to load (%v); it needs an NVIDIA GPU "+
+				"and driver, CUDA 13 and cuDNN 9; use --device cpu to run on the CPU", err)
 		}
 	}
 	return so, nil

@@ -74,7 +74,8 @@ func main() {
 	warmup := flag.Int("warmup", 3, "untimed steps")
 	steps := flag.Int("steps", 10, "timed steps")
 	dump := flag.String("dump", "", "write the training graph to this file")
-	lib := flag.String("ort-lib", "", "libonnxruntime.so.1 (default: ONNXRUNTIME_LIB, then beside the executable)")
+	lib := flag.String("ort-lib", "", "libonnxruntime.so.1 (default: ONNXRUNTIME_LIB, then beside the executable; with -device cuda the GPU build: ONNXRUNTIME_GPU_LIB, then .ort-gpu/)")
+	device := flag.String("device", "cpu", "cpu or cuda (ONNX Runtime's GPU build, `make ort-gpu`; weights and gradients cross the bus each step: onnxruntime_go binds CPU memory only)")
 	var spec autodiff.Spec
 	flag.StringVar(&spec.ConvGrad.Forward, "conv-forward", "", "force the forward Conv's form (direct, winograd)")
 	flag.StringVar(&spec.ConvGrad.Input, "conv-input", "", "force the Conv input-gradient form (convtranspose, flipped, winograd)")
@@ -95,13 +96,27 @@ func main() {
 		fmt.Fprintln(os.Stderr, "trainstep: -model is required")
 		os.Exit(2)
 	}
-	if err := run(*model, *name, spec, mo, *nchwc, *threads, *batch, *warmup, *steps, *dump, *lib); err != nil {
+	if *device != "cpu" && *device != "cuda" {
+		fmt.Fprintf(os.Stderr, "trainstep: -device %q: must be cpu or cuda\n", *device)
+		os.Exit(2)
+	}
+	if *device == "cuda" && *nchwc {
+		fmt.Fprintln(os.Stderr, "trainstep: -nchwc is the CPU provider's; not with -device cuda")
+		os.Exit(2)
+	}
+	rt := onnxrt.Options{LibPath: *lib, Threads: *threads, Device: *device}
+	if err := run(*model, *name, spec, mo, *nchwc, *batch, *warmup, *steps, *dump, rt); err != nil {
 		fmt.Fprintln(os.Stderr, "trainstep:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, threads, batch, warmup, steps int, dump, lib string) error {
+func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, batch, warmup, steps int, dump string, rt onnxrt.Options) error {
+	threads := rt.Threads
+	// For cuda the GPU build must be the first library loaded.
+	if err := onnxrt.Setup(rt); err != nil {
+		return err
+	}
 	if name == "" {
 		name = strings.TrimSuffix(path[strings.LastIndex(path, "/")+1:], ".onnx")
 	}
@@ -110,7 +125,7 @@ func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, threads
 		return err
 	}
 	if nchwc {
-		if spec.ConvGrad.NCHWcBlock = onnxrt.NCHWcBlockSize(onnxrt.Options{LibPath: lib}); spec.ConvGrad.NCHWcBlock == 0 {
+		if spec.ConvGrad.NCHWcBlock = onnxrt.NCHWcBlockSize(rt); spec.ConvGrad.NCHWcBlock == 0 {
 			return fmt.Errorf("-nchwc: ONNX Runtime has no NCHWc kernels on this machine")
 		}
 	}
@@ -148,7 +163,7 @@ func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, threads
 		}
 	}
 	t0 = time.Now()
-	e, err := train.NewEngineFromArtifacts(m, art, onnxrt.Options{LibPath: lib, Threads: threads})
+	e, err := train.NewEngineFromArtifacts(m, art, rt)
 	if err != nil {
 		return err
 	}
@@ -203,6 +218,9 @@ func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, threads
 		upds[i] = upd
 	}
 	impl := "unlearn"
+	if rt.Device == "cuda" {
+		impl = "unlearn-cuda"
+	}
 	if nchwc {
 		impl = "unlearn-nchwc"
 	}

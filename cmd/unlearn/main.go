@@ -38,9 +38,9 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 
 func runtimeFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "ort-lib", Usage: "`PATH` of libonnxruntime.so.1 (default: $ONNXRUNTIME_LIB, then beside the executable, where bin/unlearn finds the ../.ort/ that make ort fills; never the working directory; refused if another user could replace it)", EnvVars: nil},
+		&cli.StringFlag{Name: "ort-lib", Usage: "`PATH` of libonnxruntime.so.1 (default: $ONNXRUNTIME_LIB, then beside the executable, where bin/unlearn finds the ../.ort/ that make ort fills; never the working directory; refused if another user could replace it); with --device cuda, of the GPU build's libonnxruntime.so (default: $ONNXRUNTIME_GPU_LIB, then ../.ort-gpu/, which make ort-gpu fills)", EnvVars: nil},
 		&cli.IntFlag{Name: "threads", Usage: "intra-op threads for ONNX Runtime (0: all cores)", Value: 0},
-		&cli.StringFlag{Name: "device", Usage: "cpu or cuda (cuda needs the CUDA provider libraries beside the ONNX Runtime library)", Value: "cpu"},
+		&cli.StringFlag{Name: "device", Usage: "cpu or cuda (cuda loads ONNX Runtime's GPU build, make ort-gpu, and needs an NVIDIA driver, CUDA 13 and cuDNN 9, found on the library path, in the system's folders or in a Python environment's nvidia packages)", Value: "cpu"},
 	}
 }
 
@@ -52,10 +52,9 @@ func runtimeOptions(c *cli.Context) (onnxrt.Options, error) {
 	if o.Device != "cpu" && o.Device != "cuda" {
 		return o, usagef("--device %q: must be cpu or cuda", c.String("device"))
 	}
+	// For cuda, Setup loads the GPU build after finding its provider and the
+	// CUDA and cuDNN libraries (one error line naming what is missing).
 	if err := onnxrt.Setup(o); err != nil {
-		return o, err
-	}
-	if err := onnxrt.CheckDevice(o.Device, onnxrt.LibraryPath()); err != nil {
 		return o, err
 	}
 	return o, nil
@@ -128,7 +127,7 @@ func versionCommand() *cli.Command {
 		Flags: runtimeFlags(),
 		Action: func(c *cli.Context) error {
 			fmt.Fprintf(c.App.Writer, "unlearn %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			if err := onnxrt.Setup(onnxrt.Options{LibPath: c.String("ort-lib")}); err != nil {
+			if err := onnxrt.Setup(onnxrt.Options{LibPath: c.String("ort-lib"), Device: strings.ToLower(c.String("device"))}); err != nil {
 				fmt.Fprintf(c.App.Writer, "onnxruntime: not loaded: %v\n", err)
 				return nil
 			}
