@@ -57,7 +57,9 @@ type Job struct {
 	// ReportPath the HTML report ("" for none).
 	Out, MetricsPath, ReportPath string
 	// RetrainEpochs, when positive, estimates the cost of retraining from
-	// scratch for that many epochs from this run's speed.
+	// scratch for that many epochs, from full training steps timed on a
+	// copy of the model (TimeRetrain) or, for an algorithm that trains
+	// from scratch, from the run's own epochs.
 	RetrainEpochs int
 	// NoBefore skips evaluating the input model.
 	NoBefore bool
