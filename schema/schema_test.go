@@ -135,6 +135,8 @@ func fullReport() *Report {
 			Flags:            []Flag{{Kind: FlagRuleNotMet, Text: "n"}},
 			Vouched:          true,
 			RetrainEstimateS: 10, RetrainEpochs: 20, Speedup: 2,
+			RetrainEstimateBasis: RetrainBasisTimed, RetrainStepS: 0.1, RetrainStepsTimed: 6,
+			Timings: UnlearningTimings{RetrainTimingS: 1},
 		},
 	}
 }
@@ -162,7 +164,7 @@ func TestReportKeyOrder(t *testing.T) {
 		{"delta", []string{"accuracy", "mia", "avg_gap"}},
 		{"unlearning", []string{"method", "strategy", "algorithm", "budget", "epochs", "lr", "batch_size", "momentum",
 			"weight_decay", "seed", "augment", "schedule", "auto", "proxies", "mask", "log", "audit", "notes", "flags", "vouched", "timings",
-			"retrain_estimate_s", "retrain_epochs", "speedup"}},
+			"retrain_estimate_s", "retrain_epochs", "speedup", "retrain_estimate_basis", "retrain_step_s", "retrain_steps_timed"}},
 		{"unlearning/auto", []string{"lr", "lr_range_test", "start_loss", "range_steps", "range_s", "utility_target",
 			"utility_baseline", "forget_baseline", "forget_ceiling", "forget_tolerance", "utility_tolerance", "stop_epoch", "epoch", "max_epochs", "reason", "detail"}},
 		{"unlearning/proxies", []string{"reference", "holdout", "before_matched_test", "oracle_estimate", "before", "after", "epochs", "seconds"}},
@@ -180,7 +182,7 @@ func TestReportKeyOrder(t *testing.T) {
 		{"unlearning/audit", []string{"changed", "unchanged_tensors", "changed_params", "total_params", "changed_state",
 			"violations", "outside_mask_bit_identical"}},
 		{"unlearning/audit/changed/0", []string{"name", "kind", "elements", "changed", "channels", "layer"}},
-		{"unlearning/timings", []string{"evaluate_before_s", "localize_s", "unlearn_s", "evaluate_after_s", "total_s"}},
+		{"unlearning/timings", []string{"evaluate_before_s", "localize_s", "unlearn_s", "evaluate_after_s", "total_s", "retrain_timing_s"}},
 	} {
 		if got := root.at(t, c.path).keys; !slices.Equal(got, c.keys) {
 			t.Errorf("%q: keys %q\nwant %q", c.path, got, c.keys)

@@ -75,11 +75,22 @@ type Unlearning struct {
 	Vouched bool              `json:"vouched"`
 	Timings UnlearningTimings `json:"timings"`
 	// RetrainEstimateS estimates retraining from scratch on the retain
-	// set: seconds per retain epoch measured by the run × RetrainEpochs.
+	// set for RetrainEpochs (--retrain-epochs): seconds per full training
+	// step (RetrainStepS) × steps per epoch × RetrainEpochs, plus the
+	// first step's extra seconds when the steps were timed.
 	RetrainEstimateS float64 `json:"retrain_estimate_s,omitempty"`
 	RetrainEpochs    int     `json:"retrain_epochs,omitempty"`
 	// Speedup is RetrainEstimateS / (localize + unlearn seconds).
 	Speedup float64 `json:"speedup,omitempty"`
+	// RetrainEstimateBasis says what the estimate of retraining (for
+	// RetrainEstimateS, or for the note that retraining may be cheaper)
+	// rests on: RetrainBasisTimed or RetrainBasisRun; absent when no
+	// estimate was made. RetrainStepS is the seconds of one full training
+	// step at BatchSize; RetrainStepsTimed the steps timed
+	// (RetrainBasisTimed).
+	RetrainEstimateBasis string  `json:"retrain_estimate_basis,omitempty"`
+	RetrainStepS         float64 `json:"retrain_step_s,omitempty"`
+	RetrainStepsTimed    int     `json:"retrain_steps_timed,omitempty"`
 	// ExamplesTrained counts the examples the run trained on (forward and
 	// backward): every epoch's examples plus the range test's steps × rates
 	// × batch. EpochsTrained is ExamplesTrained ÷ the retain set's size,
@@ -99,7 +110,22 @@ type UnlearningTimings struct {
 	UnlearnS        float64 `json:"unlearn_s"`
 	EvaluateAfterS  float64 `json:"evaluate_after_s"`
 	TotalS          float64 `json:"total_s"`
+	// RetrainTimingS is what timing full training steps for the
+	// retraining estimate took (RetrainBasisTimed), included in TotalS.
+	RetrainTimingS float64 `json:"retrain_timing_s,omitempty"`
 }
+
+// What a retraining estimate rests on (Unlearning.RetrainEstimateBasis).
+const (
+	// RetrainBasisTimed: full training steps (every parameter trainable,
+	// the whole backward pass: the step of `unlearn train --from-scratch`)
+	// of the same model, batch size, threads and data, timed after a
+	// warm-up step on a separate copy of the model.
+	RetrainBasisTimed = "timed-full-steps"
+	// RetrainBasisRun: the run retrained from scratch (--method retrain);
+	// its own epochs are the measurement.
+	RetrainBasisRun = "retrain-run"
+)
 
 // RunLog is what an algorithm reported: per-epoch mean loss, accuracy and
 // seconds, the elements it re-initialised (rft) and its notes.

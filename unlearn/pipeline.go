@@ -57,7 +57,9 @@ type Job struct {
 	// ReportPath the HTML report ("" for none).
 	Out, MetricsPath, ReportPath string
 	// RetrainEpochs, when positive, estimates the cost of retraining from
-	// scratch for that many epochs from this run's speed.
+	// scratch for that many epochs, from full training steps timed on a
+	// copy of the model (TimeRetrain) or, for an algorithm that trains
+	// from scratch, from the run's own epochs.
 	RetrainEpochs int
 	// NoBefore skips evaluating the input model.
 	NoBefore bool
@@ -284,6 +286,20 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		return nil, fail(ErrInterrupted)
 	}
 	tm.EvaluateAfterS = time.Since(t0).Seconds()
+	var rt *RetrainTiming
+	var rtErr error
+	if job.needsRetrainTiming(out.Result) {
+		if job.Stage != nil {
+			job.Stage("stage", fmt.Sprintf("retraining estimate: timing at most %d full training steps", RetrainTimingSteps),
+				"stage", "retrain-timing", "steps", RetrainTimingSteps)
+		}
+		rj := RetrainJob{ModelPath: job.ModelPath, Data: s.Data, BatchSize: cfg.BatchSize, Momentum: 0.9, WeightDecay: TrainWeightDecay,
+			Seed: cfg.Seed, Augment: cfg.Augment, Runtime: cfg.Runtime}
+		rt, rtErr = TimeRetrain(ctx, rj, s.Retain, RetrainTimingSteps, RetrainTimingSeconds)
+		if ctx.Err() != nil {
+			return nil, fail(ErrInterrupted)
+		}
+	}
 	tm.TotalS = time.Since(start).Seconds()
 
 	rep := &schema.Report{Schema: schema.MetricsSchema, Tool: job.Tool, Metrics: &after.Metrics, Settings: s.Settings(after)}
@@ -310,7 +326,10 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 			return nil, fail(err)
 		}
 	}
-	rep.Unlearning = job.section(strategy, budget, cfg, out, maskInfo, tm)
+	rep.Unlearning = job.section(strategy, budget, cfg, out, maskInfo, tm, rt)
+	if rtErr != nil {
+		rep.Unlearning.Notes = append(rep.Unlearning.Notes, fmt.Sprintf("no retraining estimate: timing full training steps failed: %v", rtErr))
+	}
 	flags := verdictWarnings(rep.Unlearning, omet != nil, len(s.Forget))
 	if n := testDropNote(before, after, rep.Unlearning.Proxies); n != "" {
 		switch a, _ := LookupAlgorithm(job.Algorithm); {
@@ -633,11 +652,25 @@ func (job *Job) check() error {
 	return nil
 }
 
+// needsRetrainTiming says whether the run needs full training steps timed
+// (TimeRetrain) for an estimate of retraining: for --retrain-epochs'
+// estimate, or for the note that retraining may be cheaper, which every
+// run that trains in epochs over known examples gets. A run that
+// retrained from scratch is its own measurement.
+func (job *Job) needsRetrainTiming(res *Result) bool {
+	a, err := LookupAlgorithm(job.Algorithm)
+	if err != nil || a.FromScratch {
+		return false
+	}
+	return job.RetrainEpochs > 0 || (a.EpochExamples != nil && len(res.Epochs) > 0)
+}
+
 // section describes the run for metrics.json. The retraining estimate
-// scales the measured seconds per trained example to RetrainEpochs passes
-// over the retain set; it needs an algorithm whose epochs are passes over
-// known examples (Algorithm.EpochExamples).
-func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome, maskInfo *schema.MaskSummary, tm schema.UnlearningTimings) *schema.Unlearning {
+// rests on rt, full training steps timed on the run's model, batch size,
+// threads and data (nil: none timed), or, for an algorithm that trains
+// from scratch, on the run's own seconds per trained example, which needs
+// epochs that are passes over known examples (Algorithm.EpochExamples).
+func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome, maskInfo *schema.MaskSummary, tm schema.UnlearningTimings, rt *RetrainTiming) *schema.Unlearning {
 	// The settings the run used: the job's, with the algorithm's defaults
 	// in the zero fields the report shows.
 	u := &schema.Unlearning{Method: job.Method, Strategy: strategy, Algorithm: job.Algorithm, Budget: budget,
@@ -696,21 +729,35 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 		u.EpochsTrained = float64(n) / float64(nRetain)
 		u.EpochsEquivalent = runS / (perExample * float64(nRetain))
 	}
-	if job.RetrainEpochs > 0 {
-		if perExample > 0 {
-			u.RetrainEpochs = job.RetrainEpochs
-			u.RetrainEstimateS = perExample * float64(nRetain*job.RetrainEpochs)
-			u.Speedup = u.RetrainEstimateS / runS
-		} else {
-			u.Notes = append(u.Notes, fmt.Sprintf("no retraining estimate: %s does not train in epochs over the retain set", job.Algorithm))
+	// estimate is the seconds retraining from scratch on the retain set
+	// would take for epochs.
+	var estimate func(epochs int) float64
+	switch {
+	case a != nil && a.FromScratch && perExample > 0:
+		b := max(cfg.BatchSize, 1)
+		steps := len(o.Result.Epochs) * ((perEpoch + b - 1) / b)
+		rt = &RetrainTiming{Basis: schema.RetrainBasisRun, Steps: steps, StepS: sec / float64(max(steps, 1)), BatchSize: cfg.BatchSize}
+		estimate = func(epochs int) float64 { return perExample * float64(nRetain*epochs) }
+	case rt != nil:
+		estimate = func(epochs int) float64 { return rt.Seconds(nRetain, epochs) }
+	}
+	if rt != nil {
+		u.RetrainEstimateBasis, u.RetrainStepS = rt.Basis, rt.StepS
+		if rt.Basis == schema.RetrainBasisTimed {
+			u.RetrainStepsTimed, u.Timings.RetrainTimingS = rt.Steps, rt.CostS
 		}
 	}
-	if perExample > 0 && a != nil && !a.FromScratch {
+	if job.RetrainEpochs > 0 && estimate != nil {
+		u.RetrainEpochs = job.RetrainEpochs
+		u.RetrainEstimateS = estimate(job.RetrainEpochs)
+		u.Speedup = u.RetrainEstimateS / runS
+	}
+	if estimate != nil && a != nil && !a.FromScratch && (job.RetrainEpochs > 0 || perExample > 0) {
 		epochs := job.RetrainEpochs
 		if epochs <= 0 {
 			epochs = TrainEpochs
 		}
-		if n := cheaperRetrainNote(perExample*float64(nRetain*epochs), epochs, job.RetrainEpochs > 0, runS); n != "" {
+		if n := cheaperRetrainNote(estimate(epochs), epochs, job.RetrainEpochs > 0, runS, report.RetrainBasis(u)); n != "" {
 			u.Notes = append(u.Notes, n)
 		}
 	}
@@ -719,20 +766,20 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 
 // cheaperRetrainNote is the note for a run that took longer (runS: its
 // localization and unlearning) than retraining from scratch would
-// (estimateS, for epochs over the retain set at this run's seconds per
-// trained example), or "". given says whether epochs is the user's
-// (--retrain-epochs, the epochs the model was trained for) or assumed: the
-// retrain method's default (TrainEpochs, the train command's).
-func cheaperRetrainNote(estimateS float64, epochs int, given bool, runS float64) string {
+// (estimateS, for epochs over the retain set; basis says what the estimate
+// rests on, report.RetrainBasis), or "". given says whether epochs is the
+// user's (--retrain-epochs, the epochs the model was trained for) or
+// assumed: the retrain method's default (TrainEpochs, the train command's).
+func cheaperRetrainNote(estimateS float64, epochs int, given bool, runS float64, basis string) string {
 	if !(estimateS > 0) || estimateS >= runS {
 		return ""
 	}
 	if given {
-		return fmt.Sprintf("retraining is cheaper here: retraining from scratch on the retain set for %s (--retrain-epochs) would take about %.0f s by this run's speed, less than this run's %.0f s (localize and unlearn); --method retrain does that, exact unlearning, with the model's training recipe (--epochs %d and its --lr, --weight-decay, --augment)",
-			plural(epochs, "epoch"), estimateS, runS, epochs)
+		return fmt.Sprintf("retraining is cheaper here: retraining from scratch on the retain set for %s (--retrain-epochs) would take about %.0f s (%s), less than this run's %.0f s (localize and unlearn); --method retrain does that, exact unlearning, with the model's training recipe (--epochs %d and its --lr, --weight-decay, --augment)",
+			plural(epochs, "epoch"), estimateS, basis, runS, epochs)
 	}
-	return fmt.Sprintf("retraining may be cheaper here: retraining from scratch on the retain set for %s (assumed: --method retrain's default, the train command's; --retrain-epochs N gives the epochs the model was trained for) would take about %.0f s by this run's speed, less than this run's %.0f s (localize and unlearn); if the model trains in that few epochs, --method retrain is exact unlearning at lower cost (with the model's recipe: --epochs, --lr, --weight-decay, --augment)",
-		plural(epochs, "epoch"), estimateS, runS)
+	return fmt.Sprintf("retraining may be cheaper here: retraining from scratch on the retain set for %s (assumed: --method retrain's default, the train command's; --retrain-epochs N gives the epochs the model was trained for) would take about %.0f s (%s), less than this run's %.0f s (localize and unlearn); if the model trains in that few epochs, --method retrain is exact unlearning at lower cost (with the model's recipe: --epochs, --lr, --weight-decay, --augment)",
+		plural(epochs, "epoch"), estimateS, basis, runS)
 }
 
 // Prepared is a decoded model ready for unlearning: the original (written

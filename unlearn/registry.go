@@ -49,7 +49,8 @@ type Algorithm struct {
 	Augments bool
 	// EpochExamples is the number of examples one epoch trains on, given
 	// the retain examples it trains on and the forget set's size; nil when
-	// an epoch is not a pass over known examples (no retraining estimate).
+	// an epoch is not a pass over known examples (no epochs-equivalent
+	// cost, and no cheaper-retraining note without --retrain-epochs).
 	EpochExamples func(retain, forget int) int
 }
 

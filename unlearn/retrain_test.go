@@ -206,7 +206,53 @@ func TestRetrainMethodEqualsTrain(t *testing.T) {
 	if strings.Contains(strings.Join(u.Notes, "\n"), "cheaper") {
 		t.Errorf("retrain suggests itself: %q", u.Notes)
 	}
-	if u.RetrainEpochs != 1 || !(u.RetrainEstimateS > 0) {
-		t.Errorf("retraining estimate %d epochs, %g s", u.RetrainEpochs, u.RetrainEstimateS)
+	if u.RetrainEpochs != 1 || !(u.RetrainEstimateS > 0) || u.RetrainEstimateBasis != "retrain-run" || u.RetrainStepsTimed != 0 || u.Timings.RetrainTimingS != 0 {
+		t.Errorf("retraining estimate %d epochs, %g s, basis %q, %d steps timed in %g s", u.RetrainEpochs, u.RetrainEstimateS, u.RetrainEstimateBasis, u.RetrainStepsTimed, u.Timings.RetrainTimingS)
+	}
+}
+
+// TimeRetrain times full training steps of the bundled model from scratch
+// on a copy: one warm-up step, then at most the steps asked for, two even
+// when the seconds allowed are none; the batch is at most the examples
+// given; the model file is left as it was.
+func TestTimeRetrain(t *testing.T) {
+	testutil.RequireORT(t)
+	model := testutil.Testdata(t, "resnet_small_train.onnx")
+	in, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := data.Open(testutil.Testdata(t, "fashion"), data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := unlearn.RetrainJob{ModelPath: model, Data: ds, BatchSize: 32, Momentum: 0.9, WeightDecay: 5e-4, Seed: 1,
+		Runtime: onnxrt.Options{Threads: 2}}
+	for _, c := range []struct {
+		examples, maxSteps int
+		maxS               float64
+		batch              int
+		steps              func(int) bool
+	}{
+		{200, 3, 1e9, 32, func(n int) bool { return n == 3 }},
+		{200, 8, 0, 32, func(n int) bool { return n == 2 }},
+		{10, 2, 1e9, 10, func(n int) bool { return n == 2 }},
+	} {
+		rt, err := unlearn.TimeRetrain(context.Background(), job, data.Range(c.examples), c.maxSteps, c.maxS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rt.Basis != "timed-full-steps" || !c.steps(rt.Steps) || rt.BatchSize != c.batch || !(rt.StepS > 0) || !(rt.WarmupS > 0) ||
+			!(rt.CostS >= rt.WarmupS+float64(rt.Steps)*rt.StepS) {
+			t.Errorf("%d examples, at most %d steps, %g s: %+v", c.examples, c.maxSteps, c.maxS, rt)
+		}
+	}
+	if after, _ := os.ReadFile(model); !bytes.Equal(in, after) {
+		t.Error("the model file changed")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := unlearn.TimeRetrain(ctx, job, data.Range(200), 3, 1e9); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -63,6 +64,11 @@ func TestUnlearnEndToEnd(t *testing.T) {
 			} `json:"mask"`
 			RetrainEstimateS float64 `json:"retrain_estimate_s"`
 			Speedup          float64 `json:"speedup"`
+			Basis            string  `json:"retrain_estimate_basis"`
+			StepsTimed       int     `json:"retrain_steps_timed"`
+			Timings          struct {
+				RetrainTimingS float64 `json:"retrain_timing_s"`
+			} `json:"timings"`
 		} `json:"unlearning"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
@@ -77,8 +83,11 @@ func TestUnlearnEndToEnd(t *testing.T) {
 	if u.Audit.ChangedParams > u.Mask.Selected+650 {
 		t.Errorf("%d parameters changed, mask %d + classifier 650", u.Audit.ChangedParams, u.Mask.Selected)
 	}
-	if u.RetrainEstimateS <= 0 || u.Speedup <= 0 {
-		t.Errorf("retrain estimate %g s, speedup %g", u.RetrainEstimateS, u.Speedup)
+	if u.RetrainEstimateS <= 0 || u.Speedup <= 0 || u.Basis != "timed-full-steps" || u.StepsTimed < 2 || u.StepsTimed > 8 || !(u.Timings.RetrainTimingS > 0) {
+		t.Errorf("retrain estimate %g s, speedup %g, basis %q, %d steps timed in %g s", u.RetrainEstimateS, u.Speedup, u.Basis, u.StepsTimed, u.Timings.RetrainTimingS)
+	}
+	if want := fmt.Sprintf("(timed: %d full training steps, ", u.StepsTimed); !strings.Contains(r.stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 	}
 	for _, k := range []string{"train", "test", "forget", "retain"} {
 		for _, m := range []map[string]float64{doc.Before.Accuracy, doc.Accuracy, doc.Oracle.Accuracy} {

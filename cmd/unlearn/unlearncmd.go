@@ -38,7 +38,7 @@ func unlearnFlags() []cli.Flag {
 		augmentFlag("the unlearning algorithm's training batches (" + strings.Join(unlearn.AugmentingAlgorithms(), ", ") + ")"),
 		&cli.StringFlag{Name: "oracle", Usage: "model `FILE` retrained without the forget set (e.g. by \"unlearn train --exclude\"): adds Δ = oracle − unlearned"},
 		&cli.StringFlag{Name: "mask", Usage: "mask `FILE` from \"unlearn localize\" (unlearn.mask/v1) to use instead of localizing"},
-		&cli.IntFlag{Name: "retrain-epochs", Usage: "epochs the model was trained for: estimates the cost of retraining from scratch from this run's speed (0: no estimate)"},
+		&cli.IntFlag{Name: "retrain-epochs", Usage: "epochs the model was trained for: estimates the cost of retraining from scratch from a few full training steps timed on a copy of the model (0: no estimate)"},
 		&cli.StringFlag{Name: "out", Usage: "unlearned model (default: <model>-unlearned.onnx beside the input)"},
 		&cli.StringFlag{Name: "metrics", Usage: "metrics JSON, schema unlearn.metrics/v1 (default: <out without .onnx>.metrics.json)"},
 		&cli.StringFlag{Name: "report", Usage: "also write a self-contained HTML report with plots to `FILE`"},

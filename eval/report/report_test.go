@@ -209,13 +209,14 @@ func TestHTMLRunWording(t *testing.T) {
 	met := metrics(t, 1, 3)
 	rep := &schema.Report{Schema: schema.MetricsSchema, Model: &schema.ModelInfo{Path: "m.onnx"}, Data: &schema.DataInfo{Path: "d"}, Metrics: &met.Metrics,
 		Unlearning: &schema.Unlearning{Method: "del", Strategy: "del", Algorithm: "rft", Schedule: "fixed", Epochs: 1, LR: 0.09486832980505139,
-			RetrainEstimateS: 10, RetrainEpochs: 1, Speedup: 0.1136, EpochsEquivalent: 8.84, EpochsTrained: 7.25}}
+			RetrainEstimateS: 10, RetrainEpochs: 1, Speedup: 0.1136, EpochsEquivalent: 8.84, EpochsTrained: 7.25,
+			RetrainEstimateBasis: schema.RetrainBasisTimed, RetrainStepsTimed: 6, Timings: schema.UnlearningTimings{RetrainTimingS: 1.2}}}
 	page, err := HTML(rep, eval.Measurements{Model: met})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(page)
-	for _, want := range []string{"algorithm rft, 1 epoch, lr 0.09487,", "retraining from scratch (1 epoch) would take about 10 s, so this run cost 8.8× retraining",
+	for _, want := range []string{"algorithm rft, 1 epoch, lr 0.09487,", "retraining from scratch (1 epoch) would take about 10 s (timed: 6 full training steps, 1.2 s), so this run cost 8.8× retraining",
 		"(8.8 epochs over the retain set at this run&#39;s speed; 7.2 by examples trained)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("page lacks %q", want)
@@ -235,7 +236,7 @@ func TestHTMLRunWording(t *testing.T) {
 	}
 	s = string(page)
 	for _, want := range []string{"algorithm rft, 16 epochs (the result is epoch 13), lr 0.09487,", "lr 0.09487 chosen by a range test (0.03: 0.5000, 0.09487: 0.4900, 0.3: diverged",
-		"about 10 s, 2.5× this run"} {
+		"about 10 s (timed: 6 full training steps, 1.2 s), 2.5× this run"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("page lacks %q", want)
 		}

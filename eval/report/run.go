@@ -77,6 +77,20 @@ func EpochsEquivalent(u *schema.Unlearning) string {
 	return fmt.Sprintf("%.1f epochs over the retain set at this run's speed; %.1f by examples trained", u.EpochsEquivalent, u.EpochsTrained)
 }
 
+// RetrainBasis says what a run's estimate of retraining rests on
+// (u.RetrainEstimateBasis): "timed: 6 full training steps, 1.2 s" (the
+// steps and what timing them took), "this run's own training" (the run
+// retrained), or "" (no basis recorded).
+func RetrainBasis(u *schema.Unlearning) string {
+	switch u.RetrainEstimateBasis {
+	case schema.RetrainBasisTimed:
+		return fmt.Sprintf("timed: %d full training steps, %.1f s", u.RetrainStepsTimed, u.Timings.RetrainTimingS)
+	case schema.RetrainBasisRun:
+		return "this run's own training"
+	}
+	return ""
+}
+
 // WriteRunSummary writes what the main command prints after the metrics
 // table: the changed parameters, the time against the retraining estimate
 // (saying so plainly when retraining would have been cheaper), the auto
@@ -97,7 +111,11 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 		fmt.Fprintf(ew, " (%s)", EpochsEquivalent(u))
 	}
 	if u.RetrainEstimateS > 0 {
-		fmt.Fprintf(ew, "; retraining from scratch (%s) would take about %.0f s, ", plural(u.RetrainEpochs, "epoch"), u.RetrainEstimateS)
+		fmt.Fprintf(ew, "; retraining from scratch (%s) would take about %.0f s", plural(u.RetrainEpochs, "epoch"), u.RetrainEstimateS)
+		if b := RetrainBasis(u); b != "" {
+			fmt.Fprintf(ew, " (%s)", b)
+		}
+		fmt.Fprint(ew, ", ")
 		fmt.Fprint(ew, cost(u.Speedup))
 	}
 	fmt.Fprintln(ew)

@@ -10,15 +10,17 @@ import (
 
 // TestRunSummaryAndResult: what the main command prints and logs after a
 // run comes from the report alone: the audit counts, the cost said plainly
-// when retraining would have been cheaper, the auto schedule's choice, the
-// notes and the files; the JSON result has the documented fields.
+// when retraining would have been cheaper and what the estimate rests on,
+// the auto schedule's choice, the notes and the files; the JSON result has
+// the documented fields.
 func TestRunSummaryAndResult(t *testing.T) {
 	rep := oracleReport(t)
 	rep.Model.Path = "u.onnx"
 	rep.Unlearning = &schema.Unlearning{
 		Audit:            &schema.Audit{ChangedParams: 50, TotalParams: 200, BitIdentical: true, Changed: make([]schema.TensorChange, 3)},
-		Timings:          schema.UnlearningTimings{LocalizeS: 1, UnlearnS: 9},
+		Timings:          schema.UnlearningTimings{LocalizeS: 1, UnlearnS: 9, RetrainTimingS: 1.24},
 		RetrainEstimateS: 5, RetrainEpochs: 8, Speedup: 0.5, EpochsEquivalent: 16, EpochsTrained: 14.1,
+		RetrainEstimateBasis: schema.RetrainBasisTimed, RetrainStepS: 0.1, RetrainStepsTimed: 6,
 		Auto:  &schema.AutoSchedule{LR: 0.3, StopEpoch: 13, Epoch: 10, MaxEpochs: 20, Reason: "no-progress", RangeTest: make([]schema.LRTrial, 5)},
 		Notes: []string{"warning: something"},
 		Flags: []schema.Flag{{Kind: schema.FlagRuleNotMet, Text: "warning: something"}},
@@ -29,7 +31,7 @@ func TestRunSummaryAndResult(t *testing.T) {
 	}
 	for _, want := range []string{
 		"wrote u.onnx: 50 of 200 parameters changed (25.0%) in 3 tensors",
-		"time: localize 1.0 s, unlearn 9.0 s (16.0 epochs over the retain set at this run's speed; 14.1 by examples trained); retraining from scratch (8 epochs) would take about 5 s, so this run cost 2.0× retraining",
+		"time: localize 1.0 s, unlearn 9.0 s (16.0 epochs over the retain set at this run's speed; 14.1 by examples trained); retraining from scratch (8 epochs) would take about 5 s (timed: 6 full training steps, 1.2 s), so this run cost 2.0× retraining",
 		"auto schedule: lr 0.3 (from a range test over 5 rates), stopped after epoch 13 of at most 20 (no-progress); the result is epoch 10",
 		"\nwarning: something\n",
 		"\nverdict: NOT vouched for (rule-not-met, see the warnings above)",
@@ -37,6 +39,11 @@ func TestRunSummaryAndResult(t *testing.T) {
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	for basis, want := range map[string]string{schema.RetrainBasisRun: "this run's own training", "": ""} {
+		if got := RetrainBasis(&schema.Unlearning{RetrainEstimateBasis: basis}); got != want {
+			t.Errorf("basis %q: %q, want %q", basis, got, want)
 		}
 	}
 	fields := map[string]any{}
