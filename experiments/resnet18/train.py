@@ -23,7 +23,10 @@ by this script with numpy's PCG64 seeded by the seed and the set's index:
   non-iid  half of classes 2 and 5 (pullover, sandal), the paper's kind
   class-5  every example of class 5 (sandal): a whole class removed
 
-Steps (each resumable: a model whose .onnx and .json exist is skipped):
+Steps (each resumable: a model whose .onnx and .json exist is skipped; a
+training interrupted resumes from its last epoch's checkpoint, kept with a
+copy of every finished model in ~/.cache/unlearn-resnet18 or
+$UNLEARN_R18_CACHE, outside the work tree):
   train.py data                      the npz and the forget-set files
   train.py train --seed S [--forget SET]
                                      the original of seed S, or its oracle
@@ -55,6 +58,7 @@ import gzip
 import hashlib
 import json
 import os
+import shutil
 import struct
 import sys
 import time
@@ -68,6 +72,11 @@ import torchvision
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK = os.path.join(HERE, "work")  # ignored by git: the data
 MODELS = os.path.join(HERE, "models")  # the .onnx files ignored by git, their sidecars committed
+# Per-epoch checkpoints and a copy of every finished model live outside the
+# work tree, which a new checkout replaces: a later session on the same
+# machine resumes a training where it stopped and restores finished models
+# (checked against their committed sidecars).
+CACHE = os.environ.get("UNLEARN_R18_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "unlearn-resnet18")
 FORGET = os.path.join(HERE, "forget")
 FMNIST = "/usr/share/datasets/fashion-mnist"
 DATA = os.path.join(WORK, "fmnist32.npz")
@@ -215,6 +224,8 @@ def train(seed, forget, threads, epochs, retime=False):
     elif os.path.exists(out) and os.path.exists(side):
         print(f"{os.path.basename(out)}: done", flush=True)
         return
+    elif restore(out, side):
+        return
     if not os.path.exists(DATA):
         sys.exit(f"{DATA} is missing: run `train.py data` first")
     torch.set_num_threads(threads)
@@ -237,7 +248,19 @@ def train(seed, forget, threads, epochs, retime=False):
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs * steps_per_epoch)
     log = []
     train_s = 0.0
-    for ep in range(epochs):
+    first = 0
+    os.makedirs(CACHE, exist_ok=True)
+    ckpt = os.path.join(CACHE, os.path.basename(out)[:-5] + (".retime" if retime else "") + ".ckpt")
+    if os.path.exists(ckpt):
+        c = torch.load(ckpt)
+        if c["epochs"] == epochs and c["threads"] == threads:
+            model.load_state_dict(c["model"])
+            opt.load_state_dict(c["opt"])
+            sched.load_state_dict(c["sched"])
+            gen.set_state(c["gen"])
+            log, train_s, first = c["log"], c["train_s"], c["epoch"]
+            print(f"{os.path.basename(out)}: resumed after epoch {first} ({ckpt})", flush=True)
+    for ep in range(first, epochs):
         model.train()
         t0 = time.time()
         perm = torch.randperm(len(x), generator=gen)
@@ -261,6 +284,9 @@ def train(seed, forget, threads, epochs, retime=False):
                         test_accuracy=test, seconds=round(dt, 2)))
         print(f"{os.path.basename(out)}: epoch {ep + 1}/{epochs} loss {loss_sum / len(x):.4f} "
               f"train {correct / len(x):.4f} test {test:.4f} ({dt:.0f} s)", flush=True)
+        torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(), gen=gen.get_state(),
+                        log=log, train_s=train_s, epoch=ep + 1, epochs=epochs, threads=threads), ckpt + ".tmp")
+        os.replace(ckpt + ".tmp", ckpt)
     model.eval()
     if retime:
         # Only the timing changes: the records stay keyed by the model's
@@ -275,6 +301,7 @@ def train(seed, forget, threads, epochs, retime=False):
             sys.exit(f"{os.path.basename(out)}: retrained to other bytes; timing left as it was")
         meta.update(train_s=round(train_s, 2), threads=threads, machine=machine_id(), retimed=True)
         write_json(side, meta)
+        os.remove(ckpt)
         print(f"{os.path.basename(out)}: retimed, {train_s:.0f} s", flush=True)
         return
     final = dict(train_accuracy=accuracy(model, x, y, mean, std), test_accuracy=accuracy(model, xte, yte, mean, std))
@@ -284,8 +311,29 @@ def train(seed, forget, threads, epochs, retime=False):
                 data_sha256=sha256(DATA), mean=mean.tolist(), std=std.tolist(), epochs=log, final=final,
                 onnx_sha256=sha256(out))
     write_json(side, meta)
+    shutil.copyfile(out, os.path.join(CACHE, os.path.basename(out) + ".tmp"))
+    os.replace(os.path.join(CACHE, os.path.basename(out) + ".tmp"), os.path.join(CACHE, os.path.basename(out)))
+    os.remove(ckpt)
     print(f"{os.path.basename(out)}: train {final['train_accuracy']:.4f} test {final['test_accuracy']:.4f}, "
           f"{train_s:.0f} s", flush=True)
+
+
+def restore(out, side):
+    """Copies a finished model back from the cache when the committed
+    sidecar names its bytes; False when there is nothing to restore."""
+    cached = os.path.join(CACHE, os.path.basename(out))
+    if not (os.path.exists(side) and os.path.exists(cached)):
+        return False
+    with open(side) as f:
+        want = json.load(f)["onnx_sha256"]
+    if sha256(cached) != want:
+        print(f"{cached}: not the model {side} names; retraining", flush=True)
+        return False
+    os.makedirs(MODELS, exist_ok=True)
+    shutil.copyfile(cached, out + ".tmp")
+    os.replace(out + ".tmp", out)
+    print(f"{os.path.basename(out)}: restored from {cached}", flush=True)
+    return True
 
 
 def write_json(path, meta):
