@@ -7,13 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // ErrConfig reports a bad experiment file.
@@ -53,8 +54,15 @@ type Config struct {
 	// Title heads RESULTS.md; Notes names a hand-written Markdown file
 	// (machine, discussion) that RESULTS.md includes verbatim after the
 	// table, so the whole file is still generated from results.jsonl.
+	// Unlike the other paths, Notes is relative to the experiment file's
+	// folder and must stay inside it, without symbolic links, naming a
+	// regular file of at most MaxNotesSize bytes; Load replaces it with
+	// the path from the current directory.
 	Title string `yaml:"title"`
 	Notes string `yaml:"notes"`
+	// notesDir and notesRel are the experiment file's folder and Notes
+	// as written (set by Load).
+	notesDir, notesRel string
 }
 
 // Score is the grid's per-example audit: on the original and forget set
@@ -140,10 +148,11 @@ type Method struct {
 	Default bool `yaml:"default" json:"default,omitempty"`
 }
 
-// Load reads and checks an experiment file; relative paths in it are
-// relative to the current directory.
+// Load reads and checks an experiment file (a regular file of at most
+// MaxConfigSize bytes); relative paths in it are relative to the current
+// directory, except notes (see Config.Notes).
 func Load(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsread.File(path, "experiment file", MaxConfigSize)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +164,12 @@ func Load(path string) (*Config, error) {
 	}
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.Notes != "" {
+		c.notesDir, c.notesRel = filepath.Dir(path), c.Notes
+		if c.Notes, err = notesPath(c.notesDir, c.notesRel); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	return &c, nil
 }
@@ -194,6 +209,9 @@ func (c *Config) check() error {
 		if f.Name == "" || names["f:"+f.Name] {
 			return fmt.Errorf("%w: forget_sets[%d]: a unique name is required", ErrConfig, i)
 		}
+		if err := checkForgetSetName(i, f.Name); err != nil {
+			return err
+		}
 		names["f:"+f.Name] = true
 		switch f.Kind {
 		case "iid":
@@ -215,6 +233,9 @@ func (c *Config) check() error {
 	for i, m := range c.Methods {
 		if m.Name == "" || names["m:"+m.Name] {
 			return fmt.Errorf("%w: methods[%d]: a unique name is required", ErrConfig, i)
+		}
+		if err := checkMethodName(i, m.Name); err != nil {
+			return err
 		}
 		names["m:"+m.Name] = true
 		if c.Methods[i].Augment, err = normalizeAugment(m.Augment); err != nil {

@@ -177,6 +177,11 @@ func commandDefaults(cmd string) [][2]string {
 		return [][2]string{{"--model", m}, {"--json", "{out}/inspect.json"}}
 	case "artifacts":
 		return [][2]string{{"--model", m}, {"--out", "{out}/artifacts"}}
+	case "experiment":
+		return nil // every case names its experiment file
+	case "score":
+		return [][2]string{{"--model", m}, {"--forget", f}, {"--data", d}, {"--results", "{out}/audit"}, {"--k", "2"},
+			{"--method", "finetune"}, {"--epochs", "1"}, {"--train-epochs", "1"}, {"--threads", "2"}}
 	}
 	panic("unknown command " + cmd)
 }
@@ -587,6 +592,7 @@ func newBadFixtures(t *testing.T, root string) *badFixtures {
 	for _, n := range []string{"U.onnx", "metrics.json", "mask.json", "T.onnx", "U.safetensors"} {
 		mkdir("existing", n)
 	}
+	experimentFixtures(t, fx)
 	return fx
 }
 
@@ -822,6 +828,7 @@ func badInputCases(fx *badFixtures) []badCase {
 			code: exitError, culprits: []string{f, dir, "folder"}, emptyDirs: []string{dir}})
 	}
 	outputOverInputCases(fx, add)
+	experimentCases(fx, add)
 	return cs
 }
 

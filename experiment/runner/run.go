@@ -283,7 +283,7 @@ func (r *state) grid(ctx context.Context) error {
 				return err
 			}
 			idsFile := experiment.IDsFile(fs, seed, ids)
-			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", fs.Name, seed))
+			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", experiment.FileName(fs.Name), seed))
 			if !r.dryRun {
 				if err := outfile.WriteFile(idsPath, []byte(idsFile)); err != nil {
 					return err

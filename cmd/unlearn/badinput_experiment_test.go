@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// goodExperiment is a small experiment file the cases of experimentCases
+// change one thing in; out is its out folder.
+func goodExperiment(out string) string {
+	return "data: testdata/fashion\narchitecture: testdata/resnet_small_train.onnx\ntrain: {epochs: 1, lr: 0.05}\n" +
+		"forget_sets: [{name: iid, kind: iid, fraction: 0.01}]\nseeds: [0]\nthreads: 2\nout: " + out + "\n" +
+		"methods: [{name: Finetune, method: finetune, epochs: 1, lr: 0.05}]\n"
+}
+
+// experimentFixtures writes the experiment files of experimentCases under
+// root/experiments/ (fixture "exp-<name>"; its out folder, which no case
+// may create, is fixture "exp-<name>-out").
+func experimentFixtures(t *testing.T, fx *badFixtures) {
+	dir := filepath.Join(fx.root, "experiments")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exp := func(name string, edit func(string) string) {
+		out := filepath.Join(dir, "out-"+name)
+		p := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(p, []byte(edit(goodExperiment(out))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fx.m["exp-"+name], fx.m["exp-"+name+"-out"] = p, out
+	}
+	replace := func(old, new string) func(string) string {
+		return func(s string) string {
+			if !strings.Contains(s, old) {
+				panic("no " + old)
+			}
+			return strings.Replace(s, old, new, 1)
+		}
+	}
+	exp("escaping-name", replace("name: iid,", `name: "/../../../../victim",`))
+
+	// notes: relative to the experiment file's folder and inside it, a
+	// regular file, no link.
+	secret := filepath.Join(fx.root, "secret.txt")
+	if err := os.WriteFile(secret, []byte("not for RESULTS.md\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fx.m["secret"] = secret
+	if err := os.Symlink("../secret.txt", filepath.Join(dir, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notes := func(n string) func(string) string { return func(s string) string { return s + "notes: " + n + "\n" } }
+	exp("notes-outside", notes("../secret.txt"))
+	exp("notes-absolute", notes(secret))
+	exp("notes-device", notes("/dev/zero"))
+	exp("notes-fifo", notes("fifo.md"))
+	exp("notes-link", notes("link.md"))
+}
+
+// experimentCases are issue 45's cases for `unlearn experiment`: each
+// experiment file must be refused at load, before any work, with exit
+// code 2, naming the file and the key at fault, and creating nothing.
+func experimentCases(fx *badFixtures, add func(badCase)) {
+	expCase := func(group, name, fixture string, culprits []string, absent ...string) {
+		p := fx.p("exp-" + fixture)
+		add(badCase{group: group, name: name, cmd: "experiment", set: [][2]string{{"--config", p}}, code: exitUsage,
+			culprits: append([]string{filepath.Base(p)}, culprits...), absent: append([]string{fx.p("exp-" + fixture + "-out")}, absent...)})
+	}
+	out := fx.p("exp-escaping-name-out")
+	expCase("experiment file", "forget set name that leaves out", "escaping-name", []string{"forget_sets[0]", `"/../../../../victim"`},
+		filepath.Join(out, "runs", "forget-/../../../../victim-seed0.txt"))
+	for _, c := range []struct{ name, fixture, notes, why string }{
+		{"notes outside the file's folder", "notes-outside", "../secret.txt", "relative path inside the experiment file's folder"},
+		{"notes an absolute path", "notes-absolute", fx.p("secret"), "relative path inside the experiment file's folder"},
+		{"notes a device (/dev/zero)", "notes-device", "/dev/zero", "relative path inside the experiment file's folder"},
+		{"notes a FIFO", "notes-fifo", "fifo.md", "FIFO"},
+		{"notes a link out of the folder", "notes-link", "link.md", "symbolic link"},
+	} {
+		p := fx.p("exp-" + c.fixture)
+		add(badCase{group: "experiment file", name: c.name, cmd: "experiment", set: [][2]string{{"--config", p}}, args: []string{"--report-only"},
+			code: exitUsage, culprits: []string{filepath.Base(p), "notes", c.notes, c.why},
+			absent: []string{fx.p("exp-" + c.fixture + "-out")}, unchanged: []string{fx.p("secret")}})
+	}
+}
