@@ -88,3 +88,19 @@ func experimentCases(fx *badFixtures, add func(badCase)) {
 			absent: []string{fx.p("exp-" + c.fixture + "-out")}, unchanged: []string{fx.p("secret")}})
 	}
 }
+
+// scoreCases are issue 45's cases for `unlearn score`: counts that size an
+// allocation are bounded before any work (item 3).
+func scoreCases(fx *badFixtures, add func(badCase)) {
+	for _, c := range []struct{ name, flag, value string }{
+		{"K of a billion", "--k", "1000000000"},
+		{"K of 100 million", "--k", "100000000"},
+		{"K of 1", "--k", "1"},
+		{"a billion bootstrap resamples", "--bootstrap", "1000000000"},
+		{"oracle batch size of 2 billion", "--train-batch-size", "2000000000"},
+		{"oracle batch size 0", "--train-batch-size", "0"},
+	} {
+		add(badCase{group: "flags", name: c.name, cmd: "score", set: [][2]string{{c.flag, c.value}}, args: []string{"--gather"},
+			code: exitUsage, culprits: []string{c.flag, c.value}, absent: []string{"{out}/audit"}})
+	}
+}

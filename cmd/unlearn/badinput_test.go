@@ -829,6 +829,7 @@ func badInputCases(fx *badFixtures) []badCase {
 	}
 	outputOverInputCases(fx, add)
 	experimentCases(fx, add)
+	scoreCases(fx, add)
 	return cs
 }
 

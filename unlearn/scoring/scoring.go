@@ -132,8 +132,19 @@ func Paths(dir, jsonPath, reportPath string) (string, string) {
 	return jsonPath, reportPath
 }
 
+// MaxK bounds K: an audit trains 2K models, and its gathering holds
+// every task's outputs in memory.
+const MaxK = 4096
+
+// MaxResamples bounds the bootstrap's resamples (Job.Bootstrap).
+const MaxResamples = 100000
+
 func (job *Job) check() error {
 	switch {
+	case job.K > MaxK:
+		return fmt.Errorf("%w: K %d: at most %d models per side", unlearn.ErrInput, job.K, MaxK)
+	case job.Bootstrap.Resamples > MaxResamples:
+		return fmt.Errorf("%w: %d bootstrap resamples: at most %d", unlearn.ErrInput, job.Bootstrap.Resamples, MaxResamples)
 	case job.Suite == nil || job.Suite.Data == nil || job.Suite.ForgetPath == "":
 		return fmt.Errorf("%w: the audit needs data and a forget set", unlearn.ErrInput)
 	case job.ModelPath == "" || job.Dir == "":
