@@ -61,6 +61,35 @@ func experimentFixtures(t *testing.T, fx *badFixtures) {
 	exp("notes-device", notes("/dev/zero"))
 	exp("notes-fifo", notes("fifo.md"))
 	exp("notes-link", notes("link.md"))
+
+	// Audit folders (`unlearn score --results`) with a file that is a
+	// link to /dev/zero, a FIFO or a huge sparse file.
+	for _, name := range []string{"settings.json", "tasks/oracle-0000.json"} {
+		for _, bad := range []string{"zero-link", "fifo", "sparse"} {
+			key := "audit-" + strings.TrimSuffix(filepath.Base(name), ".json") + "-" + bad
+			p := filepath.Join(fx.root, key, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			switch bad {
+			case "zero-link":
+				err = os.Symlink("/dev/zero", p)
+			case "fifo":
+				err = syscall.Mkfifo(p, 0o644)
+			case "sparse":
+				var f *os.File
+				if f, err = os.Create(p); err == nil {
+					err = f.Truncate(6 << 30)
+					f.Close()
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			fx.m[key], fx.m[key+"-file"] = filepath.Join(fx.root, key), p
+		}
+	}
 }
 
 // experimentCases are issue 45's cases for `unlearn experiment`: each
@@ -102,5 +131,22 @@ func scoreCases(fx *badFixtures, add func(badCase)) {
 	} {
 		add(badCase{group: "flags", name: c.name, cmd: "score", set: [][2]string{{c.flag, c.value}}, args: []string{"--gather"},
 			code: exitUsage, culprits: []string{c.flag, c.value}, absent: []string{"{out}/audit"}})
+	}
+	// Every file read from the audit folder is a regular file, not a
+	// link, within a size limit (item 4).
+	for _, f := range []struct{ name, file string }{{"settings.json", "settings"}, {"task file", "oracle-0000"}} {
+		for _, c := range []struct{ name, bad, why string }{
+			{"a link to /dev/zero", "zero-link", "symbolic link"},
+			{"a FIFO", "fifo", "FIFO"},
+			{"a 6 GB sparse file", "sparse", "6442450944 bytes, more than the"},
+		} {
+			key := "audit-" + f.file + "-" + c.bad
+			var unchanged []string
+			if c.bad != "sparse" { // a snapshot would read its 6 GB
+				unchanged = []string{fx.p(key + "-file")}
+			}
+			add(badCase{group: "audit folder", name: f.name + " " + c.name, cmd: "score", set: [][2]string{{"--results", fx.p(key)}},
+				args: []string{"--gather"}, code: exitError, culprits: []string{f.file + ".json", c.why}, unchanged: unchanged})
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -387,7 +388,7 @@ func (r *state) trainStep(ctx context.Context, dir, what, key, base string, excl
 	var done struct {
 		TrainS float64 `json:"train_s"`
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "done.json")); err == nil && json.Unmarshal(b, &done) == nil {
+	if b, err := fsread.FileNoLink(filepath.Join(dir, "done.json"), "step file", maxStepFileSize); err == nil && json.Unmarshal(b, &done) == nil {
 		r.say(what, "cached", key)
 		return done.TrainS, nil
 	}
@@ -442,7 +443,7 @@ func (r *state) evalOptions(batch int) eval.Options {
 // definition), as `unlearn eval --json` would (batch 256), and records it.
 func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64) error {
 	recPath := filepath.Join(dir, "record.json")
-	if b, err := os.ReadFile(recPath); err == nil {
+	if b, err := fsread.FileNoLink(recPath, "record file", maxStepFileSize); err == nil {
 		// Recorded once but missing from results.jsonl: the runs still
 		// need it to measure against.
 		var rec experiment.Record
@@ -700,6 +701,15 @@ func (r *state) record(path string, rec experiment.Record) error {
 	return outfile.WriteFile(path, b)
 }
 
+// The files the runner reads back from out (which other processes may
+// write: a shared volume) are regular files, not links, within these
+// sizes (fsread.FileNoLink).
+const (
+	maxStepFileSize = 1 << 20  // done.json, record.json
+	maxMetricsSize  = 64 << 20 // metrics.json
+	maxScoreSize    = 256 << 20
+)
+
 // metricsDoc is what the records take from a metrics.json.
 type metricsDoc struct {
 	Accuracy   map[string]float64 `json:"accuracy"`
@@ -719,7 +729,7 @@ type metricsDoc struct {
 // readMetrics reads the record's numbers back from the metrics.json just
 // written, so that a record holds exactly what the file says.
 func readMetrics(path string) (*metricsDoc, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsread.FileNoLink(path, "metrics file", maxMetricsSize)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/score"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -185,7 +186,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		var lines []*line
 		missing := []string{}
 		for _, a := range bySet[fs] {
-			raw, err := os.ReadFile(filepath.Join(a.dir, "score.json"))
+			raw, err := fsread.FileNoLink(filepath.Join(a.dir, "score.json"), "score file", maxScoreSize)
 			if errors.Is(err, os.ErrNotExist) {
 				missing = append(missing, a.method)
 				continue
