@@ -118,6 +118,26 @@ func TestLoadErrors(t *testing.T) {
 		{"forget set name too long", strings.Replace(good, "name: f,", "name: "+strings.Repeat("a", 101)+",", 1), "1 to 100"},
 		{"method name without letters", strings.Replace(good, "name: DEL,", `name: "../..",`, 1), `methods[0]: name "../.."`},
 		{"method name with spaces", strings.Replace(good, "name: DEL,", `name: "DEL (auto) α=0.1",`, 1), ""},
+		// Every value bounded at load, before any work (issue 45, item 5).
+		{"batch size 2e9", strings.Replace(good, "lr: 0.1}", "lr: 0.1, batch_size: 2000000000}", 1), "train: batch_size 2000000000: must be in [1, 65536]"},
+		{"batch size negative", strings.Replace(good, "lr: 0.1}", "lr: 0.1, batch_size: -5}", 1), "train: batch_size -5"},
+		{"lr inf", strings.Replace(good, "lr: 0.1}", "lr: .inf}", 1), "train: lr +Inf"},
+		{"weight decay nan", strings.Replace(good, "lr: 0.1}", "lr: 0.1, weight_decay: .nan}", 1), "train: weight_decay NaN"},
+		{"momentum nan", strings.Replace(good, "lr: 0.1}", "lr: 0.1, momentum: .nan}", 1), "train: momentum NaN"},
+		{"momentum 1", strings.Replace(good, "lr: 0.1}", "lr: 0.1, momentum: 1}", 1), "train: momentum 1: must be in [0, 1)"},
+		{"epochs 9e18", strings.Replace(good, "epochs: 1,", "epochs: 9000000000000000000,", 1), "train: epochs 9000000000000000000: must be in [1, 10000]"},
+		{"schedule", strings.Replace(good, "lr: 0.1}", "lr: 0.1, schedule: sometimes}", 1), `train: schedule "sometimes"`},
+		{"duplicate seeds", strings.Replace(good, "seeds: [0]", "seeds: [0, 1, 0]", 1), "seeds: 0 appears twice"},
+		{"threads", good + "threads: 100000\n", "threads 100000"},
+		{"std 0", good + "mean: [0.5]\nstd: [0]\n", "std [0]"},
+		{"mean nan", good + "mean: [.nan]\n", "mean [NaN]"},
+		{"method epochs", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], epochs: 1000000}", 1), "method DEL: epochs 1000000"},
+		{"method max epochs", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], schedule: auto, max_epochs: 1000000}", 1), "max_epochs 1000000"},
+		{"method lr inf", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], lr: .inf}", 1), "method DEL: lr +Inf"},
+		{"method lr nan", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], lr: .nan}", 1), "method DEL: lr NaN"},
+		{"method budget nan", strings.Replace(good, "budgets: [0.3]}", "budgets: [.nan]}", 1), "budget NaN"},
+		{"method depth floor", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], depth_floor: .nan}", 1), "depth_floor NaN"},
+		{"score k", good + "score: {k: 1000000000, forget_sets: [f], methods: [DEL]}\n", "score: k 1000000000: at most 4096"},
 		{"dup method", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: A, method: del}, {name: A, method: finetune}]", 1), "unique"},
 	} {
 		p := filepath.Join(dir, c.name+".yaml")
@@ -427,5 +447,25 @@ func TestLoadNotes(t *testing.T) {
 	os.Symlink("../outside/secret", filepath.Join(dir, "swap.md"))
 	if b, err := cfg.ReadNotes(); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("a notes file swapped for a link: %q, %v", b, err)
+	}
+}
+
+// The committed experiment files load under every check of Load.
+func TestCommittedConfigsLoad(t *testing.T) {
+	paths, err := filepath.Glob("../experiments/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no experiment files (%v)", err)
+	}
+	for _, p := range paths {
+		c, err := Load(p)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if c.Notes != "" {
+			if _, err := c.ReadNotes(); err != nil {
+				t.Errorf("%s: %v", p, err)
+			}
+		}
 	}
 }

@@ -41,6 +41,14 @@ func experimentFixtures(t *testing.T, fx *badFixtures) {
 		}
 	}
 	exp("escaping-name", replace("name: iid,", `name: "/../../../../victim",`))
+	exp("batch-2e9", replace("lr: 0.05}", "lr: 0.05, batch_size: 2000000000}"))
+	exp("batch-negative", replace("lr: 0.05}", "lr: 0.05, batch_size: -5}"))
+	exp("lr-inf", replace("{epochs: 1, lr: 0.05}", "{epochs: 1, lr: .inf}"))
+	exp("momentum-nan", replace("lr: 0.05}", "lr: 0.05, momentum: .nan}"))
+	exp("weight-decay-nan", replace("lr: 0.05}", "lr: 0.05, weight_decay: .nan}"))
+	exp("epochs-9e18", replace("{epochs: 1,", "{epochs: 9000000000000000000,"))
+	exp("duplicate-seeds", replace("seeds: [0]", "seeds: [0, 0]"))
+	exp("method-lr-nan", replace("epochs: 1, lr: 0.05}]", "epochs: 1, lr: .nan}]"))
 
 	// notes: relative to the experiment file's folder and inside it, a
 	// regular file, no link.
@@ -104,6 +112,25 @@ func experimentCases(fx *badFixtures, add func(badCase)) {
 	out := fx.p("exp-escaping-name-out")
 	expCase("experiment file", "forget set name that leaves out", "escaping-name", []string{"forget_sets[0]", `"/../../../../victim"`},
 		filepath.Join(out, "runs", "forget-/../../../../victim-seed0.txt"))
+	// Every value is checked at load (item 5): --dry-run used to pass a
+	// batch of 2e9, and the oracle's training to be the first to refuse -5.
+	for _, c := range []struct {
+		name, fixture string
+		culprits      []string
+	}{
+		{"batch size 2e9", "batch-2e9", []string{"train: batch_size 2000000000", "[1, 65536]"}},
+		{"batch size negative", "batch-negative", []string{"train: batch_size -5"}},
+		{"lr Inf", "lr-inf", []string{"train: lr +Inf", "finite"}},
+		{"momentum NaN", "momentum-nan", []string{"train: momentum NaN", "[0, 1)"}},
+		{"weight decay NaN", "weight-decay-nan", []string{"train: weight_decay NaN"}},
+		{"epochs 9e18", "epochs-9e18", []string{"train: epochs 9000000000000000000", "[1, 10000]"}},
+		{"duplicate seeds", "duplicate-seeds", []string{"seeds: 0 appears twice"}},
+		{"method lr NaN", "method-lr-nan", []string{"method Finetune: lr NaN"}},
+	} {
+		p := fx.p("exp-" + c.fixture)
+		add(badCase{group: "experiment file", name: c.name, cmd: "experiment", set: [][2]string{{"--config", p}}, args: []string{"--dry-run"},
+			code: exitUsage, culprits: append([]string{filepath.Base(p)}, c.culprits...), absent: []string{fx.p("exp-" + c.fixture + "-out")}})
+	}
 	for _, c := range []struct{ name, fixture, notes, why string }{
 		{"notes outside the file's folder", "notes-outside", "../secret.txt", "relative path inside the experiment file's folder"},
 		{"notes an absolute path", "notes-absolute", fx.p("secret"), "relative path inside the experiment file's folder"},
