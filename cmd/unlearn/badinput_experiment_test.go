@@ -49,6 +49,14 @@ func experimentFixtures(t *testing.T, fx *badFixtures) {
 	exp("epochs-9e18", replace("{epochs: 1,", "{epochs: 9000000000000000000,"))
 	exp("duplicate-seeds", replace("seeds: [0]", "seeds: [0, 0]"))
 	exp("method-lr-nan", replace("epochs: 1, lr: 0.05}]", "epochs: 1, lr: .nan}]"))
+	// out: under the output rules of every command (item 6).
+	inData := filepath.Join(fx.p("idx-good"), "out")
+	exp("out-in-data", func(s string) string {
+		s = replace("data: testdata/fashion", "data: "+fx.p("idx-good"))(s)
+		return replace("out: "+filepath.Join(dir, "out-out-in-data"), "out: "+inData)(s)
+	})
+	fx.m["exp-out-in-data-out"] = inData
+	exp("out-root", replace("out: "+filepath.Join(dir, "out-out-root"), "out: /"))
 
 	// notes: relative to the experiment file's folder and inside it, a
 	// regular file, no link.
@@ -131,6 +139,10 @@ func experimentCases(fx *badFixtures, add func(badCase)) {
 		add(badCase{group: "experiment file", name: c.name, cmd: "experiment", set: [][2]string{{"--config", p}}, args: []string{"--dry-run"},
 			code: exitUsage, culprits: append([]string{filepath.Base(p)}, c.culprits...), absent: []string{fx.p("exp-" + c.fixture + "-out")}})
 	}
+	add(badCase{group: "experiment file", name: "out inside the dataset folder", cmd: "experiment", set: [][2]string{{"--config", fx.p("exp-out-in-data")}},
+		code: exitUsage, culprits: []string{"out:", fx.p("exp-out-in-data-out"), "inside", "dataset"}, absent: []string{fx.p("exp-out-in-data-out")}})
+	add(badCase{group: "experiment file", name: "out the root of the file system", cmd: "experiment", set: [][2]string{{"--config", fx.p("exp-out-root")}},
+		code: exitUsage, culprits: []string{"out:", "root of the file system"}, absent: []string{"/runs", "/results.jsonl"}})
 	for _, c := range []struct{ name, fixture, notes, why string }{
 		{"notes outside the file's folder", "notes-outside", "../secret.txt", "relative path inside the experiment file's folder"},
 		{"notes an absolute path", "notes-absolute", fx.p("secret"), "relative path inside the experiment file's folder"},

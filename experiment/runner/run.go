@@ -124,6 +124,9 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	if job.Shards > 0 && !job.ReportOnly {
 		r.results = filepath.Join(cfg.Out, fmt.Sprintf("results.shard-%d.jsonl", job.Shard))
 	}
+	if err := r.checkOut(); err != nil {
+		return nil, err
+	}
 	// Every row is checked before the first step, so that a bad row fails
 	// at once, not hours into the grid.
 	for _, m := range cfg.Methods {
@@ -163,6 +166,33 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	out.Keys = r.keyList
 	return out, nil
+}
+
+// checkOut applies the results folders' rules of every command
+// (outfile.CheckResultsDir) to out, before any work: not a link, not the
+// root of the file system, neither an input nor inside the dataset, and
+// no link where the grid writes. A refusal is an error in the experiment
+// file (experiment.ErrConfig).
+func (r *state) checkOut() error {
+	cfg := r.cfg
+	dataPath := cfg.Data
+	if dataPath == "" {
+		dataPath = r.job.DataPath
+	}
+	ins := []outfile.Input{{Name: "dataset " + dataPath, Path: dataPath, Tree: true},
+		{Name: "architecture " + cfg.Architecture, Path: cfg.Architecture}, {Name: "model " + cfg.Model, Path: cfg.Model},
+		{Name: "experiment file " + r.job.ConfigPath, Path: r.job.ConfigPath}}
+	flag := "config"
+	if r.job.ConfigPath != "" {
+		flag += " " + r.job.ConfigPath + ", out:" // errors read "--config exp.yaml, out: PATH: ..."
+	}
+	if err := outfile.CheckResultsDir(outfile.Output{Flag: flag, Path: cfg.Out}, ins, "runs", "score"); err != nil {
+		if errors.Is(err, outfile.ErrCollision) {
+			return fmt.Errorf("%w: %w", experiment.ErrConfig, err)
+		}
+		return err
+	}
+	return nil
 }
 
 // setup loads ONNX Runtime before the first step that runs a model.
