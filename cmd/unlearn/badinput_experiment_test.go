@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // goodExperiment is a small experiment file the cases of experimentCases
@@ -106,6 +108,16 @@ func experimentFixtures(t *testing.T, fx *badFixtures) {
 			fx.m[key], fx.m[key+"-file"] = filepath.Join(fx.root, key), p
 		}
 	}
+	// A shared oracles folder of another recipe (item 7).
+	oracles := filepath.Join(fx.root, "audit-oracles-other", "oracles.json")
+	if err := os.MkdirAll(filepath.Dir(oracles), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := `{"schema": "` + schema.ScoreSettingsSchema + `", "setup": {"recipe": {"epochs": 30, "lr": 0.1, "schedule": "cosine", "batch_size": 128}}}` + "\n"
+	if err := os.WriteFile(oracles, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx.m["audit-oracles-other"], fx.m["audit-oracles-other-file"] = filepath.Dir(oracles), oracles
 }
 
 // experimentCases are issue 45's cases for `unlearn experiment`: each
@@ -184,8 +196,22 @@ func scoreCases(fx *badFixtures, add func(badCase)) {
 			if c.bad != "sparse" { // a snapshot would read its 6 GB
 				unchanged = []string{fx.p(key + "-file")}
 			}
+			// A task file is read once the folder's settings are in
+			// place: a run without --gather writes them first.
+			var args []string
+			if f.file == "settings" {
+				args = []string{"--gather"}
+			}
 			add(badCase{group: "audit folder", name: f.name + " " + c.name, cmd: "score", set: [][2]string{{"--results", fx.p(key)}},
-				args: []string{"--gather"}, code: exitError, culprits: []string{f.file + ".json", c.why}, unchanged: unchanged})
+				args: args, code: exitError, culprits: []string{f.file + ".json", c.why}, unchanged: unchanged})
 		}
 	}
+	// A refused run leaves nothing behind (item 7): the output folder
+	// must stay empty, so that the corrected run is not refused too.
+	add(badCase{group: "audit folder", name: "gathering a folder that holds no audit (a mistyped path)", cmd: "score", args: []string{"--gather"},
+		code: exitError, culprits: []string{"{out}/audit/settings.json", "no audit to gather"}, absent: []string{"{out}/audit"}})
+	add(badCase{group: "audit folder", name: "a shared oracles folder of another recipe", cmd: "score",
+		set:  [][2]string{{"--oracles", fx.p("audit-oracles-other")}},
+		code: exitError, culprits: []string{fx.p("audit-oracles-other-file"), "records another audit", "recipe.epochs"},
+		absent: []string{"{out}/audit"}, unchanged: []string{fx.p("audit-oracles-other-file")}})
 }

@@ -197,19 +197,35 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, dir := range r.dirs {
-		for _, sub := range []string{"tasks", "work"} {
-			if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-				return nil, err
+	ost := st
+	ost.Setup = OracleSetup(st.Setup)
+	settings, oracles := filepath.Join(job.Dir, "settings.json"), filepath.Join(job.OracleDir, "oracles.json")
+	// Both folders' settings are compared before anything is written, so
+	// that a refused run leaves nothing behind; gathering writes only the
+	// score.
+	for _, f := range []struct {
+		path string
+		st   schema.ScoreSettings
+	}{{settings, st}, {oracles, ost}} {
+		if _, err := checkSettings(f.path, f.st); errors.Is(err, os.ErrNotExist) && job.Gather {
+			return nil, fmt.Errorf("%w: %s: no audit to gather there (run its tasks first, or check the folder's path)", ErrMissing, f.path)
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if !job.Gather {
+		for _, dir := range r.dirs {
+			for _, sub := range []string{"tasks", "work"} {
+				if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
-	if r.digest[schema.ScoreUnlearned], err = syncSettings(filepath.Join(job.Dir, "settings.json"), st); err != nil {
+	if r.digest[schema.ScoreUnlearned], err = syncSettings(settings, st); err != nil {
 		return nil, err
 	}
-	ost := st
-	ost.Setup = OracleSetup(st.Setup)
-	if r.digest[schema.ScoreOracle], err = syncSettings(filepath.Join(job.OracleDir, "oracles.json"), ost); err != nil {
+	if r.digest[schema.ScoreOracle], err = syncSettings(oracles, ost); err != nil {
 		return nil, err
 	}
 	r.setup = st.Setup

@@ -83,13 +83,21 @@ func configMap(c unlearn.Config) map[string]any {
 // shard started at the same moment may have written its own first). It
 // returns the digest that the task files carry.
 func syncSettings(path string, st schema.ScoreSettings) (string, error) {
-	b, err := fsread.FileNoLink(path, "settings file", maxSettingsSize)
+	d, err := checkSettings(path, st)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := writeJSON(path, st); err != nil {
 			return "", err
 		}
-		b, err = fsread.FileNoLink(path, "settings file", maxSettingsSize)
+		d, err = checkSettings(path, st)
 	}
+	return d, err
+}
+
+// checkSettings compares the settings file at path with st, writing
+// nothing, and returns the digest that the task files carry (an
+// os.ErrNotExist when there is no file).
+func checkSettings(path string, st schema.ScoreSettings) (string, error) {
+	b, err := fsread.FileNoLink(path, "settings file", maxSettingsSize)
 	if err != nil {
 		return "", err
 	}
