@@ -208,7 +208,8 @@ func scoreCases(fx *badFixtures, add func(badCase)) {
 	}
 	// A refused run leaves nothing behind (item 7): the output folder
 	// must stay empty, so that the corrected run is not refused too.
-	add(badCase{group: "audit folder", name: "gathering a folder that holds no audit (a mistyped path)", cmd: "score", args: []string{"--gather"},
+	add(badCase{group: "audit folder", name: "gathering a folder that holds no audit (a mistyped path)", cmd: "score",
+		set: [][2]string{{"--results", "{out}/audit"}}, args: []string{"--gather"},
 		code: exitError, culprits: []string{"{out}/audit/settings.json", "no audit to gather"}, absent: []string{"{out}/audit"}})
 	add(badCase{group: "audit folder", name: "a shared oracles folder of another recipe", cmd: "score",
 		set:  [][2]string{{"--oracles", fx.p("audit-oracles-other")}},

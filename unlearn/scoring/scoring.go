@@ -25,6 +25,10 @@ var ErrSettings = errors.New("results folder mismatch")
 // ErrMissing is returned by a gathering run when tasks have no result yet.
 var ErrMissing = errors.New("tasks without a result")
 
+// ErrNoAudit is returned by a gathering run on a folder without the
+// audit's settings file (or the oracles folder without its own).
+var ErrNoAudit = errors.New("no audit to gather")
+
 // Job is one audit: the original model, the data and forget set, the
 // method, the oracles' recipe, K, and the results folder.
 type Job struct {
@@ -208,7 +212,7 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 		st   schema.ScoreSettings
 	}{{settings, st}, {oracles, ost}} {
 		if _, err := checkSettings(f.path, f.st); errors.Is(err, os.ErrNotExist) && job.Gather {
-			return nil, fmt.Errorf("%w: %s: no audit to gather there (run its tasks first, or check the folder's path)", ErrMissing, f.path)
+			return nil, fmt.Errorf("%w: %s does not exist (run the audit's tasks first, or check the folder's path)", ErrNoAudit, f.path)
 		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
