@@ -1067,7 +1067,8 @@ func badInputMarkdown(fx *badFixtures, rows []badRow) []byte {
 		"The bad-input matrix (`TestBadInputMatrix`, cmd/unlearn/badinput_test.go), **%d cases**: damaged and unsuitable "+
 		"models, missing or short external data, damaged and mismatched datasets, bad ids files, out-of-range flags and "+
 		"unusable output paths (an input, another output, a link, a device), given to the main command, `eval`, `localize`, "+
-		"`train` and `export` (outputs also to `compare`, `inspect` and `artifacts`); each must exit with "+
+		"`train` and `export` (outputs also to `compare`, `inspect` and `artifacts`), and bad experiment files, "+
+		"`score` counts and audit folders given to `experiment` and `score`; each must exit with "+
 		"the documented code, one error line naming the culprit, and no output file, and be refused under 2 GB of peak "+
 		"memory and within 60 s. The hardening tests (one or more per item of the hardening issue) and the fuzzing of the "+
 		"decoders and parsers follow, with their results.\n\n",
