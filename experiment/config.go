@@ -16,8 +16,6 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
-	"github.com/unlearn-tool/unlearn/unlearn"
-	"github.com/unlearn-tool/unlearn/unlearn/scoring"
 )
 
 // ErrConfig reports a bad experiment file.
@@ -317,8 +315,8 @@ func (s *Score) check(c *Config, names map[string]bool) error {
 	switch {
 	case s.K < 2:
 		return fmt.Errorf("%w: score: k %d: need at least 2 models per side (16 to rank clearly different methods)", ErrConfig, s.K)
-	case s.K > scoring.MaxK:
-		return fmt.Errorf("%w: score: k %d: at most %d models per side", ErrConfig, s.K, scoring.MaxK)
+	case s.K > MaxScoreK:
+		return fmt.Errorf("%w: score: k %d: at most %d models per side", ErrConfig, s.K, MaxScoreK)
 	case len(s.ForgetSets) == 0 || len(s.Methods) == 0:
 		return fmt.Errorf("%w: score: name at least one forget set and one method", ErrConfig)
 	case !slices.Contains(c.Seeds, s.Seed):
@@ -360,11 +358,15 @@ const (
 	MaxSeeds = 1000
 	// MaxThreads bounds threads.
 	MaxThreads = 1024
+	// MaxScoreK bounds score.k; it equals unlearn/scoring.MaxK (this
+	// package stays free of the runtime's packages).
+	MaxScoreK = 4096
 )
 
 // check refuses a recipe no training can run with: epochs in
 // [1, MaxEpochs], a finite positive lr, batch_size in [1, MaxBatchSize],
-// a finite weight_decay ≥ 0, momentum in [0, 1), a known schedule. It
+// a finite weight_decay ≥ 0, momentum in [0, 1), a known schedule
+// (unlearn.TrainCosine or unlearn.TrainConstant). It
 // runs after the defaults are filled in.
 func (t Recipe) check() error {
 	switch {
@@ -378,8 +380,8 @@ func (t Recipe) check() error {
 		return fmt.Errorf("%w: train: weight_decay %g: must be a finite number ≥ 0", ErrConfig, t.WeightDecay)
 	case !(t.Momentum >= 0 && t.Momentum < 1):
 		return fmt.Errorf("%w: train: momentum %g: must be in [0, 1)", ErrConfig, t.Momentum)
-	case t.Schedule != unlearn.TrainCosine && t.Schedule != unlearn.TrainConstant:
-		return fmt.Errorf("%w: train: schedule %q: must be %s or %s", ErrConfig, t.Schedule, unlearn.TrainCosine, unlearn.TrainConstant)
+	case t.Schedule != "cosine" && t.Schedule != "constant":
+		return fmt.Errorf("%w: train: schedule %q: must be cosine or constant", ErrConfig, t.Schedule)
 	}
 	return nil
 }
