@@ -46,11 +46,12 @@ test-large: deps ort
 conformance: deps ort
 	$(TEST_ENV) $(GO) test -count=1 -v -run TestConformance ./internal/conformance | grep -v '^=== RUN\|^    --- PASS'
 
-# Fuzzes the ONNX decoder, the dataset readers and the ids parser for
+# Fuzzes the ONNX decoder, the dataset readers, the ids parser, the experiment
+# file loader and the score task file reader for
 # FUZZTIME each (the seed corpora also run in `make test`). New crashers land
 # in <pkg>/testdata/fuzz/ and are then replayed by every test run.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := onnxio:FuzzDecode internal/safetensors:FuzzRead data:FuzzIDX data:FuzzParseIDs data:FuzzParseForget data:FuzzMAT data:FuzzNPY
+FUZZ_TARGETS := onnxio:FuzzDecode internal/safetensors:FuzzRead data:FuzzIDX data:FuzzParseIDs data:FuzzParseForget data:FuzzMAT data:FuzzNPY experiment:FuzzLoad unlearn/scoring:FuzzReadTask
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
-	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // ErrConfig reports a bad experiment file.
@@ -56,8 +58,15 @@ type Config struct {
 	// Title heads RESULTS.md; Notes names a hand-written Markdown file
 	// (machine, discussion) that RESULTS.md includes verbatim after the
 	// table, so the whole file is still generated from results.jsonl.
+	// Unlike the other paths, Notes is relative to the experiment file's
+	// folder and must stay inside it, without symbolic links, naming a
+	// regular file of at most MaxNotesSize bytes; Load replaces it with
+	// the path from the current directory.
 	Title string `yaml:"title"`
 	Notes string `yaml:"notes"`
+	// notesDir and notesRel are the experiment file's folder and Notes
+	// as written (set by Load).
+	notesDir, notesRel string
 }
 
 // Score is the grid's per-example audit: on the original and forget set
@@ -171,10 +180,11 @@ type Method struct {
 	Default bool `yaml:"default" json:"default,omitempty"`
 }
 
-// Load reads and checks an experiment file; relative paths in it are
-// relative to the current directory.
+// Load reads and checks an experiment file (a regular file of at most
+// MaxConfigSize bytes); relative paths in it are relative to the current
+// directory, except notes (see Config.Notes).
 func Load(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsread.File(path, "experiment file", MaxConfigSize)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +196,12 @@ func Load(path string) (*Config, error) {
 	}
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.Notes != "" {
+		c.notesDir, c.notesRel = filepath.Dir(path), c.Notes
+		if c.Notes, err = notesPath(c.notesDir, c.notesRel); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	return &c, nil
 }
@@ -204,8 +220,25 @@ func (c *Config) check() error {
 		return fmt.Errorf("%w: methods: at least one", ErrConfig)
 	case c.Train.Epochs <= 0 || !(c.Train.LR > 0):
 		return fmt.Errorf("%w: train: epochs and lr must be positive", ErrConfig)
-	case c.Threads < 0:
-		return fmt.Errorf("%w: threads %d: must be ≥ 0", ErrConfig, c.Threads)
+	case c.Threads < 0 || c.Threads > MaxThreads:
+		return fmt.Errorf("%w: threads %d: must be in [0, %d]", ErrConfig, c.Threads, MaxThreads)
+	case len(c.Seeds) > MaxSeeds:
+		return fmt.Errorf("%w: seeds: %d, at most %d", ErrConfig, len(c.Seeds), MaxSeeds)
+	}
+	for i, s := range c.Seeds {
+		if slices.Contains(c.Seeds[:i], s) {
+			return fmt.Errorf("%w: seeds: %d appears twice (each seed is one replicate)", ErrConfig, s)
+		}
+	}
+	for _, k := range []struct {
+		name string
+		v    []float32
+	}{{"mean", c.Mean}, {"std", c.Std}} {
+		for _, x := range k.v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) || k.name == "std" && !(x > 0) {
+				return fmt.Errorf("%w: %s %v: every value must be a finite number (std: positive)", ErrConfig, k.name, k.v)
+			}
+		}
 	}
 	if err := checkTemplate("model", c.Model); err != nil {
 		return err
@@ -219,6 +252,9 @@ func (c *Config) check() error {
 	if c.Train.Momentum == 0 {
 		c.Train.Momentum = 0.9
 	}
+	if err := c.Train.check(); err != nil {
+		return err
+	}
 	var err error
 	if c.Train.Augment, err = normalizeAugment(c.Train.Augment); err != nil {
 		return fmt.Errorf("%w: train: %v", ErrConfig, err)
@@ -227,6 +263,9 @@ func (c *Config) check() error {
 	for i, f := range c.ForgetSets {
 		if f.Name == "" || names["f:"+f.Name] {
 			return fmt.Errorf("%w: forget_sets[%d]: a unique name is required", ErrConfig, i)
+		}
+		if err := checkForgetSetName(i, f.Name); err != nil {
+			return err
 		}
 		names["f:"+f.Name] = true
 		if f.Oracle != "" && c.Model == "" {
@@ -266,12 +305,18 @@ func (c *Config) check() error {
 		if m.Name == "" || names["m:"+m.Name] {
 			return fmt.Errorf("%w: methods[%d]: a unique name is required", ErrConfig, i)
 		}
+		if err := checkMethodName(i, m.Name); err != nil {
+			return err
+		}
 		names["m:"+m.Name] = true
 		if c.Methods[i].Augment, err = normalizeAugment(m.Augment); err != nil {
 			return fmt.Errorf("%w: method %s: %v", ErrConfig, m.Name, err)
 		}
 		if !(m.EpochFraction >= 0 && m.EpochFraction <= 1) {
 			return fmt.Errorf("%w: method %s: epoch_fraction %g outside (0, 1]", ErrConfig, m.Name, m.EpochFraction)
+		}
+		if !(m.DepthFloor >= 0 && m.DepthFloor < 1) {
+			return fmt.Errorf("%w: method %s: depth_floor %g outside [0, 1)", ErrConfig, m.Name, m.DepthFloor)
 		}
 		if m.Default {
 			if m.Method != "" || m.Strategy != "" || m.Algorithm != "" || len(m.Budgets) > 0 || m.Epochs != 0 ||
@@ -290,6 +335,12 @@ func (c *Config) check() error {
 		}
 		if m.Epochs < 0 || m.LR < 0 || m.MaxEpochs < 0 {
 			return fmt.Errorf("%w: method %s: epochs, max_epochs and lr must be ≥ 0", ErrConfig, m.Name)
+		}
+		if m.Epochs > MaxEpochs || m.MaxEpochs > MaxEpochs {
+			return fmt.Errorf("%w: method %s: epochs %d, max_epochs %d: at most %d", ErrConfig, m.Name, m.Epochs, m.MaxEpochs, MaxEpochs)
+		}
+		if math.IsInf(m.LR, 0) || math.IsNaN(m.LR) {
+			return fmt.Errorf("%w: method %s: lr %g: must be a finite number", ErrConfig, m.Name, m.LR)
 		}
 		switch m.Schedule {
 		case "", "fixed":
@@ -314,6 +365,8 @@ func (s *Score) check(c *Config, names map[string]bool) error {
 	switch {
 	case s.K < 2:
 		return fmt.Errorf("%w: score: k %d: need at least 2 models per side (16 to rank clearly different methods)", ErrConfig, s.K)
+	case s.K > MaxScoreK:
+		return fmt.Errorf("%w: score: k %d: at most %d models per side", ErrConfig, s.K, MaxScoreK)
 	case len(s.ForgetSets) == 0 || len(s.Methods) == 0:
 		return fmt.Errorf("%w: score: name at least one forget set and one method", ErrConfig)
 	case !slices.Contains(c.Seeds, s.Seed):
@@ -341,6 +394,44 @@ func (s *Score) check(c *Config, names map[string]bool) error {
 		if slices.Contains(s.Methods, m.Name) && len(m.Budgets) > 1 {
 			return fmt.Errorf("%w: score: method %s has %d budgets; a scored row needs one", ErrConfig, m.Name, len(m.Budgets))
 		}
+	}
+	return nil
+}
+
+// Bounds of an experiment file's counts, checked by Load before any work.
+const (
+	// MaxBatchSize bounds train.batch_size.
+	MaxBatchSize = 1 << 16
+	// MaxEpochs bounds train.epochs and a method's epochs and max_epochs.
+	MaxEpochs = 10000
+	// MaxSeeds bounds the seeds.
+	MaxSeeds = 1000
+	// MaxThreads bounds threads.
+	MaxThreads = 1024
+	// MaxScoreK bounds score.k; it equals unlearn/scoring.MaxK (this
+	// package stays free of the runtime's packages).
+	MaxScoreK = 4096
+)
+
+// check refuses a recipe no training can run with: epochs in
+// [1, MaxEpochs], a finite positive lr, batch_size in [1, MaxBatchSize],
+// a finite weight_decay ≥ 0, momentum in [0, 1), a known schedule
+// (unlearn.TrainCosine or unlearn.TrainConstant). It
+// runs after the defaults are filled in.
+func (t Recipe) check() error {
+	switch {
+	case t.Epochs < 1 || t.Epochs > MaxEpochs:
+		return fmt.Errorf("%w: train: epochs %d: must be in [1, %d]", ErrConfig, t.Epochs, MaxEpochs)
+	case !(t.LR > 0) || math.IsInf(t.LR, 0):
+		return fmt.Errorf("%w: train: lr %g: must be a finite positive number", ErrConfig, t.LR)
+	case t.BatchSize < 1 || t.BatchSize > MaxBatchSize:
+		return fmt.Errorf("%w: train: batch_size %d: must be in [1, %d]", ErrConfig, t.BatchSize, MaxBatchSize)
+	case !(t.WeightDecay >= 0) || math.IsInf(t.WeightDecay, 0):
+		return fmt.Errorf("%w: train: weight_decay %g: must be a finite number ≥ 0", ErrConfig, t.WeightDecay)
+	case !(t.Momentum >= 0 && t.Momentum < 1):
+		return fmt.Errorf("%w: train: momentum %g: must be in [0, 1)", ErrConfig, t.Momentum)
+	case t.Schedule != "cosine" && t.Schedule != "constant":
+		return fmt.Errorf("%w: train: schedule %q: must be cosine or constant", ErrConfig, t.Schedule)
 	}
 	return nil
 }

@@ -1,12 +1,15 @@
 package experiment
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // References: scipy.stats.t.ppf(0.975, n-1) · sd(ddof=1)/√n (scipy 1.10).
@@ -113,6 +116,35 @@ func TestLoadErrors(t *testing.T) {
 		{"file with fraction", strings.Replace(good, "kind: iid, fraction: 0.1", "kind: file, ids: f.txt, fraction: 0.1", 1), "drop fraction"},
 		{"oracle with architecture", strings.Replace(good, "kind: iid, fraction: 0.1", "kind: iid, fraction: 0.1, oracle: o.onnx", 1), "oracle needs model"},
 		{"placeholder typo", strings.Replace(good, "architecture: a.onnx", `model: "m{sed}.onnx"`, 1), "{sed}"},
+		// Names become parts of paths under out: a forget set's as is, a
+		// method's through FileName.
+		{"forget set name escaping out", strings.Replace(good, "name: f,", `name: "/../../../../victim",`, 1), `forget_sets[0]: name "/../../../../victim"`},
+		{"forget set name with a slash", strings.Replace(good, "name: f,", `name: "a/b",`, 1), `name "a/b"`},
+		{"forget set name ..", strings.Replace(good, "name: f,", `name: "..",`, 1), `name ".."`},
+		{"forget set name upper case", strings.Replace(good, "name: f,", `name: IID,`, 1), `(e.g. "iid")`},
+		{"forget set name too long", strings.Replace(good, "name: f,", "name: "+strings.Repeat("a", 101)+",", 1), "1 to 100"},
+		{"method name without letters", strings.Replace(good, "name: DEL,", `name: "../..",`, 1), `methods[0]: name "../.."`},
+		{"method name with spaces", strings.Replace(good, "name: DEL,", `name: "DEL (auto) α=0.1",`, 1), ""},
+		// Every value bounded at load, before any work (issue 45, item 5).
+		{"batch size 2e9", strings.Replace(good, "lr: 0.1}", "lr: 0.1, batch_size: 2000000000}", 1), "train: batch_size 2000000000: must be in [1, 65536]"},
+		{"batch size negative", strings.Replace(good, "lr: 0.1}", "lr: 0.1, batch_size: -5}", 1), "train: batch_size -5"},
+		{"lr inf", strings.Replace(good, "lr: 0.1}", "lr: .inf}", 1), "train: lr +Inf"},
+		{"weight decay nan", strings.Replace(good, "lr: 0.1}", "lr: 0.1, weight_decay: .nan}", 1), "train: weight_decay NaN"},
+		{"momentum nan", strings.Replace(good, "lr: 0.1}", "lr: 0.1, momentum: .nan}", 1), "train: momentum NaN"},
+		{"momentum 1", strings.Replace(good, "lr: 0.1}", "lr: 0.1, momentum: 1}", 1), "train: momentum 1: must be in [0, 1)"},
+		{"epochs 9e18", strings.Replace(good, "epochs: 1,", "epochs: 9000000000000000000,", 1), "train: epochs 9000000000000000000: must be in [1, 10000]"},
+		{"schedule", strings.Replace(good, "lr: 0.1}", "lr: 0.1, schedule: sometimes}", 1), `train: schedule "sometimes"`},
+		{"duplicate seeds", strings.Replace(good, "seeds: [0]", "seeds: [0, 1, 0]", 1), "seeds: 0 appears twice"},
+		{"threads", good + "threads: 100000\n", "threads 100000"},
+		{"std 0", good + "mean: [0.5]\nstd: [0]\n", "std [0]"},
+		{"mean nan", good + "mean: [.nan]\n", "mean [NaN]"},
+		{"method epochs", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], epochs: 1000000}", 1), "method DEL: epochs 1000000"},
+		{"method max epochs", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], schedule: auto, max_epochs: 1000000}", 1), "max_epochs 1000000"},
+		{"method lr inf", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], lr: .inf}", 1), "method DEL: lr +Inf"},
+		{"method lr nan", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], lr: .nan}", 1), "method DEL: lr NaN"},
+		{"method budget nan", strings.Replace(good, "budgets: [0.3]}", "budgets: [.nan]}", 1), "budget NaN"},
+		{"method depth floor", strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], depth_floor: .nan}", 1), "depth_floor NaN"},
+		{"score k", good + "score: {k: 1000000000, forget_sets: [f], methods: [DEL]}\n", "score: k 1000000000: at most 4096"},
 		{"dup method", strings.Replace(good, "methods: [{name: DEL, method: del, budgets: [0.3]}]", "methods: [{name: A, method: del}, {name: A, method: finetune}]", 1), "unique"},
 	} {
 		p := filepath.Join(dir, c.name+".yaml")
@@ -315,5 +347,132 @@ func TestRankingPaperMetric(t *testing.T) {
 	}
 	if md := RankingMarkdown(Summarize(recs)); strings.Contains(md, "misclassified") || !strings.Contains(md, "main tables (correctness) in place of confidence, fixed recipes only: DEL") {
 		t.Errorf("claim kept, or sentence lost, with four other correctness scores:\n%s", md)
+	}
+}
+
+// FileName keeps every name inside the folder it is joined to.
+func TestFileName(t *testing.T) {
+	for in, want := range map[string]string{
+		"iid": "iid", "non-iid": "non-iid", "DEL (auto) no floor": "del-auto-no-floor",
+		"/../../../../victim": "victim", "..": "", "a/b\\c": "a-b-c", "x\x00y": "x-y", "": "",
+	} {
+		if got := FileName(in); got != want {
+			t.Errorf("FileName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// notes is relative to the experiment file's folder and inside it, without
+// links, a regular file of at most MaxNotesSize bytes (issue 45, item 2).
+func TestLoadNotes(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "exps")
+	for _, d := range []string{"exps/x", "outside"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, s string) {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("exps/x/NOTES.md", "# notes\n")
+	write("outside/secret", "secret\n")
+	for link, target := range map[string]string{"exps/link.md": "../outside/secret", "exps/sub": "../outside", "exps/zero.md": "/dev/zero"} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big, err := os.Create(filepath.Join(dir, "big.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Truncate(6 << 30) // sparse
+	big.Close()
+	good := "architecture: a.onnx\ntrain: {epochs: 1, lr: 0.1}\nforget_sets: [{name: f, kind: iid, fraction: 0.1}]\nseeds: [0]\nout: o\nmethods: [{name: DEL, method: del}]\n"
+	for _, c := range []struct{ notes, want string }{
+		{"x/NOTES.md", ""},
+		{"./x/../x/NOTES.md", ""},
+		{"missing.md", ""}, // not written yet: refused when RESULTS.md is built
+		{"../outside/secret", "relative path inside the experiment file's folder"},
+		{"/etc/passwd", "relative path inside"},
+		{"/dev/zero", "relative path inside"},
+		{"link.md", "link.md is a symbolic link"},
+		{"sub/secret", "sub is a symbolic link"},
+		{"zero.md", "zero.md is a symbolic link"},
+		{"fifo.md", "FIFO"},
+		{"x", "is not a regular file (a folder)"},
+		{"big.md", "6442450944 bytes, more than the 1048576"},
+	} {
+		p := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(p, []byte(good+"notes: "+c.notes+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		var cfg *Config
+		go func() { cfg, err = Load(p); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("notes %s: Load still running after 5 s", c.notes)
+		}
+		if c.want != "" {
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) || !errors.Is(err, ErrConfig) {
+				t.Errorf("notes %s: %v, want a config error naming %s and %q", c.notes, err, p, c.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("notes %s: %v", c.notes, err)
+			continue
+		}
+		if want := filepath.Join(dir, c.notes); cfg.Notes != want {
+			t.Errorf("notes %s: resolved to %s, want %s", c.notes, cfg.Notes, want)
+		}
+		b, err := cfg.ReadNotes()
+		if c.notes == "missing.md" {
+			if !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("notes %s: ReadNotes: %v, want a missing file", c.notes, err)
+			}
+		} else if string(b) != "# notes\n" || err != nil {
+			t.Errorf("notes %s: ReadNotes %q, %v", c.notes, b, err)
+		}
+	}
+	// Swapped for a link after Load: ReadNotes checks again.
+	p := filepath.Join(dir, "c.yaml")
+	os.WriteFile(p, []byte(good+"notes: swap.md\n"), 0o644)
+	write("exps/swap.md", "ok\n")
+	cfg, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "swap.md"))
+	os.Symlink("../outside/secret", filepath.Join(dir, "swap.md"))
+	if b, err := cfg.ReadNotes(); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a notes file swapped for a link: %q, %v", b, err)
+	}
+}
+
+// The committed experiment files load under every check of Load.
+func TestCommittedConfigsLoad(t *testing.T) {
+	paths, err := filepath.Glob("../experiments/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no experiment files (%v)", err)
+	}
+	for _, p := range paths {
+		c, err := Load(p)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if c.Notes != "" {
+			if _, err := c.ReadNotes(); err != nil {
+				t.Errorf("%s: %v", p, err)
+			}
+		}
 	}
 }

@@ -96,7 +96,7 @@ func Plots(rows []Row) ([]string, map[string][]byte, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			n := fmt.Sprintf("budget-%s-%s.png", fs, metric.key)
+			n := fmt.Sprintf("budget-%s-%s.png", FileName(fs), metric.key)
 			names = append(names, n)
 			files[n] = b
 		}
@@ -154,7 +154,7 @@ func Plots(rows []Row) ([]string, map[string][]byte, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		n := fmt.Sprintf("methods-%s.png", fs)
+		n := fmt.Sprintf("methods-%s.png", FileName(fs))
 		names = append(names, n)
 		files[n] = b
 	}

@@ -34,6 +34,12 @@ cases=$(cat <<'LIST'
 15 ; localize ; TestReadMaskRefusesBadFiles ; mask files with a duplicated tensor, an overflowing run, a budget of −7 or an unknown strategy are refused
 16 ; data ; TestParseIDsErrors ; a 100,000-digit id is cut to 40 characters in the message
 16 ; cmd/unlearn ; TestConfigLogFormatAndQuiet TestJSONOnStdoutAndStderr TestJSONLogSurvivesPanic ; config takes log-format and quiet; --json - with --log-format json keeps both streams JSON; a panic ends as one JSON error event
+45.1 ; experiment ; TestLoadErrors TestFileName ; a forget set name that is not a plain file name (`/../../victim`, `a/b`, `..`) is refused at load; experiment.FileName, the one helper for names in paths, keeps every name inside its folder
+45.2 ; experiment ; TestLoadNotes ; notes: relative to the experiment file's folder and inside it, no link on the way, a regular file of at most 1 MiB, checked again when RESULTS.md is written
+45.2, 45.4 ; internal/fsread ; TestFileNoLinkRefusesLinks ; a link (to a file, /dev/zero or a FIFO), a device, a FIFO or a folder is refused without reading; the size limit holds
+45.5 ; experiment ; TestLoadErrors TestCommittedConfigsLoad ; batch_size 2e9 or -5, lr .inf, weight_decay/momentum .nan, epochs 9e18, duplicate seeds, method lr NaN are refused at load; the committed experiment files load
+45.6 ; internal/outfile ; TestCheckResultsDir ; the root of the file system is refused as a results folder (experiment out:, score --results)
+45.1-7 ; cmd/unlearn ; TestBadInputMatrix/experiment_file TestBadInputMatrix/audit_folder ; end to end (matrix rows "experiment file" and "audit folder"): each refused before any work, naming the file and key, writing nothing outside
 LIST
 )
 

@@ -177,6 +177,11 @@ func commandDefaults(cmd string) [][2]string {
 		return [][2]string{{"--model", m}, {"--json", "{out}/inspect.json"}}
 	case "artifacts":
 		return [][2]string{{"--model", m}, {"--out", "{out}/artifacts"}}
+	case "experiment":
+		return nil // every case names its experiment file
+	case "score":
+		return [][2]string{{"--model", m}, {"--forget", f}, {"--data", d}, {"--results", "{out}/audit"}, {"--k", "2"},
+			{"--method", "finetune"}, {"--epochs", "1"}, {"--train-epochs", "1"}, {"--threads", "2"}}
 	}
 	panic("unknown command " + cmd)
 }
@@ -587,6 +592,7 @@ func newBadFixtures(t *testing.T, root string) *badFixtures {
 	for _, n := range []string{"U.onnx", "metrics.json", "mask.json", "T.onnx", "U.safetensors"} {
 		mkdir("existing", n)
 	}
+	experimentFixtures(t, fx)
 	return fx
 }
 
@@ -822,6 +828,8 @@ func badInputCases(fx *badFixtures) []badCase {
 			code: exitError, culprits: []string{f, dir, "folder"}, emptyDirs: []string{dir}})
 	}
 	outputOverInputCases(fx, add)
+	experimentCases(fx, add)
+	scoreCases(fx, add)
 	return cs
 }
 
@@ -1059,7 +1067,8 @@ func badInputMarkdown(fx *badFixtures, rows []badRow) []byte {
 		"The bad-input matrix (`TestBadInputMatrix`, cmd/unlearn/badinput_test.go), **%d cases**: damaged and unsuitable "+
 		"models, missing or short external data, damaged and mismatched datasets, bad ids files, out-of-range flags and "+
 		"unusable output paths (an input, another output, a link, a device), given to the main command, `eval`, `localize`, "+
-		"`train` and `export` (outputs also to `compare`, `inspect` and `artifacts`); each must exit with "+
+		"`train` and `export` (outputs also to `compare`, `inspect` and `artifacts`), and bad experiment files, "+
+		"`score` counts and audit folders given to `experiment` and `score`; each must exit with "+
 		"the documented code, one error line naming the culprit, and no output file, and be refused under 2 GB of peak "+
 		"memory and within 60 s. The hardening tests (one or more per item of the hardening issue) and the fuzzing of the "+
 		"decoders and parsers follow, with their results.\n\n",

@@ -23,10 +23,14 @@ import (
 func TestExperimentSmall(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "exp")
-	notes := writeFile(t, "notes.md", []byte("## Discussion\n\nHand-written words."))
-	cfg := writeFile(t, "exp.yaml", []byte(fmt.Sprintf(`architecture: %s
+	// notes is relative to the experiment file's folder.
+	if err := os.WriteFile(filepath.Join(dir, "notes.md"), []byte("## Discussion\n\nHand-written words."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "exp.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`architecture: %s
 title: Small grid
-notes: %s
+notes: notes.md
 train: {epochs: 1, lr: 0.05, weight_decay: 5e-4}
 forget_sets: [{name: non-iid, kind: non-iid, classes: [2, 5], fraction: 0.5}]
 seeds: [0]
@@ -37,7 +41,9 @@ methods:
   - {name: DEL, method: del, budgets: [0.3], epochs: 1}
   - {name: DEL (auto), method: del, budgets: [0.3], schedule: auto, max_epochs: 2}
   - {name: Default, default: true}
-`, model(t), notes, out)))
+`, model(t), out)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := runCLI(t, "experiment", "--config", cfg)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -181,7 +187,7 @@ methods:
 		t.Fatal("--report-only did not reproduce RESULTS.md byte for byte")
 	}
 	bad := writeFile(t, "bad.yaml", []byte("architecture: x.onnx\nseedz: [0]\n"))
-	wantError(t, runCLI(t, "experiment", "--config", bad), exitError, "bad.yaml", "seedz")
+	wantError(t, runCLI(t, "experiment", "--config", bad), exitUsage, "bad.yaml", "seedz")
 }
 
 func readJSON(path string, v any) error {
@@ -250,7 +256,7 @@ score: {k: 2, forget_sets: [non-iid], methods: [Finetune, DEL], retain_sample: 5
 	// A bad score block is refused before any work, naming the field.
 	y, _ := os.ReadFile(cfg)
 	bad := writeFile(t, "bad.yaml", []byte(strings.Replace(string(y), "methods: [Finetune, DEL]", "methods: [Finetune, Nope]", 1)))
-	wantError(t, runCLI(t, "experiment", "--config", bad), exitError, "score", `"Nope"`)
+	wantError(t, runCLI(t, "experiment", "--config", bad), exitUsage, "score", `"Nope"`)
 }
 
 // TestExperimentShards runs a two-seed grid as two shards in separate

@@ -248,8 +248,29 @@ func TestScoreShardsEqualOneProcess(t *testing.T) {
 	r = runCLI(t, args(sharded, "--epochs", "2", "--gather")...)
 	wantError(t, r, exitError, "method.config.Epochs: 1 ≠ 2")
 	// Gathering a folder with tasks missing names them.
-	r = runCLI(t, args(filepath.Join(root, "empty"), "--gather")...)
+	partial := filepath.Join(root, "partial")
+	if err := os.MkdirAll(partial, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"settings.json", "oracles.json"} {
+		b, err := os.ReadFile(filepath.Join(sharded, f))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(partial, f), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = runCLI(t, args(partial, "--gather")...)
 	wantError(t, r, exitError, "tasks without a result", "oracle 0", "unlearned 3")
+	// Gathering a folder that holds no audit (a mistyped path) says so and
+	// creates nothing there.
+	empty := filepath.Join(root, "empty")
+	r = runCLI(t, args(empty, "--gather")...)
+	wantError(t, r, exitError, "settings.json", "no audit to gather")
+	if _, err := os.Lstat(empty); err == nil {
+		t.Errorf("%s exists after a refused --gather", empty)
+	}
 	// A shard without the number of shards is a usage error.
 	r = runCLI(t, args(filepath.Join(root, "x"), "--shard", "1")...)
 	wantError(t, r, exitUsage, "--shard 1", "--shards")

@@ -9,6 +9,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/eval/score"
+	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/unlearn"
 	"github.com/unlearn-tool/unlearn/unlearn/scoring"
@@ -59,6 +60,16 @@ func scoreCommand() *cli.Command {
 }
 
 func runScore(c *cli.Context) error {
+	// The counts that size the audit's work and memory, before any work.
+	if k := c.Int("k"); k < 2 || k > scoring.MaxK {
+		return usagef("--k %d: must be in [2, %d] (models per side; the audit trains 2K models)", k, scoring.MaxK)
+	}
+	if b := c.Int("bootstrap"); b > scoring.MaxResamples {
+		return usagef("--bootstrap %d: at most %d resamples", b, scoring.MaxResamples)
+	}
+	if b := c.Int("train-batch-size"); b < 1 || b > clilog.MaxBatchSize {
+		return usagef("--train-batch-size %d: must be in [1, %d]", b, clilog.MaxBatchSize)
+	}
 	m, err := parseMethodFlags(c)
 	if err != nil {
 		return err

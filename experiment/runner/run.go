@@ -126,6 +126,9 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	if job.Shards > 0 && !job.ReportOnly {
 		r.results = filepath.Join(cfg.Out, fmt.Sprintf("results.shard-%d.jsonl", job.Shard))
 	}
+	if err := r.checkOut(); err != nil {
+		return nil, err
+	}
 	// Every row is checked before the first step, so that a bad row fails
 	// at once, not hours into the grid.
 	for _, m := range cfg.Methods {
@@ -165,6 +168,33 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	out.Keys = r.keyList
 	return out, nil
+}
+
+// checkOut applies the results folders' rules of every command
+// (outfile.CheckResultsDir) to out, before any work: not a link, not the
+// root of the file system, neither an input nor inside the dataset, and
+// no link where the grid writes. A refusal is an error in the experiment
+// file (experiment.ErrConfig).
+func (r *state) checkOut() error {
+	cfg := r.cfg
+	dataPath := cfg.Data
+	if dataPath == "" {
+		dataPath = r.job.DataPath
+	}
+	ins := []outfile.Input{{Name: "dataset " + dataPath, Path: dataPath, Tree: true},
+		{Name: "architecture " + cfg.Architecture, Path: cfg.Architecture}, {Name: "model " + cfg.Model, Path: cfg.Model},
+		{Name: "experiment file " + r.job.ConfigPath, Path: r.job.ConfigPath}}
+	flag := "config"
+	if r.job.ConfigPath != "" {
+		flag += " " + r.job.ConfigPath + ", out:" // errors read "--config exp.yaml, out: PATH: ..."
+	}
+	if err := outfile.CheckResultsDir(outfile.Output{Flag: flag, Path: cfg.Out}, ins, "runs", "score"); err != nil {
+		if errors.Is(err, outfile.ErrCollision) {
+			return fmt.Errorf("%w: %w", experiment.ErrConfig, err)
+		}
+		return err
+	}
+	return nil
 }
 
 // setup loads ONNX Runtime before the first step that runs a model.
@@ -314,7 +344,7 @@ func (r *state) grid(ctx context.Context) error {
 				return fmt.Errorf("forget set %s (seed %d): %w", fs.Name, seed, err)
 			}
 			idsFile := experiment.IDsFile(fs, seed, ids)
-			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", fs.Name, seed))
+			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", experiment.FileName(fs.Name), seed))
 			if !r.dryRun {
 				if err := outfile.WriteFile(idsPath, []byte(idsFile)); err != nil {
 					return err
@@ -447,7 +477,7 @@ func (r *state) trainStep(ctx context.Context, dir, what, key, base string, excl
 	var done struct {
 		TrainS float64 `json:"train_s"`
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "done.json")); err == nil && json.Unmarshal(b, &done) == nil {
+	if b, err := fsread.FileNoLink(filepath.Join(dir, "done.json"), "step file", maxStepFileSize); err == nil && json.Unmarshal(b, &done) == nil {
 		r.say(what, "cached", key)
 		return done.TrainS, nil
 	}
@@ -579,7 +609,7 @@ func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet,
 // machine.
 func (r *state) oracleRecordOn(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64, machine string) error {
 	recPath := filepath.Join(dir, "record.json")
-	if b, err := os.ReadFile(recPath); err == nil {
+	if b, err := fsread.FileNoLink(recPath, "record file", maxStepFileSize); err == nil {
 		// Recorded once but missing from results.jsonl: the runs still
 		// need it to measure against.
 		var rec experiment.Record
@@ -837,6 +867,15 @@ func (r *state) record(path string, rec experiment.Record) error {
 	return outfile.WriteFile(path, b)
 }
 
+// The files the runner reads back from out (which other processes may
+// write: a shared volume) are regular files, not links, within these
+// sizes (fsread.FileNoLink).
+const (
+	maxStepFileSize = 1 << 20  // done.json, record.json
+	maxMetricsSize  = 64 << 20 // metrics.json
+	maxScoreSize    = 256 << 20
+)
+
 // metricsDoc is what the records take from a metrics.json.
 type metricsDoc struct {
 	Accuracy   map[string]float64 `json:"accuracy"`
@@ -856,7 +895,7 @@ type metricsDoc struct {
 // readMetrics reads the record's numbers back from the metrics.json just
 // written, so that a record holds exactly what the file says.
 func readMetrics(path string) (*metricsDoc, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsread.FileNoLink(path, "metrics file", maxMetricsSize)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/unlearn"
+	"github.com/unlearn-tool/unlearn/unlearn/scoring"
 )
 
 // pinConfigs are experiment files whose steps' keys TestGridKeysPinned
@@ -304,6 +305,24 @@ methods:
 	if _, err := os.Stat(cfg.Out); err == nil {
 		if m, _ := filepath.Glob(filepath.Join(cfg.Out, "runs", "oracle-*")); len(m) > 0 {
 			t.Errorf("a refused run left %v", m)
+		}
+	}
+}
+
+// The experiment file's bounds and schedules are the library's.
+func TestBoundsMatchTheLibrary(t *testing.T) {
+	if experiment.MaxScoreK != scoring.MaxK {
+		t.Errorf("experiment.MaxScoreK %d, scoring.MaxK %d", experiment.MaxScoreK, scoring.MaxK)
+	}
+	for _, s := range []string{unlearn.TrainCosine, unlearn.TrainConstant} {
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		text := "architecture: a.onnx\ntrain: {epochs: 1, lr: 0.1, schedule: " + s + "}\nforget_sets: [{name: f, kind: iid, fraction: 0.1}]\n" +
+			"seeds: [0]\nout: o\nmethods: [{name: DEL, method: del}]\n"
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := experiment.Load(p); err != nil {
+			t.Errorf("schedule %s: %v", s, err)
 		}
 	}
 }

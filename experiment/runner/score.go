@@ -15,6 +15,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/score"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -45,28 +46,11 @@ type scoreAudit struct {
 // row or default audits afresh instead of clashing with an old folder.
 func (r *state) scoreDirs(t scoreTarget, m experiment.Method, budget float64) scoreAudit {
 	sc := r.cfg.Score
-	base := filepath.Join(r.cfg.Out, "score", fmt.Sprintf("%s-seed%d", t.fs.Name, t.seed))
+	base := filepath.Join(r.cfg.Out, "score", fmt.Sprintf("%s-seed%d", experiment.FileName(t.fs.Name), t.seed))
 	runKey := r.runKey(m, budget, t.seed, t.idsKey, t.origRef, t.okey)
 	return scoreAudit{forgetSet: t.fs.Name, method: m.Name,
 		oracles: filepath.Join(base, "oracles-"+experiment.Key("score-oracles", t.okey, sc.OracleSeed, sc.RetainSample, sc.TestSample)),
-		dir:     filepath.Join(base, slug(m.Name)+"-"+experiment.Key("score", runKey, sc.K, sc.RetainSample, sc.TestSample))}
-}
-
-// slug is a name as a folder name: lower case letters and digits, other
-// runs of characters as one '-'.
-func slug(name string) string {
-	var b strings.Builder
-	dash := false
-	for _, c := range strings.ToLower(name) {
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
-			b.WriteRune(c)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	return strings.TrimSuffix(b.String(), "-")
+		dir:     filepath.Join(base, experiment.FileName(m.Name)+"-"+experiment.Key("score", runKey, sc.K, sc.RetainSample, sc.TestSample))}
 }
 
 // scoreAll audits every scored row on every scored forget set (after the
@@ -202,7 +186,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		var lines []*line
 		missing := []string{}
 		for _, a := range bySet[fs] {
-			raw, err := os.ReadFile(filepath.Join(a.dir, "score.json"))
+			raw, err := fsread.FileNoLink(filepath.Join(a.dir, "score.json"), "score file", maxScoreSize)
 			if errors.Is(err, os.ErrNotExist) {
 				missing = append(missing, a.method)
 				continue

@@ -17,6 +17,22 @@ func File(path, what string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return read(f, path, what, limit)
+}
+
+// FileNoLink is File for a file that must not be a symbolic link either
+// (the path itself; its folders are the caller's to check): the files of
+// a folder other processes may write, where a link could point anywhere.
+func FileNoLink(path, what string, limit int64) ([]byte, error) {
+	f, err := OpenNoLink(path, what)
+	if err != nil {
+		return nil, err
+	}
+	return read(f, path, what, limit)
+}
+
+// read reads f (path, named what) whole, at most limit bytes, and closes it.
+func read(f *os.File, path, what string, limit int64) ([]byte, error) {
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
@@ -60,6 +76,35 @@ func Open(path, what string) (*os.File, error) {
 		return nil, err
 	}
 	if err := regular(st, path, what); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// OpenNoLink is Open for a path that must not be a symbolic link: it is
+// checked without following it, and the opened file must be the one
+// checked (a link swapped in between is refused too).
+func OpenNoLink(path, what string) (*os.File, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s %s is a symbolic link; it must be a regular file", what, path)
+	}
+	if err := regular(st, path, what); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fst, err := f.Stat()
+	if err == nil && !os.SameFile(st, fst) {
+		err = fmt.Errorf("%s %s changed while it was opened", what, path)
+	}
+	if err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -327,15 +327,19 @@ func CheckDir(o Output, inputs []Input) error {
 
 // CheckResultsDir checks a results folder that a command fills over
 // several runs (resumable: it may already exist and hold results). The
-// path must be absent or a folder, not a symbolic link, not an input and
-// not a Tree input's folder or anything inside one (a dataset would gain
-// files); subs, the entries the command creates in it, must not be
-// symbolic links either. Its parent must exist and be writable.
+// path must be absent or a folder, not a symbolic link, not the root of
+// the file system, not an input and not a Tree input's folder or anything
+// inside one (a dataset would gain files); subs, the entries the command
+// creates in it, must not be symbolic links either. Its parent must exist
+// and be writable.
 func CheckResultsDir(o Output, inputs []Input, subs ...string) error {
 	fail := func(kind error, format string, a ...any) error {
 		return &Error{Label: o.label(), Msg: fmt.Sprintf(format, a...), Kind: kind}
 	}
 	clean := filepath.Clean(o.Path)
+	if abs := resolve(clean); filepath.Dir(abs) == abs {
+		return fail(ErrCollision, "is the root of the file system; results are written into a folder of their own")
+	}
 	parent := filepath.Dir(clean)
 	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
 		return fail(ErrFolder, "folder %s does not exist", parent)

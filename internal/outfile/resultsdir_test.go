@@ -43,6 +43,8 @@ func TestCheckResultsDir(t *testing.T) {
 		{filepath.Join(dir, "link"), ErrSymlink},
 		{filepath.Join(dir, "res2"), ErrSymlink},
 		{filepath.Join(dir, "nope", "res"), ErrFolder},
+		{"/", ErrCollision},
+		{"/.", ErrCollision},
 	} {
 		err := CheckResultsDir(Output{Flag: "results", Path: c.path}, ins, "tasks", "work")
 		if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {

@@ -25,6 +25,10 @@ var ErrSettings = errors.New("results folder mismatch")
 // ErrMissing is returned by a gathering run when tasks have no result yet.
 var ErrMissing = errors.New("tasks without a result")
 
+// ErrNoAudit is returned by a gathering run on a folder without the
+// audit's settings file (or the oracles folder without its own).
+var ErrNoAudit = errors.New("no audit to gather")
+
 // Job is one audit: the original model, the data and forget set, the
 // method, the oracles' recipe, K, and the results folder.
 type Job struct {
@@ -132,8 +136,19 @@ func Paths(dir, jsonPath, reportPath string) (string, string) {
 	return jsonPath, reportPath
 }
 
+// MaxK bounds K: an audit trains 2K models, and its gathering holds
+// every task's outputs in memory.
+const MaxK = 4096
+
+// MaxResamples bounds the bootstrap's resamples (Job.Bootstrap).
+const MaxResamples = 100000
+
 func (job *Job) check() error {
 	switch {
+	case job.K > MaxK:
+		return fmt.Errorf("%w: K %d: at most %d models per side", unlearn.ErrInput, job.K, MaxK)
+	case job.Bootstrap.Resamples > MaxResamples:
+		return fmt.Errorf("%w: %d bootstrap resamples: at most %d", unlearn.ErrInput, job.Bootstrap.Resamples, MaxResamples)
 	case job.Suite == nil || job.Suite.Data == nil || job.Suite.ForgetPath == "":
 		return fmt.Errorf("%w: the audit needs data and a forget set", unlearn.ErrInput)
 	case job.ModelPath == "" || job.Dir == "":
@@ -186,19 +201,35 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, dir := range r.dirs {
-		for _, sub := range []string{"tasks", "work"} {
-			if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-				return nil, err
+	ost := st
+	ost.Setup = OracleSetup(st.Setup)
+	settings, oracles := filepath.Join(job.Dir, "settings.json"), filepath.Join(job.OracleDir, "oracles.json")
+	// Both folders' settings are compared before anything is written, so
+	// that a refused run leaves nothing behind; gathering writes only the
+	// score.
+	for _, f := range []struct {
+		path string
+		st   schema.ScoreSettings
+	}{{settings, st}, {oracles, ost}} {
+		if _, err := checkSettings(f.path, f.st); errors.Is(err, os.ErrNotExist) && job.Gather {
+			return nil, fmt.Errorf("%w: %s does not exist (run the audit's tasks first, or check the folder's path)", ErrNoAudit, f.path)
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if !job.Gather {
+		for _, dir := range r.dirs {
+			for _, sub := range []string{"tasks", "work"} {
+				if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
-	if r.digest[schema.ScoreUnlearned], err = syncSettings(filepath.Join(job.Dir, "settings.json"), st); err != nil {
+	if r.digest[schema.ScoreUnlearned], err = syncSettings(settings, st); err != nil {
 		return nil, err
 	}
-	ost := st
-	ost.Setup = OracleSetup(st.Setup)
-	if r.digest[schema.ScoreOracle], err = syncSettings(filepath.Join(job.OracleDir, "oracles.json"), ost); err != nil {
+	if r.digest[schema.ScoreOracle], err = syncSettings(oracles, ost); err != nil {
 		return nil, err
 	}
 	r.setup = st.Setup

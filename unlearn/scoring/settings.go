@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -72,18 +73,31 @@ func configMap(c unlearn.Config) map[string]any {
 	return out
 }
 
+// The files of a results folder, which other processes may write, are
+// read as regular files that are not symbolic links, within a size limit
+// (fsread.FileNoLink): a link to /dev/zero, a FIFO or a huge sparse file
+// is refused with the file named.
+
 // syncSettings writes settings.json when the folder has none and compares
 // the folder's with st otherwise (the file is re-read after writing: a
 // shard started at the same moment may have written its own first). It
 // returns the digest that the task files carry.
 func syncSettings(path string, st schema.ScoreSettings) (string, error) {
-	b, err := os.ReadFile(path)
+	d, err := checkSettings(path, st)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := writeJSON(path, st); err != nil {
 			return "", err
 		}
-		b, err = os.ReadFile(path)
+		d, err = checkSettings(path, st)
 	}
+	return d, err
+}
+
+// checkSettings compares the settings file at path with st, writing
+// nothing, and returns the digest that the task files carry (an
+// os.ErrNotExist when there is no file).
+func checkSettings(path string, st schema.ScoreSettings) (string, error) {
+	b, err := fsread.FileNoLink(path, "settings file", maxSettingsSize)
 	if err != nil {
 		return "", err
 	}
@@ -179,7 +193,7 @@ func flatten(v any) map[string]string {
 // folder (os.ErrNotExist when there is none).
 func (r *state) readTask(t task) (*schema.ScoreTask, error) {
 	p := r.taskPath(t)
-	b, err := os.ReadFile(p)
+	b, err := fsread.FileNoLink(p, "task file", r.maxTaskSize())
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +218,16 @@ func (r *state) readTask(t task) (*schema.ScoreTask, error) {
 			len(res.Forget.Margins), len(res.Retain.Margins), len(res.Test.Margins), r.setup.Forget, len(r.retain), len(r.test))
 	}
 	return &res, nil
+}
+
+// maxSettingsSize bounds settings.json and oracles.json.
+const maxSettingsSize = 1 << 20
+
+// maxTaskSize bounds a task file: its per-example outputs (a margin and
+// two 0/1 values, indented JSON) for the forget set and the two samples,
+// at most 128 bytes an example, and 1 MiB for the rest.
+func (r *state) maxTaskSize() int64 {
+	return 1<<20 + 128*int64(r.setup.Forget+len(r.retain)+len(r.test))
 }
 
 // writeJSON writes v indented, atomically.
