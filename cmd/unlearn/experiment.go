@@ -19,13 +19,13 @@ func experimentCommand() *cli.Command {
 			"under the file's out folder by its settings: an interrupted experiment resumes where it stopped.\n" +
 			"Results are appended to <out>/results.jsonl, which is also the cache of record: a step with a\nrecord there never runs again, even without <out>/runs/ (delete the line to rerun it). Times are\n" +
 			"compared with the oracle's training time on the same machine. The table (mean ± 95 % CI over\nseeds) goes to stdout and <out>/RESULTS.md, with plots beside it. --report-only rebuilds the\n" +
-			"table from results.jsonl. --shards N runs only the seeds at positions ≡ --shard (or $JOB_COMPLETION_INDEX) mod N,\nappending to <out>/results.shard-I.jsonl, and writes no table; --report-only then reads every shard's results.",
+			"table from results.jsonl. --shards N runs only the seeds at positions ≡ --shard (or $JOB_COMPLETION_INDEX\nor $SLURM_ARRAY_TASK_ID) mod N, appending to <out>/results.shard-I.jsonl, and writes no table; --report-only then reads every shard's results.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Required: true, Usage: "experiment file (YAML)"},
 			&cli.BoolFlag{Name: "report-only", Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list the steps and whether they are cached, run nothing"},
 			&cli.IntFlag{Name: "shards", Usage: "number of shards (0: the whole grid); each runs whole seeds"},
-			&cli.IntFlag{Name: "shard", EnvVars: []string{"JOB_COMPLETION_INDEX"}, Usage: "run only the seeds at positions ≡ shard mod --shards"},
+			shardFlag("run only the seeds at positions ≡ shard mod --shards"),
 		}, runtimeFlags()[:1]...),
 		Action: runExperiment,
 	}
@@ -35,12 +35,16 @@ func runExperiment(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("unexpected arguments %v", c.Args().Slice())
 	}
+	shard, err := shardIndex(c)
+	if err != nil {
+		return err
+	}
 	cfg, err := experiment.Load(c.String("config"))
 	if err != nil {
 		return err
 	}
 	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"), Tool: "unlearn " + Version,
-		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: c.Int("shard"), Shards: c.Int("shards"),
+		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: shard, Shards: c.Int("shards"),
 		Step: func(what, state, key string) {
 			logs.Info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
 		}}
