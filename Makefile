@@ -41,7 +41,7 @@ test-slurm: deps ort build
 # this machine's bin/unlearn and .ort/), one shard of the same audit run in
 # the container as its unprivileged user and checked against this machine's
 # (scripts/docker-test.sh; needs root, installs docker.io and debootstrap if
-# missing, stops the dockerd it started; ~1 min, plus ~2-5 min for the base
+# missing, stops the dockerd it started; ~1 min, plus ~2-6 min for the base
 # the first time).
 test-docker: deps ort build
 	./scripts/docker-test.sh

@@ -85,9 +85,13 @@ if [ $base_only = 1 ]; then
 fi
 for f in bin/unlearn .ort/libonnxruntime.so.1; do [ -e "$f" ] || fail "no $f (make build ort)"; done
 
-# dockerd starts its own containerd, which stops with it.
+# dockerd starts its own containerd, which stops with it; where a system
+# containerd runs (installing docker.io under systemd starts one), dockerd
+# uses that instead, and its own namespaces keep it apart from the system's
+# dockerd.
 dockerd --iptables=false --ip6tables=false --bridge=none --host="$DOCKER_HOST" --pidfile="$scratch/docker.pid" \
-  --data-root="$scratch/data" --exec-root="$scratch/exec" >"$scratch/dockerd.log" 2>&1 &
+  --data-root="$scratch/data" --exec-root="$scratch/exec" \
+  --containerd-namespace=unlearn-test --containerd-plugins-namespace=unlearn-test-plugins >"$scratch/dockerd.log" 2>&1 &
 for i in $(seq 60); do
   $docker version >/dev/null 2>&1 && break
   [ "$i" = 60 ] && fail "dockerd did not answer in 30 s: $(tail -5 "$scratch/dockerd.log")"
