@@ -25,7 +25,7 @@ func experimentCommand() *cli.Command {
 			&cli.BoolFlag{Name: "report-only", Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list the steps and whether they are cached, run nothing"},
 			&cli.IntFlag{Name: "shards", Usage: "number of shards (0: the whole grid); each runs whole seeds"},
-			shardFlag("run only the seeds at positions ≡ shard mod --shards"),
+			&cli.IntFlag{Name: "shard", Usage: "run only the seeds at positions ≡ shard mod --shards; unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), else 0"},
 		}, runtimeFlags()[:1]...),
 		Action: runExperiment,
 	}
@@ -35,16 +35,12 @@ func runExperiment(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("unexpected arguments %v", c.Args().Slice())
 	}
-	shard, err := shardIndex(c)
-	if err != nil {
-		return err
-	}
 	cfg, err := experiment.Load(c.String("config"))
 	if err != nil {
 		return err
 	}
 	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"), Tool: "unlearn " + Version,
-		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: shard, Shards: c.Int("shards"),
+		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: c.Int("shard"), Shards: c.Int("shards"),
 		Step: func(what, state, key string) {
 			logs.Info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
 		}}

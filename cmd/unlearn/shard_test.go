@@ -11,7 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// TestShardIndex: where a sharded run takes its shard from. --shard wins;
+// TestShardIndex: where a sharded run takes its shard from (the commands'
+// Before hook, clilog.CheckFlagValues, sets --shard). --shard wins;
 // otherwise, with --shards, $JOB_COMPLETION_INDEX (Kubernetes) or
 // $SLURM_ARRAY_TASK_ID (Slurm), read strictly as decimal; both set and
 // different is refused; without --shards neither is read.
@@ -46,16 +47,15 @@ func TestShardIndex(t *testing.T) {
 					os.Unsetenv(name)
 				}
 			}
-			got, gotErr := -1, error(nil)
-			app := &cli.App{Writer: io.Discard, ErrWriter: io.Discard,
-				Flags: []cli.Flag{&cli.IntFlag{Name: "shards"}, shardFlag("shard")},
+			got := -1
+			app := &cli.App{Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{{
+				Name: "score", Before: checkFlagValues,
+				Flags: []cli.Flag{&cli.IntFlag{Name: "shards"}, &cli.IntFlag{Name: "shard"}},
 				Action: func(c *cli.Context) error {
-					got, gotErr = shardIndex(c)
+					got = c.Int("shard")
 					return nil
-				}}
-			if err := app.Run(append([]string{"unlearn"}, tc.args...)); err != nil {
-				t.Fatal(err)
-			}
+				}}}}
+			gotErr := app.Run(append([]string{"unlearn", "score"}, tc.args...))
 			if tc.err == nil {
 				if gotErr != nil || got != tc.want {
 					t.Fatalf("shard %d, error %v; want %d", got, gotErr, tc.want)
