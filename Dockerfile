@@ -1,32 +1,58 @@
-# syntax=docker/dockerfile:1
-# unlearn in a container: the binary (built with Go in the first stage) and
-# the ONNX Runtime library `make ort` fetches (npm pack onnxruntime-node,
-# sha256-checked by scripts/fetch-ort.sh), on Debian. docs/CLUSTERS.md,
+# unlearn in a container: the binary and the ONNX Runtime library `make ort`
+# fetches (npm pack onnxruntime-node, sha256-checked by scripts/fetch-ort.sh),
+# on Debian, run as an unprivileged user (uid 10001). docs/CLUSTERS.md,
 # "Scoring on a cluster", says how deploy/k8s runs `unlearn score` with it.
+# Needs BuildKit (DOCKER_BUILDKIT=1 with docker 20.10; the default since 23).
 #
+# Where a registry is reachable: Go builds the binary in the first stage
+# (golang image), on debian:bookworm-slim.
 #   docker build -t unlearn:dev .
+# Without a registry (what `make test-docker` does): the binary and .ort/
+# this machine built (`make build ort`, Debian bookworm or older glibc) on a
+# locally made Debian base, e.g. `debootstrap --variant=minbase bookworm DIR`
+# then `tar -C DIR -c . | docker import - debian-local:bookworm`.
+#   docker build --build-arg FILES=host --build-arg BASE=debian-local:bookworm -t unlearn:dev .
+#
 #   docker run --rm unlearn:dev version
 ARG GO_VERSION=1.26.8
+ARG BASE=debian:bookworm-slim
+# Where /opt/unlearn comes from: built (the Go stage) or host (the build context).
+ARG FILES=built
+
 FROM golang:${GO_VERSION}-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=0.1.0-dev
-RUN CGO_ENABLED=1 go build -trimpath -ldflags "-X main.Version=${VERSION}" -o /out/bin/unlearn ./cmd/unlearn
+RUN CGO_ENABLED=1 go build -trimpath -ldflags "-X main.Version=${VERSION}" -o /out/opt/unlearn/bin/unlearn ./cmd/unlearn
 # A .ort/ already in the build context is checked and kept; otherwise npm fetches it.
 RUN ./scripts/fetch-ort.sh 2>/dev/null || \
     (apt-get update && apt-get install -y --no-install-recommends npm && ./scripts/fetch-ort.sh)
+RUN mkdir -p /out/opt/unlearn/.ort /out/opt/unlearn/testdata && \
+    cp .ort/libonnxruntime.so.1 /out/opt/unlearn/.ort/ && cp -r testdata/fashion /out/opt/unlearn/testdata/ && \
+    chmod -R u=rwX,go=rX /out/opt
 
-FROM debian:bookworm-slim
+FROM scratch AS built
+COPY --from=build /out/ /
+
+FROM scratch AS host
+COPY --chmod=0755 bin/unlearn /opt/unlearn/bin/unlearn
+COPY --chmod=0644 .ort/libonnxruntime.so.1 /opt/unlearn/.ort/libonnxruntime.so.1
+COPY --chmod=0644 testdata/fashion /opt/unlearn/testdata/fashion
+
+FROM ${FILES} AS files
+
+FROM ${BASE}
 # The layout bin/unlearn expects: ../.ort/libonnxruntime.so.1 beside it (not
-# writable by group or others, or the tool refuses it), and the bundled demo
-# data as ../testdata/fashion (the default --data).
-COPY --from=build /out/bin/unlearn /opt/unlearn/bin/unlearn
-COPY --from=build --chmod=0644 /src/.ort/libonnxruntime.so.1 /opt/unlearn/.ort/libonnxruntime.so.1
-COPY --from=build /src/testdata/fashion /opt/unlearn/testdata/fashion
-RUN chmod 0755 /opt/unlearn/.ort && useradd --uid 10001 --create-home unlearn
-USER 10001
+# writable by group or others, or the tool refuses it: the stages above set
+# the modes, so no layer here copies the files again), and the bundled demo
+# data as ../testdata/fashion (the default --data). The user is written into
+# /etc/passwd directly: a minbase Debian has no useradd.
+COPY --from=files /opt/unlearn /opt/unlearn
+RUN echo 'unlearn:x:10001:10001:unlearn:/work:/usr/sbin/nologin' >>/etc/passwd && \
+    echo 'unlearn:x:10001:' >>/etc/group && mkdir -p /work && chown 10001:10001 /work
+USER 10001:10001
 WORKDIR /work
 ENTRYPOINT ["/opt/unlearn/bin/unlearn"]
 CMD ["help"]

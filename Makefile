@@ -11,7 +11,7 @@ export CGO_ENABLED := 1
 ORT_LIB  := $(or $(ONNXRUNTIME_LIB),$(CURDIR)/.ort/libonnxruntime.so.1)
 TEST_ENV := UNLEARN_REQUIRE_ORT=1 ONNXRUNTIME_LIB="$(ORT_LIB)"
 
-.PHONY: all build ort ort-gpu deps test test-large test-short conformance fuzz testing-md demo demo-threads vet fmt generate clean
+.PHONY: all build ort ort-gpu deps test test-deploy test-slurm test-docker test-large test-short conformance fuzz testing-md demo demo-threads vet fmt generate clean
 
 all: build
 
@@ -35,6 +35,25 @@ build:
 test: deps ort
 	$(GO) vet ./...
 	$(TEST_ENV) $(GO) test -count=1 -timeout 30m ./...
+
+# A single-node Slurm cluster on this machine runs a K = 2 audit as a job array
+# through deploy/slurm/ and checks the gathered score against one process's
+# (scripts/slurm-test.sh; needs root, installs slurm-wlm, munge and jq if
+# missing, stops every daemon it started; ~2 min on 2 cores).
+test-slurm: deps ort build
+	ONNXRUNTIME_LIB="$(ORT_LIB)" ./scripts/slurm-test.sh
+
+# The Dockerfile built with no registry (a Debian base made by debootstrap,
+# this machine's bin/unlearn and .ort/), one shard of the same audit run in
+# the container as its unprivileged user and checked against this machine's
+# (scripts/docker-test.sh; needs root, installs docker.io and debootstrap if
+# missing, stops the dockerd it started; ~1 min, plus ~2-6 min for the base
+# the first time).
+test-docker: deps ort build
+	./scripts/docker-test.sh
+
+# Both, as .ci/run runs them (issue 46).
+test-deploy: test-slurm test-docker
 
 # A model over 2 GB through external data, unlearned (needs ~20 GB of free memory,
 # ~6 GB of disk, several minutes; not part of `make test`).

@@ -1,12 +1,15 @@
-// Package deploy holds the container image's and the cluster's example
-// files (Dockerfile at the repository root, k8s/). Nothing here is built;
-// this test checks that the Kubernetes manifests parse and agree with each
-// other and with `unlearn score`'s sharding.
+// Package deploy holds the container image's and the clusters' example
+// files (Dockerfile at the repository root, k8s/, slurm/). Nothing here is
+// built; this test checks that the Kubernetes manifests parse and agree
+// with each other and with `unlearn score`'s sharding, and that the Slurm
+// scripts parse (make test-slurm runs them on a one-node cluster).
 package deploy
 
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,5 +87,47 @@ func TestExperimentManifest(t *testing.T) {
 	if e.Spec.CompletionMode != "Indexed" || e.Spec.Completions == nil || len(args) == 0 || args[0] != "experiment" ||
 		!slices.Contains(args, fmt.Sprintf("--shards=%d", *e.Spec.Completions)) {
 		t.Fatalf("experiment Job: completionMode %q, completions %v, args %q; want Indexed with --shards = completions", e.Spec.CompletionMode, e.Spec.Completions, args)
+	}
+}
+
+// TestSlurmScripts: the batch scripts parse (bash -n), and every #SBATCH
+// line comes before the first command, where sbatch stops reading them
+// (a later one would be silently ignored). make test-slurm runs them.
+func TestSlurmScripts(t *testing.T) {
+	files, err := filepath.Glob("slurm/*")
+	if err != nil || len(files) < 6 {
+		t.Fatalf("deploy/slurm: %v %v", files, err)
+	}
+	for _, f := range files {
+		if out, err := exec.Command("bash", "-n", f).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v: %s", f, err, out)
+		}
+		if !strings.HasSuffix(f, ".sbatch") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		if lines[0] != "#!/bin/bash" {
+			t.Errorf("%s: first line %q, want #!/bin/bash", f, lines[0])
+		}
+		commands, directives := false, 0
+		for i, l := range lines {
+			l = strings.TrimSpace(l)
+			switch {
+			case strings.HasPrefix(l, "#SBATCH"):
+				directives++
+				if commands {
+					t.Errorf("%s:%d: #SBATCH after the first command is ignored by sbatch", f, i+1)
+				}
+			case l != "" && !strings.HasPrefix(l, "#"):
+				commands = true
+			}
+		}
+		if directives == 0 {
+			t.Errorf("%s: no #SBATCH directives", f)
+		}
 	}
 }

@@ -20,13 +20,13 @@ func experimentCommand() *cli.Command {
 			"under the file's out folder by its settings: an interrupted experiment resumes where it stopped.\n" +
 			"Results are appended to <out>/results.jsonl, which is also the cache of record: a step with a\nrecord there never runs again, even without <out>/runs/ (delete the line to rerun it). Times are\n" +
 			"compared with the oracle's training time on the same machine. The table (mean ± 95 % CI over\nseeds) goes to stdout and <out>/RESULTS.md, with plots beside it. --report-only rebuilds the\n" +
-			"table from results.jsonl. --shards N runs only the seeds at positions ≡ --shard (or $JOB_COMPLETION_INDEX) mod N,\nappending to <out>/results.shard-I.jsonl, and writes no table; --report-only then reads every shard's results.",
+			"table from results.jsonl. --shards N runs only the seeds at positions ≡ --shard (or $JOB_COMPLETION_INDEX\nor $SLURM_ARRAY_TASK_ID) mod N, appending to <out>/results.shard-I.jsonl, and writes no table; --report-only then reads every shard's results.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Required: true, Usage: "experiment file (YAML)"},
 			&cli.BoolFlag{Name: "report-only", Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list the steps and whether they are cached, run nothing"},
 			&cli.IntFlag{Name: "shards", Usage: "number of shards (0: the whole grid); each runs whole seeds"},
-			&cli.IntFlag{Name: "shard", EnvVars: []string{"JOB_COMPLETION_INDEX"}, Usage: "run only the seeds at positions ≡ shard mod --shards"},
+			&cli.IntFlag{Name: "shard", Usage: "run only the seeds at positions ≡ shard mod --shards; unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), else 0"},
 		}, runtimeFlags()[:1]...),
 		Action: runExperiment,
 	}

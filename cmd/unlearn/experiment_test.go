@@ -287,7 +287,7 @@ methods:
 	cs, c1 := config(sharded), config(single)
 	env := []string{}
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "JOB_COMPLETION_INDEX=") {
+		if !strings.HasPrefix(e, "JOB_COMPLETION_INDEX=") && !strings.HasPrefix(e, "SLURM_ARRAY_TASK_ID=") {
 			env = append(env, e)
 		}
 	}

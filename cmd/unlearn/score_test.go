@@ -99,7 +99,8 @@ func scoreJSON(t *testing.T, path string) map[string]any {
 
 // TestScoreShardsEqualOneProcess: a K = 4 audit run as 4 shards in
 // separate processes (one taking its index from JOB_COMPLETION_INDEX, as a
-// Kubernetes Indexed Job sets it), then gathered, scores exactly as one
+// Kubernetes Indexed Job sets it, one from SLURM_ARRAY_TASK_ID, as a Slurm
+// job array does), then gathered, scores exactly as one
 // process does; a rerun finds every task cached; other settings on the
 // same folder are refused, naming the difference.
 func TestScoreShardsEqualOneProcess(t *testing.T) {
@@ -113,7 +114,7 @@ func TestScoreShardsEqualOneProcess(t *testing.T) {
 	}
 	env := []string{}
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "JOB_COMPLETION_INDEX=") {
+		if !strings.HasPrefix(e, "JOB_COMPLETION_INDEX=") && !strings.HasPrefix(e, "SLURM_ARRAY_TASK_ID=") {
 			env = append(env, e)
 		}
 	}
@@ -127,9 +128,12 @@ func TestScoreShardsEqualOneProcess(t *testing.T) {
 			a := args(sharded, "--shards", "4")
 			cmd := exec.Command(binPath, a...)
 			cmd.Env = env
-			if i == 0 {
+			switch i {
+			case 0:
 				cmd.Env = append(env, "JOB_COMPLETION_INDEX=0")
-			} else {
+			case 1:
+				cmd.Env = append(env, "SLURM_ARRAY_TASK_ID=1")
+			default:
 				cmd.Args = append(cmd.Args, "--shard", fmt.Sprint(i))
 			}
 			if out, err := cmd.CombinedOutput(); err != nil {

@@ -30,7 +30,7 @@ func scoreCommand() *cli.Command {
 			"and seeded samples of the retain and test sets, and writes the NeurIPS 2023 competition's forget\n" +
 			"quality F and final score, KLoM per example and bootstrap intervals to score.json and score.html.\n" +
 			"Each of the 2K tasks writes its result to --results (resumable); --shards N runs only the tasks\n" +
-			"with index ≡ --shard (or $JOB_COMPLETION_INDEX) mod N, and --gather scores the folder (README, \"Scoring\").",
+			"with index ≡ --shard (or $JOB_COMPLETION_INDEX, or $SLURM_ARRAY_TASK_ID) mod N, and --gather scores the folder (README, \"Scoring\").",
 		Flags: append(flags,
 			&cli.IntFlag{Name: "k", Value: 16, Usage: "models per side (K ≥ 16 to rank clearly different methods, 64 for small differences)"},
 			&cli.StringFlag{Name: "results", Required: true, Usage: "results `FOLDER`: settings.json, tasks/, score.json, score.html"},
@@ -48,7 +48,7 @@ func scoreCommand() *cli.Command {
 			&cli.IntFlag{Name: "train-batch-size", Value: 128, Usage: "oracles: examples per step"},
 			&cli.StringFlag{Name: "train-augment", Value: "none", Usage: "oracles: augmentation, as --augment"},
 			&cli.Uint64Flag{Name: "oracle-seed", Usage: "oracle k trains with seed oracle-seed + k"},
-			&cli.IntFlag{Name: "shard", EnvVars: []string{"JOB_COMPLETION_INDEX"}, Usage: "run only the tasks with index ≡ shard mod --shards"},
+			&cli.IntFlag{Name: "shard", Usage: "run only the tasks with index ≡ shard mod --shards; unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), else 0"},
 			&cli.IntFlag{Name: "shards", Usage: "number of shards (0: run every task, then score)"},
 			&cli.BoolFlag{Name: "gather", Usage: "run no task: score a folder whose tasks are all done"},
 			&cli.BoolFlag{Name: "keep-models", Usage: "keep every model under <results>/models/"},
@@ -75,7 +75,7 @@ func runScore(c *cli.Context) error {
 		return err
 	}
 	if c.IsSet("shard") && c.Int("shards") == 0 {
-		return usagef("--shard %d (or $JOB_COMPLETION_INDEX) needs --shards", c.Int("shard"))
+		return usagef("--shard %d needs --shards", c.Int("shard"))
 	}
 	aug, err := data.ParseAugment(c.String("train-augment"))
 	if err != nil {

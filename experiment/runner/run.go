@@ -119,7 +119,7 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 		rt: onnxrt.Options{LibPath: job.LibPath, Threads: cfg.Threads, Device: "cpu"}}
 	switch {
 	case job.Shards == 0 && job.Shard != 0:
-		return nil, fmt.Errorf("%w: shard %d (--shard or $JOB_COMPLETION_INDEX) needs the number of shards (--shards)", experiment.ErrConfig, job.Shard)
+		return nil, fmt.Errorf("%w: shard %d (--shard) needs the number of shards (--shards)", experiment.ErrConfig, job.Shard)
 	case job.Shards < 0 || job.Shards > 0 && (job.Shard < 0 || job.Shard >= job.Shards):
 		return nil, fmt.Errorf("%w: shard %d of %d: the shard must be in [0, %d)", experiment.ErrConfig, job.Shard, job.Shards, job.Shards)
 	}

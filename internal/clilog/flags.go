@@ -6,9 +6,13 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/unlearn-tool/unlearn/internal/taskindex"
 )
 
 // MaxThreadsPerCore bounds --threads: more intra-op threads than a few per
@@ -23,7 +27,9 @@ const MaxBatchSize = 1 << 20
 // not a finite number (NaN or ±Inf parse as floats, and NaN compares false
 // with every bound, so it would slip past later checks or be taken for
 // "unset"), a --threads beyond MaxThreadsPerCore per core and a
-// --batch-size beyond MaxBatchSize. Its errors wrap ErrUsage.
+// --batch-size beyond MaxBatchSize. Then, for a command with --shard run
+// with --shards and without --shard, it sets --shard to the batch engine's
+// task index (shardFromEnv). Its errors wrap ErrUsage.
 func CheckFlagValues(c *cli.Context) error {
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
@@ -44,6 +50,26 @@ func CheckFlagValues(c *cli.Context) error {
 				return usagef("--batch-size %d: at most %d", v, MaxBatchSize)
 			}
 		}
+	}
+	return shardFromEnv(c)
+}
+
+// shardFromEnv sets --shard of a sharded run (--shards > 0) given no
+// --shard to the task index the batch engine set ($JOB_COMPLETION_INDEX or
+// $SLURM_ARRAY_TASK_ID, read strictly by taskindex.FromEnv). Without
+// --shards the variables are not read: a Slurm array task (or an Indexed
+// Job pod) may run a whole audit, e.g. one method per task.
+func shardFromEnv(c *cli.Context) error {
+	if c.Command == nil || !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return f.Names()[0] == "shard" }) ||
+		c.IsSet("shard") || c.Int("shards") == 0 {
+		return nil
+	}
+	i, _, ok, err := taskindex.FromEnv()
+	if err != nil {
+		return usagef("%v (--shards %d takes this task's shard from it)", err, c.Int("shards"))
+	}
+	if ok {
+		return c.Set("shard", strconv.Itoa(i))
 	}
 	return nil
 }

@@ -17,8 +17,9 @@
 // KeepModels, under Dir/models/). A task whose file exists is skipped, so
 // a run resumes where it stopped. With Shards = N a run does only the
 // tasks whose index ≡ Shard (mod N): one task of a batch engine (a
-// Kubernetes Indexed Job sets JOB_COMPLETION_INDEX), never a scheduler of
-// our own. Work in progress lives in a temporary folder under Dir/work/.
+// Kubernetes Indexed Job sets JOB_COMPLETION_INDEX, a Slurm job array
+// SLURM_ARRAY_TASK_ID), never a scheduler of our own. Work in progress
+// lives in a temporary folder under Dir/work/.
 //
 // Dir/settings.json (schema.ScoreSettings) records what the folder's tasks
 // were run with: the SHA-256 of the model, data and forget ids, K, the

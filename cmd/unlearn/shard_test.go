@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestShardIndex: where a sharded run takes its shard from (the commands'
+// Before hook, clilog.CheckFlagValues, sets --shard). --shard wins;
+// otherwise, with --shards, $JOB_COMPLETION_INDEX (Kubernetes) or
+// $SLURM_ARRAY_TASK_ID (Slurm), read strictly as decimal; both set and
+// different is refused; without --shards neither is read.
+func TestShardIndex(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		job, slurm string // "-" unset
+		want       int
+		err        []string // the error must name these
+	}{
+		{"none", []string{"--shards", "4"}, "-", "-", 0, nil},
+		{"kubernetes", []string{"--shards", "4"}, "3", "-", 3, nil},
+		{"slurm", []string{"--shards", "4"}, "-", "2", 2, nil},
+		{"both agree", []string{"--shards", "4"}, "1", "1", 1, nil},
+		{"leading zero", []string{"--shards", "16"}, "-", "07", 7, nil},
+		{"flag wins", []string{"--shards", "4", "--shard", "3"}, "1", "2", 3, nil},
+		{"no shards: not read", nil, "x", "", 0, nil},
+		{"both differ", []string{"--shards", "4"}, "1", "2", 0, []string{"$JOB_COMPLETION_INDEX=1", "$SLURM_ARRAY_TASK_ID=2", "disagree"}},
+		{"slurm empty", []string{"--shards", "4"}, "-", "", 0, []string{"$SLURM_ARRAY_TASK_ID", "empty"}},
+		{"kubernetes empty", []string{"--shards", "4"}, "", "-", 0, []string{"$JOB_COMPLETION_INDEX", "empty"}},
+		{"hex", []string{"--shards", "4"}, "-", "0x1", 0, []string{`$SLURM_ARRAY_TASK_ID="0x1"`, "decimal"}},
+		{"sign", []string{"--shards", "4"}, "+1", "-", 0, []string{`$JOB_COMPLETION_INDEX="+1"`, "decimal"}},
+		{"negative", []string{"--shards", "4"}, "-", "-1", 0, []string{`$SLURM_ARRAY_TASK_ID="-1"`, "decimal"}},
+		{"space", []string{"--shards", "4"}, "-", " 1", 0, []string{"$SLURM_ARRAY_TASK_ID", "decimal"}},
+		{"huge", []string{"--shards", "4"}, "-", "99999999999999999999", 0, []string{"$SLURM_ARRAY_TASK_ID", "range"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for name, v := range map[string]string{"JOB_COMPLETION_INDEX": tc.job, "SLURM_ARRAY_TASK_ID": tc.slurm} {
+				t.Setenv(name, v)
+				if v == "-" {
+					os.Unsetenv(name)
+				}
+			}
+			got := -1
+			app := &cli.App{Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{{
+				Name: "score", Before: checkFlagValues,
+				Flags: []cli.Flag{&cli.IntFlag{Name: "shards"}, &cli.IntFlag{Name: "shard"}},
+				Action: func(c *cli.Context) error {
+					got = c.Int("shard")
+					return nil
+				}}}}
+			gotErr := app.Run(append([]string{"unlearn", "score"}, tc.args...))
+			if tc.err == nil {
+				if gotErr != nil || got != tc.want {
+					t.Fatalf("shard %d, error %v; want %d", got, gotErr, tc.want)
+				}
+				return
+			}
+			var u usageError
+			if !errors.As(gotErr, &u) {
+				t.Fatalf("shard %d, error %v; want a usage error naming %q", got, gotErr, tc.err)
+			}
+			for _, s := range tc.err {
+				if !strings.Contains(gotErr.Error(), s) {
+					t.Errorf("error %q does not name %q", gotErr, s)
+				}
+			}
+		})
+	}
+}
+
+// TestShardFromSlurm: score and experiment take their shard from
+// $SLURM_ARRAY_TASK_ID (an index past --shards is refused before any
+// work, which shows where it came from), and refuse a malformed one.
+func TestShardFromSlurm(t *testing.T) {
+	data, forget := tinyFashion(t, 60, 20)
+	run := func(env []string, args ...string) result {
+		t.Helper()
+		t.Setenv("JOB_COMPLETION_INDEX", "")
+		os.Unsetenv("JOB_COMPLETION_INDEX")
+		t.Setenv("SLURM_ARRAY_TASK_ID", "")
+		os.Unsetenv("SLURM_ARRAY_TASK_ID")
+		for _, e := range env {
+			k, v, _ := strings.Cut(e, "=")
+			t.Setenv(k, v)
+		}
+		return runCLI(t, args...)
+	}
+	score := []string{"score", "--model", model(t), "--data", data, "--forget", forget, "--k", "2", "--threads", "1",
+		"--results", filepath.Join(t.TempDir(), "r"), "--shards", "4"}
+	wantError(t, run([]string{"SLURM_ARRAY_TASK_ID=4"}, score...), exitError, "shard 4 of 4")
+	wantError(t, run([]string{"SLURM_ARRAY_TASK_ID=0x1"}, score...), exitUsage, "$SLURM_ARRAY_TASK_ID", "0x1")
+	wantError(t, run([]string{"SLURM_ARRAY_TASK_ID=1", "JOB_COMPLETION_INDEX=2"}, score...), exitUsage, "disagree")
+	cfg := writeFile(t, "grid.yaml", []byte("architecture: "+model(t)+"\ndata: "+data+
+		"\ntrain: {epochs: 1, lr: 0.05}\nforget_sets: [{name: iid, kind: iid, fraction: 0.1}]\nseeds: [0, 1]\nout: "+
+		filepath.Join(t.TempDir(), "out")+"\nmethods:\n  - {name: SSD, method: ssd}\n"))
+	wantError(t, run([]string{"SLURM_ARRAY_TASK_ID=2"}, "experiment", "--config", cfg, "--shards", "2", "--dry-run"), exitError, "shard 2 of 2")
+}

@@ -1,0 +1,58 @@
+// Package taskindex reads the index a batch engine gives one task of an
+// array of tasks: $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or
+// $SLURM_ARRAY_TASK_ID (a Slurm job array). `unlearn score` and
+// `unlearn experiment` take their shard from it when --shards is set and
+// --shard is not.
+package taskindex
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// Vars are the variables read, in this order.
+var Vars = []string{"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"}
+
+// ErrIndex marks a malformed or conflicting index.
+var ErrIndex = errors.New("task index")
+
+// FromEnv returns the task index and the variable it came from (ok false
+// when none is set). A value must be decimal digits (no sign, no 0x, not
+// empty), as the engines write it; two variables set to different values
+// are refused: the task would not know which index is its own.
+func FromEnv() (index int, from string, ok bool, err error) {
+	for _, name := range Vars {
+		v, set := os.LookupEnv(name)
+		if !set {
+			continue
+		}
+		i, err := Parse(v)
+		if err != nil {
+			return 0, name, false, fmt.Errorf("%w: $%s=%q: %v", ErrIndex, name, v, err)
+		}
+		if ok && i != index {
+			return 0, name, false, fmt.Errorf("%w: $%s=%d and $%s=%d disagree on this task's shard: unset one, or give --shard", ErrIndex, from, index, name, i)
+		}
+		index, from, ok = i, name, true
+	}
+	return index, from, ok, nil
+}
+
+// Parse reads one task index: decimal digits only.
+func Parse(v string) (int, error) {
+	if v == "" {
+		return 0, errors.New("empty; want a task index, a decimal number ≥ 0")
+	}
+	for _, r := range v {
+		if r < '0' || r > '9' {
+			return 0, errors.New("not a task index: want a decimal number ≥ 0")
+		}
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil { // only a number too large for an int is left
+		return 0, errors.New("task index out of range")
+	}
+	return i, nil
+}

@@ -1,0 +1,47 @@
+package taskindex
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		job, slurm string // "-": unset
+		want       int
+		ok         bool
+		err        string
+	}{
+		{"-", "-", 0, false, ""},
+		{"3", "-", 3, true, ""},
+		{"-", "12", 12, true, ""},
+		{"2", "2", 2, true, ""},
+		{"-", "007", 7, true, ""},
+		{"1", "2", 0, false, "disagree"},
+		{"-", "", 0, false, "empty"},
+		{"0x1", "-", 0, false, "decimal"},
+		{"-", "+1", 0, false, "decimal"},
+		{"-", "-1", 0, false, "decimal"},
+		{"-", "1 ", 0, false, "decimal"},
+		{"-", "99999999999999999999", 0, false, "range"},
+	} {
+		for name, v := range map[string]string{"JOB_COMPLETION_INDEX": tc.job, "SLURM_ARRAY_TASK_ID": tc.slurm} {
+			t.Setenv(name, v)
+			if v == "-" {
+				os.Unsetenv(name)
+			}
+		}
+		i, _, ok, err := FromEnv()
+		if tc.err != "" {
+			if !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q/%q: error %v, want one naming %q", tc.job, tc.slurm, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || i != tc.want || ok != tc.ok {
+			t.Errorf("%q/%q: %d %v %v, want %d %v", tc.job, tc.slurm, i, ok, err, tc.want, tc.ok)
+		}
+	}
+}
