@@ -17,12 +17,7 @@ if [ $# -lt 2 ] || ! [[ $1 =~ ^[1-9][0-9]*$ ]]; then
 fi
 shards=$1 config=$2
 shift 2
-if [ -z "${UNLEARN:-}" ]; then
-  UNLEARN=$(command -v unlearn || true)
-  [ -n "$UNLEARN" ] || UNLEARN=$(cd "$here/../.." && pwd)/bin/unlearn
-fi
-[ -x "$UNLEARN" ] || { echo "$0: no unlearn binary at $UNLEARN (set UNLEARN)" >&2; exit 2; }
-export UNLEARN
+. "$here/find-unlearn.sh"
 # shellcheck disable=SC2206 # SBATCH_ARGS is split on purpose
 extra=(${SBATCH_ARGS:-})
 array=$(sbatch --parsable "${extra[@]}" --array="${ARRAY:-0-$((shards - 1))}" --cpus-per-task="${CPUS:-1}" \
