@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -38,7 +37,7 @@ func runExperiment(c *cli.Context) error {
 	}
 	cfg, err := experiment.Load(c.String("config"))
 	if err != nil {
-		return configUsage(err)
+		return err
 	}
 	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"), Tool: "unlearn " + Version,
 		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: c.Int("shard"), Shards: c.Int("shards"),
@@ -53,22 +52,10 @@ func runExperiment(c *cli.Context) error {
 	ctx, stop := signalContext()
 	defer stop()
 	out, err := runner.Run(ctx, job)
-	if err != nil {
-		return configUsage(err)
-	}
-	if job.DryRun || job.Shards > 0 && !job.ReportOnly {
-		return nil
+	if err != nil || job.DryRun || job.Shards > 0 && !job.ReportOnly {
+		return err
 	}
 	fmt.Fprint(c.App.Writer, out.Table)
 	fmt.Fprintf(c.App.Writer, "\nwrote %s and %d plots\n", out.ResultsMD, len(out.Plots))
 	return nil
-}
-
-// configUsage makes an error in the experiment file (experiment.ErrConfig)
-// a usage error (exit code 2), as a bad flag is.
-func configUsage(err error) error {
-	if errors.Is(err, experiment.ErrConfig) {
-		return usageError{err}
-	}
-	return err
 }

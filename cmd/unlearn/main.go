@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxrt"
@@ -169,7 +170,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, errInterrupted):
 		code = exitInterrupted
-	case errors.As(err, &u) || isCLIUsage(err) || errors.Is(err, clilog.ErrUsage):
+	case errors.As(err, &u) || isCLIUsage(err) || errors.Is(err, clilog.ErrUsage) || errors.Is(err, experiment.ErrConfig):
 		code = exitUsage
 	}
 	logs.Fail(msg, code)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/urfave/cli/v2"
@@ -32,7 +33,7 @@ func scoreCommand() *cli.Command {
 			"Each of the 2K tasks writes its result to --results (resumable); --shards N runs only the tasks\n" +
 			"with index ≡ --shard (or $JOB_COMPLETION_INDEX, or $SLURM_ARRAY_TASK_ID) mod N, and --gather scores the folder (README, \"Scoring\").",
 		Flags: append(flags,
-			&cli.IntFlag{Name: "k", Value: 16, Usage: "models per side (K ≥ 16 to rank clearly different methods, 64 for small differences)"},
+			&cli.IntFlag{Name: "k", Value: 16, Usage: "models per side (K ≥ 16 to rank clearly different methods, 64 for small differences)", Action: clilog.InRange("k", 2, scoring.MaxK, " (models per side; the audit trains 2K models)")},
 			&cli.StringFlag{Name: "results", Required: true, Usage: "results `FOLDER`: settings.json, tasks/, score.json, score.html"},
 			&cli.StringFlag{Name: "oracles", Usage: "oracle tasks' `FOLDER` (default: --results): audits of other methods on the same model, data, forget set, samples and --train-* recipe reuse the oracles there"},
 			&cli.StringFlag{Name: "json", Usage: "score `FILE` (default: <results>/score.json)"},
@@ -45,14 +46,14 @@ func scoreCommand() *cli.Command {
 			&cli.StringFlag{Name: "train-schedule", Value: "cosine", Usage: "oracles: cosine or constant"},
 			&cli.Float64Flag{Name: "train-momentum", Value: 0.9, Usage: "oracles: SGD momentum"},
 			&cli.Float64Flag{Name: "train-weight-decay", Value: 5e-4, Usage: "oracles: SGD weight decay"},
-			&cli.IntFlag{Name: "train-batch-size", Value: 128, Usage: "oracles: examples per step"},
+			&cli.IntFlag{Name: "train-batch-size", Value: 128, Usage: "oracles: examples per step", Action: clilog.InRange("train-batch-size", 1, clilog.MaxBatchSize, "")},
 			&cli.StringFlag{Name: "train-augment", Value: "none", Usage: "oracles: augmentation, as --augment"},
 			&cli.Uint64Flag{Name: "oracle-seed", Usage: "oracle k trains with seed oracle-seed + k"},
 			&cli.IntFlag{Name: "shard", Usage: "run only the tasks with index ≡ shard mod --shards; unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), else 0"},
 			&cli.IntFlag{Name: "shards", Usage: "number of shards (0: run every task, then score)"},
 			&cli.BoolFlag{Name: "gather", Usage: "run no task: score a folder whose tasks are all done"},
 			&cli.BoolFlag{Name: "keep-models", Usage: "keep every model under <results>/models/"},
-			&cli.IntFlag{Name: "bootstrap", Value: 200, Usage: "bootstrap resamples of the models for the intervals"},
+			&cli.IntFlag{Name: "bootstrap", Value: 200, Usage: "bootstrap resamples of the models for the intervals", Action: clilog.InRange("bootstrap", math.MinInt, scoring.MaxResamples, " resamples")},
 			&cli.Uint64Flag{Name: "bootstrap-seed", Usage: "seed of the bootstrap"},
 		),
 		Action: runScore,
@@ -60,22 +61,9 @@ func scoreCommand() *cli.Command {
 }
 
 func runScore(c *cli.Context) error {
-	// The counts that size the audit's work and memory, before any work.
-	if k := c.Int("k"); k < 2 || k > scoring.MaxK {
-		return usagef("--k %d: must be in [2, %d] (models per side; the audit trains 2K models)", k, scoring.MaxK)
-	}
-	if b := c.Int("bootstrap"); b > scoring.MaxResamples {
-		return usagef("--bootstrap %d: at most %d resamples", b, scoring.MaxResamples)
-	}
-	if b := c.Int("train-batch-size"); b < 1 || b > clilog.MaxBatchSize {
-		return usagef("--train-batch-size %d: must be in [1, %d]", b, clilog.MaxBatchSize)
-	}
 	m, err := parseMethodFlags(c)
 	if err != nil {
 		return err
-	}
-	if c.IsSet("shard") && c.Int("shards") == 0 {
-		return usagef("--shard %d needs --shards", c.Int("shard"))
 	}
 	aug, err := data.ParseAugment(c.String("train-augment"))
 	if err != nil {

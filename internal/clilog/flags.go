@@ -51,7 +51,25 @@ func CheckFlagValues(c *cli.Context) error {
 			}
 		}
 	}
+	if c.IsSet("shard") && c.Int("shards") == 0 {
+		return usagef("--shard %d needs --shards", c.Int("shard"))
+	}
 	return shardFromEnv(c)
+}
+
+// InRange is the Action of an integer flag that must lie in [lo, hi] (lo
+// math.MinInt: at most hi), checked before the command runs; why ends the
+// error's text.
+func InRange(name string, lo, hi int, why string) func(*cli.Context, int) error {
+	return func(_ *cli.Context, v int) error {
+		switch {
+		case lo == math.MinInt && v > hi:
+			return usagef("--%s %d: at most %d%s", name, v, hi, why)
+		case lo != math.MinInt && (v < lo || v > hi):
+			return usagef("--%s %d: must be in [%d, %d]%s", name, v, lo, hi, why)
+		}
+		return nil
+	}
 }
 
 // shardFromEnv sets --shard of a sharded run (--shards > 0) given no
