@@ -293,7 +293,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 			job.Stage("stage", fmt.Sprintf("retraining estimate: timing at most %d full training steps", RetrainTimingSteps),
 				"stage", "retrain-timing", "steps", RetrainTimingSteps)
 		}
-		rj := RetrainJob{ModelPath: job.ModelPath, Data: s.Data, BatchSize: cfg.BatchSize, Momentum: 0.9, WeightDecay: TrainWeightDecay,
+		rj := RetrainJob{ModelPath: job.ModelPath, Model: m, Data: s.Data, BatchSize: cfg.BatchSize, Momentum: 0.9, WeightDecay: TrainWeightDecay,
 			Seed: cfg.Seed, Augment: cfg.Augment, Runtime: cfg.Runtime}
 		rt, rtErr = TimeRetrain(ctx, rj, s.Retain, RetrainTimingSteps, RetrainTimingSeconds)
 		if ctx.Err() != nil {

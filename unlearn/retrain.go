@@ -40,6 +40,9 @@ type RetrainJob struct {
 	// ModelPath is the model whose graph (and, unless FromScratch, whose
 	// weights) is trained; it is never written.
 	ModelPath string
+	// Model is ModelPath decoded, when the caller has it (TimeRetrain
+	// trains a clone and leaves it as it is; nil: decoded from ModelPath).
+	Model *graph.Model
 	// Data is the dataset: training on Data.Train, the accuracies reported
 	// on Data.Train and Data.Test.
 	Data *data.Dataset

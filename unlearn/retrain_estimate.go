@@ -74,9 +74,12 @@ func TimeRetrain(ctx context.Context, job RetrainJob, idx []int, maxSteps int, m
 		return nil, fmt.Errorf("%w: batch size %d: must be positive", ErrInput, job.BatchSize)
 	}
 	maxSteps = max(maxSteps, 2)
-	m, err := onnxio.Load(job.ModelPath)
-	if err != nil {
-		return nil, err
+	m := job.Model
+	if m == nil {
+		var err error
+		if m, err = onnxio.Load(job.ModelPath); err != nil {
+			return nil, err
+		}
 	}
 	work, _, err := untiedCopy(m, job.ModelPath)
 	if err != nil {

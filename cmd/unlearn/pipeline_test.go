@@ -169,7 +169,8 @@ func stripRunSpecific(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if k == "timings" || k == "seconds" || k == "Seconds" || strings.HasSuffix(k, "_s") || k == "speedup" || k == "epochs_equivalent" || k == "path" {
+			if k == "timings" || k == "seconds" || k == "Seconds" || strings.HasSuffix(k, "_s") || k == "speedup" || k == "epochs_equivalent" || k == "path" ||
+				k == "retrain_steps_timed" { // as many steps as fit in the timing's seconds
 				delete(x, k)
 				continue
 			}
