@@ -12,7 +12,7 @@ FORGET=testdata/demo/forget_nonIID.txt
 ORACLE=testdata/demo/oracle_resnet_small.onnx
 mkdir -p out/demo
 cat <<'EOF'
-What this demo shows: the whole tool, in two minutes, on a case too small for it to pay off. A
+What this demo shows: the whole tool on a case too small for it to pay off. A
 77k-parameter ResNet trained on 4,000 Fashion-MNIST images forgets 400 of them (half of two
 classes): unlearning costs about as much as retraining here, and a forget set that thins classes
 is one the run cannot vouch for without an oracle, so it says so and the bundled oracle is shown
