@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -145,5 +146,31 @@ func TestPace(t *testing.T) {
 	}
 	if got := pace(20, 100, 10*time.Second); got != "  2.0/s, about 40s left" {
 		t.Errorf("20 of 100 in 10 s: %q", got)
+	}
+}
+
+// TestInRange: a flag outside its range is a usage error naming the flag,
+// the value and the range; with no lower bound only the upper one applies.
+func TestInRange(t *testing.T) {
+	for _, c := range []struct {
+		lo, v int
+		want  string
+	}{
+		{2, 1, "--k 1: must be in [2, 10] models"},
+		{2, 11, "--k 11: must be in [2, 10] models"},
+		{2, 2, ""},
+		{math.MinInt, -5, ""},
+		{math.MinInt, 11, "--k 11: at most 10 models"},
+	} {
+		err := InRange("k", c.lo, 10, " models")(nil, c.v)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%d: %v", c.v, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != c.want || !errors.Is(err, ErrUsage) {
+			t.Errorf("%d: %v, want the usage error %q", c.v, err, c.want)
+		}
 	}
 }
