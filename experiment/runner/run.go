@@ -381,7 +381,7 @@ func (r *state) grid(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				if err := r.oracleRecord(ctx, odir, okey, fset, seed, filepath.Join(odir, "model.onnx"), oracleS); err != nil {
+				if err := r.oracleRecord(ctx, odir, okey, fset, seed, filepath.Join(odir, "model.onnx"), oracleS, r.machine); err != nil {
 					return err
 				}
 			}
@@ -587,7 +587,7 @@ func (r *state) outsideOracle(ctx context.Context, dir, key string, fs forgetSet
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return r.oracleRecordOn(ctx, dir, key, fs, seed, path, side.TrainS, side.Machine)
+	return r.oracleRecord(ctx, dir, key, fs, seed, path, side.TrainS, side.Machine)
 }
 
 // evalOptions are the evaluation settings of the tool's commands at their
@@ -600,14 +600,9 @@ func (r *state) evalOptions(batch int) eval.Options {
 }
 
 // oracleRecord evaluates the oracle once (its own metrics; Δ is 0 by
-// definition), as `unlearn eval --json` would (batch 256), and records it.
-func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64) error {
-	return r.oracleRecordOn(ctx, dir, key, fs, seed, oracle, trainS, r.machine)
-}
-
-// oracleRecordOn is oracleRecord for an oracle trained in trainS seconds on
-// machine.
-func (r *state) oracleRecordOn(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64, machine string) error {
+// definition), as `unlearn eval --json` would (batch 256), and records it
+// as trained in trainS seconds on machine.
+func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64, machine string) error {
 	recPath := filepath.Join(dir, "record.json")
 	if b, err := fsread.FileNoLink(recPath, "record file", maxStepFileSize); err == nil {
 		// Recorded once but missing from results.jsonl: the runs still
