@@ -74,6 +74,17 @@ func (a Augment) Check() error {
 }
 
 // ParseAugment reads the --augment syntax: comma-separated items, each
+// CheckImage refuses a crop padding larger than half the images' smaller
+// side (pad=4 on 32×32 is CIFAR's): beyond it a crop can keep less than a
+// quarter of the image and the rest is padding, which destroys a model
+// instead of augmenting its data.
+func (a Augment) CheckImage(h, w int) error {
+	if m := min(h, w) / 2; a.CropPad > m {
+		return fmt.Errorf("augment: pad=%d on %d×%d images: at most %d (half the smaller side); a crop could keep less than a quarter of the image", a.CropPad, h, w, m)
+	}
+	return nil
+}
+
 // "pad=N" (RandomCrop with padding N ≥ 0, N ≤ MaxCropPad) or "flip"
 // (RandomHorizontalFlip). "" and "none" are off. An item may appear once.
 func ParseAugment(s string) (Augment, error) {

@@ -247,7 +247,10 @@ func normParams(mean, std []float32, c int) ([]float32, []float32, error) {
 		case c:
 			copy(out, v)
 		default:
-			return nil, fmt.Errorf("data: %s has %d values; images have %d channel(s) (give 1 or %d)", what, len(v), c, c)
+			if c == 1 {
+				return nil, fmt.Errorf("data: %s has %d values; the images have 1 channel (give 1 value)", what, len(v))
+			}
+			return nil, fmt.Errorf("data: %s has %d values; the images have %d channels (give 1 or %d)", what, len(v), c, c)
 		}
 		return out, nil
 	}
@@ -263,9 +266,18 @@ func normParams(mean, std []float32, c int) ([]float32, []float32, error) {
 		if !(v > 0) || v != v {
 			return nil, nil, fmt.Errorf("data: std[%d] = %v; must be > 0", i, v)
 		}
+		// Pixels lie in [0, 1]: a normalized pixel as large as
+		// MaxNormalized means a mean or std off by orders of magnitude
+		// (1e-45 for 0.25), which would only surface later as NaN logits.
+		if r := max(math.Abs(float64(m[i])), math.Abs(1-float64(m[i]))) / float64(v); !(r <= MaxNormalized) {
+			return nil, nil, fmt.Errorf("data: mean[%d] = %v, std[%d] = %v make normalized pixels as large as %.3g (at most %g); pixels are scaled to [0, 1] before the mean is subtracted", i, m[i], i, v, r, float64(MaxNormalized))
+		}
 	}
 	return m, s, nil
 }
+
+// MaxNormalized bounds |pixel − mean| / std over pixels in [0, 1].
+const MaxNormalized = 1e4
 
 // Dataset is a labelled image dataset with a training and a test split of
 // the same image shape.

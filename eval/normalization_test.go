@@ -54,3 +54,39 @@ func TestNormalizationFromModel(t *testing.T) {
 		t.Errorf("recorded without normalization: %v", none.Metadata)
 	}
 }
+
+// TestNormalizationMetadataRefusals (issue 45 item 11): a huge metadata
+// value is refused by its length, quoted short, before it is parsed or
+// printed; a std that would blow normalized pixels up (1e-45) is refused
+// naming the metadata, before any work; a mean of the wrong length on
+// 1-channel data says so in plain words.
+func TestNormalizationMetadataRefusals(t *testing.T) {
+	open := func(opts data.Options) (*Suite, error) {
+		ds, err := data.Open(testutil.Testdata(t, "fashion"), opts)
+		return &Suite{Data: ds}, err
+	}
+	s, _ := open(data.Options{})
+	huge := &graph.Model{Metadata: map[string]string{MetaMean: strings.Repeat("0.5,", 50<<20/4), MetaStd: "0.25"}}
+	_, err := s.NormalizationFromModel(huge, "m.onnx")
+	if err == nil || !strings.Contains(err.Error(), "metadata "+MetaMean+" is 52428800 bytes") || len(err.Error()) > 400 {
+		t.Errorf("50 MB mean: %.500v", err)
+	}
+	tiny := &graph.Model{Metadata: map[string]string{MetaMean: "0.5", MetaStd: "1e-45"}}
+	s, _ = open(data.Options{})
+	_, err = s.NormalizationFromModel(tiny, "m.onnx")
+	if err == nil || !strings.Contains(err.Error(), "m.onnx: metadata "+MetaMean+", "+MetaStd) || !strings.Contains(err.Error(), "as large as") {
+		t.Errorf("std 1e-45: %v", err)
+	}
+	if _, err := open(data.Options{Mean: []float32{0.5}, Std: []float32{1e-30}}); err == nil || !strings.Contains(err.Error(), "std[0] = 1e-30") {
+		t.Errorf("--std 1e-30: %v", err)
+	}
+	if _, err := open(data.Options{Mean: []float32{0.1, 0.2}}); err == nil || !strings.Contains(err.Error(), "the images have 1 channel (give 1 value)") {
+		t.Errorf("--mean 0.1,0.2 on 1 channel: %v", err)
+	}
+	// Ordinary values pass, with room: ImageNet's and a 0–255 scale's.
+	for _, o := range []data.Options{{Mean: []float32{0.485}, Std: []float32{0.229}}, {Mean: []float32{0.5}, Std: []float32{1e-3}}} {
+		if _, err := open(o); err != nil {
+			t.Errorf("%v: %v", o, err)
+		}
+	}
+}

@@ -346,21 +346,52 @@ func (s *Suite) NormalizationFromModel(m *graph.Model, path string) (bool, error
 	if (mean == "" && std == "") || len(s.Data.Mean) > 0 || len(s.Data.Std) > 0 {
 		return false, nil
 	}
-	mv, err := data.ParseValues(mean, false)
+	mv, sv, err := ModelNormalization(m)
 	if err != nil {
-		return false, fmt.Errorf("%s: metadata %s %q: %v", path, MetaMean, mean, err)
-	}
-	sv, err := data.ParseValues(std, true)
-	if err != nil {
-		return false, fmt.Errorf("%s: metadata %s %q: %v", path, MetaStd, std, err)
+		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := s.Data.SetNormalization(mv, sv); err != nil {
-		return false, fmt.Errorf("%s: metadata normalization: %w", path, err)
+		return false, fmt.Errorf("%s: metadata %s, %s: %w", path, MetaMean, MetaStd, err)
 	}
 	if s.Info != nil {
 		s.Info("normalization", fmt.Sprintf("normalization from %s's metadata: mean %s, std %s", path, mean, std), "mean", mean, "std", std)
 	}
 	return true, nil
+}
+
+// MaxMetaValue bounds the length of the normalization metadata values: a
+// comma-separated list of per-channel numbers is far shorter, and a longer
+// value is refused before it is parsed or printed.
+const MaxMetaValue = 4096
+
+// ModelNormalization parses the normalization recorded in m's metadata
+// (MetaMean, MetaStd; nil when absent). Errors name the key and quote at
+// most the value's first 64 bytes.
+func ModelNormalization(m *graph.Model) (mean, std []float32, err error) {
+	for i, key := range []string{MetaMean, MetaStd} {
+		v := m.Metadata[key]
+		if len(v) > MaxMetaValue {
+			return nil, nil, fmt.Errorf("metadata %s is %d bytes (%s); a per-channel list is at most %d: re-export the model with its normalization (docs/EXPORTING.md)", key, len(v), quoteStart(v, 64), MaxMetaValue)
+		}
+		vals, err := data.ParseValues(v, i == 1)
+		if err != nil {
+			return nil, nil, fmt.Errorf("metadata %s %s: %v", key, quoteStart(v, 64), err)
+		}
+		if i == 0 {
+			mean = vals
+		} else {
+			std = vals
+		}
+	}
+	return mean, std, nil
+}
+
+// quoteStart quotes s, cut to its first n bytes (with the cut said).
+func quoteStart(s string, n int) string {
+	if len(s) <= n {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:n]) + "…"
 }
 
 // RecordNormalization writes the suite's normalization into m's metadata

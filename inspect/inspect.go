@@ -186,7 +186,11 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 		rep.TrainingExport = graph.TrainingExportNote(n)
 	}
 	if mean, std := m.Metadata[eval.MetaMean], m.Metadata[eval.MetaStd]; mean != "" || std != "" {
-		rep.Normalization = fmt.Sprintf("mean %s, std %s (metadata %s, %s): applied to --data when --mean/--std are not given", mean, std, eval.MetaMean, eval.MetaStd)
+		if _, _, err := eval.ModelNormalization(m); err != nil {
+			rep.Normalization = fmt.Sprintf("unusable: %v; give --mean/--std (they override the metadata)", err)
+		} else {
+			rep.Normalization = fmt.Sprintf("mean %s, std %s (metadata %s, %s): applied to --data when --mean/--std are not given", mean, std, eval.MetaMean, eval.MetaStd)
+		}
 	} else {
 		rep.Normalization = "none recorded: the tool feeds pixel/255; give --mean/--std when the model's training normalized its inputs (a model that scores near chance on the training split is refused)"
 	}

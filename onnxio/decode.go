@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -194,8 +195,14 @@ func (d *decoder) model(mp *onnxpb.ModelProto) (*graph.Model, error) {
 		m.Metadata = make(map[string]string, len(props))
 		x.meta = make(map[string]string, len(props))
 		for _, p := range props {
-			m.Metadata[p.GetKey()] = p.GetValue()
-			x.meta[p.GetKey()] = p.GetValue()
+			k := p.GetKey()
+			// The tool reads its own keys (unlearn.*); a second value for
+			// one of them would silently replace the first.
+			if _, dup := m.Metadata[k]; dup && strings.HasPrefix(k, "unlearn.") {
+				return nil, fmt.Errorf("%w: metadata key %q appears more than once; keep one (the tool reads it)", ErrInvalid, k)
+			}
+			m.Metadata[k] = p.GetValue()
+			x.meta[k] = p.GetValue()
 		}
 	}
 	g, err := d.graph(mp.GetGraph(), nil)

@@ -477,3 +477,23 @@ func TestDecodeErrors(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestDuplicateMetadataKey (issue 45 item 11): a key the tool reads
+// (unlearn.*) given twice is refused naming the key, instead of the last
+// value winning silently; another key given twice is kept as the file has
+// it (the tool does not read it).
+func TestDuplicateMetadataKey(t *testing.T) {
+	mp := unmarshalModel(t, mustEncode(t, mlp(t, 4, 3, 1)))
+	entry := func(k, v string) *onnxpb.StringStringEntryProto {
+		return &onnxpb.StringStringEntryProto{Key: proto.String(k), Value: proto.String(v)}
+	}
+	mp.MetadataProps = append(mp.MetadataProps, entry("unlearn.mean", "0.5"), entry("unlearn.mean", "0.1"))
+	_, err := Decode(mustMarshal(t, mp), "")
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `metadata key "unlearn.mean" appears more than once`) {
+		t.Errorf("duplicated unlearn.mean: %v", err)
+	}
+	mp.MetadataProps = append(mp.MetadataProps[:len(mp.MetadataProps)-2], entry("author", "a"), entry("author", "b"))
+	if _, err := Decode(mustMarshal(t, mp), ""); err != nil {
+		t.Errorf("duplicated key the tool does not read: %v", err)
+	}
+}

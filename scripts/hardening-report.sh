@@ -40,6 +40,9 @@ cases=$(cat <<'LIST'
 45.5 ; experiment ; TestLoadErrors TestCommittedConfigsLoad ; batch_size 2e9 or -5, lr .inf, weight_decay/momentum .nan, epochs 9e18, duplicate seeds, method lr NaN are refused at load; the committed experiment files load
 45.6 ; internal/outfile ; TestCheckResultsDir ; the root of the file system is refused as a results folder (experiment out:, score --results)
 45.1-7 ; cmd/unlearn ; TestBadInputMatrix/experiment_file TestBadInputMatrix/audit_folder ; end to end (matrix rows "experiment file" and "audit folder"): each refused before any work, naming the file and key, writing nothing outside
+45.11 ; eval ; TestNormalizationMetadataRefusals ; a 50 MB unlearn.mean is refused by its length and quoted short; std 1e-45 (metadata or --std) is refused before any work naming the metadata; --mean with 2 values on 1-channel images says "give 1 value"
+45.11 ; onnxio ; TestDuplicateMetadataKey ; a duplicated unlearn.* metadata key is refused naming it; other duplicated keys are kept
+45.11, 45.12 ; cmd/unlearn ; TestBadInputMatrix/flags ; --budget with --method retrain, --grad-channels with retrain or ssd, an auto round under one batch (--epoch-fraction 1e-9) and --augment pad beyond half the image are usage errors before any work
 LIST
 )
 

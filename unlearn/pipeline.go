@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/graph"
@@ -648,6 +649,27 @@ func (job *Job) check() error {
 	}
 	if err := CheckDepthFloor(job.DepthFloor, job.Strategy); err != nil {
 		return fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	return CheckSettings(job.Algorithm, job.Config, job.Suite.Data, len(job.Suite.Retain))
+}
+
+// ErrSettings marks an ErrInput that the run's settings (a command's flags)
+// cause given its data; commands exit with their usage code on it.
+var ErrSettings = fmt.Errorf("%w", ErrInput)
+
+// CheckSettings refuses, before any work, settings that the data makes
+// useless: a crop padding larger than half the images' side, and an auto
+// schedule round (EpochFraction of the retain set, less the proxies'
+// held-out slice of at most 5 %) smaller than one batch.
+func CheckSettings(algorithm string, cfg Config, d *data.Dataset, retain int) error {
+	if a, err := LookupAlgorithm(algorithm); err == nil && a.Augments && d != nil && d.Train != nil {
+		sh := d.Train.Shape()
+		if err := cfg.Augment.CheckImage(sh[1], sh[2]); err != nil {
+			return fmt.Errorf("%w: --%v", ErrSettings, err)
+		}
+	}
+	if f, n := cfg.Auto.EpochFraction, float64(retain)*0.95; f > 0 && f*n < float64(max(cfg.BatchSize, 1)) {
+		return fmt.Errorf("%w: --epoch-fraction %g of the %d-example retain set is %.3g examples a round; a round needs at least one batch (%d): give at least %.2g", ErrSettings, f, retain, f*n, cfg.BatchSize, float64(cfg.BatchSize)/n)
 	}
 	return nil
 }

@@ -132,6 +132,10 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 		return Config{}, fmt.Errorf("%w: schedule %q: unknown; choose %s or %s", ErrInput, sched, ScheduleFixed, ScheduleAuto)
 	}
 	cfg.Proxies.Track = !r.NoProxies && !a.FromScratch
+	if r.GradChannels && (!a.Epochs || a.FromScratch) {
+		return Config{}, fmt.Errorf("%w: grad channels restrict the training steps to a mask's channels; %s %s", ErrInput, algorithm,
+			map[bool]string{true: "trains every parameter from scratch", false: "takes no training steps"}[a.FromScratch])
+	}
 	cfg.GradChannels = r.GradChannels
 	return cfg, nil
 }

@@ -125,6 +125,10 @@ func (job *RetrainJob) check() error {
 	if err := job.Augment.Check(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInput, err)
 	}
+	sh := job.Data.Train.Shape()
+	if err := job.Augment.CheckImage(sh[1], sh[2]); err != nil {
+		return fmt.Errorf("%w: %v", ErrSettings, err)
+	}
 	return nil
 }
 

@@ -809,6 +809,21 @@ func badInputCases(fx *badFixtures) []badCase {
 		code: exitUsage, culprits: []string{"--max-epochs", "--schedule auto"}})
 	add(badCase{group: "flags", name: "forget tolerance with a fixed schedule", set: [][2]string{{"--forget-tolerance", "0.005"}},
 		code: exitUsage, culprits: []string{"--forget-tolerance", "--schedule auto"}})
+	// Contradictions and settings the data makes useless (hardening issue 45, items 11–12).
+	add(badCase{group: "flags", name: "a budget for retraining (no mask to size)", set: [][2]string{{"--method", "retrain"}, {"--budget", "0.5"}},
+		code: exitUsage, culprits: []string{"--budget", "--method retrain"}})
+	for _, m := range []string{"retrain", "ssd"} {
+		add(badCase{group: "flags", name: "grad channels for " + m + " (no masked training steps)", set: [][2]string{{"--method", m}}, args: []string{"--grad-channels"},
+			code: exitUsage, culprits: []string{"grad channels", m}})
+	}
+	add(badCase{group: "flags", name: "an auto round smaller than one batch", set: [][2]string{{"--schedule", "auto"}, {"--epoch-fraction", "1e-9"}, {"--epochs", "0"}},
+		code: exitUsage, culprits: []string{"--epoch-fraction 1e-09", "one batch"}})
+	add(badCase{group: "flags", name: "a crop padding beyond half the image", set: [][2]string{{"--augment", "pad=1024"}},
+		code: exitUsage, culprits: []string{"pad=1024", "28×28"}})
+	add(badCase{group: "flags", name: "two means for 1-channel images", set: [][2]string{{"--mean", "0.1,0.2"}, {"--std", "0.3"}},
+		code: exitError, culprits: []string{"mean has 2 values", "give 1 value"}})
+	add(badCase{group: "flags", name: "a std that blows normalized pixels up", set: [][2]string{{"--mean", "0.5"}, {"--std", "1e-30"}},
+		code: exitError, culprits: []string{"std[0] = 1e-30", "as large as"}})
 
 	// Output paths.
 	outFlag := map[string]string{"": "--out", "eval": "--json", "localize": "--out", "train": "--out", "export": "--out"}

@@ -170,7 +170,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, errInterrupted):
 		code = exitInterrupted
-	case errors.As(err, &u) || isCLIUsage(err) || errors.Is(err, clilog.ErrUsage) || errors.Is(err, experiment.ErrConfig):
+	case errors.As(err, &u) || isCLIUsage(err) || errors.Is(err, clilog.ErrUsage) || errors.Is(err, experiment.ErrConfig) || errors.Is(err, unlearn.ErrSettings):
 		code = exitUsage
 	}
 	logs.Fail(msg, code)

@@ -97,8 +97,8 @@ func parseMethodFlags(c *cli.Context) (*unlearn.Job, error) {
 		}
 		s.Strategy = v
 	}
-	if c.IsSet("budget") && s.MaskPath != "" {
-		return nil, usagef("--budget and --mask: the mask file records its own budget; pass one of them")
+	if c.IsSet("budget") && (s.MaskPath != "" || m.Algorithm == "retrain") {
+		return nil, usagef("--budget and %s", map[bool]string{true: "--mask: the mask file records its own budget; pass one of them", false: "--method retrain: it re-initialises every parameter, there is no mask to size; drop --budget"}[s.MaskPath != ""])
 	}
 	floor, err := unlearn.ResolveDepthFloor(optFloat(c, "depth-floor"), c.IsSet("method") || c.IsSet("strategy"), s.MaskPath, s.Strategy)
 	if err != nil {

@@ -165,6 +165,9 @@ func (job *Job) check() error {
 	if _, err := unlearn.LookupAlgorithm(job.Method.Algorithm); err != nil {
 		return err
 	}
+	if err := unlearn.CheckSettings(job.Method.Algorithm, job.Method.Config, job.Suite.Data, len(job.Suite.Retain)); err != nil {
+		return err
+	}
 	o := job.Oracle
 	o.ModelPath, o.Data, o.Out = job.ModelPath, job.Suite.Data, job.Dir
 	if err := o.Check(); err != nil {
