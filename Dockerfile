@@ -14,12 +14,23 @@
 #   docker build --build-arg FILES=host --build-arg BASE=debian-local:bookworm -t unlearn:dev .
 #
 #   docker run --rm unlearn:dev version
+#
+# Pin the images the build starts FROM by digest for a build you deploy (a
+# tag can move to other bytes; a digest cannot): look the digests up where a
+# registry is reachable, e.g.
+#   docker buildx imagetools inspect debian:bookworm-slim   (the "Digest:" line)
+#   docker buildx imagetools inspect golang:1.26.8-bookworm
+# and pass them:
+#   docker build --build-arg BASE=debian:bookworm-slim@sha256:… \
+#     --build-arg GO_IMAGE=golang:1.26.8-bookworm@sha256:… -t unlearn:dev .
+# Then push the image and deploy it by its own digest (deploy/k8s/kustomization.yaml).
 ARG GO_VERSION=1.26.8
+ARG GO_IMAGE=golang:${GO_VERSION}-bookworm
 ARG BASE=debian:bookworm-slim
 # Where /opt/unlearn comes from: built (the Go stage) or host (the build context).
 ARG FILES=built
 
-FROM golang:${GO_VERSION}-bookworm AS build
+FROM ${GO_IMAGE} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -27,8 +38,9 @@ COPY . .
 ARG VERSION=0.1.0-dev
 RUN CGO_ENABLED=1 go build -trimpath -ldflags "-X main.Version=${VERSION}" -o /out/opt/unlearn/bin/unlearn ./cmd/unlearn
 # A .ort/ already in the build context is checked and kept; otherwise npm fetches it.
-RUN ./scripts/fetch-ort.sh 2>/dev/null || \
-    (apt-get update && apt-get install -y --no-install-recommends npm && ./scripts/fetch-ort.sh)
+RUN if ! ./scripts/fetch-ort.sh; then \
+      echo "fetch-ort.sh failed (its reason above); installing npm and trying again" >&2 && \
+      apt-get update && apt-get install -y --no-install-recommends npm && ./scripts/fetch-ort.sh; fi
 RUN mkdir -p /out/opt/unlearn/.ort /out/opt/unlearn/testdata && \
     cp .ort/libonnxruntime.so.1 /out/opt/unlearn/.ort/ && cp -r testdata/fashion /out/opt/unlearn/testdata/ && \
     chmod -R u=rwX,go=rX /out/opt

@@ -131,3 +131,147 @@ func TestSlurmScripts(t *testing.T) {
 		}
 	}
 }
+
+// podSpec is what TestManifestsRestricted reads of a Job: the settings of
+// the "restricted" Pod Security Standard, limits, and the image.
+type podSpec struct {
+	Spec struct {
+		ActiveDeadlineSeconds   *int `yaml:"activeDeadlineSeconds"`
+		TTLSecondsAfterFinished *int `yaml:"ttlSecondsAfterFinished"`
+		Template                struct {
+			Spec struct {
+				SecurityContext struct {
+					RunAsNonRoot *bool `yaml:"runAsNonRoot"`
+					RunAsUser    int   `yaml:"runAsUser"`
+				} `yaml:"securityContext"`
+				Containers []struct {
+					Image           string `yaml:"image"`
+					SecurityContext struct {
+						AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+						ReadOnlyRootFilesystem   bool  `yaml:"readOnlyRootFilesystem"`
+						Capabilities             struct {
+							Drop []string `yaml:"drop"`
+						} `yaml:"capabilities"`
+						SeccompProfile struct {
+							Type string `yaml:"type"`
+						} `yaml:"seccompProfile"`
+					} `yaml:"securityContext"`
+					Resources struct {
+						Limits map[string]string `yaml:"limits"`
+					} `yaml:"resources"`
+					VolumeMounts []struct {
+						Name      string `yaml:"name"`
+						MountPath string `yaml:"mountPath"`
+					} `yaml:"volumeMounts"`
+				} `yaml:"containers"`
+				Volumes []struct {
+					Name                  string         `yaml:"name"`
+					EmptyDir              map[string]any `yaml:"emptyDir"`
+					PersistentVolumeClaim struct {
+						ClaimName string `yaml:"claimName"`
+					} `yaml:"persistentVolumeClaim"`
+				} `yaml:"volumes"`
+			} `yaml:"spec"`
+		} `yaml:"template"`
+	} `yaml:"spec"`
+}
+
+// TestManifestsRestricted (hardening issue 45, item 13): every Job meets the
+// "restricted" Pod Security Standard (non-root, no privilege escalation, all
+// capabilities dropped, RuntimeDefault seccomp) with a read-only root file
+// system and a /tmp emptyDir, has a deadline, a TTL and a memory limit,
+// names a registry-qualified image that kustomization.yaml rewrites, and
+// mounts a claim results-pvc.yaml defines as ReadWriteMany; the Dockerfile
+// starts FROM build arguments, so that its images can be pinned by digest.
+func TestManifestsRestricted(t *testing.T) {
+	var kust struct {
+		Resources []string `yaml:"resources"`
+		Images    []struct {
+			Name string `yaml:"name"`
+		} `yaml:"images"`
+	}
+	b, err := os.ReadFile("k8s/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &kust); err != nil || len(kust.Images) != 1 {
+		t.Fatalf("kustomization.yaml: %v %+v", err, kust)
+	}
+	for _, r := range kust.Resources {
+		if _, err := os.Stat(filepath.Join("k8s", r)); err != nil {
+			t.Errorf("kustomization.yaml: resource %s: %v", r, err)
+		}
+	}
+	var pvc struct {
+		Kind     string `yaml:"kind"`
+		Metadata struct {
+			Name string `yaml:"name"`
+		} `yaml:"metadata"`
+		Spec struct {
+			AccessModes []string `yaml:"accessModes"`
+		} `yaml:"spec"`
+	}
+	if b, err = os.ReadFile("k8s/results-pvc.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &pvc); err != nil || pvc.Kind != "PersistentVolumeClaim" || !slices.Equal(pvc.Spec.AccessModes, []string{"ReadWriteMany"}) {
+		t.Fatalf("results-pvc.yaml: %v %+v", err, pvc)
+	}
+	files, _ := filepath.Glob("k8s/*-job.yaml")
+	if len(files) != 3 {
+		t.Fatalf("jobs %v", files)
+	}
+	for _, f := range files {
+		if b, err = os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+		var j podSpec
+		if err := yaml.Unmarshal(b, &j); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		s := j.Spec.Template.Spec
+		if j.Spec.ActiveDeadlineSeconds == nil || j.Spec.TTLSecondsAfterFinished == nil {
+			t.Errorf("%s: activeDeadlineSeconds and ttlSecondsAfterFinished must be set", f)
+		}
+		if s.SecurityContext.RunAsNonRoot == nil || !*s.SecurityContext.RunAsNonRoot || s.SecurityContext.RunAsUser != 10001 {
+			t.Errorf("%s: the pod must run as non-root user 10001: %+v", f, s.SecurityContext)
+		}
+		c := s.Containers[0]
+		sc := c.SecurityContext
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || !sc.ReadOnlyRootFilesystem ||
+			!slices.Equal(sc.Capabilities.Drop, []string{"ALL"}) || sc.SeccompProfile.Type != "RuntimeDefault" {
+			t.Errorf("%s: container securityContext %+v is not the restricted level's", f, sc)
+		}
+		if c.Resources.Limits["memory"] == "" {
+			t.Errorf("%s: no memory limit", f)
+		}
+		if host, _, ok := strings.Cut(c.Image, "/"); !ok || !strings.Contains(host, ".") || !strings.HasPrefix(c.Image, kust.Images[0].Name+":") {
+			t.Errorf("%s: image %q: want the registry-qualified name kustomization.yaml rewrites (%s)", f, c.Image, kust.Images[0].Name)
+		}
+		mounts := map[string]string{}
+		for _, m := range c.VolumeMounts {
+			mounts[m.Name] = m.MountPath
+		}
+		claims := 0
+		for _, v := range s.Volumes {
+			switch {
+			case v.Name == "tmp" && v.EmptyDir != nil && mounts["tmp"] == "/tmp":
+			case v.PersistentVolumeClaim.ClaimName == pvc.Metadata.Name && mounts[v.Name] == "/results":
+				claims++
+			default:
+				t.Errorf("%s: volume %q is neither /tmp's emptyDir nor the claim %s at /results", f, v.Name, pvc.Metadata.Name)
+			}
+		}
+		if claims != 1 || mounts["tmp"] != "/tmp" {
+			t.Errorf("%s: want /tmp (emptyDir) and /results (claim %s) mounted", f, pvc.Metadata.Name)
+		}
+	}
+	if b, err = os.ReadFile("../Dockerfile"); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if img, ok := strings.CutPrefix(l, "FROM "); ok && !strings.HasPrefix(img, "${") && !strings.HasPrefix(img, "scratch") {
+			t.Errorf("Dockerfile:%d: %q: FROM a fixed reference cannot be pinned by digest with --build-arg", i+1, l)
+		}
+	}
+}

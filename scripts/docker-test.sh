@@ -115,7 +115,10 @@ user=$($docker run --rm --network none --entrypoint /usr/bin/id unlearn:test -u)
 audit=(--method finetune --epochs 1 --k 2 --train-epochs 1 --retain-sample 200 --test-sample 200 --bootstrap 20
   --threads 1 --shards 4 --shard 0)
 chown 10001:10001 "$scratch/shard"
-$docker run --rm --network none -v "$repo/testdata:/in:ro" -v "$scratch/shard:/work/results" unlearn:test \
+# As deploy/k8s runs it: a read-only root file system with /tmp writable, no
+# capabilities, no privilege escalation (the "restricted" pod settings).
+$docker run --rm --network none --read-only --tmpfs /tmp --cap-drop ALL --security-opt no-new-privileges \
+  -v "$repo/testdata:/in:ro" -v "$scratch/shard:/work/results" unlearn:test \
   score --model /in/resnet_small_train.onnx --forget /in/demo/forget_nonIID.txt "${audit[@]}" --results /work/results \
   >"$scratch/container.log" 2>&1 || fail "unlearn score in the container: $(tail -20 "$scratch/container.log")"
 say "the container's shard done at $(($(date +%s) - t0)) s: $(tr '\n' ' ' <"$scratch/container.log")"

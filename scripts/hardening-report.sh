@@ -43,6 +43,8 @@ cases=$(cat <<'LIST'
 45.11 ; eval ; TestNormalizationMetadataRefusals ; a 50 MB unlearn.mean is refused by its length and quoted short; std 1e-45 (metadata or --std) is refused before any work naming the metadata; --mean with 2 values on 1-channel images says "give 1 value"
 45.11 ; onnxio ; TestDuplicateMetadataKey ; a duplicated unlearn.* metadata key is refused naming it; other duplicated keys are kept
 45.11, 45.12 ; cmd/unlearn ; TestBadInputMatrix/flags ; --budget with --method retrain, --grad-channels with retrain or ssd, an auto round under one batch (--epoch-fraction 1e-9) and --augment pad beyond half the image are usage errors before any work
+45.13 ; deploy ; TestManifestsRestricted ; every Job meets the restricted Pod Security Standard with a read-only root file system, has a deadline, a TTL and a memory limit, names a registry-qualified image kustomization.yaml pins by digest, and mounts the ReadWriteMany claim results-pvc.yaml defines; the Dockerfile's FROM lines are build arguments (pinnable by digest)
+45.13 ; internal/outfile ; TestRemoveStale ; temporary names carry the host's tag beside the PID: another host's (another pod's) temporaries are never removed, even when no such PID runs here
 LIST
 )
 

@@ -109,11 +109,11 @@ func Check(outputs []Output, inputs []Input) error {
 
 // maxNameLen is the longest file name Linux file systems take (NAME_MAX);
 // maxTempExtra is what the longest temporary name adds to an output's name:
-// "..", ".partial-", a PID of up to 7 digits, ".tmp-", another PID, "-"
-// and a base-36 uint64 of up to 13 digits.
+// "..", ".partial-", a PID of up to 7 digits and its ".HOST" tag (9),
+// ".tmp-", another PID and tag, "-" and a base-36 uint64 of up to 13 digits.
 const (
 	maxNameLen   = 255
-	maxTempExtra = 2 + len(".partial-") + 7 + len(".tmp-") + 7 + 1 + 13
+	maxTempExtra = 2 + len(".partial-") + 7 + 9 + len(".tmp-") + 7 + 9 + 1 + 13
 )
 
 func checkOne(o Output, inputs []Input, earlier []Output) error {

@@ -323,15 +323,27 @@ func TestRemoveStale(t *testing.T) {
 	dir := t.TempDir()
 	final := filepath.Join(dir, "u.onnx")
 	dead, live := deadPID(t), os.Getpid()
+	// PID stands for the process's PID and this host's tag; OLD for a PID
+	// alone (an earlier version's names); OTHER for a PID on another host
+	// (or in another container's PID namespace).
 	name := func(format string, pid int) string {
-		return filepath.Join(dir, strings.ReplaceAll(format, "PID", strconv.Itoa(pid)))
+		format = strings.ReplaceAll(format, "OTHER", strconv.Itoa(pid)+".zzzzzzzz")
+		format = strings.ReplaceAll(format, "OLD", strconv.Itoa(pid))
+		return filepath.Join(dir, strings.ReplaceAll(format, "PID", strconv.Itoa(pid)+"."+hostTag))
 	}
-	stale := []string{name(".u.onnx.partial-PID", dead), name(".u.onnx.tmp-PID-k3x9", dead), name("..u.onnx.partial-PID.tmp-PID-1a", dead)}
+	stale := []string{name(".u.onnx.partial-PID", dead), name(".u.onnx.tmp-PID-k3x9", dead), name("..u.onnx.partial-PID.tmp-PID-1a", dead),
+		name(".u.onnx.tmp-OLD-k3x9", dead), name("..u.onnx.partial-OLD.tmp-OLD-1a", dead)}
 	kept := []string{
 		name(".u.onnx.partial-PID", live), name(".u.onnx.tmp-PID-zz", live), // a run in flight
 		name(".v.onnx.partial-PID", dead),                                       // another output's
 		name(".u.onnx.partial-PID.bak", dead), name("u.onnx.partial-PID", dead), // not our pattern
 		name(".u.onnx.tmp-PID", dead), // not our pattern (no random part)
+		// Another host's (another pod's) temporaries: their PID cannot be
+		// judged here, so they are kept even when no such PID runs here.
+		name(".u.onnx.partial-OTHER", dead), name(".u.onnx.tmp-OTHER-k3x9", dead), name("..u.onnx.partial-OTHER.tmp-OTHER-1a", dead),
+	}
+	if len(hostTag) != 8 || hostTag == "zzzzzzzz" {
+		t.Fatalf("host tag %q", hostTag)
 	}
 	for _, p := range append(append([]string{}, stale...), kept...) {
 		write(t, p, "x")
@@ -389,8 +401,8 @@ func TestCrashMidWrite(t *testing.T) {
 		t.Fatalf("target holds %d bytes after the crash; want the old content", len(b))
 	}
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 2 || !strings.HasPrefix(ents[1].Name(), ".metrics.json.tmp-"+strconv.Itoa(cmd.Process.Pid)+"-") &&
-		!strings.HasPrefix(ents[0].Name(), ".metrics.json.tmp-"+strconv.Itoa(cmd.Process.Pid)+"-") {
+	prefix := ".metrics.json.tmp-" + strconv.Itoa(cmd.Process.Pid) + "." + hostTag + "-"
+	if len(ents) != 2 || !strings.HasPrefix(ents[1].Name(), prefix) && !strings.HasPrefix(ents[0].Name(), prefix) {
 		t.Fatalf("entries after the crash: %v; want metrics.json and the killed process's temporary", ents)
 	}
 	if err := WriteFile(target, []byte("new")); err != nil {
@@ -416,7 +428,7 @@ func TestCheckRefusesNamesWithoutRoomForTemporaries(t *testing.T) {
 		t.Errorf("a name that leaves room: %v", err)
 	}
 	// The longest temporary of that name is indeed creatable.
-	if f, err := os.Create(filepath.Join(dir, ".."+filepath.Base(ok)+".partial-4194304.tmp-4194304-"+strings.Repeat("z", 13))); err != nil {
+	if f, err := os.Create(filepath.Join(dir, ".."+filepath.Base(ok)+".partial-4194304.zzzzzzzz.tmp-4194304.zzzzzzzz-"+strings.Repeat("z", 13))); err != nil {
 		t.Errorf("longest temporary: %v", err)
 	} else {
 		f.Close()

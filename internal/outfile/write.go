@@ -3,24 +3,48 @@ package outfile
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
 
-// Temporary names. Each encodes the PID of the process that made it, so
-// that a later run can tell a temporary of a killed process (removed) from
-// one of a run in flight (kept):
+// Temporary names. Each encodes the PID of the process that made it and a
+// tag of the host it ran on (HOST: 8 base-36 digits of a hash of the host
+// name), so that a later run on the same host can tell a temporary of a
+// killed process (removed) from one of a run in flight (kept). A PID means
+// nothing on another host, or in another container's PID namespace (in a
+// pod the tool is PID 1 in every container): temporaries with another
+// host's tag are left alone.
 //
-//	.NAME.tmp-PID-RANDOM    a file or folder being written for NAME
-//	.NAME.partial-PID       NAME staged complete, renamed when its
-//	                        companions are written (Stage)
-//	..NAME.partial-PID.tmp-PID-RANDOM   the temporary of that staged file
+//	.NAME.tmp-PID.HOST-RANDOM    a file or folder being written for NAME
+//	.NAME.partial-PID.HOST       NAME staged complete, renamed when its
+//	                             companions are written (Stage)
+//	..NAME.partial-PID.HOST.tmp-PID.HOST-RANDOM   the temporary of that
+//	                             staged file
+//
+// Names without .HOST (written by earlier versions) are judged by PID alone.
+
+// hostTag is this host's tag in temporary names (see above).
+var hostTag = func() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		h = "unknown"
+	}
+	f := fnv.New64a()
+	f.Write([]byte(h))
+	t := strconv.FormatUint(f.Sum64()%2821109907456, 36) // 36^8: at most 8 digits
+	return strings.Repeat("0", 8-len(t)) + t
+}()
+
+// owner is the PID.HOST part of this process's temporary names.
+func owner() string { return strconv.Itoa(os.Getpid()) + "." + hostTag }
 
 // temps holds the temporary files and folders in flight.
 var temps sync.Map
@@ -46,7 +70,7 @@ func RemoveTracked() {
 
 // tempName is a new temporary name beside final.
 func tempName(final string) string {
-	return filepath.Join(filepath.Dir(final), fmt.Sprintf(".%s.tmp-%d-%s", filepath.Base(final), os.Getpid(), strconv.FormatUint(rand.Uint64(), 36)))
+	return filepath.Join(filepath.Dir(final), fmt.Sprintf(".%s.tmp-%s-%s", filepath.Base(final), owner(), strconv.FormatUint(rand.Uint64(), 36)))
 }
 
 // Stage removes the stale temporaries beside final (RemoveStale) and
@@ -55,7 +79,7 @@ func tempName(final string) string {
 // The caller tracks and removes it.
 func Stage(final string) string {
 	RemoveStale(final)
-	return filepath.Join(filepath.Dir(final), fmt.Sprintf(".%s.partial-%d", filepath.Base(final), os.Getpid()))
+	return filepath.Join(filepath.Dir(final), fmt.Sprintf(".%s.partial-%s", filepath.Base(final), owner()))
 }
 
 // File is a temporary file beside its final path. Write to it, then
@@ -235,8 +259,11 @@ func RemoveStale(final string) []string {
 		dir = "."
 	}
 	q := regexp.QuoteMeta(base)
-	own := regexp.MustCompile(`^\.` + q + `\.(?:tmp-(\d+)-[0-9a-z]+|partial-(\d+))$`)
-	staged := regexp.MustCompile(`^\.\.` + q + `\.partial-\d+\.tmp-(\d+)-[0-9a-z]+$`)
+	// Each pattern captures the PID and the host tag (empty in an older
+	// version's name) of the process that made the temporary.
+	const who = `(\d+)(?:\.([0-9a-z]{8}))?`
+	own := regexp.MustCompile(`^\.` + q + `\.(?:tmp-` + who + `-[0-9a-z]+|partial-` + who + `)$`)
+	staged := regexp.MustCompile(`^\.\.` + q + `\.partial-\d+(?:\.[0-9a-z]{8})?\.tmp-` + who + `-[0-9a-z]+$`)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -250,12 +277,12 @@ func RemoveStale(final string) []string {
 		if m == nil {
 			continue
 		}
-		pidText := m[1]
-		if pidText == "" && len(m) > 2 {
-			pidText = m[2]
+		pidText, host := m[1], m[2]
+		if pidText == "" && len(m) > 4 {
+			pidText, host = m[3], m[4]
 		}
 		pid, err := strconv.Atoi(pidText)
-		if err != nil || alive(pid) {
+		if err != nil || host != "" && host != hostTag || alive(pid) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
