@@ -20,7 +20,8 @@ import (
 // AutoVersion numbers the auto schedule's rule (range test, stretching,
 // stopping rule and their defaults). Bump it with every change that can
 // change a result: the experiment cache keys auto runs by it, so results of
-// an older rule are never reused (version 1 keys predate the number).
+// an older rule are never reused. What each version changed and why is in
+// docs/METHODS.md, "The auto rule's versions".
 const AutoVersion = 9
 
 // Schedules (Config.Schedule).
@@ -48,9 +49,8 @@ type ProxyConfig struct {
 	// before and after only).
 	Track bool
 	// HoldoutFraction is the share of the retain set held out [0.05];
-	// HoldoutMin [100] and HoldoutMax [2000] bound the slice's size.
-	// (Rule version 1 held out 10 %, at least 50: on the 3,600-example demo
-	// retain set that cost DEL about 5 points of forget accuracy.)
+	// HoldoutMin [100] and HoldoutMax [2000] bound the slice's size. The
+	// slice is taken from what the algorithm trains on, so it is kept small.
 	HoldoutFraction        float64
 	HoldoutMin, HoldoutMax int
 	// IIDAlpha is the significance of the χ² test that decides whether the
@@ -99,37 +99,17 @@ type ProxyConfig struct {
 // (schema.AutoSchedule.Epoch), whose state is kept while later epochs
 // train: one copy of the parameters.
 //
-// Version 3 anneals within every epoch: a cosine from the epoch's rate to
-// 0.01× of it over its steps (warm restarts of one epoch, as SGDR with
-// T_0 = 1 epoch, T_mult = 1; Loshchilov & Hutter, ICLR 2017), so the
-// proxies after each epoch describe a model at a low rate. Under version 2
-// the stretched schedule kept the rate high at every check: DEL(auto)'s
-// held-out accuracy plateaued a point short of the rule and the runs
-// stopped for lack of progress (experiments/fashion-mnist/NOTES.md).
+// Each epoch anneals: a cosine from the epoch's rate to 0.01× of it over
+// its steps (warm restarts of one epoch, as SGDR with T_0 = 1 epoch,
+// T_mult = 1; Loshchilov & Hutter, ICLR 2017), so the proxies after each
+// epoch describe a model at a low rate.
 //
-// Version 2 of the rule against version 1: the range test
-// probes with batch statistics, the tolerances are 1 point (3 before), a
-// run that misses returns its best epoch (the last before), Patience stops
-// a run that collapsed (SCRUB's unbounded ascent at the largest rate).
-//
-// Version 4 measures utility on the whole test split (UtilityBaseline
-// "test"; Proxies.TestAccuracy) against the input model's test accuracy.
-// Versions 2–3 measured it on the held-out retain slice against the input
-// model's test accuracy weighted like the slice ("holdout-matched"), which
-// misleads twice where it matters: the input model trained on the slice,
-// so a run that keeps most of its parameters (DEL resets 10 %) still
-// scores above its true utility there; and a non-IID forget set leaves
-// its classes under-represented in the slice, so damage to those classes
-// hardly shows. On full Fashion-MNIST, seed 0, non-IID, DEL(auto) α = 0.1
-// met the version-3 rule at epoch 2 with held-out accuracy 0.908 while its
-// test accuracy was 0.895, 2 points under the oracle's
-// (experiments/fashion-mnist/NOTES.md). The test split is what the user
-// already has as "unseen" (the forget reference is drawn from it); the
-// rule only compares against it, it never trains on it. "holdout" (the
-// slice against the input model's own accuracy on it) is a training
-// accuracy the run cannot be expected to return to: on the demo the
-// original scores 0.881 on the slice and rft plateaus at 0.82 there while
-// its test accuracy is back at the original's 0.84.
+// Utility is measured on the whole test split (Proxies.TestAccuracy),
+// which the run never trains on, against the oracle estimate's test
+// accuracy: the held-out retain slice overstates it (the input model
+// trained on the slice) and under-represents the classes of a non-IID
+// forget set. docs/METHODS.md, "Without an oracle", gives the measurements
+// behind each part of the rule and "The auto rule's versions" its history.
 type AutoConfig struct {
 	// MaxEpochs is the hard cap [Config.Epochs when set, else twice the
 	// fixed default, at least 3: rft 20, finetune 10, neggrad 3, neggrad+
@@ -150,28 +130,19 @@ type AutoConfig struct {
 	Patience int
 	// MinProgress is the least improvement of the violation that counts
 	// as progress for Patience [0: any; as min_delta in Keras's
-	// EarlyStopping]. Not on by default: on the logged epochs of the
-	// suite's 24 default runs, 0.2 points would have saved 18 epochs (the
-	// full Fashion-MNIST non-IID run of seed 2 crept up by 0.01–0.1 points
-	// at a time and trained 18 epochs towards a target it never met; 0.2
-	// stopped it after 7, measured) with no run further from its oracle,
-	// but on the same suite's rows without the depth floor it ended runs
-	// that were still recovering (test accuracy up to 1.8 points lower,
-	// two runs that met the rule no longer did), and finetune on the demo
-	// stopped at epoch 4, a round before it met the rule.
+	// EarlyStopping]. Off by default: it ends runs that are still
+	// recovering (docs/METHODS.md, "The auto rule's versions").
 	MinProgress float64
 	// ForgetTolerance [0.01] and UtilityTolerance [0.005] are the rule's
 	// tolerances, as fractions (0.01 = 1 point of accuracy). A default
 	// forget tolerance (not given: ScaleForgetTolerance) widens to two
 	// standard errors of the forget-versus-reference comparison when that
-	// is larger (ForgetNoise; version 6), except for a forget set that
-	// thins classes (version 7, fitAuto): a forget set of 40 examples
-	// measures its accuracy to ±5 points, and a rule that asks it for 1
-	// point stops on noise or never. Version 5
-	// halved the utility tolerance: its target, the oracle estimate's test
-	// accuracy, already lies at or a little below the oracle's (0.2–0.5
-	// points on the suite's seed 0), so a run that stopped a full point
-	// under it ended 1–1.5 points under the oracle.
+	// is larger (ForgetNoise), except for a forget set that thins classes
+	// (fitAuto): a forget set of 40 examples measures its accuracy to ±5
+	// points, and a rule that asks it for 1 point stops on noise or never.
+	// The utility tolerance is half a point because its target, the oracle
+	// estimate's test accuracy, already lies at or a little below the
+	// oracle's.
 	ForgetTolerance, UtilityTolerance float64
 	// ScaleForgetTolerance is set when the forget tolerance is the
 	// default's: the run widens it to ForgetNoise when that is larger.
@@ -184,18 +155,12 @@ type AutoConfig struct {
 	// RoundBudget caps the range test's candidates at RoundBudget ÷ the
 	// steps of one round (an epoch, or EpochFraction of one) [16;
 	// negative: no cap]; the smallest candidate is kept if none is under
-	// the cap. Version 9: every round restarts at the chosen rate and the
-	// rule judges only its end, so the rate × steps of a round is how far
-	// a round may move the model between checks. The range test's 10
-	// steps see the fastest descent, not that: on full Fashion-MNIST (406
-	// steps per epoch) it chose 0.3, and the same runs at 0.03 met the
-	// rule in 3–4 epochs instead of 3–18 (a realistic original's IID set:
-	// 4 instead of 15, 7 at 0.095), landing as close or closer; on the
-	// 4,000-image regimes (about 28 steps per epoch) the range test's
-	// 0.095–0.3 was the cheaper rate and 0.03 took more epochs and landed
-	// no closer (experiments/*/NOTES.md, "rate 0.03"). 16 lets 0.03
-	// through at 406 steps (0.039) and caps nothing below 53 steps per
-	// round; between 28 and 406 steps it is not measured.
+	// the cap. Every round restarts at the chosen rate and the rule judges
+	// only its end, so the rate × steps of a round is how far a round may
+	// move the model between checks; the range test's 10 steps see only
+	// the fastest descent. 16 lets 0.03 through at 406 steps per round
+	// (0.039) and caps nothing below 53; the measurements behind it, and
+	// the sizes where it is not measured, are in docs/METHODS.md.
 	RoundBudget float64
 	// RangeSlack is how far (nats) above the best probe loss a larger
 	// candidate may be [0.05].
@@ -206,30 +171,25 @@ type AutoConfig struct {
 	NoAnneal bool
 	// UtilityBaseline is how the rule measures utility and what it must
 	// come back to: "estimate" (the accuracy on the whole test split
-	// against the oracle estimate's, eval.EstimateOracle; version 5),
-	// "test" (the test split against the input model's; version 4),
-	// "holdout-matched" (the held-out slice's accuracy against the input
-	// model's test accuracy weighted like the slice; version 3) or
-	// "holdout" (the slice against the input model's accuracy on it)
-	// ["estimate"].
+	// against the oracle estimate's, eval.EstimateOracle), "test" (the test
+	// split against the input model's), "holdout-matched" (the held-out
+	// slice's accuracy against the input model's test accuracy weighted
+	// like the slice) or "holdout" (the slice against the input model's
+	// accuracy on it) ["estimate"]. The others are the rule's earlier
+	// baselines, kept for comparison.
 	UtilityBaseline string
 	// ForgetBaseline is what the forget accuracy is held against:
 	// "estimate" (the lower of the model's own reference accuracy and the
-	// oracle estimate's; version 5) or "reference" (the model's own
-	// reference accuracy; versions 1–4) ["estimate"].
+	// oracle estimate's) or "reference" (the model's own reference
+	// accuracy) ["estimate"].
 	ForgetBaseline string
 	// SplitAllowance widens a default forget tolerance on a forget set
 	// that the χ² test calls IID and that thins no class, where the forget
 	// accuracy is held against the oracle estimate's reference accuracy
 	// alone (Targets.ForgetFixed) [0.005; negative: none]. The reference
-	// is the test split, and unseen training examples score above it: the
-	// oracles of full Fashion-MNIST, 10 % IID forget sets, scored 0.34,
-	// 0.68 and 1.00 points higher on their forget set than on the test
-	// split (experiments/fashion-mnist-default, seeds 0–2), so a 1-point
-	// rule rejected the oracle itself on seed 2. Version 8; under version 7
-	// every default run there ended 1.0–1.5 points above its own test
-	// accuracy, within a point of the oracle on both accuracies, and was
-	// flagged rule-not-met after 5–14 epochs.
+	// is the test split, and unseen training examples score above it (by
+	// 0.3–1.0 points for the oracles of full Fashion-MNIST's 10 % IID
+	// sets), so a 1-point rule can reject the oracle itself.
 	SplitAllowance float64
 }
 
@@ -247,8 +207,7 @@ type Targets struct {
 	// ForgetFixed holds the forget accuracy against Forget alone, not the
 	// lower of it and the model's own reference accuracy: on an IID forget
 	// set the own reference (the test split) dips while utility recovers
-	// and takes the ceiling down with it, below where an oracle lands
-	// (version 8).
+	// and takes the ceiling down with it, below where an oracle lands.
 	ForgetFixed bool
 }
 
@@ -827,11 +786,10 @@ func (s engineState) restore(e *train.Engine) {
 // non-finite logits. It runs the engine's training graph (its gradients are
 // discarded) and so moves the running statistics: callers restore the state.
 //
-// Rule version 1 measured in inference form. After rft's reset, the running
-// statistics of the re-initialised channels lag the weights (momentum 0.1:
-// 35 % of the stale value remains after 10 steps), so the probe loss of
-// every candidate rose with its rate and the test always chose the smallest
-// (0.003 on Fashion-MNIST, where the fixed recipe's 0.05 works); batch
+// Not in inference form: after rft's reset the running statistics of the
+// re-initialised channels lag the weights (momentum 0.1: 35 % of the stale
+// value remains after 10 steps), so the probe loss would rise with every
+// candidate's rate and the test would always choose the smallest; batch
 // statistics measure the weights, not the lag.
 func (r *run) probeLoss(e *train.Engine) (float64, error) {
 	const batch = 128
@@ -1002,16 +960,15 @@ func (r *run) fitAuto(l loop) error {
 	if a.ForgetBaseline == ForgetEstimate {
 		targets.Forget, targets.ForgetSet = est.ReferenceAccuracy, true
 		res.ForgetCeiling = &targets.Forget
-		// Version 8: an IID forget set is held against the estimate
-		// alone (Targets.ForgetFixed), with the split allowance.
+		// An IID forget set is held against the estimate alone
+		// (Targets.ForgetFixed), with the split allowance.
 		targets.ForgetFixed = r.proxy.log.Reference != nil && r.proxy.log.Reference.IID && len(est.Partial) == 0
 		res.ForgetFixed = targets.ForgetFixed
 	}
-	// Version 7: not when the forget set thins classes. There the estimate
-	// is already an upper bound of the oracle's forget accuracy (it leaves
-	// out the worse features of a class with fewer examples), and two
-	// standard errors more let a run stop 9 points above the oracle (the
-	// suite's small ResNet, seed 1, version 6).
+	// Not when the forget set thins classes: there the estimate is already
+	// an upper bound of the oracle's forget accuracy (it leaves out the
+	// worse features of a class with fewer examples), and two standard
+	// errors more would let a run stop far above the oracle.
 	if a.ScaleForgetTolerance && len(est.Partial) == 0 {
 		lvl := min(r.proxy.log.Before.ReferenceAccuracy, est.ReferenceAccuracy)
 		if noise := ForgetNoise(lvl, len(r.in.Forget), r.proxy.log.Reference.NTest); noise > a.ForgetTolerance {
