@@ -14,7 +14,7 @@ import (
 
 // TestTuneDemo runs algorithms on the bundled demo (DEL mask from the
 // committed PyTorch scores, or no mask) and logs forget/retain/test accuracy
-// against the bundled oracle; it backs the defaults table in doc.go. It runs
+// against the bundled oracle; it backs the defaults table in docs/METHODS.md. It runs
 // only with UNLEARN_TUNE set:
 //
 //	UNLEARN_TUNE=1 go test -run TestTuneDemo -v ./unlearn/

@@ -77,79 +77,13 @@
 //
 // # Defaults
 //
-// Defaults(algo) fills every zero field of Config. The paper's recipes are
-// for CIFAR-10/ResNet-18 on a GPU (DEL: lr 0.015 for 30 epochs; paper
-// learning rates Finetune 1.25, l1-sparse 0.5, Random Label 7e-3, NegGrad+
-// 7e-4, NegGrad 7e-6). A CPU run cannot afford 30 epochs over the retain
-// set, and the learning rates interact with the number of steps, so each
-// default was chosen on the bundled demo (small ResNet, 4,000-example
-// Fashion-MNIST subset, non-IID forget set of 400 examples, DEL mask of 30 %
-// of the parameters from the committed PyTorch scores) to bring forget
-// accuracy toward the bundled oracle's (0.698; original 0.892) while keeping
-// test accuracy (oracle 0.831, original 0.841). TestTuneDemo reruns the
-// comparison (UNLEARN_TUNE=1). Batch size 128 and SGD momentum 0.9
-// everywhere; weight decay 0 except scrub. retrain is not tuned: its
-// defaults are the train command's (3 epochs, peak lr 0.05 with a per-step
-// cosine to 0, weight decay 5e-4), and it should be given the recipe the
-// model was trained with.
-//
-//	algo          epochs  lr      schedule              other                     demo forget / test
-//	rft           10      0.03    cosine → 0.01·lr      —                         0.655 / 0.809
-//	finetune       5      0.01    cosine → 0.01·lr      —                         0.805 / 0.839
-//	neggrad        1      1e-3    constant              —                         0.698 / 0.815
-//	neggrad+       1      0.01    constant              β 0.99                    0.660 / 0.813
-//	random-label   5      0.01    cosine → 0.5·lr       uniform labels            0.695 / 0.822
-//	l1-sparse      5      0.01    cosine → 0.01·lr      L1 7e-5, linear decay     0.802 / 0.837
-//	scrub          3      5e-4    ×0.1 after 3, 5, 9    msteps 1, T 4, α 0.001,   0.767 / 0.829
-//	                                                    γ 0.99, forget batch 32,
-//	                                                    weight decay 5e-4
-//	ssd            —      —       —                     α 100, λ 1                0.745 / 0.787
-//	iu             —      —       —                     α 3e-4, N 1000,           0.802 / 0.821
-//	                                                    1002 samples
-//
-// Why these values:
-//
-//   - rft: a third of the paper's epochs at twice its rate; 5 epochs at
-//     0.05 left test accuracy at 0.77, 10 at 0.03 recovers most of it. Schedule,
-//     momentum and batch are the paper's.
-//   - finetune, l1-sparse: the paper's rates (1.25, 0.5) are for CIFAR
-//     after many more steps. On the demo 0.05 forgets a little more (0.79
-//     and 0.76) over 5 epochs of the whole retain set, but a shorter run
-//     at 0.05 loses test accuracy (3 epochs over 900 retain examples: test
-//     0.67), so the default is the safe 0.01. Finetuning alone forgets
-//     little, as the paper reports.
-//   - neggrad, neggrad+: ascent diverges quickly on a 400-example non-IID
-//     set (neggrad at 0.01 for 2 epochs: everything at chance); one epoch
-//     at these rates lands on the oracle's forget accuracy. neggrad makes
-//     one pass over the forget set per epoch (SalUn's GA); DEL's reference
-//     instead cycles forget batches for as many steps as the retain set has
-//     batches, which is what its tiny rate (7e-6) compensates.
-//   - random-label: 5 epochs at 0.01 match the oracle on the demo.
-//   - scrub: SCRUB's own settings (lr 5e-4, 3 epochs, msteps 2, T 4,
-//     α 0.001, γ 0.99, forget batch 32, weight decay 5e-4) except msteps:
-//     with msteps 2 the demo collapses (forget 0.11, test 0.67). A non-IID
-//     forget batch holds two classes, so the student's batch statistics
-//     (training mode) differ from the teacher's running statistics and the
-//     second max epoch diverges; one max epoch forgets moderately.
-//   - ssd: the paper's α = 10 dampens 14,686 of the 22,835 masked elements
-//     of the demo and leaves a model at chance: the importances of a
-//     two-class forget set exceed ten times the full set's almost
-//     everywhere on this small, not fully fitted model. α is a property of
-//     the data and model (DEL's reference notes values from 1 to 16 for
-//     CIFAR-10); 100 dampens about 160 elements on the demo. Expect to
-//     tune it.
-//   - iu: the step's size depends on the gradient scale; DEL's reference
-//     uses α between 1,900 and 42,000 for CIFAR-10/ResNet-18, while the
-//     demo needs about 3e-4 (5e-4 gives forget 0.71 but test 0.76). The
-//     reference's recursion keeps o a rescaled copy of the first example's
-//     gradient (it never applies the running inverse to new gradients), so
-//     H⁻¹v is really v minus a multiple of that gradient, and o grows when
-//     o·g < 0; on a model whose per-example gradients are large (the demo's
-//     training accuracy is 0.89) the result is sensitive. We keep the
-//     reference's recursion, N and sample count so that results compare
-//     with the paper's IU; expect to tune α.
-//
-// The demo column was measured with the defaults (seed 0) on 2 cores; it
-// moves by a few points with the seed (rft: 0.655 / 0.809 with seed 0,
-// 0.672 / 0.823 with seed 1).
+// Defaults(algo) fills every zero field of Config: each algorithm's epochs,
+// rate, schedule and settings, with batch size 128 and SGD momentum 0.9
+// everywhere and weight decay 0 except scrub and retrain. The paper's
+// recipes are for CIFAR-10/ResNet-18 on a GPU; these were chosen on the
+// bundled demo for a CPU (TestTuneDemo reruns the comparison with
+// UNLEARN_TUNE=1). docs/METHODS.md, "Algorithms and defaults", lists them
+// with what they give on the demo and why each value was chosen. retrain is
+// not tuned: its defaults are the train command's, and it should be given
+// the recipe the model was trained with.
 package unlearn
