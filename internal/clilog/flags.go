@@ -76,7 +76,8 @@ func InRange(name string, lo, hi int, why string) func(*cli.Context, int) error 
 // $SLURM_ARRAY_TASK_ID, read strictly by taskindex.FromEnv), and refuses a
 // run with neither: a Job that is not Indexed, or a plain batch job, would
 // otherwise run one shard in every task. The shard must be in
-// [0, --shards); the message names where it came from and what to set.
+// [0, --shards); the message names where it came from and what to set. A
+// --gather run (score's) takes no shard.
 // Without --shards the variables are not read: a Slurm array task (or an
 // Indexed Job pod) may run a whole audit, e.g. one method per task.
 func checkShard(c *cli.Context) error {
@@ -91,6 +92,8 @@ func checkShard(c *cli.Context) error {
 		return usagef("--shard %d needs --shards", shard)
 	case shards == 0:
 		return nil
+	case c.Bool("gather"):
+		return usagef("--gather --shards %d: gathering reads every shard's results; give no --shards or --shard", shards)
 	case c.IsSet("shard"):
 		if shard < 0 || shard >= shards {
 			return usagef("--shard %d: must be in [0, %d) for --shards %d", shard, shards, shards)
@@ -102,7 +105,7 @@ func checkShard(c *cli.Context) error {
 	case err != nil:
 		return usagef("%v (--shards %d without --shard takes this run's shard from it)", err, shards)
 	case !ok:
-		return usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one task of %s, which sets $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID",
+		return usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one task of %s (they set $JOB_COMPLETION_INDEX and $SLURM_ARRAY_TASK_ID)",
 			shards, shards, taskindex.Array(shards))
 	case i >= shards:
 		return usagef("$%s=%d: no such shard of --shards %d (shards are 0 to %d); run the shards as %s", from, i, shards, shards-1, taskindex.Array(shards))

@@ -14,7 +14,8 @@ import (
 // batch engine's task index, and is checked before the command runs: a
 // negative --shards, a sharded run with no shard at all (a Job that is not
 // Indexed), a malformed or empty index, a shard outside [0, --shards) and
-// more shards than work units are usage errors that say what to set.
+// more shards than work units are usage errors that say what to set, and
+// so is a gathering run given shards.
 func TestCheckShard(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -38,6 +39,7 @@ func TestCheckShard(t *testing.T) {
 		{"negative flag", []string{"--shards", "2", "--shard", "-1"}, "-", "-", 0, []string{"--shard -1: must be in [0, 2)"}},
 		{"index past the shards", []string{"--shards", "2"}, "-", "2", 0,
 			[]string{"$SLURM_ARRAY_TASK_ID=2: no such shard of --shards 2 (shards are 0 to 1)", "--array=0-1"}},
+		{"gathering takes no shard", []string{"--gather", "--shards", "2"}, "1", "-", 0, []string{"--gather --shards 2: gathering reads every shard's results"}},
 		{"shard without shards", []string{"--shard", "1"}, "-", "-", 0, []string{"--shard 1 needs --shards"}},
 		{"more shards than tasks", []string{"--k", "16", "--shards", "1000000000", "--shard", "5"}, "-", "-", 0,
 			[]string{"--shards 1000000000: more shards than the audit's tasks (1000000000 > 32, 2 per --k), so 999999968 shards would run nothing", "give --shards 32 or fewer", "completions: 32", "--array=0-31"}},
@@ -52,7 +54,7 @@ func TestCheckShard(t *testing.T) {
 			got := -1
 			app := &cli.App{Writer: io.Discard, ErrWriter: io.Discard, ExitErrHandler: func(*cli.Context, error) {},
 				Commands: []*cli.Command{{Name: "score", Before: CheckFlagValues,
-					Flags: []cli.Flag{&cli.IntFlag{Name: "k", Value: 2}, &cli.IntFlag{Name: "shard"},
+					Flags: []cli.Flag{&cli.IntFlag{Name: "k", Value: 2}, &cli.IntFlag{Name: "shard"}, &cli.BoolFlag{Name: "gather"},
 						&cli.IntFlag{Name: "shards", Action: ShardsAtMost("k", 2, "the audit's tasks")}},
 					Action: func(c *cli.Context) error {
 						got = c.Int("shard")
