@@ -161,7 +161,8 @@ func TestChoose(t *testing.T) {
 }
 
 // TestShardChecked: a shard outside [0, shards), a negative number of
-// shards or a shard without shards is refused before any step.
+// shards, a shard without shards or more shards than seeds is refused
+// before any step.
 func TestShardChecked(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "exp.yaml")
 	if err := os.WriteFile(p, []byte(pinConfigs[0]), 0o644); err != nil {
