@@ -45,6 +45,15 @@ cases=$(cat <<'LIST'
 45.11, 45.12 ; cmd/unlearn ; TestBadInputMatrix/flags ; --budget with --method retrain, --grad-channels with retrain or ssd, an auto round under one batch (--epoch-fraction 1e-9) and --augment pad beyond half the image are usage errors before any work
 45.13 ; deploy ; TestManifestsRestricted ; every Job meets the restricted Pod Security Standard with a read-only root file system, has a deadline, a TTL and a memory limit, names a registry-qualified image kustomization.yaml pins by digest, and mounts the ReadWriteMany claim results-pvc.yaml defines; the Dockerfile's FROM lines are build arguments (pinnable by digest)
 45.13 ; internal/outfile ; TestRemoveStale ; temporary names carry the host's tag beside the PID: another host's (another pod's) temporaries are never removed, even when no such PID runs here
+45.7 ; unlearn/scoring ; TestRefusedRunLeavesNothing ; a run refused for a shared oracles folder of another recipe, or a --gather of a mistyped results or oracles folder, creates no folder and no settings.json and leaves the oracles folder as it was, and the corrected run is accepted
+45.9 ; internal/clilog ; TestCheckShard ; --shards N with no --shard and no task index, an empty or 0x1 index, a negative --shards, a shard outside [0, N) and more shards than the audit's 2K tasks are usage errors before the command runs, saying what to set (--shard, the Indexed Job's completions, sbatch --array)
+45.9 ; experiment/runner ; TestShardChecked ; more shards than the config's seeds (shards that would run nothing) and a negative --shards are errors in the experiment (exit 2), naming both counts
+45.9 ; unlearn/scoring ; TestCheckShards ; the library refuses the same for callers that skip the command line: more shards than 2K, a negative count, a shard outside [0, N)
+45.9 ; internal/clilog ; TestFailNamesTheProgramOnce ; an error of the unlearn package reads "unlearn: error: invalid input: ..." with the program named once, in text and JSON
+45.9 ; cmd/unlearn ; TestShardIndex TestShardFromSlurm ; end to end: score and experiment exit 2 for a shard past --shards from $SLURM_ARRAY_TASK_ID or --shard, a sharded run with no shard, a negative --shards and more shards than work units (the matrix's "flags" rows have the same cases)
+45.10 ; internal/outfile ; TestCheckResultsDirTestsTheFolder TestCheckResultsDirReadOnlyMount ; an existing results folder must be writable itself, not its parent (a volume at /results), a folder only read (--gather) need not be, on a real read-only bind mount (unshare -m) and with a stand-in probe
+45.10 ; unlearn/scoring ; TestGatherWritesOnlyItsOutputs ; gathering a finished audit with --json and --html elsewhere writes nothing into its folder
+45.10 ; cmd/unlearn ; TestScoreReadOnlyStorage ; end to end on a read-only mount: a writable results folder on a read-only parent passes the checks, a --gather of read-only storage passes them with its outputs elsewhere and is refused naming --json when score.json would go into it
 LIST
 )
 

@@ -59,6 +59,7 @@ func experimentFixtures(t *testing.T, fx *badFixtures) {
 	})
 	fx.m["exp-out-in-data-out"] = inData
 	exp("out-root", replace("out: "+filepath.Join(dir, "out-out-root"), "out: /"))
+	exp("one-seed", func(s string) string { return s }) // for the --shards cases
 
 	// notes: relative to the experiment file's folder and inside it, a
 	// regular file, no link.
@@ -182,6 +183,24 @@ func scoreCases(fx *badFixtures, add func(badCase)) {
 	} {
 		add(badCase{group: "flags", name: c.name, cmd: "score", set: [][2]string{{c.flag, c.value}}, args: []string{"--gather"},
 			code: exitUsage, culprits: []string{c.flag, c.value}, absent: []string{"{out}/audit"}})
+	}
+	// A sharded run's shard, checked before any work (item 9): with exit
+	// code 2 for both commands, saying what to set. The variables a batch
+	// engine sets are not set here.
+	for _, c := range []struct {
+		name     string
+		set      [][2]string
+		culprits []string
+	}{
+		{"negative number of shards", [][2]string{{"--shards", "-3"}}, []string{"--shards -3", "must be 0"}},
+		{"shards without a shard or a task index", [][2]string{{"--shards", "2"}}, []string{"--shards 2 without --shard", "--shard I", "Indexed Job", "--array=0-1"}},
+		{"shard past the shards", [][2]string{{"--shards", "2"}, {"--shard", "7"}}, []string{"--shard 7", "[0, 2)"}},
+		{"more shards than work units", [][2]string{{"--shards", "1000000000"}, {"--shard", "5"}}, []string{"--shards 1000000000", "would run nothing"}},
+	} {
+		add(badCase{group: "flags", name: c.name, cmd: "score", set: c.set,
+			code: exitUsage, culprits: c.culprits, absent: []string{"{out}/audit"}})
+		add(badCase{group: "flags", name: c.name, cmd: "experiment", set: append([][2]string{{"--config", fx.p("exp-one-seed")}}, c.set...),
+			args: []string{"--dry-run"}, code: exitUsage, culprits: c.culprits, absent: []string{fx.p("exp-one-seed-out")}})
 	}
 	// Every file read from the audit folder is a regular file, not a
 	// link, within a size limit (item 4).

@@ -24,8 +24,8 @@ func experimentCommand() *cli.Command {
 			&cli.StringFlag{Name: "config", Required: true, Usage: "experiment file (YAML)"},
 			&cli.BoolFlag{Name: "report-only", Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list the steps and whether they are cached, run nothing"},
-			&cli.IntFlag{Name: "shards", Usage: "number of shards (0: the whole grid); each runs whole seeds"},
-			&cli.IntFlag{Name: "shard", Usage: "run only the seeds at positions ≡ shard mod --shards; unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), else 0"},
+			&cli.IntFlag{Name: "shards", Usage: "number of shards, at most the seeds (0: the whole grid); each runs whole seeds"},
+			&cli.IntFlag{Name: "shard", Usage: "run only the seeds at positions ≡ shard mod --shards; unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of which must be set"},
 		}, runtimeFlags()[:1]...),
 		Action: runExperiment,
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +17,8 @@ import (
 // Before hook, clilog.CheckFlagValues, sets --shard). --shard wins;
 // otherwise, with --shards, $JOB_COMPLETION_INDEX (Kubernetes) or
 // $SLURM_ARRAY_TASK_ID (Slurm), read strictly as decimal; both set and
-// different is refused; without --shards neither is read.
+// different is refused, and so is neither; without --shards neither is
+// read.
 func TestShardIndex(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -24,7 +27,7 @@ func TestShardIndex(t *testing.T) {
 		want       int
 		err        []string // the error must name these
 	}{
-		{"none", []string{"--shards", "4"}, "-", "-", 0, nil},
+		{"none", []string{"--shards", "4"}, "-", "-", 0, []string{"--shards 4 without --shard", "Indexed Job", "job array"}},
 		{"kubernetes", []string{"--shards", "4"}, "3", "-", 3, nil},
 		{"slurm", []string{"--shards", "4"}, "-", "2", 2, nil},
 		{"both agree", []string{"--shards", "4"}, "1", "1", 1, nil},
@@ -77,7 +80,9 @@ func TestShardIndex(t *testing.T) {
 
 // TestShardFromSlurm: score and experiment take their shard from
 // $SLURM_ARRAY_TASK_ID (an index past --shards is refused before any
-// work, which shows where it came from), and refuse a malformed one.
+// work, which shows where it came from), and refuse a malformed one, a
+// sharded run with no shard, a negative --shards and more shards than
+// work units, each with exit code 2.
 func TestShardFromSlurm(t *testing.T) {
 	data, forget := tinyFashion(t, 60, 20)
 	run := func(env []string, args ...string) result {
@@ -94,13 +99,75 @@ func TestShardFromSlurm(t *testing.T) {
 	}
 	score := []string{"score", "--model", model(t), "--data", data, "--forget", forget, "--k", "2", "--threads", "1",
 		"--results", filepath.Join(t.TempDir(), "r"), "--shards", "4"}
-	wantError(t, run([]string{"SLURM_ARRAY_TASK_ID=4"}, score...), exitError, "shard 4 of 4")
+	wantError(t, run([]string{"SLURM_ARRAY_TASK_ID=4"}, score...), exitUsage, "$SLURM_ARRAY_TASK_ID=4: no such shard of --shards 4", "--array=0-3")
+	wantError(t, run(nil, append(score, "--shard", "7")...), exitUsage, "--shard 7: must be in [0, 4)")
+	wantError(t, run(nil, score...), exitUsage, "--shards 4 without --shard", "completions: 4")
+	wantError(t, run(nil, append(score, "--shard", "5", "--shards", "1000000000")...), exitUsage, "--shards 1000000000: more shards than the audit's tasks (1000000000 > 4")
 	wantError(t, run([]string{"SLURM_ARRAY_TASK_ID=0x1"}, score...), exitUsage, "$SLURM_ARRAY_TASK_ID", "0x1")
 	wantError(t, run([]string{"SLURM_ARRAY_TASK_ID=1", "JOB_COMPLETION_INDEX=2"}, score...), exitUsage, "disagree")
 	cfg := writeFile(t, "grid.yaml", []byte("architecture: "+model(t)+"\ndata: "+data+
 		"\ntrain: {epochs: 1, lr: 0.05}\nforget_sets: [{name: iid, kind: iid, fraction: 0.1}]\nseeds: [0, 1]\nout: "+
 		filepath.Join(t.TempDir(), "out")+"\nmethods:\n  - {name: SSD, method: ssd}\n"))
-	// The grid's shard is checked with its config: a usage error (issue 45,
-	// item 9, wants the score's out-of-range shard to follow).
-	wantError(t, run([]string{"SLURM_ARRAY_TASK_ID=2"}, "experiment", "--config", cfg, "--shards", "2", "--dry-run"), exitUsage, "shard 2 of 2")
+	// Both commands check the shard before any work, as usage errors
+	// (issue 45, item 9); the grid's count of shards against its seeds.
+	exp := []string{"experiment", "--config", cfg, "--dry-run"}
+	wantError(t, run([]string{"SLURM_ARRAY_TASK_ID=2"}, append(exp, "--shards", "2")...), exitUsage, "$SLURM_ARRAY_TASK_ID=2: no such shard")
+	wantError(t, run(nil, append(exp, "--shards", "-3")...), exitUsage, "--shards -3: must be 0")
+	wantError(t, run(nil, append(exp, "--shards", "1000000000", "--shard", "5")...), exitUsage, "--shards 1000000000: more shards than seeds (1000000000 > 2 in "+cfg)
+}
+
+// TestScoreReadOnlyStorage (issue 45, item 10): on a real read-only mount
+// (the test runs the commands under unshare -m, in a mount namespace of
+// their own; skipped where mounting is not allowed), a results folder that
+// is a writable volume on a read-only parent passes the output checks, a
+// folder that does not exist there is refused naming the parent, and a
+// --gather of a folder on read-only storage passes them with --json and
+// --html elsewhere (the folder holds no audit here, which the library then
+// says) and is refused, naming --json, when score.json would go into it.
+func TestScoreReadOnlyStorage(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare")
+	}
+	data, forget := tinyFashion(t, 60, 20)
+	root := t.TempDir()
+	for _, p := range []string{"mnt/results", "mnt/done", "w", "out"} {
+		if err := os.MkdirAll(filepath.Join(root, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A results folder the library refuses after the checks: a settings
+	// file of another schema.
+	if err := os.WriteFile(filepath.Join(root, "w", "settings.json"), []byte(`{"schema": "other"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mnt, out := filepath.Join(root, "mnt"), filepath.Join(root, "out")
+	score := fmt.Sprintf("%q score --model %q --data %q --forget %q --k 2 --threads 1", binPath, model(t), data, forget)
+	runs := []struct {
+		flags string
+		want  []string
+	}{
+		{"--shards 4 --shard 0 --results " + mnt + "/results", []string{"exit 1", mnt + "/results/settings.json", `schema "other"`}},
+		{"--shards 4 --shard 0 --results " + mnt + "/new", []string{"exit 1", "--results " + mnt + "/new: does not exist and cannot be created: folder " + mnt + " is not writable (read-only file system)"}},
+		{"--gather --results " + mnt + "/done --json " + out + "/s.json --html " + out + "/s.html", []string{"exit 1", "no audit to gather", mnt + "/done/settings.json"}},
+		{"--gather --results " + mnt + "/done", []string{"exit 1", "--json " + mnt + "/done/score.json: folder " + mnt + "/done is not writable (read-only file system)"}},
+	}
+	script := fmt.Sprintf(`set -e; mount --bind %[1]q %[1]q; mount -o remount,bind,ro %[1]q; mount --bind %[2]q %[1]q/results; set +e`, mnt, filepath.Join(root, "w"))
+	for _, r := range runs {
+		script += fmt.Sprintf("\necho '=== run'; %s %s 2>&1; echo \"exit $?\"", score, r.flags)
+	}
+	b, err := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script).CombinedOutput()
+	got := strings.Split(string(b), "=== run\n")
+	if err != nil || len(got) != len(runs)+1 {
+		t.Skipf("cannot mount here: %v: %s", err, b)
+	}
+	for i, r := range runs {
+		for _, w := range r.want {
+			if !strings.Contains(got[i+1], w) {
+				t.Errorf("%s: %q does not say %q", r.flags, got[i+1], w)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("refused runs wrote %v", ents)
+	}
 }

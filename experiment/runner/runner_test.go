@@ -161,10 +161,11 @@ func TestChoose(t *testing.T) {
 }
 
 // TestShardChecked: a shard outside [0, shards), a negative number of
-// shards or a shard without shards is refused before any step.
+// shards, a shard without shards or more shards than seeds is refused
+// before any step.
 func TestShardChecked(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "exp.yaml")
-	if err := os.WriteFile(p, []byte(pinConfigs[1]), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(pinConfigs[0]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := experiment.Load(p)
@@ -178,6 +179,18 @@ func TestShardChecked(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Shard: 1, Shards: 2}); err != nil {
 		t.Errorf("shard 1 of 2: %v", err)
+	}
+	// More shards than the config's two seeds: shards 2.. would run
+	// nothing and exit 0 (issue 45, item 9); the error names both counts
+	// and what to set. Negative --shards names the flag.
+	_, err = Run(context.Background(), Job{Config: cfg, ConfigPath: p, DryRun: true, Shard: 5, Shards: 1000000000})
+	for _, want := range []string{"--shards 1000000000: more shards than seeds (1000000000 > 2 in " + p, "give --shards 2 or fewer", "completions: 2", "--array=0-1"} {
+		if !errors.Is(err, experiment.ErrConfig) || !strings.Contains(err.Error(), want) {
+			t.Errorf("shard 5 of 1000000000: %v, want ErrConfig saying %q", err, want)
+		}
+	}
+	if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Shards: -3}); !errors.Is(err, experiment.ErrConfig) || !strings.Contains(err.Error(), "--shards -3: want 0") {
+		t.Errorf("--shards -3: %v", err)
 	}
 }
 

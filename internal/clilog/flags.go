@@ -29,7 +29,7 @@ const MaxBatchSize = 1 << 20
 // "unset"), a --threads beyond MaxThreadsPerCore per core and a
 // --batch-size beyond MaxBatchSize. Then, for a command with --shard run
 // with --shards and without --shard, it sets --shard to the batch engine's
-// task index (shardFromEnv). Its errors wrap ErrUsage.
+// task index, and checks the shard (checkShard). Its errors wrap ErrUsage.
 func CheckFlagValues(c *cli.Context) error {
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
@@ -51,10 +51,7 @@ func CheckFlagValues(c *cli.Context) error {
 			}
 		}
 	}
-	if c.IsSet("shard") && c.Int("shards") == 0 {
-		return usagef("--shard %d needs --shards", c.Int("shard"))
-	}
-	return shardFromEnv(c)
+	return checkShard(c)
 }
 
 // InRange is the Action of an integer flag that must lie in [lo, hi] (lo
@@ -72,24 +69,63 @@ func InRange(name string, lo, hi int, why string) func(*cli.Context, int) error 
 	}
 }
 
-// shardFromEnv sets --shard of a sharded run (--shards > 0) given no
-// --shard to the task index the batch engine set ($JOB_COMPLETION_INDEX or
-// $SLURM_ARRAY_TASK_ID, read strictly by taskindex.FromEnv). Without
-// --shards the variables are not read: a Slurm array task (or an Indexed
-// Job pod) may run a whole audit, e.g. one method per task.
-func shardFromEnv(c *cli.Context) error {
-	if c.Command == nil || !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return f.Names()[0] == "shard" }) ||
-		c.IsSet("shard") || c.Int("shards") == 0 {
+// checkShard checks --shards and --shard of a command that has them, before
+// any work: --shards is 0 (no sharding) or a count of shards, and --shard
+// needs it. Given --shards and no --shard, it sets --shard to the task
+// index the batch engine set ($JOB_COMPLETION_INDEX or
+// $SLURM_ARRAY_TASK_ID, read strictly by taskindex.FromEnv), and refuses a
+// run with neither: a Job that is not Indexed, or a plain batch job, would
+// otherwise run one shard in every task. The shard must be in
+// [0, --shards); the message names where it came from and what to set. A
+// --gather run (score's) takes no shard.
+// Without --shards the variables are not read: a Slurm array task (or an
+// Indexed Job pod) may run a whole audit, e.g. one method per task.
+func checkShard(c *cli.Context) error {
+	if c.Command == nil || !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return f.Names()[0] == "shard" }) {
 		return nil
 	}
-	i, _, ok, err := taskindex.FromEnv()
-	if err != nil {
-		return usagef("%v (--shards %d takes this task's shard from it)", err, c.Int("shards"))
+	shards, shard := c.Int("shards"), c.Int("shard")
+	switch {
+	case shards < 0:
+		return usagef("--shards %d: must be 0 (no sharding) or the number of shards, 1 or more", shards)
+	case shards == 0 && c.IsSet("shard"):
+		return usagef("--shard %d needs --shards", shard)
+	case shards == 0:
+		return nil
+	case c.Bool("gather"):
+		return usagef("--gather --shards %d: gathering reads every shard's results; give no --shards or --shard", shards)
+	case c.IsSet("shard"):
+		if shard < 0 || shard >= shards {
+			return usagef("--shard %d: must be in [0, %d) for --shards %d", shard, shards, shards)
+		}
+		return nil
 	}
-	if ok {
-		return c.Set("shard", strconv.Itoa(i))
+	i, from, ok, err := taskindex.FromEnv()
+	switch {
+	case err != nil:
+		return usagef("%v (--shards %d without --shard takes this run's shard from it)", err, shards)
+	case !ok:
+		return usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one task of %s (they set $JOB_COMPLETION_INDEX and $SLURM_ARRAY_TASK_ID)",
+			shards, shards, taskindex.Array(shards))
+	case i >= shards:
+		return usagef("$%s=%d: no such shard of --shards %d (shards are 0 to %d); run the shards as %s", from, i, shards, shards-1, taskindex.Array(shards))
 	}
-	return nil
+	return c.Set("shard", strconv.Itoa(i))
+}
+
+// ShardsAtMost is the Action of a --shards flag whose run shares per ×
+// --flag work units (what names them: "the audit's tasks") round robin:
+// more shards than units would leave shards with nothing to run, which a
+// batch engine reports as success, so it is refused, saying how many to
+// run instead.
+func ShardsAtMost(flag string, per int, what string) func(*cli.Context, int) error {
+	return func(c *cli.Context, shards int) error {
+		if n := per * c.Int(flag); n > 0 && shards > n {
+			return usagef("--shards %d: more shards than %s (%d > %d, %d per --%s), so %d shards would run nothing; give --shards %d or fewer, run as %s",
+				shards, what, shards, n, per, flag, shards-n, n, taskindex.Array(n))
+		}
+		return nil
+	}
 }
 
 // ErrPanic marks a panic turned into an error by RunRecovered.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -65,8 +66,15 @@ func (l *Logger) Result(event string, fields ...any) {
 	}
 }
 
-// Fail reports the error that ends the run with its exit code.
+// Fail reports the error that ends the run with its exit code. A message
+// that starts with the program's name (the first word of Prefix), as the
+// errors of the library package of that name do ("unlearn: invalid input:
+// ..."), loses it, in both modes: the text line would read
+// "unlearn: error: unlearn: invalid input: ...".
 func (l *Logger) Fail(msg string, code int) {
+	if name, _, ok := strings.Cut(l.Prefix, ": "); ok && name != "" {
+		msg = strings.TrimPrefix(msg, name+": ")
+	}
 	if l.JSON {
 		l.Emit("error", "error", "msg", msg, "exit_code", code)
 		return

@@ -123,11 +123,18 @@ func (o *Outputs) CheckRun(c *cli.Context, out, metrics, report string) error {
 }
 
 // CheckResults checks a resumable results folder (the flag dir, with the
-// entries subs it creates) and the files written beside its results.
+// entries subs it creates) and the files written beside its results. A
+// --gather run only reads the folder (outfile.CheckResultsSource): a
+// finished audit on read-only storage is gathered with --json and --html
+// elsewhere, which are checked as outputs.
 func (o *Outputs) CheckResults(c *cli.Context, dir string, subs []string, files ...outfile.Output) error {
 	ins := o.Inputs(c)
 	d := c.String(dir)
-	err := outfile.CheckResultsDir(outfile.Output{Flag: dir, Path: d}, ins, subs...)
+	checkDir := outfile.CheckResultsDir
+	if c.Bool("gather") {
+		checkDir = outfile.CheckResultsSource
+	}
+	err := checkDir(outfile.Output{Flag: dir, Path: d}, ins, subs...)
 	if err == nil {
 		// A file in a results folder that does not exist yet can meet no
 		// input or link: the run creates the folder.

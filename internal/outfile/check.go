@@ -330,9 +330,29 @@ func CheckDir(o Output, inputs []Input) error {
 // path must be absent or a folder, not a symbolic link, not the root of
 // the file system, not an input and not a Tree input's folder or anything
 // inside one (a dataset would gain files); subs, the entries the command
-// creates in it, must not be symbolic links either. Its parent must exist
-// and be writable.
+// creates in it, must not be symbolic links either. Its parent must exist.
+// The folder must be writable when it exists, and its parent when it does
+// not (the run creates it there): a writable folder on a read-only parent,
+// such as a volume mounted at /results in a container, is accepted.
 func CheckResultsDir(o Output, inputs []Input, subs ...string) error {
+	return checkResultsDir(o, inputs, subs, true)
+}
+
+// CheckResultsSource checks a results folder that a command only reads
+// (`unlearn score --gather`, which writes its outputs where they are
+// checked as outputs): the rules of CheckResultsDir without writability,
+// so that a finished audit on read-only storage can be gathered again
+// with its outputs elsewhere.
+func CheckResultsSource(o Output, inputs []Input, subs ...string) error {
+	return checkResultsDir(o, inputs, subs, false)
+}
+
+// writable tells whether files can be created in dir (probe). Tests stand
+// in for it where they cannot mount a read-only file system: root passes
+// permission bits, so a chmod'd folder does not show the refusal.
+var writable = probe
+
+func checkResultsDir(o Output, inputs []Input, subs []string, write bool) error {
 	fail := func(kind error, format string, a ...any) error {
 		return &Error{Label: o.label(), Msg: fmt.Sprintf(format, a...), Kind: kind}
 	}
@@ -372,8 +392,16 @@ func CheckResultsDir(o Output, inputs []Input, subs ...string) error {
 			return fail(ErrSymlink, "holds %s, a symbolic link; the results are written only into folders of its own", s)
 		}
 	}
-	if err := probe(parent); err != nil {
-		return fail(ErrFolder, "folder %s is not writable (%v)", parent, err)
+	switch {
+	case !write:
+	case exists:
+		if err := writable(clean); err != nil {
+			return fail(ErrFolder, "folder is not writable (%v)", err)
+		}
+	default:
+		if err := writable(parent); err != nil {
+			return fail(ErrFolder, "does not exist and cannot be created: folder %s is not writable (%v)", parent, err)
+		}
 	}
 	return nil
 }

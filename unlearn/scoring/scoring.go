@@ -155,7 +155,11 @@ func (job *Job) check() error {
 		return fmt.Errorf("%w: the audit needs a model and a results folder", unlearn.ErrInput)
 	case job.K < 2:
 		return fmt.Errorf("%w: K %d: need at least 2 models per side", unlearn.ErrInput, job.K)
-	case job.Shards < 0 || job.Shards > 0 && (job.Shard < 0 || job.Shard >= job.Shards):
+	case job.Shards < 0:
+		return fmt.Errorf("%w: %d shards: want 0 (no sharding) or a number of shards", unlearn.ErrInput, job.Shards)
+	case job.Shards > 2*job.K:
+		return fmt.Errorf("%w: %d shards of %d tasks (2K): %d shards would run nothing; at most %d", unlearn.ErrInput, job.Shards, 2*job.K, job.Shards-2*job.K, 2*job.K)
+	case job.Shards > 0 && (job.Shard < 0 || job.Shard >= job.Shards):
 		return fmt.Errorf("%w: shard %d of %d: the shard must be in [0, %d)", unlearn.ErrInput, job.Shard, job.Shards, job.Shards)
 	case job.Gather && job.Shards > 0:
 		return fmt.Errorf("%w: gathering reads every shard's results; it takes no shard", unlearn.ErrInput)
