@@ -35,16 +35,11 @@ cases=$(cat <<'LIST'
 16 ; data ; TestParseIDsErrors ; a 100,000-digit id is cut to 40 characters in the message
 16 ; cmd/unlearn ; TestConfigLogFormatAndQuiet TestJSONOnStdoutAndStderr TestJSONLogSurvivesPanic ; config takes log-format and quiet; --json - with --log-format json keeps both streams JSON; a panic ends as one JSON error event
 45.1 ; experiment ; TestLoadErrors TestFileName ; a forget set name that is not a plain file name (`/../../victim`, `a/b`, `..`) is refused at load; experiment.FileName, the one helper for names in paths, keeps every name inside its folder
+45.1-7 ; cmd/unlearn ; TestBadInputMatrix/experiment_file TestBadInputMatrix/audit_folder ; end to end (matrix rows "experiment file" and "audit folder"): each refused before any work, naming the file and key, writing nothing outside
 45.2 ; experiment ; TestLoadNotes ; notes: relative to the experiment file's folder and inside it, no link on the way, a regular file of at most 1 MiB, checked again when RESULTS.md is written
 45.2, 45.4 ; internal/fsread ; TestFileNoLinkRefusesLinks ; a link (to a file, /dev/zero or a FIFO), a device, a FIFO or a folder is refused without reading; the size limit holds
 45.5 ; experiment ; TestLoadErrors TestCommittedConfigsLoad ; batch_size 2e9 or -5, lr .inf, weight_decay/momentum .nan, epochs 9e18, duplicate seeds, method lr NaN are refused at load; the committed experiment files load
 45.6 ; internal/outfile ; TestCheckResultsDir ; the root of the file system is refused as a results folder (experiment out:, score --results)
-45.1-7 ; cmd/unlearn ; TestBadInputMatrix/experiment_file TestBadInputMatrix/audit_folder ; end to end (matrix rows "experiment file" and "audit folder"): each refused before any work, naming the file and key, writing nothing outside
-45.11 ; eval ; TestNormalizationMetadataRefusals ; a 50 MB unlearn.mean is refused by its length and quoted short; std 1e-45 (metadata or --std) is refused before any work naming the metadata; --mean with 2 values on 1-channel images says "give 1 value"
-45.11 ; onnxio ; TestDuplicateMetadataKey ; a duplicated unlearn.* metadata key is refused naming it; other duplicated keys are kept
-45.11, 45.12 ; cmd/unlearn ; TestBadInputMatrix/flags ; --budget with --method retrain, --grad-channels with retrain or ssd, an auto round under one batch (--epoch-fraction 1e-9) and --augment pad beyond half the image are usage errors before any work
-45.13 ; deploy ; TestManifestsRestricted ; every Job meets the restricted Pod Security Standard with a read-only root file system, has a deadline, a TTL and a memory limit, names a registry-qualified image kustomization.yaml pins by digest, and mounts the ReadWriteMany claim results-pvc.yaml defines; the Dockerfile's FROM lines are build arguments (pinnable by digest)
-45.13 ; internal/outfile ; TestRemoveStale ; temporary names carry the host's tag beside the PID: another host's (another pod's) temporaries are never removed, even when no such PID runs here
 45.7 ; unlearn/scoring ; TestRefusedRunLeavesNothing ; a run refused for a shared oracles folder of another recipe, or a --gather of a mistyped results or oracles folder, creates no folder and no settings.json and leaves the oracles folder as it was, and the corrected run is accepted
 45.9 ; internal/clilog ; TestCheckShard ; --shards N with no --shard and no task index, an empty or 0x1 index, a negative --shards, a shard outside [0, N) and more shards than the audit's 2K tasks are usage errors before the command runs, saying what to set (--shard, the Indexed Job's completions, sbatch --array)
 45.9 ; experiment/runner ; TestShardChecked ; more shards than the config's seeds (shards that would run nothing) and a negative --shards are errors in the experiment (exit 2), naming both counts
@@ -54,6 +49,11 @@ cases=$(cat <<'LIST'
 45.10 ; internal/outfile ; TestCheckResultsDirTestsTheFolder TestCheckResultsDirReadOnlyMount ; an existing results folder must be writable itself, not its parent (a volume at /results), a folder only read (--gather) need not be, on a real read-only bind mount (unshare -m) and with a stand-in probe
 45.10 ; unlearn/scoring ; TestGatherWritesOnlyItsOutputs ; gathering a finished audit with --json and --html elsewhere writes nothing into its folder
 45.10 ; cmd/unlearn ; TestScoreReadOnlyStorage ; end to end on a read-only mount: a writable results folder on a read-only parent passes the checks, a --gather of read-only storage passes them with its outputs elsewhere and is refused naming --json when score.json would go into it
+45.11 ; eval ; TestNormalizationMetadataRefusals ; a 50 MB unlearn.mean is refused by its length and quoted short; std 1e-45 (metadata or --std) is refused before any work naming the metadata; --mean with 2 values on 1-channel images says "give 1 value"
+45.11 ; onnxio ; TestDuplicateMetadataKey ; a duplicated unlearn.* metadata key is refused naming it; other duplicated keys are kept
+45.11, 45.12 ; cmd/unlearn ; TestBadInputMatrix/flags ; --budget with --method retrain, --grad-channels with retrain or ssd, an auto round under one batch (--epoch-fraction 1e-9) and --augment pad beyond half the image are usage errors before any work
+45.13 ; deploy ; TestManifestsRestricted ; every Job meets the restricted Pod Security Standard with a read-only root file system, has a deadline, a TTL and a memory limit, names a registry-qualified image kustomization.yaml pins by digest, and mounts the ReadWriteMany claim results-pvc.yaml defines; the Dockerfile's FROM lines are build arguments (pinnable by digest)
+45.13 ; internal/outfile ; TestRemoveStale ; temporary names carry the host's tag beside the PID: another host's (another pod's) temporaries are never removed, even when no such PID runs here
 LIST
 )
 
