@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,7 +27,7 @@ func experimentCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "list the steps and whether they are cached, run nothing"},
 			&cli.IntFlag{Name: "shards", Usage: "number of shards, at most the seeds (0: the whole grid); each runs whole seeds"},
 			&cli.IntFlag{Name: "shard", Usage: "run only the seeds at positions ≡ shard mod --shards; unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of which must be set"},
-		}, runtimeFlags()[:1]...),
+		}, runtimeFlags()[0], runtimeFlags()[2]),
 		Action: runExperiment,
 	}
 }
@@ -39,7 +40,7 @@ func runExperiment(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"), Tool: "unlearn " + Version,
+	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"), Device: strings.ToLower(c.String("device")), Tool: "unlearn " + Version,
 		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: c.Int("shard"), Shards: c.Int("shards"),
 		Step: func(what, state, key string) {
 			logs.Info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)

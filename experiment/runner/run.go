@@ -39,6 +39,11 @@ type Job struct {
 	// does). The runtime is set up when the first step runs, so that a
 	// fully cached grid and a report need no library.
 	LibPath string
+	// Device is the ONNX Runtime device every step runs on: "cpu" (or "")
+	// or "cuda". Records name the machine with the device (and the GPU's
+	// model where the driver says it), so times are compared only with
+	// times taken on the same device.
+	Device string
 	// Tool names the program in the metrics.json files ("unlearn VERSION").
 	Tool string
 	// DryRun lists the steps and whether they are cached, and runs nothing.
@@ -117,9 +122,12 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("%w: no config", experiment.ErrConfig)
 	}
+	device := cmp.Or(job.Device, "cpu")
 	r := &state{job: job, cfg: cfg, dryRun: job.DryRun, results: filepath.Join(cfg.Out, "results.jsonl"),
-		rt: onnxrt.Options{LibPath: job.LibPath, Threads: cfg.Threads, Device: "cpu"}}
+		rt: onnxrt.Options{LibPath: job.LibPath, Threads: cfg.Threads, Device: device}}
 	switch {
+	case device != "cpu" && device != "cuda":
+		return nil, fmt.Errorf("%w: device %q: must be cpu or cuda", experiment.ErrConfig, job.Device)
 	case job.Shards == 0 && job.Shard != 0:
 		return nil, fmt.Errorf("%w: shard %d (--shard) needs the number of shards (--shards)", experiment.ErrConfig, job.Shard)
 	case job.Shards < 0:
@@ -250,6 +258,24 @@ func machineID() string {
 	return fmt.Sprintf("%s, %d CPUs", id, runtime.NumCPU())
 }
 
+// gpuModel is " (MODEL)" of the first GPU the NVIDIA driver lists in
+// /proc/driver/nvidia/gpus/*/information, or "" where it lists none.
+func gpuModel() string {
+	files, _ := filepath.Glob("/proc/driver/nvidia/gpus/*/information")
+	for _, f := range files {
+		b, err := fsread.File(f, "GPU information", 1<<16)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "Model" && strings.TrimSpace(v) != "" {
+				return " (" + strings.TrimSpace(v) + ")"
+			}
+		}
+	}
+	return ""
+}
+
 // grid runs every step in a fixed order (with dryRun, lists them) and
 // fills r.keys.
 func (r *state) grid(ctx context.Context) error {
@@ -266,6 +292,9 @@ func (r *state) grid(ctx context.Context) error {
 	}
 	cfg := r.cfg
 	r.machine = machineID()
+	if r.rt.Device == "cuda" && r.machine != "" {
+		r.machine += ", cuda" + gpuModel()
+	}
 	dataPath := cfg.Data
 	if dataPath == "" {
 		dataPath = r.job.DataPath

@@ -194,6 +194,28 @@ func TestShardChecked(t *testing.T) {
 	}
 }
 
+// TestDeviceChecked (issue 43 item 4): an unknown device is a config error
+// before any step; cpu and cuda are taken (a dry run loads no runtime; a
+// cuda run needs a GPU machine, bench/gpu_check.sh).
+func TestDeviceChecked(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "exp.yaml")
+	if err := os.WriteFile(p, []byte(pinConfigs[0]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := experiment.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Device: "tpu"}); !errors.Is(err, experiment.ErrConfig) || !strings.Contains(err.Error(), `device "tpu"`) {
+		t.Errorf("device tpu: %v", err)
+	}
+	for _, d := range []string{"", "cpu", "cuda"} {
+		if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Device: d}); err != nil {
+			t.Errorf("device %q, dry run: %v", d, err)
+		}
+	}
+}
+
 // byConfigOrder: records of a set the config lists first come first even
 // when another file held them later; within a set the order is kept; a
 // set the config no longer lists goes last.
