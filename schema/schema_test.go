@@ -136,7 +136,7 @@ func fullReport() *Report {
 			Vouched:          true,
 			RetrainEstimateS: 10, RetrainEpochs: 20, Speedup: 2,
 			RetrainEstimateBasis: RetrainBasisTimed, RetrainStepS: 0.1, RetrainStepsTimed: 6,
-			Timings: UnlearningTimings{RetrainTimingS: 1},
+			Timings: UnlearningTimings{RetrainTimingS: 1, PeakRSSMiB: 1},
 		},
 	}
 }
@@ -182,7 +182,7 @@ func TestReportKeyOrder(t *testing.T) {
 		{"unlearning/audit", []string{"changed", "unchanged_tensors", "changed_params", "total_params", "changed_state",
 			"violations", "outside_mask_bit_identical"}},
 		{"unlearning/audit/changed/0", []string{"name", "kind", "elements", "changed", "channels", "layer"}},
-		{"unlearning/timings", []string{"evaluate_before_s", "localize_s", "unlearn_s", "evaluate_after_s", "total_s", "retrain_timing_s"}},
+		{"unlearning/timings", []string{"evaluate_before_s", "localize_s", "unlearn_s", "evaluate_after_s", "total_s", "retrain_timing_s", "peak_rss_mib"}},
 	} {
 		if got := root.at(t, c.path).keys; !slices.Equal(got, c.keys) {
 			t.Errorf("%q: keys %q\nwant %q", c.path, got, c.keys)

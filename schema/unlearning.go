@@ -113,6 +113,10 @@ type UnlearningTimings struct {
 	// RetrainTimingS is what timing full training steps for the
 	// retraining estimate took (RetrainBasisTimed), included in TotalS.
 	RetrainTimingS float64 `json:"retrain_timing_s,omitempty"`
+	// PeakRSSMiB is the process's peak resident memory (Linux's VmHWM) when
+	// the run ended, in MiB, ONNX Runtime's allocations included: what the
+	// machine needed for this run (absent where /proc cannot be read).
+	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
 }
 
 // What a retraining estimate rests on (Unlearning.RetrainEstimateBasis).

@@ -15,6 +15,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxio"
@@ -302,6 +303,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	tm.TotalS = time.Since(start).Seconds()
+	tm.PeakRSSMiB = peakRSSMiB()
 
 	rep := &schema.Report{Schema: schema.MetricsSchema, Tool: job.Tool, Metrics: &after.Metrics, Settings: s.Settings(after)}
 	if rep.Model, err = eval.NewModelInfo(stage); err != nil {
@@ -1061,6 +1063,27 @@ func untiedCopy(m *graph.Model, path string) (*graph.Model, int, error) {
 }
 
 // thousands writes n with a comma between groups of three digits (3,000).
+// peakRSSMiB is the process's peak resident set size so far (VmHWM in
+// /proc/self/status) in MiB, rounded to 0.1; 0 where it cannot be read.
+func peakRSSMiB() float64 {
+	b, err := fsread.File("/proc/self/status", "process status", 1<<20)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) != 2 || f[1] != "kB" {
+				return 0
+			}
+			if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
+				return math.Round(kb/1024*10) / 10
+			}
+		}
+	}
+	return 0
+}
+
 func thousands(n int) string {
 	s := strconv.Itoa(n)
 	if n < 0 {

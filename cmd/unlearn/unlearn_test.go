@@ -68,6 +68,7 @@ func TestUnlearnEndToEnd(t *testing.T) {
 			StepsTimed       int     `json:"retrain_steps_timed"`
 			Timings          struct {
 				RetrainTimingS float64 `json:"retrain_timing_s"`
+				PeakRSSMiB     float64 `json:"peak_rss_mib"`
 			} `json:"timings"`
 		} `json:"unlearning"`
 	}
@@ -85,6 +86,11 @@ func TestUnlearnEndToEnd(t *testing.T) {
 	}
 	if u.RetrainEstimateS <= 0 || u.Speedup <= 0 || u.Basis != "timed-full-steps" || u.StepsTimed < 2 || u.StepsTimed > 8 || !(u.Timings.RetrainTimingS > 0) {
 		t.Errorf("retrain estimate %g s, speedup %g, basis %q, %d steps timed in %g s", u.RetrainEstimateS, u.Speedup, u.Basis, u.StepsTimed, u.Timings.RetrainTimingS)
+	}
+	// The run's peak memory: the process loaded ONNX Runtime and the data,
+	// so more than 20 MiB, and far less than the machine.
+	if m := u.Timings.PeakRSSMiB; !(m > 20 && m < 8192) {
+		t.Errorf("timings.peak_rss_mib %g", m)
 	}
 	if want := fmt.Sprintf("(timed: %d full training steps, ", u.StepsTimed); !strings.Contains(r.stdout, want) {
 		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
