@@ -40,6 +40,12 @@ cases=$(cat <<'LIST'
 45.5 ; experiment ; TestLoadErrors TestCommittedConfigsLoad ; batch_size 2e9 or -5, lr .inf, weight_decay/momentum .nan, epochs 9e18, duplicate seeds, method lr NaN are refused at load; the committed experiment files load
 45.6 ; internal/outfile ; TestCheckResultsDir ; the root of the file system is refused as a results folder (experiment out:, score --results)
 45.1-7 ; cmd/unlearn ; TestBadInputMatrix/experiment_file TestBadInputMatrix/audit_folder ; end to end (matrix rows "experiment file" and "audit folder"): each refused before any work, naming the file and key, writing nothing outside
+45.8 ; unlearn/scoring ; TestTaskFileValuesChecked ; task files with correct 1000, svc_non_member 7, margin −1e308, train_s −7 or a bad SHA-256 are refused naming the file and field, with the repair (delete it, run its task again)
+45.8, 45.9 ; unlearn/scoring ; TestCutShortTaskRunsAgain ; a task file cut short is run again on resume, with a warning naming it; --gather refuses it with the repair
+45.8 ; experiment ; TestRecordValuesChecked TestRecordKeyTwice TestRecordLineTooLong ; results.jsonl values out of range (1e308, −7) are refused naming file:line and field, with the repair; a key recorded differently twice names both lines; a 1 MiB+ line names file and line
+45.8 ; experiment ; TestRecordLastLineCutShort ; a last line cut short (full disk) is left out with a warning naming it, and RepairTail cuts it off so the next append starts on a clean line
+45.8 ; experiment ; TestMarkdownEscapesNames ; names with `|`, a line break, <script>, & or a backtick stay one cell in every RESULTS.md table and open no tag or code span
+45.8 ; experiment/runner ; TestCutRecordRepairedAndNamesEscaped ; end to end: a cut last record no longer stops the grid (warned, repaired), RESULTS.md escapes the title and method name, a record out of range stops the report naming file:line:field
 LIST
 )
 

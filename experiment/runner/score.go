@@ -188,7 +188,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		for _, a := range bySet[fs] {
 			raw, err := fsread.FileNoLink(filepath.Join(a.dir, "score.json"), "score file", maxScoreSize)
 			if errors.Is(err, os.ErrNotExist) {
-				missing = append(missing, a.method)
+				missing = append(missing, experiment.MarkdownText(a.method))
 				continue
 			} else if err != nil {
 				return "", err
@@ -215,7 +215,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			}
 			lines = append(lines, l)
 		}
-		fmt.Fprintf(&b, "\n### %s\n\n", fs)
+		fmt.Fprintf(&b, "\n### %s\n\n", experiment.MarkdownText(fs))
 		if len(lines) == 0 {
 			fmt.Fprintf(&b, "Not scored yet: %s.\n", strings.Join(missing, ", "))
 			continue
@@ -263,7 +263,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 				svc = pct(rep.SVCMIA.Unlearned) + " / " + pct(rep.SVCMIA.Retrained)
 			}
 			u, rt := rep.Accuracy.Unlearned, rep.Accuracy.Retrained
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %d | %s |\n", l.a.method, iv(rep.ForgetQuality), fin,
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %d | %s |\n", experiment.MarkdownText(l.a.method), iv(rep.ForgetQuality), fin,
 				iv(rep.KLoM.Forget), 100*u.Forget, 100*rt.Forget, 100*u.Test, 100*rt.Test, svc, grid, l.scoreRank, mr)
 		}
 		if len(missing) > 0 {
@@ -272,7 +272,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		var closed []string
 		for _, l := range lines {
 			if l.rep.KLoM.Bins != schema.ScoreKLoMDigitize {
-				closed = append(closed, l.a.method)
+				closed = append(closed, experiment.MarkdownText(l.a.method))
 			}
 		}
 		if len(closed) > 0 {
