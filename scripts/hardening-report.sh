@@ -46,6 +46,7 @@ cases=$(cat <<'LIST'
 45.8 ; experiment ; TestRecordLastLineCutShort ; a last line cut short (full disk) is left out with a warning naming it, and RepairTail cuts it off so the next append starts on a clean line
 45.8 ; experiment ; TestMarkdownEscapesNames ; names with `|`, a line break, <script>, & or a backtick stay one cell in every RESULTS.md table and open no tag or code span
 45.8 ; experiment/runner ; TestCutRecordRepairedAndNamesEscaped ; end to end: a cut last record no longer stops the grid (warned, repaired), RESULTS.md escapes the title and method name, a record out of range stops the report naming file:line:field
+45.8 ; experiment/runner ; TestScoreJSONChecked ; a score.json read back for RESULTS.md with a forget accuracy of 5.0043, an SVC share of 1e308 or a KLoM bound of −1e300 is refused naming the field; every committed score.json passes
 LIST
 )
 

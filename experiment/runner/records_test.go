@@ -12,6 +12,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/schema"
 )
 
 // damagedGrid is a grid of one outside oracle and one method whose records
@@ -128,5 +129,44 @@ func TestCutRecordRepairedAndNamesEscaped(t *testing.T) {
 	_, err = Run(context.Background(), Job{Config: cfg, ReportOnly: true})
 	if !errors.Is(err, experiment.ErrRecords) || !strings.Contains(err.Error(), results+":2: seconds 1e+308: outside [0, 1e+09]") {
 		t.Errorf("a record out of range: %v", err)
+	}
+}
+
+// TestScoreJSONChecked: the values of a score.json that RESULTS.md shows
+// are checked when read back (issue 45, item 8: a forget accuracy of
+// 500.43 % went into the table); every committed score.json passes.
+func TestScoreJSONChecked(t *testing.T) {
+	files, _ := filepath.Glob("../../experiments/*/score/*/*/score.json")
+	if len(files) == 0 {
+		t.Fatal("no committed score.json: the test shows nothing")
+	}
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep schema.ScoreReport
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkScore(&rep); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		bad := rep
+		bad.Accuracy.Unlearned.Forget = 5.0043
+		if err := checkScore(&bad); err == nil || err.Error() != "accuracy.unlearned.forget 5.0043: outside [0, 1]" {
+			t.Errorf("a forget accuracy of 500.43 %%: %v", err)
+		}
+		bad = rep
+		huge := 1e308
+		bad.SVCMIA.Retrained = &huge
+		if err := checkScore(&bad); err == nil || !strings.Contains(err.Error(), "svc_mia.retrained 1e+308") {
+			t.Errorf("an SVC share of 1e308: %v", err)
+		}
+		bad = rep
+		bad.KLoM.Forget.Hi = -1e300
+		if err := checkScore(&bad); err == nil || !strings.Contains(err.Error(), "klom.forget.hi") {
+			t.Errorf("a KLoM bound of -1e300: %v", err)
+		}
 	}
 }
