@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,30 @@ func FuzzLoad(f *testing.F) {
 			if rel, err := filepath.Rel(dir, c.Notes); err != nil || !filepath.IsLocal(rel) {
 				t.Errorf("notes %q resolved outside %s", c.Notes, dir)
 			}
+		}
+	})
+}
+
+// FuzzDecodeRecords: any results file is read or refused without a panic,
+// and what is read keeps RecordSet's promises: every record passes Check,
+// each key once.
+func FuzzDecodeRecords(f *testing.F) {
+	good := testRecordLine(f, keyA, 0.5)
+	f.Add([]byte(good + "\n" + testRecordLine(f, keyB, 0.5) + "\n"))
+	f.Add([]byte(good + "\n" + good[:40]))
+	f.Add([]byte(good + "\n" + testRecordLine(f, keyA, 0.25) + "\n"))
+	f.Add([]byte(strings.Replace(good, `"forget":0.5`, `"forget":1e308`, 1)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s RecordSet
+		if err := s.Decode(bytes.NewReader(b), "f"); err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, rec := range s.Records {
+			if err := rec.Check(); err != nil || seen[rec.Key] {
+				t.Errorf("record %+v read (%v, seen %v)", rec, err, seen[rec.Key])
+			}
+			seen[rec.Key] = true
 		}
 	})
 }

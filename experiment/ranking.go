@@ -138,17 +138,17 @@ func RankingMarkdown(rows []Row) string {
 	b.WriteString(" (each set's mean over its seeds; a row with fewer seeds than the others is less certain than its rank).\n\n")
 	b.WriteString("| rank | method |")
 	for _, fs := range sets {
-		fmt.Fprintf(&b, " avg \\|Δ\\| %s |", fs)
+		fmt.Fprintf(&b, " avg \\|Δ\\| %s |", MarkdownText(fs))
 	}
 	b.WriteString(" mean |")
 	for _, fs := range sets {
-		fmt.Fprintf(&b, " Δ test %s |", fs)
+		fmt.Fprintf(&b, " Δ test %s |", MarkdownText(fs))
 	}
 	b.WriteString(" time ÷ retrain | seeds |\n|---|---|")
 	b.WriteString(strings.Repeat("---|", 2*len(sets)+3))
 	b.WriteString("\n")
 	for i, rk := range ranks {
-		fmt.Fprintf(&b, "| %d | %s |", i+1, rk.Label())
+		fmt.Fprintf(&b, "| %d | %s |", i+1, MarkdownText(rk.Label()))
 		for _, r := range rk.Rows {
 			fmt.Fprintf(&b, " %s |", abs(r.Gap))
 		}
@@ -211,7 +211,7 @@ func compareDEL(sets []string, ranks []Rank, keep func(Row) bool) string {
 	d, o := kept[del], kept[other]
 	var b strings.Builder
 	fmt.Fprintf(&b, "DEL's closest row, %s, ranks %d of %d (mean avg |Δ| %.2f); the closest method of another strategy, %s, ranks %d (%.2f).",
-		d.Label(), del+1, len(kept), 100*d.Gap, o.Label(), other+1, 100*o.Gap)
+		MarkdownText(d.Label()), del+1, len(kept), 100*d.Gap, MarkdownText(o.Label()), other+1, 100*o.Gap)
 	b.WriteString(" Paired over the seeds both have, avg |Δ| of DEL's row − the other's:")
 	for i, fs := range sets {
 		p := pairGaps(d.SetGaps[i], o.SetGaps[i])
@@ -219,7 +219,7 @@ func compareDEL(sets []string, ranks []Rank, keep func(Row) bool) string {
 		if i == len(sets)-1 {
 			sep = "."
 		}
-		fmt.Fprintf(&b, " %s %s (%s)%s", fs, pts(p), pairVerdict(p), sep)
+		fmt.Fprintf(&b, " %s %s (%s)%s", MarkdownText(fs), pts(p), pairVerdict(p), sep)
 	}
 	return b.String()
 }
@@ -236,7 +236,7 @@ func correctnessNote(rows []Row) string {
 		}
 		name := Rank{Name: r.Name, Budget: r.Budget}.Label()
 		for _, s := range r.CorrectnessNotError {
-			except = append(except, fmt.Sprintf("%s on %s, seed %d", name, r.ForgetSet, s))
+			except = append(except, fmt.Sprintf("%s on %s, seed %d", MarkdownText(name), MarkdownText(r.ForgetSet), s))
 		}
 	}
 	switch {

@@ -1,12 +1,8 @@
 package experiment
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 )
@@ -69,36 +65,12 @@ type Record struct {
 	EpochsEquivalent float64 `json:"epochs_equivalent,omitempty"`
 }
 
-// ReadRecords reads results.jsonl. A later record with the same key
-// replaces an earlier one (a rerun).
+// ReadRecords reads one results file (RecordSet.Read), leaving out a last
+// line cut short.
 func ReadRecords(path string) ([]Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return DecodeRecords(f, path)
-}
-
-// DecodeRecords reads JSON lines; name is used in errors.
-func DecodeRecords(r io.Reader, name string) ([]Record, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	var out []Record
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var rec Record
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
-		}
-		if rec.Schema != RecordSchema {
-			return nil, fmt.Errorf("%s:%d: schema %q, want %q", name, line, rec.Schema, RecordSchema)
-		}
-		out = append(out, rec)
-	}
-	return latest(out), sc.Err()
+	var s RecordSet
+	err := s.Read(path)
+	return s.Records, err
 }
 
 // latest keeps, for each key, the last record, at the place of the first.
@@ -305,18 +277,19 @@ func abs(s Stat) string {
 }
 
 // Markdown renders the rows as one table per forget set. Values are
-// percentage points (Δ = oracle − model), mean ± 95 % CI over seeds.
+// percentage points (Δ = oracle − model), mean ± 95 % CI over seeds; names
+// go through MarkdownText.
 func Markdown(rows []Row) string {
 	var b strings.Builder
 	fs := ""
 	for _, r := range rows {
 		if r.ForgetSet != fs {
 			fs = r.ForgetSet
-			fmt.Fprintf(&b, "\n**Forget set %s**\n\n", fs)
+			fmt.Fprintf(&b, "\n**Forget set %s**\n\n", MarkdownText(fs))
 			b.WriteString("| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time ÷ retrain | seeds |\n")
 			b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 		}
-		name, how, alpha := r.Name, r.Strategy+" + "+r.Algorithm, "–"
+		name, how, alpha := MarkdownText(r.Name), MarkdownText(r.Strategy)+" + "+MarkdownText(r.Algorithm), "–"
 		if r.Oracle {
 			name, how = "Retrain (oracle)", "train from scratch without the forget set"
 		}

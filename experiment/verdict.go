@@ -83,7 +83,7 @@ func VerdictMarkdown(recs []Record, names []string) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n**Flag against miss** (%s): every run, Δ = oracle − model in points; a miss is |Δ forget| or |Δ test| above %g point; ", strings.Join(names, ", "), MissPoints)
+	fmt.Fprintf(&b, "\n**Flag against miss** (%s): every run, Δ = oracle − model in points; a miss is |Δ forget| or |Δ test| above %g point; ", MarkdownText(strings.Join(names, ", ")), MissPoints)
 	b.WriteString("flags are the run's own warnings (metrics.json `unlearning.flags`); vouched means the auto rule was met with no flag; ")
 	b.WriteString("estimate − oracle is the run's oracle-free estimate of the oracle's forget and test accuracy against the oracle's.\n\n")
 	b.WriteString("| forget set | seed | method | Δ forget | Δ test | miss | flags | vouched | stop | epochs | epochs-equivalent | estimate − oracle: forget | test |\n")
@@ -92,7 +92,7 @@ func VerdictMarkdown(recs []Record, names []string) string {
 	for _, v := range vs {
 		flags := "–"
 		if len(v.Flags) > 0 {
-			flags = strings.Join(v.Flags, ", ")
+			flags = MarkdownText(strings.Join(v.Flags, ", "))
 		}
 		miss, vouched := "no", "no"
 		if v.Miss {
@@ -119,12 +119,12 @@ func VerdictMarkdown(recs []Record, names []string) string {
 		if v.EpochsEquivalent > 0 {
 			ee = fmt.Sprintf("%.1f", v.EpochsEquivalent)
 		}
-		stop := v.Stop
+		stop := MarkdownText(v.Stop)
 		if stop == "" {
 			stop = "–"
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %+.2f | %+.2f | %s | %s | %s | %s | %d | %s | %s | %s |\n",
-			v.ForgetSet, v.Seed, v.Name, v.DForget, v.DTest, miss, flags, vouched, stop, v.Epochs, ee, est(v.EstForget), est(v.EstTest))
+			MarkdownText(v.ForgetSet), v.Seed, MarkdownText(v.Name), v.DForget, v.DTest, miss, flags, vouched, stop, v.Epochs, ee, est(v.EstForget), est(v.EstTest))
 	}
 	fmt.Fprintf(&b, "\n%d runs: %d missed (%d flagged, **%d vouched for although they missed**); %d not vouched for although within %g point.\n",
 		len(vs), missed, flaggedMiss, unflaggedMiss, flaggedHit, MissPoints)

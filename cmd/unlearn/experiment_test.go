@@ -176,7 +176,7 @@ methods:
 	if err := json.Unmarshal([]byte(lines[1]), &stale); err != nil {
 		t.Fatal(err)
 	}
-	stale["key"], stale["name"] = "stale", "Stale row"
+	stale["key"], stale["name"] = "000000000005a1e0", "Stale row"
 	sb, _ := json.Marshal(stale)
 	os.WriteFile(filepath.Join(out, "results.jsonl"), append(results, append(sb, '\n')...), 0o644)
 	os.Remove(filepath.Join(out, "RESULTS.md"))

@@ -62,6 +62,9 @@ type Job struct {
 	// and the step's cache key ("" for steps without a record: originals
 	// and timing runs).
 	Step func(what, state, key string)
+	// Info, when set, receives warnings (event "warning"): a results
+	// file's last line cut short, left out or removed.
+	Info func(event, text string, fields ...any)
 }
 
 // Outcome is what Run did.
@@ -106,6 +109,8 @@ type state struct {
 	// drew them; audits the scored rows' folders (scoreAll).
 	scoreTargets []scoreTarget
 	audits       []scoreAudit
+	// warned holds the warnings already given.
+	warned map[string]bool
 }
 
 // Run runs the experiment: every step of the grid in a fixed order (per
@@ -283,8 +288,23 @@ func (r *state) grid(ctx context.Context) error {
 	r.keyList = nil
 	r.scoreTargets = nil
 	r.done = map[string]experiment.Record{}
-	if recs, err := readAll(r.cfg.Out); err == nil {
-		for _, rec := range recs {
+	if !r.dryRun {
+		// An append cut short (a full disk) left a partial last line: it
+		// is cut off before the next append, which would otherwise
+		// continue it.
+		w, err := experiment.RepairTail(r.results)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.results, err)
+		}
+		if w != "" {
+			r.warn(w)
+		}
+	}
+	if set, err := readAll(r.cfg.Out); err == nil {
+		for _, w := range set.Warnings {
+			r.warn(w)
+		}
+		for _, rec := range set.Records {
 			r.done[rec.Key] = rec
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -857,25 +877,39 @@ func (r *state) unlearnJob(ch Choices, fs forgetSet, seed uint64, lg *stepLog) (
 }
 
 // readAll reads the records of results.jsonl and of every shard's
-// results.shard-*.jsonl in out (os.ErrNotExist when there are none).
-func readAll(out string) ([]experiment.Record, error) {
+// results.shard-*.jsonl in out (os.ErrNotExist when there are none) as one
+// experiment.RecordSet: a key recorded differently in two places is
+// refused, naming both; the set's warnings name what was left out.
+func readAll(out string) (*experiment.RecordSet, error) {
 	shards, _ := filepath.Glob(filepath.Join(out, "results.shard-*.jsonl"))
-	var all []experiment.Record
+	var set experiment.RecordSet
 	found := false
 	for _, p := range append([]string{filepath.Join(out, "results.jsonl")}, shards...) {
-		recs, err := experiment.ReadRecords(p)
+		err := set.Read(p)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		} else if err != nil {
 			return nil, err
 		}
 		found = true
-		all = append(all, recs...)
 	}
 	if !found {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(out, "results.jsonl"), os.ErrNotExist)
 	}
-	return all, nil
+	return &set, nil
+}
+
+// warn reports a warning through Job.Info, once (the grid and the report
+// both read the results files).
+func (r *state) warn(text string) {
+	if r.job.Info == nil || r.warned[text] {
+		return
+	}
+	if r.warned == nil {
+		r.warned = map[string]bool{}
+	}
+	r.warned[text] = true
+	r.job.Info("warning", "warning: "+text)
 }
 
 // record writes the step's record and appends it to results.jsonl (or the

@@ -292,10 +292,11 @@ methods:
 		}}); err != nil {
 			t.Fatal(err)
 		}
-		recs, err := readAll(cfg.Out)
-		if err != nil || len(recs) != 2 {
-			t.Fatalf("%d records (%v), want the oracle's and SSD's; steps %q", len(recs), err, steps)
+		set, err := readAll(cfg.Out)
+		if err != nil || len(set.Records) != 2 {
+			t.Fatalf("records %v (%v), want the oracle's and SSD's; steps %q", set, err, steps)
 		}
+		recs := set.Records
 		for _, s := range steps {
 			if strings.Contains(s, "training") {
 				t.Errorf("step %q: an outside oracle is never trained by the tool", s)

@@ -188,7 +188,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		for _, a := range bySet[fs] {
 			raw, err := fsread.FileNoLink(filepath.Join(a.dir, "score.json"), "score file", maxScoreSize)
 			if errors.Is(err, os.ErrNotExist) {
-				missing = append(missing, a.method)
+				missing = append(missing, experiment.MarkdownText(a.method))
 				continue
 			} else if err != nil {
 				return "", err
@@ -196,6 +196,10 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			var rep schema.ScoreReport
 			if err := json.Unmarshal(raw, &rep); err != nil {
 				return "", fmt.Errorf("%s: %w", filepath.Join(a.dir, "score.json"), err)
+			}
+			if err := checkScore(&rep); err != nil {
+				return "", fmt.Errorf("%w: %s: %v; the file was edited or corrupted: delete it and run the experiment again (the audit gathers it again from its tasks)",
+					experiment.ErrRecords, filepath.Join(a.dir, "score.json"), err)
 			}
 			l := &line{a: a, rep: &rep, final: rep.ForgetQuality.Estimate}
 			if rep.FinalScore != nil {
@@ -215,7 +219,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			}
 			lines = append(lines, l)
 		}
-		fmt.Fprintf(&b, "\n### %s\n\n", fs)
+		fmt.Fprintf(&b, "\n### %s\n\n", experiment.MarkdownText(fs))
 		if len(lines) == 0 {
 			fmt.Fprintf(&b, "Not scored yet: %s.\n", strings.Join(missing, ", "))
 			continue
@@ -263,7 +267,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 				svc = pct(rep.SVCMIA.Unlearned) + " / " + pct(rep.SVCMIA.Retrained)
 			}
 			u, rt := rep.Accuracy.Unlearned, rep.Accuracy.Retrained
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %d | %s |\n", l.a.method, iv(rep.ForgetQuality), fin,
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %d | %s |\n", experiment.MarkdownText(l.a.method), iv(rep.ForgetQuality), fin,
 				iv(rep.KLoM.Forget), 100*u.Forget, 100*rt.Forget, 100*u.Test, 100*rt.Test, svc, grid, l.scoreRank, mr)
 		}
 		if len(missing) > 0 {
@@ -272,7 +276,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		var closed []string
 		for _, l := range lines {
 			if l.rep.KLoM.Bins != schema.ScoreKLoMDigitize {
-				closed = append(closed, l.a.method)
+				closed = append(closed, experiment.MarkdownText(l.a.method))
 			}
 		}
 		if len(closed) > 0 {
@@ -282,4 +286,45 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// checkScore checks the values of a score.json that RESULTS.md shows:
+// accuracies, SVC MIA shares and the forget quality in [0, 1], and the
+// intervals' bounds, the final score and KLoM within ±1e9 (so that none
+// prints as a number of hundreds of digits or as +Inf). The error names
+// the field.
+func checkScore(rep *schema.ScoreReport) error {
+	type field struct {
+		name   string
+		v      float64
+		lo, hi float64
+	}
+	acc := func(side string, a schema.ScoreSplits) []field {
+		p := "accuracy." + side + "."
+		return []field{{p + "forget", a.Forget, 0, 1}, {p + "retain", a.Retain, 0, 1}, {p + "test", a.Test, 0, 1}}
+	}
+	iv := func(name string, i schema.ScoreInterval) []field {
+		return []field{{name + ".estimate", i.Estimate, -1e9, 1e9}, {name + ".lo", i.Lo, -1e9, 1e9}, {name + ".hi", i.Hi, -1e9, 1e9}}
+	}
+	fs := append(acc("unlearned", rep.Accuracy.Unlearned), acc("retrained", rep.Accuracy.Retrained)...)
+	fs = append(fs, field{"forget_quality.estimate", rep.ForgetQuality.Estimate, 0, 1})
+	fs = append(fs, iv("forget_quality", rep.ForgetQuality)...)
+	fs = append(fs, iv("klom.forget", rep.KLoM.Forget)...)
+	if rep.FinalScore != nil {
+		fs = append(fs, iv("final_score", *rep.FinalScore)...)
+	}
+	for _, m := range []struct {
+		name string
+		v    *float64
+	}{{"svc_mia.unlearned", rep.SVCMIA.Unlearned}, {"svc_mia.retrained", rep.SVCMIA.Retrained}} {
+		if m.v != nil {
+			fs = append(fs, field{m.name, *m.v, 0, 1})
+		}
+	}
+	for _, f := range fs {
+		if !(f.v >= f.lo && f.v <= f.hi) {
+			return fmt.Errorf("%s %g: outside [%g, %g]", f.name, f.v, f.lo, f.hi)
+		}
+	}
+	return nil
 }

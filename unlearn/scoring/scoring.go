@@ -247,16 +247,19 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	for i, t := range job.tasks() {
-		if _, err := r.readTask(t); err == nil {
-			if ShardOf(i, job.Shard, job.Shards) && !job.Gather {
+		mine := ShardOf(i, job.Shard, job.Shards) && !job.Gather
+		done, err := r.taskDone(t, mine)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			if mine {
 				o.Cached = append(o.Cached, t.name())
 				say(t, "cached")
 			}
 			continue
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return nil, err
 		}
-		if job.Gather || !ShardOf(i, job.Shard, job.Shards) {
+		if !mine {
 			o.Missing = append(o.Missing, t.name())
 			continue
 		}
@@ -277,6 +280,30 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// taskDone says whether task t has a result in the folder. A file cut
+// short (ErrCutShort: its writer was interrupted) is not a result: outside
+// a gathering run the task is not done, and when it is this run's (mine)
+// it runs again, with a warning naming the file (the new file replaces the
+// damaged one atomically). Gathering, and any other damage, is an error
+// naming the file.
+func (r *state) taskDone(t task, mine bool) (bool, error) {
+	_, err := r.readTask(t)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case errors.Is(err, ErrCutShort) && !r.job.Gather:
+		if mine && r.job.Info != nil {
+			p := r.taskPath(t)
+			r.job.Info("warning", fmt.Sprintf("warning: %s: not JSON, cut short (a write was interrupted): running %s again", p, t.name()),
+				"file", p, "task", t.name())
+		}
+		return false, nil
+	}
+	return false, err
 }
 
 // sample draws n of ids (all of them when n ≤ 0 or n ≥ len(ids)) with

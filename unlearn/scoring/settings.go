@@ -190,7 +190,9 @@ func flatten(v any) map[string]string {
 }
 
 // readTask reads a task's result file and checks that it belongs to the
-// folder (os.ErrNotExist when there is none).
+// folder and that every value is in its range (checkTask): os.ErrNotExist
+// when there is none, ErrDamaged (with ErrCutShort when it is not JSON)
+// when it is damaged.
 func (r *state) readTask(t task) (*schema.ScoreTask, error) {
 	p := r.taskPath(t)
 	b, err := fsread.FileNoLink(p, "task file", r.maxTaskSize())
@@ -199,7 +201,11 @@ func (r *state) readTask(t task) (*schema.ScoreTask, error) {
 	}
 	var res schema.ScoreTask
 	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, fmt.Errorf("%w: %s: %w (%v; a write was interrupted, or a copy is partial); %s", ErrDamaged, p, ErrCutShort, err, repairHint)
+		}
+		return nil, fmt.Errorf("%w: %s: %v; %s", ErrDamaged, p, err, repairHint)
 	}
 	switch {
 	case res.Schema != schema.ScoreTaskSchema:
@@ -212,10 +218,9 @@ func (r *state) readTask(t task) (*schema.ScoreTask, error) {
 		return nil, fmt.Errorf("%w: %s was made with other settings than the folder's %s (settings sha256 %.12s…, folder %.12s…)", ErrSettings, p, file, res.Settings, r.digest[t.kind])
 	case res.Kind != t.kind || res.Index != t.index || res.Seed != t.seed:
 		return nil, fmt.Errorf("%w: %s holds %s %d (seed %d), want %s", ErrSettings, p, res.Kind, res.Index, res.Seed, t.name())
-	case len(res.Forget.Margins) != r.setup.Forget || len(res.Retain.Margins) != len(r.retain) || len(res.Test.Margins) != len(r.test) ||
-		len(res.Forget.Correct) != r.setup.Forget || len(res.Retain.Correct) != len(r.retain) || len(res.Test.Correct) != len(r.test):
-		return nil, fmt.Errorf("%w: %s has outputs for %d/%d/%d examples, want %d/%d/%d", ErrSettings, p,
-			len(res.Forget.Margins), len(res.Retain.Margins), len(res.Test.Margins), r.setup.Forget, len(r.retain), len(r.test))
+	}
+	if err := checkTask(p, &res, [3]int{r.setup.Forget, len(r.retain), len(r.test)}); err != nil {
+		return nil, err
 	}
 	return &res, nil
 }
