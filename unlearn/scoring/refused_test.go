@@ -227,7 +227,7 @@ func finishedAudit(t *testing.T, job Job) {
 	}
 	for _, tk := range job.tasks() {
 		res := schema.ScoreTask{Schema: schema.ScoreTaskSchema, Settings: r.digest[tk.kind], Kind: tk.kind, Index: tk.index, Seed: tk.seed,
-			ModelSHA256: "00", Forget: outputs(len(job.Suite.Forget)), Retain: outputs(len(r.retain)), Test: outputs(len(r.test))}
+			ModelSHA256: strings.Repeat("0", 64), Forget: outputs(len(job.Suite.Forget)), Retain: outputs(len(r.retain)), Test: outputs(len(r.test))}
 		if err := writeJSON(r.taskPath(tk), res); err != nil {
 			t.Fatal(err)
 		}
