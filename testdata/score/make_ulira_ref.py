@@ -27,10 +27,13 @@ heteroscedastic sides. "large_k" records the accuracy at K = 1000 next to
 Phi(d/2); its inputs are not written (too large).
 
 Run from the repository root:  /usr/bin/python3 testdata/score/make_ulira_ref.py
+Add --study to print the accuracy's spread over independent ensembles as K
+grows (the table in docs/SCORE.md); the study is not written to the fixture.
 """
 
 import json
 import math
+import sys
 
 import numpy as np
 
@@ -144,7 +147,40 @@ def large_k():
     return res
 
 
+def study():
+    # Mean accuracy over 25 forget examples whose unlearned margins are
+    # N(d, 1) and retrained N(0, 1), over 12 independent ensembles per K
+    # (the table in docs/SCORE.md); not written to the fixture.
+    rng = np.random.default_rng(5)
+    print("| K | d | shadows | variance | accuracy mean | sd | ideal Φ(d/2) | per-example sd |")
+    print("|---|---|---|---|---|---|---|---|")
+    for d in (0.0, 0.5, 1.0):
+        for k in (4, 8, 16, 32, 64, 128):
+            accs, per = [], []
+            for _ in range(12):
+                r = ulira(rng.normal(d, 1.0, size=(k, 25)), rng.normal(0.0, 1.0, size=(k, 25)))
+                accs.append(r["accuracy"])
+                per.append(np.std(r["examples"]))
+            print(f"| {k} | {d} | {r['shadows']} | {r['variance']} | {np.mean(accs):.3f} | {np.std(accs):.3f} | {phi(d / 2):.3f} | {np.mean(per):.3f} |")
+    # The two variance modes on the same kind of ensembles.
+    rng = np.random.default_rng(6)
+    print()
+    print("| K | d | global: mean | sd | per example: mean | sd |")
+    print("|---|---|---|---|---|---|")
+    for d in (0.5, 1.0):
+        for k in (16, 32, 64, 128):
+            row = []
+            for v in ("global", "per_example"):
+                a = [ulira(rng.normal(d, 1.0, size=(k, 25)), rng.normal(0.0, 1.0, size=(k, 25)), variance=v)["accuracy"]
+                     for _ in range(12)]
+                row += [np.mean(a), np.std(a)]
+            print(f"| {k} | {d} | " + " | ".join(f"{x:.3f}" for x in row) + " |")
+
+
 def main():
+    if "--study" in sys.argv:
+        study()
+        return
     ref = {"floor": FLOOR, "per_example_shadows": PER_EXAMPLE_SHADOWS, "cases": {}}
     for name, (U, R, opt) in cases().items():
         kw = dict(opt)
