@@ -141,7 +141,7 @@ func evaluate(e Ensemble, iu, ir []int, t *epsTable, opt KLoMOptions, plan *ulir
 			return out
 		}
 		p.ulira = math.NaN()
-		if acc, _, _, ok := ulira(u, r, folds(iu), folds(ir), plan.folds, plan.global, examples); ok {
+		if acc, _, _, ok := ulira(u, r, folds(iu), folds(ir), plan.folds, plan.global, examples, false); ok {
 			p.ulira = meanFloat(acc)
 		}
 	}

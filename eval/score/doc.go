@@ -210,7 +210,10 @@
 // the forget set fixed. For U-LiRA each copy of a model in a resample keeps
 // that model's fold, so a target is never among its own shadows (folds by
 // position in the resample would let a copy be both, which raised the
-// resamples' accuracy by 0.08 on identical distributions at K = 8).
+// resamples' accuracy by 0.08 on identical distributions at K = 8); a
+// resample in which a fold with targets keeps fewer than two shadows on a
+// side (all copies in one fold: rare from K = 8 on) is left out of
+// U-LiRA's interval.
 //
 // A plain percentile interval would be wrong here: a resample repeats
 // models, so each example's two samples hold fewer distinct values, which

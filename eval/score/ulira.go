@@ -136,7 +136,7 @@ func ULiRAScore(unlearned, retrained [][]float64, opt ULiRAOptions) (*ULiRA, err
 		return nil, err
 	}
 	fold := uliraFolds(k, folds)
-	acc, lrU, lrR, ok := ulira(unlearned, retrained, fold, fold, folds, global, examples)
+	acc, lrU, lrR, ok := ulira(unlearned, retrained, fold, fold, folds, global, examples, true)
 	if !ok {
 		// resolve guarantees two shadows per side in every fold.
 		return nil, fmt.Errorf("%w: U-LiRA folds without shadows", ErrTooFewModels)
@@ -158,16 +158,19 @@ func meanFloat(v []float64) float64 {
 
 // ulira runs the attack on rows u and r ([model][example]) whose folds are
 // fu and fr: in fold f, the rows of fold f are the targets and the other
-// rows the shadows. It returns each example's balanced accuracy and the
-// log-likelihood ratios of the unlearned and retrained targets (all
-// examples and folds), or ok = false when a fold with targets has fewer
-// than two shadows on a side. The two sides may differ in size (bootstrap
-// resamples); every row is a target exactly once.
-func ulira(u, r [][]float64, fu, fr []int, folds int, global bool, examples int) (acc, lrU, lrR []float64, ok bool) {
+// rows the shadows. It returns each example's balanced accuracy and, with
+// keep, the log-likelihood ratios of the unlearned and retrained targets
+// (fold by fold, example by example, row by row), or ok = false when a
+// fold with targets has fewer than two shadows on a side. The two sides
+// may differ in size (bootstrap resamples); every row is a target exactly
+// once.
+func ulira(u, r [][]float64, fu, fr []int, folds int, global bool, examples int, keep bool) (acc, lrU, lrR []float64, ok bool) {
 	tpos := make([]int, examples) // unlearned targets called unlearned
 	tneg := make([]int, examples) // retrained targets called retrained
-	lrU = make([]float64, 0, len(u)*examples)
-	lrR = make([]float64, 0, len(r)*examples)
+	if keep {
+		lrU = make([]float64, 0, len(u)*examples)
+		lrR = make([]float64, 0, len(r)*examples)
+	}
 	muU, vU := make([]float64, examples), make([]float64, examples)
 	muR, vR := make([]float64, examples), make([]float64, examples)
 	for f := range folds {
@@ -187,7 +190,9 @@ func ulira(u, r [][]float64, fu, fr []int, folds int, global bool, examples int)
 			for m, row := range u {
 				if fu[m] == f {
 					s := lr(row[j])
-					lrU = append(lrU, s)
+					if keep {
+						lrU = append(lrU, s)
+					}
 					if s > 0 {
 						tpos[j]++
 					}
@@ -196,7 +201,9 @@ func ulira(u, r [][]float64, fu, fr []int, folds int, global bool, examples int)
 			for m, row := range r {
 				if fr[m] == f {
 					s := lr(row[j])
-					lrR = append(lrR, s)
+					if keep {
+						lrR = append(lrR, s)
+					}
 					if s <= 0 {
 						tneg[j]++
 					}
@@ -254,15 +261,25 @@ func fit(rows [][]float64, fold []int, f int, global bool, mu, v []float64) bool
 	return true
 }
 
-// auc is P(pos > neg) + P(pos = neg)/2 over all pairs, by ranks.
+// auc is P(pos > neg) + P(pos = neg)/2 over all pairs: both sorted, then
+// one merge.
 func auc(pos, neg []float64) float64 {
 	if len(pos) == 0 || len(neg) == 0 {
 		return math.NaN()
 	}
+	ps := slices.Sorted(slices.Values(pos))
 	ns := slices.Sorted(slices.Values(neg))
 	var wins float64
-	for _, p := range pos {
-		wins += float64(countLT(ns, p)) + float64(countLE(ns, p)-countLT(ns, p))/2
+	lt, le := 0, 0 // #{neg < p}, #{neg ≤ p} for the current p
+	for _, p := range ps {
+		for lt < len(ns) && ns[lt] < p {
+			lt++
+		}
+		le = max(le, lt)
+		for le < len(ns) && ns[le] <= p {
+			le++
+		}
+		wins += float64(lt) + float64(le-lt)/2
 	}
 	return wins / (float64(len(pos)) * float64(len(neg)))
 }

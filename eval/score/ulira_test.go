@@ -102,7 +102,7 @@ func TestULiRAMatchesReference(t *testing.T) {
 		withLR++
 		k, examples := len(c.Unlearned), len(c.Unlearned[0])
 		fold := uliraFolds(k, got.Folds)
-		_, lrU, lrR, ok := ulira(c.Unlearned, c.Retrained, fold, fold, got.Folds, got.Variance == ULiRAVarianceGlobal, examples)
+		_, lrU, lrR, ok := ulira(c.Unlearned, c.Retrained, fold, fold, got.Folds, got.Variance == ULiRAVarianceGlobal, examples, true)
 		if !ok {
 			t.Fatalf("%s: no fit", name)
 		}
