@@ -154,7 +154,11 @@ type ScoreReport struct {
 	// SVCMIA is SalUn's SVC MIA (true-label confidence) per side: the
 	// share of the forget set called non-member, averaged over the side's
 	// models (ScoreOutputs.SVCNonMember); absent where tasks lack it.
-	SVCMIA    ScoreSVCMIA    `json:"svc_mia"`
+	SVCMIA ScoreSVCMIA `json:"svc_mia"`
+	// ULiRA is the per-example likelihood-ratio attack between the two
+	// sides' forget margins (eval/score.ULiRAScore); absent with K below 4
+	// and in files written before it was computed.
+	ULiRA     *ScoreULiRA    `json:"ulira,omitempty"`
 	Bootstrap ScoreBootstrap `json:"bootstrap"`
 	// Forget lists every forget example; Retain and Test the samples.
 	Forget []ScoreForgetExample `json:"forget"`
@@ -238,6 +242,32 @@ type ScoreForgetExample struct {
 	// (ScoreOutputs.SVCNonMember); absent where a side's tasks lack it.
 	UnlearnedSVCNonMember *float64 `json:"unlearned_svc_non_member,omitempty"`
 	RetrainedSVCNonMember *float64 `json:"retrained_svc_non_member,omitempty"`
+	// ULiRA is U-LiRA's balanced accuracy on this example over its K + K
+	// targets (ScoreReport.ULiRA); absent where the report has none.
+	ULiRA *float64 `json:"ulira,omitempty"`
+}
+
+// ScoreULiRA is U-LiRA on the audit's models: per forget example, Gaussians
+// fitted to the margins of shadow unlearned and shadow retrained models
+// score held-out target models by their likelihood ratio (docs/SCORE.md).
+type ScoreULiRA struct {
+	// Accuracy is the attack's balanced accuracy, the mean over the forget
+	// set of each example's (ScoreForgetExample.ULiRA), with its bootstrap
+	// interval over the models: 0.5 means the unlearned models cannot be
+	// told from retrained ones, 1 that every target is told apart.
+	Accuracy ScoreInterval `json:"accuracy"`
+	// AUC is the ROC area of the likelihood ratios of all (example,
+	// target) pairs, one threshold for every example.
+	AUC float64 `json:"auc"`
+	// Folds is the number of folds each side's K models are split into;
+	// Shadows the fewest shadow models per side in a fold; Targets the
+	// targets per side and example (K).
+	Folds   int `json:"folds"`
+	Shadows int `json:"shadows"`
+	Targets int `json:"targets"`
+	// Variance is "global" (one variance per side, pooled over the forget
+	// examples) or "per_example".
+	Variance string `json:"variance"`
 }
 
 // ScoreSVCMIA is the SVC MIA's mean verdict on the forget set per side.

@@ -177,8 +177,18 @@ func TestScoreShardsEqualOneProcess(t *testing.T) {
 		t.Fatalf("score.json: schema %q, %d models, %d/%d/%d examples, K %d, max ε %g", rep.Schema, len(rep.Models),
 			len(rep.Forget), len(rep.Retain), len(rep.Test), rep.Settings.Setup.K, rep.MaxEpsilon)
 	}
+	// U-LiRA from K = 4: two folds of two models, two shadows per side.
+	if u := rep.ULiRA; u == nil || u.Folds != 2 || u.Shadows != 2 || u.Targets != 4 || u.Variance != "global" ||
+		!(u.Accuracy.Lo <= u.Accuracy.Estimate && u.Accuracy.Estimate <= u.Accuracy.Hi) {
+		t.Fatalf("score.json's U-LiRA: %+v", u)
+	}
+	for _, e := range rep.Forget {
+		if e.ULiRA == nil || *e.ULiRA < 0 || *e.ULiRA > 1 || math.Mod(*e.ULiRA*8, 1) != 0 {
+			t.Fatalf("forget example %d: U-LiRA accuracy %v, want a multiple of 1/8", e.ID, e.ULiRA)
+		}
+	}
 	if html, err := os.ReadFile(filepath.Join(single, "score.html")); err != nil || !bytes.Contains(html, []byte("data:image/png;base64,")) ||
-		!bytes.Contains(html, []byte("ε against the SVC MIA")) || !bytes.Contains(html, []byte("called non-member")) {
+		!bytes.Contains(html, []byte("ε against the SVC MIA")) || !bytes.Contains(html, []byte("called non-member")) || !bytes.Contains(html, []byte("U-LiRA accuracy")) {
 		t.Fatalf("score.html: %v", err)
 	}
 	// The SVC MIA's per-example verdicts: each side's share per forget

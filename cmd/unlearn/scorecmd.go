@@ -29,7 +29,7 @@ func scoreCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: "Trains K oracles from scratch without the forget set (the --train-* recipe, seeds --oracle-seed + k)\nand runs the method K times on --model (seeds --seed + k), evaluates every model on the forget set\n" +
 			"and seeded samples of the retain and test sets, and writes the NeurIPS 2023 competition's forget\n" +
-			"quality F and final score, KLoM per example and bootstrap intervals to score.json and score.html.\n" +
+			"quality F and final score, KLoM and U-LiRA per example and bootstrap intervals to score.json and score.html.\n" +
 			"Each of the 2K tasks writes its result to --results (resumable); --shards N runs only the tasks\n" +
 			"with index ≡ --shard (or $JOB_COMPLETION_INDEX, or $SLURM_ARRAY_TASK_ID) mod N, and --gather scores the folder (README, \"Scoring\").",
 		Flags: append(flags,
@@ -98,7 +98,7 @@ func runScore(c *cli.Context) error {
 		return err
 	}
 	r := o.Report
-	logs.Result("result", "json", o.JSONPath, "html", o.ReportPath, "forget_quality", r.ForgetQuality, "final_score", r.FinalScore, "klom", r.KLoM)
+	logs.Result("result", "json", o.JSONPath, "html", o.ReportPath, "forget_quality", r.ForgetQuality, "final_score", r.FinalScore, "klom", r.KLoM, "ulira", r.ULiRA)
 	fmt.Fprintf(c.App.Writer, "%s\nwrote %s and %s\n", report.ScoreLine(r), o.JSONPath, o.ReportPath)
 	return nil
 }

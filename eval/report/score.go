@@ -16,14 +16,18 @@ import (
 )
 
 // ScoreLine is the terminal's summary of a score: F and the final score
-// with their intervals, the mean KLoM on the three sets, and K.
+// with their intervals, the mean KLoM on the three sets, U-LiRA's accuracy
+// with its interval where the report has it, and K.
 func ScoreLine(r *schema.ScoreReport) string {
 	line := fmt.Sprintf("forget quality F %.3f [%.3f, %.3f]", r.ForgetQuality.Estimate, r.ForgetQuality.Lo, r.ForgetQuality.Hi)
 	if f := r.FinalScore; f != nil {
 		line += fmt.Sprintf(", final score %.3f [%.3f, %.3f]", f.Estimate, f.Lo, f.Hi)
 	}
-	return line + fmt.Sprintf(", mean KLoM forget %.3f, retain %.3f, test %.3f (K = %d)",
-		r.KLoM.Forget.Estimate, r.KLoM.Retain, r.KLoM.Test, r.Settings.Setup.K)
+	line += fmt.Sprintf(", mean KLoM forget %.3f, retain %.3f, test %.3f", r.KLoM.Forget.Estimate, r.KLoM.Retain, r.KLoM.Test)
+	if u := r.ULiRA; u != nil {
+		line += fmt.Sprintf(", U-LiRA accuracy %.3f [%.3f, %.3f]", u.Accuracy.Estimate, u.Accuracy.Lo, u.Accuracy.Hi)
+	}
+	return line + fmt.Sprintf(" (K = %d)", r.Settings.Setup.K)
 }
 
 // ScoreHTML renders a per-example forgetting audit (score.json) as one
@@ -147,6 +151,7 @@ figcaption { font-size: .85rem; color: #555; max-width: 620px; } code { font-siz
 <tr><td class="name">mean KLoM, forget</td><td>{{num .R.KLoM.Forget.Estimate}}</td><td>[{{num .R.KLoM.Forget.Lo}}, {{num .R.KLoM.Forget.Hi}}]</td><td class="help">KL divergence of the margin histograms (nats); 0 = indistinguishable</td></tr>
 <tr><td class="name">mean KLoM, retain sample</td><td>{{num .R.KLoM.Retain}}</td><td></td><td class="help">{{$s.Samples.Retain}} retain examples</td></tr>
 <tr><td class="name">mean KLoM, test sample</td><td>{{num .R.KLoM.Test}}</td><td></td><td class="help">{{$s.Samples.Test}} test examples</td></tr>
+{{with .R.ULiRA}}<tr><td class="name">U-LiRA accuracy</td><td>{{num .Accuracy.Estimate}}</td><td>[{{num .Accuracy.Lo}}, {{num .Accuracy.Hi}}]</td><td class="help">per-example likelihood-ratio attack, unlearned against retrained targets, mean balanced accuracy; 0.5 = indistinguishable, 1 = told apart ({{.Folds}} folds, {{.Shadows}} shadows per side, {{.Variance}} variance; pooled AUC {{num .AUC}})</td></tr>{{end}}
 </table>
 <table>
 <tr><th class="name">mean accuracy</th><th>forget</th><th>retain sample</th><th>test sample</th></tr>

@@ -1,6 +1,7 @@
 package score
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -39,6 +40,9 @@ type BootstrapOptions struct {
 	Seed uint64
 	// KLoM sets the histograms of the mean KLoM.
 	KLoM KLoMOptions
+	// ULiRA sets the likelihood-ratio attack (skipped when K is below
+	// ULiRAMinModels).
+	ULiRA ULiRAOptions
 	// Workers bounds the parallelism (≤ 0: GOMAXPROCS).
 	Workers int
 }
@@ -67,17 +71,31 @@ type Summary struct {
 	F        Interval  `json:"forget_quality"`
 	Final    *Interval `json:"final_score,omitempty"`
 	MeanKLoM Interval  `json:"mean_klom"`
+	// ULiRA is the likelihood-ratio attack from all K models and
+	// ULiRAAccuracy its mean accuracy with an interval; both nil when K is
+	// below ULiRAMinModels.
+	ULiRA         *ULiRA    `json:"ulira,omitempty"`
+	ULiRAAccuracy *Interval `json:"ulira_accuracy,omitempty"`
 	// The bootstrap's settings, for the record.
 	Resamples int     `json:"resamples"`
 	Level     float64 `json:"level"`
 	Seed      uint64  `json:"seed"`
 }
 
-type point struct{ f, final, klom float64 }
+type point struct{ f, final, klom, ulira float64 }
+
+// uliraPlan is U-LiRA's setting in the resamples: the fold of each
+// original model, the same on both sides, and the variance mode.
+type uliraPlan struct {
+	fold   []int
+	folds  int
+	global bool
+}
 
 // evaluate computes F, the final score and the mean KLoM of the ensemble
-// restricted to the model rows iu (unlearned) and ir (retrained).
-func evaluate(e Ensemble, iu, ir []int, t *epsTable, opt KLoMOptions, workers int) (point, *Forgetting, []float64) {
+// restricted to the model rows iu (unlearned) and ir (retrained), and with
+// a plan U-LiRA's mean accuracy (NaN when a fold lacks shadows).
+func evaluate(e Ensemble, iu, ir []int, t *epsTable, opt KLoMOptions, plan *uliraPlan, workers int) (point, *Forgetting, []float64) {
 	pick := func(rows [][]float64, idx []int) [][]float64 {
 		out := make([][]float64, len(idx))
 		for i, m := range idx {
@@ -112,6 +130,21 @@ func evaluate(e Ensemble, iu, ir []int, t *epsTable, opt KLoMOptions, workers in
 		p.klom /= float64(examples)
 	}
 	p.f = f.F
+	if plan != nil {
+		// A resampled row keeps its original model's fold, so copies of one
+		// model are never both a target and a shadow of it.
+		folds := func(idx []int) []int {
+			out := make([]int, len(idx))
+			for i, m := range idx {
+				out[i] = plan.fold[m]
+			}
+			return out
+		}
+		p.ulira = math.NaN()
+		if acc, _, _, ok := ulira(u, r, folds(iu), folds(ir), plan.folds, plan.global, examples, false); ok {
+			p.ulira = meanFloat(acc)
+		}
+	}
 	if e.hasAccuracies() {
 		mean := func(acc []float64, idx []int) float64 {
 			var s float64
@@ -142,12 +175,14 @@ func quantile(s []float64, q float64) float64 {
 	return s[i] + (h-lo)*(s[i+1]-s[i])
 }
 
-// Summarize computes F, the final score and the mean KLoM over the forget
-// examples from all K models, and percentile bootstrap intervals for each:
-// every resample draws K unlearned and K retrained models with replacement
-// (independently on the two sides; a model's statistics and accuracies stay
-// together) and recomputes the three numbers. The package documentation
-// says what the intervals do and do not cover.
+// Summarize computes F, the final score, the mean KLoM and (K ≥
+// ULiRAMinModels) U-LiRA's mean accuracy over the forget examples from all
+// K models, and percentile bootstrap intervals for each: every resample
+// draws K unlearned and K retrained models with replacement (independently
+// on the two sides; a model's statistics and accuracies stay together) and
+// recomputes the numbers, U-LiRA with each copy in its original model's
+// fold. The package documentation says what the intervals do and do not
+// cover.
 func Summarize(e Ensemble, opt BootstrapOptions) (*Summary, error) {
 	n, examples, err := checkEnsemble(e.Unlearned, e.Retrained)
 	if err != nil {
@@ -186,8 +221,21 @@ func Summarize(e Ensemble, opt BootstrapOptions) (*Summary, error) {
 	for i := range all {
 		all[i] = i
 	}
-	p, f, kl := evaluate(e, all, all, t, kopt, opt.Workers)
+	var plan *uliraPlan
+	if folds, global, err := opt.ULiRA.resolve(n); err == nil {
+		plan = &uliraPlan{fold: uliraFolds(n, folds), folds: folds, global: global}
+	} else if !errors.Is(err, ErrTooFewModels) {
+		return nil, err
+	}
+	p, f, kl := evaluate(e, all, all, t, kopt, nil, opt.Workers)
 	s := &Summary{Forgetting: f, KLoM: kl, Resamples: max(opt.Resamples, 0), Level: opt.Level, Seed: opt.Seed}
+	if plan != nil {
+		if s.ULiRA, err = ULiRAScore(e.Unlearned, e.Retrained, opt.ULiRA); err != nil {
+			return nil, err
+		}
+		a := s.ULiRA.Accuracy
+		s.ULiRAAccuracy = &Interval{Estimate: a, Lo: a, Hi: a}
+	}
 	if e.hasAccuracies() {
 		if math.IsNaN(p.final) {
 			return nil, fmt.Errorf("%w: a retrained mean accuracy is 0", ErrNonFinite)
@@ -218,7 +266,7 @@ func Summarize(e Ensemble, opt BootstrapOptions) (*Summary, error) {
 	pts := make([]point, b)
 	par.Range(b, opt.Workers, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			pts[i], _, _ = evaluate(e, idx[i][0], idx[i][1], t, kopt, 1)
+			pts[i], _, _ = evaluate(e, idx[i][0], idx[i][1], t, kopt, plan, 1)
 		}
 	})
 	interval := func(get func(point) float64, iv *Interval) {
@@ -241,6 +289,9 @@ func Summarize(e Ensemble, opt BootstrapOptions) (*Summary, error) {
 	interval(func(q point) float64 { return q.klom }, &s.MeanKLoM)
 	if s.Final != nil {
 		interval(func(q point) float64 { return q.final }, s.Final)
+	}
+	if s.ULiRAAccuracy != nil {
+		interval(func(q point) float64 { return q.ulira }, s.ULiRAAccuracy)
 	}
 	return s, nil
 }

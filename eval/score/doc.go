@@ -13,6 +13,7 @@
 //	ForgetScore                                            F over the forget set ([model][example])
 //	FinalScore                                             F · (RA_u/RA_r) · (TA_u/TA_r)
 //	KLoM, KLoMs                                            KL divergence of margin histograms
+//	ULiRAScore, ULiRAMinModels                             per-example likelihood-ratio attack (U-LiRA)
 //	Summarize                                              all of the above with bootstrap intervals
 //
 // # Per-example statistics
@@ -158,14 +159,61 @@
 // paper's text was not available to check its bin count; 20 is the
 // reference code's.
 //
+// # U-LiRA
+//
+// Source: Hayes et al., "Inexact Unlearning Needs More Careful Evaluations
+// to Avoid a False Sense of Privacy", SaTML 2025, arXiv:2403.01218, after
+// LiRA (Carlini et al., "Membership Inference Attacks From First
+// Principles", IEEE S&P 2022). This is the attack on the models an audit
+// already has (one original, K unlearning runs), not the paper's protocol;
+// docs/SCORE.md says what that changes. For the same statistic as ε,
+// [model][example], K ≥ ULiRAMinModels models per side:
+//
+//  1. Folds: model m of each side is in fold f when ⌊f·K/F⌋ ≤ m <
+//     ⌊(f+1)·K/F⌋ (F = 2 by default), the same split on both sides.
+//  2. For each fold f and example j, the models outside fold f are the
+//     shadows: fit N(μ_in, σ²_in) to the unlearned shadows' values and
+//     N(μ_out, σ²_out) to the retrained shadows' (mean; sample variance,
+//     n − 1). With the global variance, each side's σ² is the mean of its
+//     per-example variances over the forget set (the pooled within-example
+//     variance of that fold's shadows; LiRA's code takes the spread of all
+//     values, which would add the spread between examples). Variances are
+//     floored at 1e-12.
+//  3. Each model of fold f, on either side, is a target: its score is
+//     LR = log N(x; μ_in, σ²_in) − log N(x; μ_out, σ²_out), and the attack
+//     calls it unlearned when LR > 0 (equal priors: K models a side). Every
+//     model is a target exactly once and never fits a Gaussian that scores
+//     it.
+//  4. Per example: balanced accuracy (TPR + TNR)/2 over its K unlearned and
+//     K retrained targets; ULiRA.Accuracy is its mean over the forget set.
+//     AUC: all (example, target) ratios pooled, unlearned positive, ties
+//     counted half.
+//
+// The variance mode is automatic unless set: per example when every fold
+// has at least ULiRAPerExampleShadows (64) shadows per side, else global,
+// following LiRA's finding that per-example variances need many shadow
+// models; with two folds that is K ≥ 128. Identical distributions give 0.5
+// in expectation (the targets are independent of the fits that score them),
+// separated ones 1; at large K the accuracy between N(0, 1) and N(d, 1)
+// approaches Φ(d/2) (TestULiRALargeK). Equal constant samples give LR = 0
+// everywhere: every target is called retrained, accuracy exactly 0.5.
+// Everything is deterministic.
+//
 // # Intervals
 //
 // Summarize resamples models, not examples: B (default 200) times it draws
 // K unlearned and K retrained models with replacement, independently per
 // side, from a PCG stream seeded by BootstrapOptions.Seed (all draws made
 // before any work, so the result does not depend on parallelism), and
-// recomputes F, the final score and the mean KLoM. The interval covers the
-// variability from which models were trained, with the forget set fixed.
+// recomputes F, the final score, the mean KLoM and U-LiRA's mean accuracy.
+// The interval covers the variability from which models were trained, with
+// the forget set fixed. For U-LiRA each copy of a model in a resample keeps
+// that model's fold, so a target is never among its own shadows (folds by
+// position in the resample would let a copy be both, which raised the
+// resamples' accuracy by 0.08 on identical distributions at K = 8); a
+// resample in which a fold with targets keeps fewer than two shadows on a
+// side (all copies in one fold: rare from K = 8 on) is left out of
+// U-LiRA's interval.
 //
 // A plain percentile interval would be wrong here: a resample repeats
 // models, so each example's two samples hold fewer distinct values, which

@@ -4,7 +4,8 @@
 // (unlearn.Unlearn), every model evaluated on the forget set and on seeded
 // samples of the retain set and the test split, then scored with package
 // eval/score (the NeurIPS 2023 competition's forget quality F and final
-// score, KLoM per example, bootstrap intervals over the models).
+// score, KLoM and U-LiRA per example, bootstrap intervals over the
+// models).
 //
 // # Tasks, caching and sharding
 //

@@ -97,6 +97,9 @@ func (r *state) gather() (*schema.ScoreReport, error) {
 	if job.Bootstrap.KLoM.CloseLastBin {
 		rep.KLoM.Bins = schema.ScoreKLoMClosed
 	}
+	if u := sum.ULiRA; u != nil {
+		rep.ULiRA = &schema.ScoreULiRA{Accuracy: iv(*sum.ULiRAAccuracy), AUC: u.AUC, Folds: u.Folds, Shadows: u.Shadows, Targets: u.Targets, Variance: u.Variance}
+	}
 	rep.Bootstrap = schema.ScoreBootstrap{Resamples: sum.Resamples, Level: sum.Level, Seed: sum.Seed}
 	for i, id := range job.Suite.Forget {
 		e := sum.Forgetting.Examples[i]
@@ -107,6 +110,9 @@ func (r *state) gather() (*schema.ScoreReport, error) {
 		}
 		if svcOK[schema.ScoreOracle] {
 			rep.Forget[i].RetrainedSVCNonMember = &svcR[i]
+		}
+		if sum.ULiRA != nil {
+			rep.Forget[i].ULiRA = &sum.ULiRA.Examples[i]
 		}
 	}
 	meanPtr := func(v []float64) *float64 {
