@@ -226,6 +226,18 @@ func TestSummarizeAndMarkdown(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
+	if strings.Contains(md, "peak memory") {
+		t.Errorf("records without peak memory gained its column:\n%s", md)
+	}
+	// Records that carry their peak memory: the table gains a column with
+	// each row's largest (the oracle's training records none).
+	recs[2].PeakRSSMiB, recs[3].PeakRSSMiB = 3000, 3584
+	md = Markdown(Summarize(recs))
+	for _, want := range []string{"| time ÷ retrain | peak memory | seeds |", "| 0.110 | 3.5 GiB | 2 |", "| 1 | – | 2 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown with peak memory lacks %q:\n%s", want, md)
+		}
+	}
 	names, files, err := Plots(rows)
 	if err != nil || len(names) != 4 || len(files["methods-iid.png"]) < 1000 {
 		t.Errorf("plots %v: %v", names, err)

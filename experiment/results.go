@@ -63,6 +63,10 @@ type Record struct {
 	// EpochsEquivalent is the run's cost in epochs over the retain set at
 	// its own speed (schema.Unlearning.EpochsEquivalent).
 	EpochsEquivalent float64 `json:"epochs_equivalent,omitempty"`
+	// PeakRSSMiB is the run's peak resident memory (metrics.json's
+	// timings.peak_rss_mib, measured from the step's start); absent in
+	// records from before it was kept.
+	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
 }
 
 // ReadRecords reads one results file (RecordSet.Read), leaving out a last
@@ -139,7 +143,10 @@ type Row struct {
 	// oracle − model; Gap is (|DForget| + |DMIA|)/2 per seed; Time is the
 	// run's seconds ÷ the oracle's training seconds.
 	Forget, DForget, DMIA, DTest, Gap, Time Stat
-	Best                                    bool // best localized method on this forget set
+	// PeakMiB is the largest peak resident memory of the row's runs, in
+	// MiB (0 where the records do not have it).
+	PeakMiB float64
+	Best    bool // best localized method on this forget set
 	// Gaps is avg |Δ| per seed, for comparisons paired over seeds.
 	Gaps map[uint64]float64
 	// PaperGaps is avg |Δ| per seed with the MIA feature of the paper's
@@ -233,6 +240,7 @@ func Summarize(recs []Record) []Row {
 			if rec.OracleSeconds > 0 {
 				tm = append(tm, rec.Seconds/rec.OracleSeconds)
 			}
+			r.PeakMiB = max(r.PeakMiB, rec.PeakRSSMiB)
 		}
 		r.Forget, r.DForget, r.DMIA, r.DTest, r.Gap, r.Time = NewStat(fo), NewStat(df), NewStat(dm), NewStat(dt), NewStat(gap), NewStat(tm)
 		if r.Auto {
@@ -282,12 +290,23 @@ func abs(s Stat) string {
 func Markdown(rows []Row) string {
 	var b strings.Builder
 	fs := ""
+	// A table gains a column of the runs' peak memory when its records
+	// have it (tables of older records are as they were).
+	memory := map[string]bool{}
+	for _, r := range rows {
+		memory[r.ForgetSet] = memory[r.ForgetSet] || r.PeakMiB > 0
+	}
 	for _, r := range rows {
 		if r.ForgetSet != fs {
 			fs = r.ForgetSet
 			fmt.Fprintf(&b, "\n**Forget set %s**\n\n", MarkdownText(fs))
-			b.WriteString("| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time ÷ retrain | seeds |\n")
-			b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+			if memory[fs] {
+				b.WriteString("| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time ÷ retrain | peak memory | seeds |\n")
+				b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+			} else {
+				b.WriteString("| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time ÷ retrain | seeds |\n")
+				b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+			}
 		}
 		name, how, alpha := MarkdownText(r.Name), MarkdownText(r.Strategy)+" + "+MarkdownText(r.Algorithm), "–"
 		if r.Oracle {
@@ -308,6 +327,13 @@ func Markdown(rows []Row) string {
 			if r.Time.N > 0 {
 				tm = fmt.Sprintf("%.3f", r.Time.Mean)
 			}
+		}
+		if memory[fs] {
+			mem := "–"
+			if r.PeakMiB > 0 {
+				mem = fmt.Sprintf("%.1f GiB", r.PeakMiB/1024)
+			}
+			tm += " | " + mem
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n",
 			name, how, alpha, abs(r.Forget), pts(r.DForget), pts(r.DMIA), pts(r.DTest), abs(r.Gap), tm, r.Forget.N)

@@ -263,6 +263,18 @@ func machineID() string {
 	return fmt.Sprintf("%s, %d CPUs", id, runtime.NumCPU())
 }
 
+// resetPeakMemory resets the process's peak resident set size (VmHWM) to
+// its current size (Linux ≥ 4.0: "5" to /proc/self/clear_refs), so that a
+// run's metrics.json reports the peak of that run, not of the steps the
+// grid ran before it in this process. Where it cannot, the peak is the
+// process's so far (an upper bound).
+func resetPeakMemory() {
+	if f, err := os.OpenFile("/proc/self/clear_refs", os.O_WRONLY, 0); err == nil {
+		f.WriteString("5")
+		f.Close()
+	}
+}
+
 // gpuModel is " (MODEL)" of the first GPU the NVIDIA driver lists in
 // /proc/driver/nvidia/gpus/*/information, or "" where it lists none.
 func gpuModel() string {
@@ -785,6 +797,7 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer lg.close()
+	resetPeakMemory()
 	if err := r.unlearn(ctx, ch, orig, fs, seed, dir, metrics, lg); err != nil {
 		return lg.fail(what, err)
 	}
@@ -796,7 +809,7 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 		Name: m.Name, Strategy: doc.Unlearning.Strategy, Algorithm: doc.Unlearning.Algorithm, Budget: budget,
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
 		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: len(fs.ids),
-		Machine: r.machine}
+		Machine: r.machine, PeakRSSMiB: doc.Unlearning.Timings.PeakRSSMiB}
 	if rec.OriginalSHA256, err = eval.HashPath(orig); err != nil {
 		return err
 	}

@@ -309,6 +309,11 @@ methods:
 		if run.OracleSeconds != c.want {
 			t.Errorf("sidecar machine %q, %d threads: the run's oracle seconds %g, want %g", machine, c.threads, run.OracleSeconds, c.want)
 		}
+		// The run's own peak memory (reset at its start): ONNX Runtime and
+		// the data loaded, far under the machine.
+		if m := run.PeakRSSMiB; !(m > 20 && m < 8192) {
+			t.Errorf("run record peak_rss_mib %g", m)
+		}
 		// The oracle's own metrics (the demo's oracle: 69.75 % on this
 		// forget set, README's demo), not the original's.
 		if f := orc.Accuracy["forget"]; f < 0.69 || f > 0.705 {
