@@ -40,6 +40,9 @@ cases=$(cat <<'LIST'
 45.5 ; experiment ; TestLoadErrors TestCommittedConfigsLoad ; batch_size 2e9 or -5, lr .inf, weight_decay/momentum .nan, epochs 9e18, duplicate seeds, method lr NaN are refused at load; the committed experiment files load
 45.6 ; internal/outfile ; TestCheckResultsDir ; the root of the file system is refused as a results folder (experiment out:, score --results)
 45.1-7 ; cmd/unlearn ; TestBadInputMatrix/experiment_file TestBadInputMatrix/audit_folder ; end to end (matrix rows "experiment file" and "audit folder"): each refused before any work, naming the file and key, writing nothing outside
+45.14 ; train/autodiff ; TestWindowPadShapes TestArithMod TestPadUnknownPadsKeepsRank ; swin_t's padded window partition as PyTorch exports it (pads through Mod, Slice step −1, Transpose; windows through Reshapes with Shape-computed targets) is followed to rank-2 logits without declared shapes and a step runs; Pad keeps its rank with unknown pads
+45.14 ; train/autodiff ; TestDeclaredLogitsShape ; a Reshape whose target length no rule can tell takes the logits' declared [batch, 10]; without it the refusal names the logits and the node where the rank was lost, before any work (CheckSupported is the training build)
+45.14 ; inspect ; TestReportsWhatTheBuildRefuses ; inspect runs the same check as the training build and reports its refusal (untrainable) naming the node, where it used to say "every op has a gradient rule"
 LIST
 )
 
