@@ -43,6 +43,7 @@ cases=$(cat <<'LIST'
 45.14 ; train/autodiff ; TestWindowPadShapes TestArithMod TestPadUnknownPadsKeepsRank ; swin_t's padded window partition as PyTorch exports it (pads through Mod, Slice step −1, Transpose; windows through Reshapes with Shape-computed targets) is followed to rank-2 logits without declared shapes and a step runs; Pad keeps its rank with unknown pads
 45.14 ; train/autodiff ; TestDeclaredLogitsShape ; a Reshape whose target length no rule can tell takes the logits' declared [batch, 10]; without it the refusal names the logits and the node where the rank was lost, before any work (CheckSupported is the training build)
 45.14 ; inspect ; TestReportsWhatTheBuildRefuses ; inspect runs the same check as the training build and reports its refusal (untrainable) naming the node, where it used to say "every op has a gradient rule"
+45.15 ; graph ; TestDetectFoldedBNSharedBiases ; a folded convolution whose bias the exporter shares behind Identity nodes (one or two) is counted, so inspect, the first note and the run's restore agree (a ResNet-18 said 4, then 20); an Identity of a graph input is not
 LIST
 )
 
