@@ -27,6 +27,14 @@ type FoldedBN struct {
 // initializers named "onnx::Conv_…" was folded; nil otherwise. A model
 // that never had normalization keeps "conv.weight"-style names and is not
 // reported. Other exporters are not recognised (no false alarm, no note).
+//
+// The exporter also keeps one copy of equal tensors and feeds the others
+// through Identity nodes (UntieIdentityInitializers): in an untrained
+// ResNet-18 every folded bias of a stage is zero, one initializer, and
+// the other convolutions read it as an Identity output named
+// "onnx::Conv_…". Such a bias counts like an initializer, so the count is
+// the same before and after untying (inspect and a run's first note read
+// the file as it is; the run restores normalization on the untied copy).
 func DetectFoldedBN(g *Graph) *FoldedBN {
 	var f FoldedBN
 	for _, n := range g.nodes {
@@ -38,7 +46,7 @@ func DetectFoldedBN(g *Graph) *FoldedBN {
 			return nil
 		case "Conv":
 			w, b := n.Input(1), n.Input(2)
-			if w == nil || b == nil || w.Init == nil || b.Init == nil || !foldedName(w.Name) || !foldedName(b.Name) {
+			if w == nil || b == nil || !foldedName(w.Name) || !foldedName(b.Name) || g.sharedInit(w) == nil || g.sharedInit(b) == nil {
 				continue
 			}
 			if f.Convs == 0 {
@@ -55,6 +63,30 @@ func DetectFoldedBN(g *Graph) *FoldedBN {
 }
 
 func foldedName(name string) bool { return strings.HasPrefix(name, "onnx::Conv_") }
+
+// sharedInit returns v when it is an initializer, or the initializer a
+// chain of Identity nodes passes on to v where UntieIdentityInitializers
+// would untie it (an initializer of g that is not also a graph input);
+// nil otherwise.
+func (g *Graph) sharedInit(v *Value) *Value {
+	if v != nil && v.Init != nil {
+		return v
+	}
+	for v != nil {
+		if v.Init != nil {
+			if v.graph != g || g.isInput(v) {
+				return nil
+			}
+			return v
+		}
+		n := v.producer
+		if n == nil || n.OpType != "Identity" || !n.IsDefaultDomain() || len(n.outputs) != 1 {
+			return nil
+		}
+		v = n.Input(0)
+	}
+	return nil
+}
 
 // ReexportAdvice is how to export a PyTorch model so that
 // BatchNormalization stays a node of its own with the running statistics

@@ -28,6 +28,11 @@ type Report struct {
 	Layers      []Layer        `json:"layers"`
 	Classifier  string         `json:"classifier"` // "" when no layer produces the logits
 	Unsupported []NodeRef      `json:"unsupported"`
+	// Untrainable, when every node has a gradient rule but the training
+	// graph still cannot be built (autodiff.CheckSupported, the check a run
+	// makes before any work: e.g. logits whose rank the shape inference
+	// cannot establish), is that error; the model cannot be unlearned.
+	Untrainable string `json:"untrainable,omitempty"`
 	// Untied is the number of parameters the exporter shared behind
 	// Identity nodes, each of which the tool trains as its own.
 	Untied int `json:"untied"`
@@ -151,8 +156,10 @@ func File(path string, opts Options) (*Report, error) {
 
 // Summarize summarizes a decoded model; Model.Path and Model.SHA256 stay
 // empty (File fills them). It unties m's Identity-shared initializers
-// (graph.UntieIdentityInitializers), as the tool does before training, to
-// count them: pass a copy (onnxio.Clone) to keep m as it was.
+// (graph.UntieIdentityInitializers) and makes a fixed batch symbolic
+// (graph.MakeBatchSymbolic), as the tool does before training, to count
+// them and to build the training graph as a run would: pass a copy
+// (onnxio.Clone) to keep m as it was.
 func Summarize(m *graph.Model, opts Options) (*Report, error) {
 	g := m.Graph
 	rep := &Report{
@@ -234,6 +241,16 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 	}
 	for _, n := range bad {
 		rep.Unsupported = append(rep.Unsupported, NodeRef{Op: n.OpType, Domain: n.Domain, Node: n.Name})
+	}
+	// The rest of the check a run makes before any work: the training graph
+	// of the untied copy with the batch symbolic (unlearn.Prepare). A graph
+	// that hard-codes the batch is already reported in BatchNote.
+	if len(bad) == 0 && len(nm.Params) > 0 {
+		if _, err := graph.MakeBatchSymbolic(g); err == nil {
+			if err := autodiff.CheckSupported(m); err != nil {
+				rep.Untrainable = err.Error()
+			}
+		}
 	}
 	if len(nm.Params) == 0 && len(bad) == 0 {
 		return nil, errors.New("the model has no trainable parameters (no float initializer feeds a differentiable input); there is nothing to unlearn")

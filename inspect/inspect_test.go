@@ -9,6 +9,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/onnxio"
 )
 
 func TestFileBundledResNet(t *testing.T) {
@@ -105,5 +106,44 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 func TestWriteTextReportsWriteError(t *testing.T) {
 	if err := WriteText(failWriter{}, &Report{Model: ModelInfo{Opsets: map[string]int64{}}}, false); err == nil || err.Error() != "disk full" {
 		t.Fatalf("error %v; want the writer's", err)
+	}
+}
+
+// TestReportsWhatTheBuildRefuses: inspect runs the check a run makes
+// before any work (autodiff.CheckSupported, the training build), not only
+// the gradient-rule lookup: testdata/shapes/lost_rank.onnx with its
+// logits' declared shape removed has a rule for every op, yet the build
+// cannot tell the logits' rank, and inspect says so, naming the node
+// (swin_t was reported fully supported, then every run failed). With the
+// declaration, and for swin_t's padded windows (window_pad.onnx), it
+// reports nothing.
+func TestReportsWhatTheBuildRefuses(t *testing.T) {
+	for _, name := range []string{"window_pad.onnx", "lost_rank.onnx"} {
+		rep, err := File(testutil.Testdata(t, "shapes", name), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Untrainable != "" || len(rep.Unsupported) != 0 {
+			t.Errorf("%s: untrainable %q, unsupported %v; want neither", name, rep.Untrainable, rep.Unsupported)
+		}
+	}
+	m, err := onnxio.Load(testutil.Testdata(t, "shapes", "lost_rank.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Graph.Outputs[0].Type.Shape = nil
+	rep, err := Summarize(m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Unsupported) != 0 || !strings.Contains(rep.Untrainable, "rank 2 [N, C]") || !strings.Contains(rep.Untrainable, `Unique node "unique"`) {
+		t.Fatalf("unsupported %v, untrainable %q; want the build's refusal naming the Unique", rep.Unsupported, rep.Untrainable)
+	}
+	var text bytes.Buffer
+	if err := WriteText(&text, rep, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "the training graph cannot be built, so the model cannot be unlearned") || !strings.Contains(text.String(), rep.Untrainable) {
+		t.Errorf("text:\n%s", text.String())
 	}
 }

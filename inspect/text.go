@@ -114,9 +114,12 @@ func writeHeader(w io.Writer, r *Report) {
 		cl = "not found (pass --classifier to name it)"
 	}
 	fmt.Fprintf(w, "classifier %s\n", cl)
-	if len(r.Unsupported) == 0 {
+	switch {
+	case len(r.Unsupported) == 0 && r.Untrainable != "":
+		fmt.Fprintf(w, "gradients every op on the path from the parameters to the logits has a gradient rule, but the training graph cannot be built, so the model cannot be unlearned:\n          %s\n", r.Untrainable)
+	case len(r.Unsupported) == 0:
 		fmt.Fprintf(w, "gradients every op on the path from the parameters to the logits has a gradient rule\n")
-	} else {
+	default:
 		fmt.Fprintf(w, "gradients %d node(s) have no gradient rule; the model cannot be unlearned:\n", len(r.Unsupported))
 		for _, n := range r.Unsupported {
 			d := ""

@@ -37,6 +37,7 @@ cases=$(cat <<'LIST'
 45.1 ; experiment ; TestLoadErrors TestFileName ; a forget set name that is not a plain file name (`/../../victim`, `a/b`, `..`) is refused at load; experiment.FileName, the one helper for names in paths, keeps every name inside its folder
 45.1-7 ; cmd/unlearn ; TestBadInputMatrix/experiment_file TestBadInputMatrix/audit_folder ; end to end (matrix rows "experiment file" and "audit folder"): each refused before any work, naming the file and key, writing nothing outside
 45.1-7 ; cmd/unlearn ; TestBadInputMatrix/experiment_file TestBadInputMatrix/audit_folder ; end to end (matrix rows "experiment file" and "audit folder"): each refused before any work, naming the file and key, writing nothing outside
+45.1-7 ; cmd/unlearn ; TestBadInputMatrix/experiment_file TestBadInputMatrix/audit_folder ; end to end (matrix rows "experiment file" and "audit folder"): each refused before any work, naming the file and key, writing nothing outside
 45.2 ; experiment ; TestLoadNotes ; notes: relative to the experiment file's folder and inside it, no link on the way, a regular file of at most 1 MiB, checked again when RESULTS.md is written
 45.2, 45.4 ; internal/fsread ; TestFileNoLinkRefusesLinks ; a link (to a file, /dev/zero or a FIFO), a device, a FIFO or a folder is refused without reading; the size limit holds
 45.5 ; experiment ; TestLoadErrors TestCommittedConfigsLoad ; batch_size 2e9 or -5, lr .inf, weight_decay/momentum .nan, epochs 9e18, duplicate seeds, method lr NaN are refused at load; the committed experiment files load
@@ -62,6 +63,10 @@ cases=$(cat <<'LIST'
 45.11, 45.12 ; cmd/unlearn ; TestBadInputMatrix/flags ; --budget with --method retrain, --grad-channels with retrain or ssd, an auto round under one batch (--epoch-fraction 1e-9) and --augment pad beyond half the image are usage errors before any work
 45.13 ; deploy ; TestManifestsRestricted ; every Job meets the restricted Pod Security Standard with a read-only root file system, has a deadline, a TTL and a memory limit, names a registry-qualified image kustomization.yaml pins by digest, and mounts the ReadWriteMany claim results-pvc.yaml defines; the Dockerfile's FROM lines are build arguments (pinnable by digest)
 45.13 ; internal/outfile ; TestRemoveStale ; temporary names carry the host's tag beside the PID: another host's (another pod's) temporaries are never removed, even when no such PID runs here
+45.14 ; train/autodiff ; TestWindowPadShapes TestArithMod TestPadUnknownPadsKeepsRank ; swin_t's padded window partition as PyTorch exports it (pads through Mod, Slice step −1, Transpose; windows through Reshapes with Shape-computed targets) is followed to rank-2 logits without declared shapes and a step runs; Pad keeps its rank with unknown pads
+45.14 ; train/autodiff ; TestDeclaredLogitsShape ; a Reshape whose target length no rule can tell takes the logits' declared [batch, 10]; without it the refusal names the logits and the node where the rank was lost, before any work (CheckSupported is the training build)
+45.14 ; inspect ; TestReportsWhatTheBuildRefuses ; inspect runs the same check as the training build and reports its refusal (untrainable) naming the node, where it used to say "every op has a gradient rule"
+45.15 ; graph ; TestDetectFoldedBNSharedBiases ; a folded convolution whose bias the exporter shares behind Identity nodes (one or two) is counted, so inspect, the first note and the run's restore agree (a ResNet-18 said 4, then 20); an Identity of a graph input is not
 LIST
 )
 

@@ -1042,8 +1042,10 @@ func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask
 // untiedCopy returns the working copy training changes: m cloned in
 // memory with the initializers the exporter tied behind Identity nodes
 // untied (and how many were) and a fixed batch made symbolic
-// (graph.MakeBatchSymbolic), refused when an op on the way to the logits
-// has no gradient rule or the graph hard-codes the batch.
+// (graph.MakeBatchSymbolic), refused when its training graph cannot be
+// built (autodiff.CheckSupported: an op on the way to the logits without a
+// gradient rule, logits of unknown rank) or the graph hard-codes the batch,
+// before any work.
 func untiedCopy(m *graph.Model, path string) (*graph.Model, int, error) {
 	work, err := onnxio.Clone(m)
 	if err != nil {

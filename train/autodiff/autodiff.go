@@ -132,14 +132,16 @@ var (
 	ErrModel = errors.New("autodiff: model")
 )
 
-// CheckSupported refuses, before any run, a model with a node on the path
-// from its trainable parameters to its output 0 that has no rule; the error
-// names the op and the node.
+// CheckSupported refuses, before any run, a model whose training graph
+// cannot be built: a node on the path from its trainable parameters to its
+// output 0 that has no rule (the error names the op and the node), logits
+// whose rank the shape inference cannot establish as 2, or a rule that
+// cannot handle its node. It is Build with the default Spec, every
+// parameter trainable (tens of milliseconds on a 28M-parameter swin_t),
+// so that it accepts what training builds and inspect reports what a run
+// would meet.
 func CheckSupported(m *graph.Model) error {
-	if m == nil || m.Graph == nil {
-		return fmt.Errorf("%w: no graph", ErrModel)
-	}
-	_, err := plan(m.Graph, nil)
+	_, err := Build(m, Spec{})
 	return err
 }
 
@@ -505,6 +507,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 			continue
 		}
 		b.forward(n, p)
+		b.declared(n)
 	}
 	logits := b.mapped(p.logits)
 

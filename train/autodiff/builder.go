@@ -57,6 +57,10 @@ type builder struct {
 	// partial holds the weight gradients computed for some output
 	// channels only (Spec.GradChannels, channels.go).
 	partial map[*graph.Value]ChannelGrad
+	// lostRank is the first forward node whose inputs all had a known rank
+	// and one of whose outputs did not, after the declared types
+	// (builder.declared); nil when none.
+	lostRank *graph.Node
 }
 
 func newBuilder(orig *graph.Graph, opset int64, spec Spec) *builder {

@@ -18,9 +18,7 @@ func (b *builder) loss(S, labels, w, teacher *graph.Value, name string) (loss, d
 	if dt == graph.Undefined {
 		dt = graph.Float
 	}
-	if r := b.rank(S); r != 2 {
-		b.fail("%w: the logits must have rank 2 [N, C], got rank %d", ErrModel, r)
-	}
+	b.checkLogits(S)
 	// N as a float scalar.
 	nf := b.cast(b.op1("Gather", []*graph.Value{b.op1("Shape", []*graph.Value{labels}), b.scalarI64(0)}), dt)
 	wn := b.unsqueeze(b.div(w, nf), []int64{1}) // [N,1]
@@ -56,4 +54,20 @@ func (b *builder) loss(S, labels, w, teacher *graph.Value, name string) (loss, d
 	loss = b.identityAs(b.reduceMean(b.mul(w, ce), []int64{0}, true), name)
 	dS = b.mul(b.sub(b.op1("Exp", []*graph.Value{logp}), onehot), wn)
 	return loss, dS
+}
+
+// checkLogits refuses logits S whose inferred rank is not 2 ([N, C]). An
+// unknown rank names the first node after which the shape inference lost
+// the rank (builder.declared), where a missing shape rule or an
+// untracked value is to be looked for.
+func (b *builder) checkLogits(S *graph.Value) {
+	switch r := b.rank(S); {
+	case r == 2:
+	case r < 0 && b.lostRank != nil:
+		b.fail("%w: the logits %q must have rank 2 [N, C]; their rank is unknown: the shape inference lost it at %v and the model declares no shape for the values after it", ErrModel, S.Name, b.lostRank)
+	case r < 0:
+		b.fail("%w: the logits %q must have rank 2 [N, C]; their rank is unknown and the model declares no shape for them", ErrModel, S.Name)
+	default:
+		b.fail("%w: the logits %q must have rank 2 [N, C], got rank %d", ErrModel, S.Name, r)
+	}
 }

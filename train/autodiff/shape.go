@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"math"
+	"slices"
 
 	"github.com/unlearn-tool/unlearn/graph"
 )
@@ -165,6 +166,42 @@ func (b *builder) ti(v *graph.Value) *tinfo {
 	}
 	b.info[v] = t
 	return t
+}
+
+// declared runs after the forward of the original node n: an output whose
+// rank the shape rules could not infer takes the shape the model declares
+// for it (its value_info or graph output type, e.g. the logits' [batch,
+// 10]), so that one op the inference cannot follow does not lose the rank
+// of everything after it. It records the first node whose outputs stay
+// without a rank although its inputs had one (builder.lostRank), for the
+// error that needs that rank.
+func (b *builder) declared(n *graph.Node) {
+	for _, o := range n.Outputs() {
+		v := b.vmap[o]
+		if o == nil || v == nil || b.rank(v) >= 0 || o.Type == nil || o.Type.Shape == nil {
+			continue
+		}
+		t, d := b.ti(v), b.ti(o)
+		dt := t.dt
+		if dt == graph.Undefined {
+			dt = d.dt
+		}
+		b.info[v] = &tinfo{dt: dt, shape: append([]int64{}, d.shape...)}
+	}
+	if b.lostRank != nil {
+		return
+	}
+	for _, in := range n.Inputs() {
+		if v := b.vmap[in]; in != nil && (v == nil || b.rank(v) < 0) {
+			return
+		}
+	}
+	for _, o := range n.Outputs() {
+		if v := b.vmap[o]; o != nil && v != nil && b.rank(v) < 0 {
+			b.lostRank = n
+			return
+		}
+	}
 }
 
 func (b *builder) shape(v *graph.Value) []int64 { return b.ti(v).shape }
@@ -392,7 +429,11 @@ func shapeArith(sc *shapeCtx) {
 	}
 	t := &tinfo{dt: x.dt, shape: b.bcast(shapes...)}
 	if len(n.Inputs()) == 2 && !x.dt.IsFloat() {
-		t.ival = arith(n.OpType, x.ival, in(1).ival, b.sym)
+		op := n.OpType
+		if op == "Mod" && n.AttrInt("fmod", 0) != 0 {
+			op = "Fmod"
+		}
+		t.ival = arith(op, x.ival, in(1).ival, b.sym)
 	}
 	if len(n.Inputs()) == 2 && x.dt.IsFloat() {
 		t.fval = farith(n.OpType, x.fval, in(1).fval)
@@ -541,10 +582,61 @@ func shapeTranspose(sc *shapeCtx) {
 		}
 		s = make([]int64, len(perm))
 		for i, p := range perm {
+			if p < 0 || p >= int64(len(x.shape)) {
+				s = nil
+				break
+			}
 			s[i] = x.shape[p]
 		}
 	}
-	set(0, &tinfo{dt: x.dt, shape: s})
+	t := &tinfo{dt: x.dt, shape: s}
+	if s != nil {
+		// Output element o is input element i with i[perm[k]] = o[k].
+		perm := n.AttrInts("perm", nil)
+		if perm == nil {
+			perm = iota64(0, len(s))
+			slices.Reverse(perm)
+		}
+		t.ival = mapVals(x.shape, x.ival, s, func(o, i []int64) {
+			for k, p := range perm {
+				i[p] = o[k]
+			}
+		})
+	}
+	set(0, t)
+}
+
+// mapVals returns the tracked values of an output of shape os computed
+// from an input of shape xs with values xv, where src writes into i the
+// input index of output index o; nil when a shape is not fully known or
+// the values are not tracked. PyTorch's export of F.pad with computed pads
+// reverses them through Reshape, Slice (step −1) and Transpose, so values
+// are followed through those ops in any rank, not only in 1-D.
+func mapVals(xs, xv, os []int64, src func(o, i []int64)) []int64 {
+	if xv == nil || !allKnown(xs) || !allKnown(os) || prod(xs) != int64(len(xv)) || prod(os) > maxVals {
+		return nil
+	}
+	out := make([]int64, prod(os))
+	o, i := make([]int64, len(os)), make([]int64, len(xs))
+	for k := range out {
+		copy(i, o)
+		src(o, i)
+		flat := int64(0)
+		for a, d := range xs {
+			if i[a] < 0 || i[a] >= d {
+				return nil
+			}
+			flat = flat*d + i[a]
+		}
+		out[k] = xv[flat]
+		for a := len(os) - 1; a >= 0; a-- {
+			if o[a]++; o[a] < os[a] {
+				break
+			}
+			o[a] = 0
+		}
+	}
+	return out
 }
 
 // shapeSqueeze: Squeeze, Unsqueeze.
@@ -940,20 +1032,30 @@ func whereVals(cond, a, c []int64) []int64 {
 }
 
 // padShape is the output shape of a Pad with constant pads (and axes);
-// a padded symbolic size becomes a fresh symbol.
+// a padded symbolic size becomes a fresh symbol. Pad keeps the rank, so
+// with pads or axes the inference cannot follow every size is a fresh
+// symbol and the rank stays known (Pad's gradient rule still refuses such
+// a node, naming it).
 func (b *builder) padShape(n *graph.Node, x []int64) []int64 {
 	if x == nil {
 		return nil
 	}
+	r := len(x)
+	unknown := func() []int64 {
+		out := make([]int64, r)
+		for i := range out {
+			out[i] = b.sym()
+		}
+		return out
+	}
 	pads := b.ivals(n.Input(1))
 	if pads == nil {
-		return nil
+		return unknown()
 	}
-	r := len(x)
 	axes := iota64(0, r)
 	if av := n.Input(3); av != nil {
 		if axes = b.ivals(av); axes == nil {
-			return nil
+			return unknown()
 		}
 	}
 	if len(pads) != 2*len(axes) {
@@ -977,9 +1079,13 @@ func (b *builder) padShape(n *graph.Node, x []int64) []int64 {
 	return out
 }
 
-// arith evaluates integer arithmetic on tracked values. A result that
-// involves a symbol (other than multiplying it by 1) is a fresh symbol:
-// still an unknown size, so the rank of a shape built from it is known.
+// arith evaluates integer arithmetic on tracked values: Add, Sub, Mul,
+// Div (truncating, as ONNX Runtime's integer Div), Mod (ONNX's default
+// fmod = 0: the remainder takes the divisor's sign, as Python's %, which
+// PyTorch exports for the padding of windowed attention) and Fmod (fmod =
+// 1: the dividend's sign). A result that involves a symbol (other than
+// multiplying it by 1) is a fresh symbol: still an unknown size, so the
+// rank of a shape built from it is known.
 func arith(op string, a, c []int64, fresh func() int64) []int64 {
 	if a == nil || c == nil || (len(a) != len(c) && len(a) != 1 && len(c) != 1) {
 		return nil
@@ -998,7 +1104,7 @@ func arith(op string, a, c []int64, fresh func() int64) []int64 {
 				continue
 			}
 			switch op {
-			case "Add", "Sub", "Mul", "Div":
+			case "Add", "Sub", "Mul", "Div", "Mod", "Fmod":
 				out[i] = fresh()
 				continue
 			}
@@ -1016,6 +1122,14 @@ func arith(op string, a, c []int64, fresh func() int64) []int64 {
 				return nil
 			}
 			out[i] = x / y
+		case "Mod", "Fmod":
+			if y == 0 {
+				return nil
+			}
+			out[i] = x % y
+			if op == "Mod" && out[i] != 0 && (out[i] < 0) != (y < 0) {
+				out[i] += y
+			}
 		default:
 			return nil
 		}
@@ -1370,13 +1484,11 @@ func (b *builder) inferSlice(n *graph.Node, x *tinfo, in func(int) *tinfo) {
 			s[a.axis] = cnt
 		}
 		t.shape = s
-		if len(s) == 1 && x.ival != nil && len(ax) == 1 && ax[0].resolved {
-			a := ax[0]
-			t.ival = []int64{}
-			for i := a.start; (a.step > 0 && i < a.end) || (a.step < 0 && i > a.end); i += a.step {
-				t.ival = append(t.ival, x.ival[i])
+		t.ival = mapVals(x.shape, x.ival, s, func(o, i []int64) {
+			for _, a := range ax {
+				i[a.axis] = a.start + o[a.axis]*a.step
 			}
-		}
+		})
 	} else if x.shape != nil {
 		t.shape = make([]int64, len(x.shape))
 		for i := range t.shape {
