@@ -15,18 +15,17 @@
 #
 #   docker run --rm unlearn:dev version
 #
-# Pin the images the build starts FROM by digest for a build you deploy (a
-# tag can move to other bytes; a digest cannot): look the digests up where a
-# registry is reachable, e.g.
+# The images the build starts FROM are pinned by digest (a tag can move to
+# other bytes; a digest cannot): the multi-platform index digests that
+# docker-library/repo-info records for debian:bookworm-slim (built
+# 2026-08-03; repos/debian/remote/bookworm-slim.md) and golang:1.26.8-bookworm
+# (2026-09-19; repos/golang/remote/1.26.8-bookworm.md). To move to newer
+# ones, look them up where a registry is reachable,
 #   docker buildx imagetools inspect debian:bookworm-slim   (the "Digest:" line)
-#   docker buildx imagetools inspect golang:1.26.8-bookworm
-# and pass them:
-#   docker build --build-arg BASE=debian:bookworm-slim@sha256:… \
-#     --build-arg GO_IMAGE=golang:1.26.8-bookworm@sha256:… -t unlearn:dev .
-# Then push the image and deploy it by its own digest (deploy/k8s/kustomization.yaml).
-ARG GO_VERSION=1.26.8
-ARG GO_IMAGE=golang:${GO_VERSION}-bookworm
-ARG BASE=debian:bookworm-slim
+# and change the two ARGs, or pass them with --build-arg. Then push the image
+# and deploy it by its own digest (deploy/k8s/kustomization.yaml).
+ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:f4191582e1522dfc5980a6bdc0309a756f9697f3e7d0f199c7e26fc82ab324fd
+ARG BASE=debian:bookworm-slim@sha256:abd67ffcfa541b485a3dff59865ab629aa048a6c613e639d36e7456b0b229241
 # Where /opt/unlearn comes from: built (the Go stage) or host (the build context).
 ARG FILES=built
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -269,9 +270,21 @@ func TestManifestsRestricted(t *testing.T) {
 	if b, err = os.ReadFile("../Dockerfile"); err != nil {
 		t.Fatal(err)
 	}
+	pinned, digest := 0, regexp.MustCompile(`^[a-z0-9./-]+:[a-z0-9.-]+@sha256:[0-9a-f]{64}$`)
 	for i, l := range strings.Split(string(b), "\n") {
 		if img, ok := strings.CutPrefix(l, "FROM "); ok && !strings.HasPrefix(img, "${") && !strings.HasPrefix(img, "scratch") {
 			t.Errorf("Dockerfile:%d: %q: FROM a fixed reference cannot be pinned by digest with --build-arg", i+1, l)
 		}
+		for _, arg := range []string{"ARG GO_IMAGE=", "ARG BASE="} {
+			if ref, ok := strings.CutPrefix(l, arg); ok {
+				pinned++
+				if !digest.MatchString(ref) {
+					t.Errorf("Dockerfile:%d: %q: the default image is not pinned by digest (NAME:TAG@sha256:…)", i+1, l)
+				}
+			}
+		}
+	}
+	if pinned != 2 {
+		t.Errorf("Dockerfile: %d of the ARGs GO_IMAGE and BASE found, want both", pinned)
 	}
 }
