@@ -160,10 +160,9 @@ func TestChoose(t *testing.T) {
 	}
 }
 
-// TestShardChecked: a shard outside [0, shards), a negative number of
-// shards, a shard without shards or more shards than seeds is refused
-// before any step.
-func TestShardChecked(t *testing.T) {
+// pinnedConfig loads the first of the pinned configs from a file of its own.
+func pinnedConfig(t *testing.T) (*experiment.Config, string) {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), "exp.yaml")
 	if err := os.WriteFile(p, []byte(pinConfigs[0]), 0o644); err != nil {
 		t.Fatal(err)
@@ -172,6 +171,15 @@ func TestShardChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg, p
+}
+
+// TestShardChecked: a shard outside [0, shards), a negative number of
+// shards, a shard without shards or more shards than seeds is refused
+// before any step.
+func TestShardChecked(t *testing.T) {
+	cfg, p := pinnedConfig(t)
+	var err error
 	for _, c := range [][2]int{{2, 2}, {-1, 2}, {0, -1}, {1, 0}} {
 		if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Shard: c[0], Shards: c[1]}); !errors.Is(err, experiment.ErrConfig) {
 			t.Errorf("shard %d of %d: %v, want ErrConfig", c[0], c[1], err)
@@ -198,14 +206,7 @@ func TestShardChecked(t *testing.T) {
 // before any step; cpu and cuda are taken (a dry run loads no runtime; a
 // cuda run needs a GPU machine, bench/gpu_check.sh).
 func TestDeviceChecked(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "exp.yaml")
-	if err := os.WriteFile(p, []byte(pinConfigs[0]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := experiment.Load(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, _ := pinnedConfig(t)
 	if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Device: "tpu"}); !errors.Is(err, experiment.ErrConfig) || !strings.Contains(err.Error(), `device "tpu"`) {
 		t.Errorf("device tpu: %v", err)
 	}
