@@ -39,11 +39,26 @@ for t in $targets; do
 	fn=${t##*:}
 	echo "fuzz-report: $pkg $fn ($fuzztime)" >&2
 	result=ok
-	if ! "$go" test -run '^$' -fuzz "^$fn\$" -fuzztime "$fuzztime" "${parallel[@]}" "./$pkg" >"$log" 2>&1; then
-		result="**failed** (see \`go test -run '^$fn\$' ./$pkg\`)"
-		status=1
-		tail -20 "$log" >&2
-	fi
+	for attempt in 1 2; do
+		if "$go" test -run '^$' -fuzz "^$fn\$" -fuzztime "$fuzztime" "${parallel[@]}" "./$pkg" >"$log" 2>&1; then
+			[ $attempt = 2 ] && result="ok (second run; the first ended in Go's fuzzing deadline race)"
+			break
+		fi
+		# Go's fuzzing coordinator (before Go 1.27) can fail a target with
+		# a bare "context deadline exceeded" as -fuzztime expires under
+		# load, writing no input (golang/go#75804): not a finding. A real
+		# one writes its input ("Failing input written to") or prints
+		# another failure; those count at once.
+		if grep -q 'Failing input written to' "$log" || ! grep -q '^    context deadline exceeded$' "$log" ||
+			grep -qE '^(panic:|    --- FAIL|        [a-z_]+\.go:[0-9]+:)' "$log"; then
+			result="**failed** (see \`go test -run '^$fn\$' ./$pkg\`)"
+			status=1
+			tail -20 "$log" >&2
+			break
+		fi
+		echo "fuzz-report: $fn ended in Go's fuzzing deadline race (golang/go#75804, no input written); running it again" >&2
+		result="not judged: both runs ended in Go's fuzzing deadline race (golang/go#75804), no input written"
+	done
 	# The last progress line holds the totals:
 	# "fuzz: elapsed: 10s, execs: 123456 (12345/sec), new interesting: 3 (total: 45)"
 	last=$(grep -E '^fuzz: elapsed: .*execs: [0-9]+' "$log" | tail -1 || true)
