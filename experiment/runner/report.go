@@ -85,6 +85,9 @@ func (r *state) report() (*Outcome, error) {
 	md.WriteString("avg |Δ| = (|Δ forget| + |Δ MIA|)/2; time ÷ retrain = (localize + unlearn seconds) ÷ the oracle's\n")
 	md.WriteString("training seconds on the same machine; ★ marks the localized method (strategy other than full) closest to the oracle.\n")
 	md.WriteString(table)
+	if len(r.missing) > 0 {
+		fmt.Fprintf(&md, "\nNot in the tables yet (their oracles are not trained): %s.\n", experiment.MarkdownText(strings.Join(r.missing, "; ")))
+	}
 	if len(names) > 0 {
 		md.WriteString("\n")
 		for _, n := range names {

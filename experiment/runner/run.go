@@ -95,6 +95,9 @@ type state struct {
 	// an older auto rule) never mix into its rows.
 	keys    map[string]bool
 	keyList []string
+	// missing names the forget sets and seeds whose outside oracle has no
+	// sidecar yet (not trained), which a report or dry run leaves out.
+	missing []string
 	// done holds the records already in results.jsonl by key. They are the
 	// cache of record: a step whose key has a record is not run again,
 	// even where out/runs/ is gone (a fresh clone of a repository that
@@ -298,6 +301,7 @@ func gpuModel() string {
 func (r *state) grid(ctx context.Context) error {
 	r.keys = map[string]bool{}
 	r.keyList = nil
+	r.missing = nil
 	r.scoreTargets = nil
 	r.done = map[string]experiment.Record{}
 	if !r.dryRun {
@@ -426,7 +430,15 @@ func (r *state) grid(ctx context.Context) error {
 			outside := experiment.SeedPath(fs.Oracle, seed)
 			var side *sidecar
 			if outside != "" {
-				if side, err = readSidecar(outside, rawDataSum, !r.dryRun); err != nil {
+				side, err = readSidecar(outside, rawDataSum, !r.dryRun)
+				if err != nil && errors.Is(err, os.ErrNotExist) && (r.job.ReportOnly || r.dryRun) {
+					// Not trained yet: a report or a listing of a grid in
+					// progress names it instead of refusing the rest.
+					r.missing = append(r.missing, fmt.Sprintf("%s, seed %d", fs.Name, seed))
+					r.say(fmt.Sprintf("oracle %s (seed %d)", fs.Name, seed), "not trained yet (no "+filepath.Base(strings.TrimSuffix(outside, filepath.Ext(outside)))+".json)", "")
+					continue
+				}
+				if err != nil {
 					return fmt.Errorf("forget set %s (seed %d): oracle: %w", fs.Name, seed, err)
 				}
 				okey = experiment.OutsideOracleKey(side.ONNXSHA256, side.DataSHA256, seed, idsKey)

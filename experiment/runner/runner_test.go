@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -366,5 +367,60 @@ func TestBoundsMatchTheLibrary(t *testing.T) {
 		if _, err := experiment.Load(p); err != nil {
 			t.Errorf("schedule %s: %v", s, err)
 		}
+	}
+}
+
+// TestReportNamesUntrainedOracles: a grid of outside oracles in progress
+// (an oracle's sidecar not written yet, the model not trained) is listed by
+// --dry-run and reported with --report-only, naming what is missing,
+// instead of refused; a run still refuses it.
+func TestReportNamesUntrainedOracles(t *testing.T) {
+	dir := t.TempDir()
+	fashion, err := filepath.Abs("../../testdata/fashion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := filepath.Join(dir, "ids-seed0.txt")
+	if err := os.WriteFile(ids, []byte("0\n1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "exp.yaml")
+	if err = os.WriteFile(p, []byte(fmt.Sprintf(`title: in progress
+data: %s
+model: %s/original-seed{seed}.onnx
+train: {epochs: 1, lr: 0.1}
+forget_sets:
+  - {name: iid, kind: file, ids: "%s/ids-seed{seed}.txt", oracle: "%s/oracle-seed{seed}.onnx"}
+seeds: [0]
+out: %s/out
+methods:
+  - {name: Default, default: true}
+`, fashion, dir, dir, dir, dir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := experiment.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Out, "results.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	step := func(what, state, key string) { steps = append(steps, what+": "+state) }
+	if _, err := Run(context.Background(), Job{Config: cfg, ConfigPath: p, DryRun: true, Step: step}); err != nil || !slices.Contains(steps, "oracle iid (seed 0): not trained yet (no oracle-seed0.json)") {
+		t.Errorf("dry run: %v, steps %q", err, steps)
+	}
+	if _, err := Run(context.Background(), Job{Config: cfg, ConfigPath: p, ReportOnly: true}); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.Out, "RESULTS.md"))
+	if err != nil || !strings.Contains(string(b), "Not in the tables yet (their oracles are not trained): iid, seed 0.") {
+		t.Errorf("RESULTS.md (%v):\n%s", err, b)
+	}
+	if _, err := Run(context.Background(), Job{Config: cfg, ConfigPath: p}); err == nil || !strings.Contains(err.Error(), "seed0") {
+		t.Errorf("a run without the oracle's sidecar: %v", err)
 	}
 }
