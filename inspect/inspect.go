@@ -10,7 +10,6 @@ import (
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
-	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
 // Schema is the version tag of Report's JSON form.
@@ -81,7 +80,7 @@ type Params struct {
 	MaxDepth int   `json:"max_depth"`
 	// DefaultMinDepth is the smallest layer depth the default localization
 	// may reset (DEL with the recommended depth floor: localize.MinDepth
-	// of unlearn.Recommended.DepthFloor and MaxDepth).
+	// of localize.RecommendedDepthFloor (the default's) and MaxDepth).
 	DefaultMinDepth int `json:"default_min_depth"`
 }
 
@@ -256,7 +255,7 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 		return nil, errors.New("the model has no trainable parameters (no float initializer feeds a differentiable input); there is nothing to unlearn")
 	}
 	rep.Parameters = Params{Tensors: len(nm.Params), Elements: nm.NumParams, Neurons: len(nm.Neurons), Layers: len(nm.Layers), MaxDepth: nm.MaxDepth,
-		DefaultMinDepth: localize.MinDepth(unlearn.Recommended.DepthFloor, nm.MaxDepth)}
+		DefaultMinDepth: localize.MinDepth(localize.RecommendedDepthFloor, nm.MaxDepth)}
 	for _, l := range nm.Layers {
 		il := Layer{Name: l.Name, Depth: l.Depth, Channels: l.Channels, Params: l.NumParams(), Standalone: l.Standalone}
 		if l.Op != nil {

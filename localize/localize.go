@@ -222,6 +222,11 @@ func takePrefix(nm *graph.NeuronMap, mk *Mask, order []ranked, limit int64) {
 	}
 }
 
+// RecommendedDepthFloor is the depth floor of the recommended default
+// (unlearn.Recommended, which takes it from here): DEL never resets a
+// layer in the first 40 % of the network's depth.
+const RecommendedDepthFloor = 0.4
+
 // MinDepth is the smallest layer depth eligible under a depth floor:
 // ⌈floor·maxDepth⌉ (0 for floor 0).
 func MinDepth(floor float64, maxDepth int) int {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/localize"
 )
 
 // Algorithm describes one unlearning algorithm: how it runs, its defaults
@@ -247,7 +248,7 @@ var Recommended = struct {
 	// the default (Job.DepthFloor): the first 40 % of the network's depth
 	// is never reset.
 	DepthFloor float64
-}{Method: "del", Budget: 0.1, Schedule: ScheduleAuto, DepthFloor: 0.4}
+}{Method: "del", Budget: 0.1, Schedule: ScheduleAuto, DepthFloor: localize.RecommendedDepthFloor}
 
 // CheckDepthFloor checks a depth floor for a strategy: a fraction in
 // [0, 1), and only for del (and random, which copies del's per-layer
