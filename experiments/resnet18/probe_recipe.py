@@ -17,7 +17,6 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train as T  # noqa: E402  (the regime's own data, network and augmentation)
@@ -36,26 +35,12 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=5e-4)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs * steps)
     for ep in range(run):
-        model.train()
         t0 = time.time()
-        perm = torch.randperm(len(xtr), generator=gen)
-        loss_sum, correct = 0.0, 0
-        for s in range(steps):
-            b = perm[s * bs:(s + 1) * bs]
-            xb = (T.augment(xtr[b], gen, 4) - mean[None, :, None, None]) / std[None, :, None, None]
-            out = model(xb)
-            loss = F.cross_entropy(out, ytr[b])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            sched.step()
-            loss_sum += loss.item() * len(b)
-            correct += (out.argmax(1) == ytr[b]).sum().item()
+        loss, train_acc = T.train_epoch(model, opt, sched, xtr, ytr, gen, bs, mean, std)
         dt = time.time() - t0
         test = T.accuracy(model, xte, yte, mean, std)
-        print(f"batch {bs} lr {lr}: epoch {ep + 1}/{epochs} loss {loss_sum / len(xtr):.3f} "
-              f"train {correct / len(xtr):.3f} test {test:.3f} ({dt:.0f} s)", flush=True)
-
+        print(f"batch {bs} lr {lr}: epoch {ep + 1}/{epochs} loss {loss:.3f} "
+              f"train {train_acc:.3f} test {test:.3f} ({dt:.0f} s)", flush=True)
 
 if __name__ == "__main__":
     main()

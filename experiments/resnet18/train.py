@@ -205,6 +205,28 @@ def accuracy(model, x, y, mean, std, batch=500):
     return correct / len(x)
 
 
+def train_epoch(model, opt, sched, x, y, gen, bs, mean, std):
+    """One epoch of the recipe: a permutation from gen, batches of bs augmented
+    (crop pad 4 + flip) and normalized, one SGD and one schedule step each.
+    Returns the mean training loss and accuracy on the augmented batches."""
+    model.train()
+    perm = torch.randperm(len(x), generator=gen)
+    loss_sum, correct = 0.0, 0
+    for s in range((len(x) + bs - 1) // bs):
+        b = perm[s * bs:(s + 1) * bs]
+        xb = augment(x[b], gen, 4)
+        xb = (xb - mean[None, :, None, None]) / std[None, :, None, None]
+        logits = model(xb)
+        loss = F.cross_entropy(logits, y[b])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        loss_sum += loss.item() * len(b)
+        correct += (logits.argmax(1) == y[b]).sum().item()
+    return loss_sum / len(x), correct / len(x)
+
+
 def model_path(seed, forget):
     name = f"original-seed{seed}" if forget is None else f"oracle-{forget}-seed{seed}"
     return os.path.join(MODELS, name + ".onnx")
@@ -261,29 +283,15 @@ def train(seed, forget, threads, epochs, retime=False):
             log, train_s, first = c["log"], c["train_s"], c["epoch"]
             print(f"{os.path.basename(out)}: resumed after epoch {first} ({ckpt})", flush=True)
     for ep in range(first, epochs):
-        model.train()
         t0 = time.time()
-        perm = torch.randperm(len(x), generator=gen)
-        loss_sum, correct = 0.0, 0
-        for s in range(steps_per_epoch):
-            b = perm[s * bs:(s + 1) * bs]
-            xb = augment(x[b], gen, 4)
-            xb = (xb - mean[None, :, None, None]) / std[None, :, None, None]
-            logits = model(xb)
-            loss = F.cross_entropy(logits, y[b])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            sched.step()
-            loss_sum += loss.item() * len(b)
-            correct += (logits.argmax(1) == y[b]).sum().item()
+        loss, train_acc = train_epoch(model, opt, sched, x, y, gen, bs, mean, std)
         dt = time.time() - t0
         train_s += dt
         test = accuracy(model, xte, yte, mean, std)
-        log.append(dict(epoch=ep + 1, loss=loss_sum / len(x), train_accuracy=correct / len(x),
+        log.append(dict(epoch=ep + 1, loss=loss, train_accuracy=train_acc,
                         test_accuracy=test, seconds=round(dt, 2)))
-        print(f"{os.path.basename(out)}: epoch {ep + 1}/{epochs} loss {loss_sum / len(x):.4f} "
-              f"train {correct / len(x):.4f} test {test:.4f} ({dt:.0f} s)", flush=True)
+        print(f"{os.path.basename(out)}: epoch {ep + 1}/{epochs} loss {loss:.4f} "
+              f"train {train_acc:.4f} test {test:.4f} ({dt:.0f} s)", flush=True)
         torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(), gen=gen.get_state(),
                         log=log, train_s=train_s, epoch=ep + 1, epochs=epochs, threads=threads), ckpt + ".tmp")
         os.replace(ckpt + ".tmp", ckpt)
