@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -130,16 +131,19 @@ func TestScoreShardsEqualOneProcess(t *testing.T) {
 			cmd.Env = env
 			switch i {
 			case 0:
-				cmd.Env = append(env, "JOB_COMPLETION_INDEX=0")
+				// A copy each: two appends to env itself could share its
+				// spare capacity, and one shard would get the other's index.
+				cmd.Env = slices.Concat(env, []string{"JOB_COMPLETION_INDEX=0"})
 			case 1:
-				cmd.Env = append(env, "SLURM_ARRAY_TASK_ID=1")
+				cmd.Env = slices.Concat(env, []string{"SLURM_ARRAY_TASK_ID=1"})
 			default:
 				cmd.Args = append(cmd.Args, "--shard", fmt.Sprint(i))
 			}
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs[i] = fmt.Sprintf("shard %d: %v: %s", i, err, out)
-			} else if n := strings.Count(string(out), " running"); n != 2 {
-				errs[i] = fmt.Sprintf("shard %d ran %d tasks, want 2 (one oracle, one unlearned): %s", i, n, out)
+			} else if n := strings.Count(string(out), " running"); n != 2 ||
+				!strings.Contains(string(out), fmt.Sprintf("oracle %d ", i)) || !strings.Contains(string(out), fmt.Sprintf("unlearned %d ", i)) {
+				errs[i] = fmt.Sprintf("shard %d ran %d tasks, want 2 (oracle %d, unlearned %d): %s", i, n, i, i, out)
 			}
 		}()
 	}
