@@ -12,21 +12,24 @@
 #   bench/gpu_check.sh check --dry-run  here: the same on the CPU, tiny sizes (DRY_RUN=1 too)
 #
 # Why parts: at most 64 MiB travels to a GPU machine per call (the working
-# tree, about 21 MiB, included), and it has no network. `split` packs
-# .ort-gpu/ (`make ort-gpu`: 258 MB), the CPU library .ort/ (`make ort`),
-# bench/models/resnet18_cifar.onnx (45 MB: it needs torchvision and the old
-# exporter to make) and prebuilt binaries (bin/unlearn, bin/trainstep,
-# bin/onnxrt.test, for a machine without Go) into one gzip archive, and splits
-# it into parts of at most PART_MIB (64 MiB less the tree, less 3 MiB; at
-# most 60) in .gpu-parts/ (ignored by git) with a MANIFEST of sha256s. The
-# machine keeps ignored files between consecutive calls while it is held (it
-# is released after ~30 s idle), so the parts go one per call, back to back:
+# tree, about 22 MiB, included), and it has no network. `split` packs
+# .ort-gpu/ (`make ort-gpu`: 258 MB), the CPU library .ort/ (`make ort`), the
+# ResNet-18 regime's data experiments/resnet18/work/fmnist32.npz (22 MB, made
+# from Debian's Fashion-MNIST, which the GPU machine lacks) and prebuilt,
+# stripped binaries (bin/unlearn, bin/trainstep, bin/onnxrt.test, for a
+# machine without Go) into one xz archive (about 190 MiB), and splits it into
+# parts of at most PART_MIB (64 MiB less the tree, less 2 MiB; at most 60) in
+# .gpu-parts/ (ignored by git) with a MANIFEST of sha256s. The step's
+# ResNet-18 model (45 MB of random weights, which no compressor shrinks) is
+# made there by bench/make_models.py instead. The machine keeps ignored files
+# between consecutive calls while it is held (it is released after ~30 s
+# idle), so the parts go one per call, back to back:
 #
 #   run(command="bench/gpu_check.sh receive", carry=[".gpu-parts/MANIFEST", ".gpu-parts/part-00"])
 #   run(command="bench/gpu_check.sh receive", carry=[".gpu-parts/MANIFEST", ".gpu-parts/part-01"])
 #   ...                                                   (one call per part, as `split` lists them)
 #   run(command="bench/gpu_check.sh receive && OUT=$OUT bench/gpu_check.sh check",
-#       carry=[".gpu-parts/MANIFEST", ".gpu-parts/part-NN"], timeout_s=540)   (the last part)
+#       carry=[".gpu-parts/MANIFEST", ".gpu-parts/part-NN"], timeout_s=480)   (the last part)
 #
 # `receive` moves each part into .gpu-stage/ after checking its sha256 and
 # says which parts it has and which are missing; a machine released between
@@ -34,18 +37,20 @@
 # last part it checks the archive's sha256, unpacks it, and checks the three
 # GPU files and the CPU library against the sha256s pinned in
 # scripts/fetch-ort-gpu.sh and scripts/fetch-ort.sh (which fetch nothing when
-# they match). Cost in device time: the machine's start (a few minutes),
-# then about 20–40 s per call (64 MiB up, a few seconds of work): with the
-# archive at ~170 MiB, 5 parts of ~40 MiB, about 3 minutes, then the check,
-# 4–6 minutes; all of it within one session's 15 minutes only if the calls
-# follow each other without pause. The table comes back in $OUT
-# (gpu_check.md, with the raw JSON lines); paste it into bench/RESULTS.md
-# ("GPU check").
+# they match). Cost in device time: the machine's start (a minute or two),
+# then about 20–40 s per call (64 MiB up, a few seconds of work): 5 parts,
+# about 3 minutes, then the check, 5–7 minutes; all of it within one
+# session's 15 minutes only if the calls follow each other without pause.
+# The table comes back in $OUT (gpu_check.md, rows.tsv, raw.jsonl, log.txt;
+# rows.tsv and log.txt grow as the steps end, so a check cut short still
+# says how far it got); paste it into bench/RESULTS.md ("GPU check").
 #
 # What `check` does (each step's result is a row; a failing step does not
-# stop the next):
+# stop the next, and each command has a time limit):
 #   1. the machine: GPU, driver, CPU, cores, PyTorch and its CUDA
-#   2. builds (go build where Go is installed, else the prebuilt binaries)
+#   2. builds (go build where Go is installed, else the prebuilt binaries);
+#      makes the step's model; logs where the CUDA libraries are and what
+#      the provider needs (ldd)
 #   3. the CUDA tests: onnxrt's TestCUDASession, TestGPUBuildRunsOnCPU,
 #      TestSetupCUDAMissing with UNLEARN_REQUIRE_CUDA=1 (a skip fails)
 #   4. ResNet-18 training step, batch 128, fp32: unlearn (bench/trainstep
@@ -57,21 +62,27 @@
 #      fixed short recipe (--epochs 2 --no-mia) on cuda and on cpu: forget,
 #      retain and test accuracy of each, their difference (stated tolerance:
 #      1.5 points, as `make demo-threads`), wall time of each
-# Not in it yet: training a ResNet-18 original and oracle with a PyTorch
-# recipe there and unlearning it on cuda (issue 43 item 5's last part; no
-# ResNet-18 regime script on this branch), and profiling (item 3).
+#   7. the ResNet-18 regime's script (experiments/resnet18/train.py) trains
+#      the seed-0 original and its IID oracle on cuda (R18_EPOCHS, default
+#      the recipe's 15), and the default unlearns the original on cuda with
+#      that oracle: Δ forget and Δ test against the oracle, the unlearning's
+#      time against the oracle's training on the same GPU, the whole
+#      command's wall time, the flags
+# Not in it: profiling the CUDA step (issue 43 item 3).
 #
-# The dry run (here, no GPU) runs steps 2–6 on the CPU with tiny sizes
-# (batch 8, one timed step, --epochs 1, 2 threads) and device cpu in place
-# of cuda, so every command, parser and the table are exercised; step 3's
-# tests skip there with their message. Environment: PY (default: python3 on
-# PATH for the real check, /usr/bin/python3 for the dry run), THREADS, OUT.
+# The dry run (here, no GPU) runs steps 2–7 on the CPU with tiny sizes
+# (batch 8, one timed step, --epochs 1, 2 threads, 200 images) and device cpu
+# in place of cuda, so every command, parser and the table are exercised;
+# step 3's CUDA test skips there with its message. Environment: PY (default:
+# python3 on PATH for the real check, /usr/bin/python3 for the dry run),
+# THREADS, OUT, R18_EPOCHS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PARTS=.gpu-parts
 STAGE=.gpu-stage
 GPU_FILES=(libonnxruntime.so libonnxruntime_providers_shared.so libonnxruntime_providers_cuda.so)
 R18=bench/models/resnet18_cifar.onnx
+NPZ=experiments/resnet18/work/fmnist32.npz
 
 die() {
   echo "gpu_check: $*" >&2
@@ -89,29 +100,29 @@ tree_mib() {
 split_mode() {
   ./scripts/fetch-ort.sh
   ./scripts/fetch-ort-gpu.sh
-  if [ ! -f "$R18" ]; then
-    echo "gpu_check: generating $R18 (bench/make_models.py)" >&2
-    /usr/bin/python3 bench/make_models.py >&2
+  if [ ! -f "$NPZ" ]; then
+    echo "gpu_check: making $NPZ (experiments/resnet18/train.py data)" >&2
+    /usr/bin/python3 experiments/resnet18/train.py data >&2
   fi
-  echo "gpu_check: building bin/unlearn, bin/trainstep, bin/onnxrt.test" >&2
-  go build -trimpath -o bin/unlearn ./cmd/unlearn
-  go build -trimpath -o bin/trainstep ./bench/trainstep
-  go test -c -trimpath -o bin/onnxrt.test ./onnxrt
+  echo "gpu_check: building bin/unlearn, bin/trainstep, bin/onnxrt.test (stripped)" >&2
+  go build -trimpath -ldflags='-s -w' -o bin/unlearn ./cmd/unlearn
+  go build -trimpath -ldflags='-s -w' -o bin/trainstep ./bench/trainstep
+  go test -c -trimpath -ldflags='-s -w' -o bin/onnxrt.test ./onnxrt
   local tree part
   tree=$(tree_mib)
-  part=${PART_MIB:-$((64 - tree - 3))}
+  part=${PART_MIB:-$((64 - tree - 2))}
   [ "$part" -gt 60 ] && part=60
   [ "$part" -ge 8 ] || die "the working tree travels with every call ($tree MiB of 64): too little room for parts"
   rm -rf "$PARTS"
   mkdir -p "$PARTS"
-  echo "gpu_check: packing (gzip -6: xz saves a part or two but takes many minutes on a busy 2-core host)" >&2
-  tar -cf - "${GPU_FILES[@]/#/.ort-gpu/}" .ort/libonnxruntime.so.1 "$R18" bin/unlearn bin/trainstep bin/onnxrt.test |
-    gzip -6 -n >"$PARTS/archive.tar.gz"
+  echo "gpu_check: packing (xz: 9 % smaller than gzip on the CUDA provider, a part less; a few minutes)" >&2
+  tar -cf - "${GPU_FILES[@]/#/.ort-gpu/}" .ort/libonnxruntime.so.1 "$NPZ" bin/unlearn bin/trainstep bin/onnxrt.test |
+    xz -6 -T2 >"$PARTS/archive.tar.xz"
   local sum size
-  sum=$(sha256sum "$PARTS/archive.tar.gz" | cut -d' ' -f1)
-  size=$(stat -c %s "$PARTS/archive.tar.gz")
-  split -b "${part}M" -d -a 2 "$PARTS/archive.tar.gz" "$PARTS/part-"
-  rm "$PARTS/archive.tar.gz"
+  sum=$(sha256sum "$PARTS/archive.tar.xz" | cut -d' ' -f1)
+  size=$(stat -c %s "$PARTS/archive.tar.xz")
+  split -b "${part}M" -d -a 2 "$PARTS/archive.tar.xz" "$PARTS/part-"
+  rm "$PARTS/archive.tar.xz"
   local n
   n=$(find "$PARTS" -name 'part-*' | wc -l)
   {
@@ -160,11 +171,11 @@ receive_mode() {
     return 0
   fi
   read -r _ want size < <(awk '$1 == "archive"' "$STAGE/MANIFEST")
-  cat "$STAGE"/part-* >"$STAGE/archive.tar.gz"
-  got=$(sha256sum "$STAGE/archive.tar.gz" | cut -d' ' -f1)
+  cat "$STAGE"/part-* >"$STAGE/archive.tar.xz"
+  got=$(sha256sum "$STAGE/archive.tar.xz" | cut -d' ' -f1)
   [ "$got" = "$want" ] || die "reassembled archive: sha256 $got, want $want"
-  tar -xzf "$STAGE/archive.tar.gz"
-  rm -f "$STAGE/archive.tar.gz" "$STAGE"/part-*
+  tar -xJf "$STAGE/archive.tar.xz"
+  rm -f "$STAGE/archive.tar.xz" "$STAGE"/part-*
   chmod go-w .ort-gpu .ort .ort-gpu/* .ort/*
   # Both scripts only check when the pinned files are there (no network).
   ./scripts/fetch-ort-gpu.sh || die ".ort-gpu/ does not match the pinned sha256s"
@@ -227,12 +238,28 @@ check_mode() {
   else
     row build "FAILED" "no Go and no prebuilt binaries"
   fi
-  [ -f "$R18" ] || $py bench/make_models.py >>"$log" 2>&1 || true
+  # The step's model: made here by bench/make_models.py (45 MB of random
+  # weights would take a part of its own to ship).
+  if [ ! -f "$R18" ]; then
+    if timeout 300 $py bench/make_models.py >>"$log" 2>&1; then
+      row "step model" "made" "$R18 by bench/make_models.py with this machine's PyTorch"
+    else
+      row "step model" "FAILED" "bench/make_models.py; see log.txt"
+    fi
+  fi
+
+  # Where the CUDA libraries are (for the log: what the tool's search must find).
+  {
+    echo "== CUDA libraries on this machine"
+    find / -xdev \( -name 'libcudart.so.*' -o -name 'libcudnn.so.*' -o -name 'libcublas.so.*' -o -name 'libcurand.so.*' -o -name 'libcufft.so.*' \) 2>/dev/null | head -30
+    echo "== the provider's needs"
+    ldd .ort-gpu/libonnxruntime_providers_cuda.so 2>&1 | head -40
+  } >>"$log" 2>&1 || true
 
   # 3. The CUDA tests.
   local req=1 tlog="$W/tests.txt"
   [ "$dry" = 1 ] && req=0
-  if (cd onnxrt && UNLEARN_REQUIRE_ORT=1 UNLEARN_REQUIRE_CUDA=$req ../bin/onnxrt.test -test.run 'CUDA|GPU' -test.v -test.count=1) >"$tlog" 2>&1; then
+  if (cd onnxrt && UNLEARN_REQUIRE_ORT=1 UNLEARN_REQUIRE_CUDA=$req timeout 180 ../bin/onnxrt.test -test.run 'CUDA|GPU' -test.v -test.count=1) >"$tlog" 2>&1; then
     row "CUDA tests" "pass" "$(grep -c '^--- PASS' "$tlog") passed, $(grep -c '^--- SKIP' "$tlog") skipped"
   else
     row "CUDA tests" "FAILED" "$(grep -m3 -- '--- FAIL' "$tlog" | tr '\n' ' ')"
@@ -243,10 +270,10 @@ check_mode() {
   step() { # side device threads
     local side=$1 d=$2 th=$3 res
     if [ "$side" = pytorch ]; then
-      res=$(OMP_NUM_THREADS=$th MKL_NUM_THREADS=$th $py bench/train_step.py --model resnet18 --device "$d" --threads "$th" \
+      res=$(OMP_NUM_THREADS=$th MKL_NUM_THREADS=$th timeout 150 $py bench/train_step.py --model resnet18 --device "$d" --threads "$th" \
         --batch "$batch" --warmup "$warmup" --steps "$steps" 2>>"$log" | tail -1)
     else
-      res=$(bin/trainstep -model "$R18" -name resnet18 -device "$d" -threads "$th" -batch "$batch" \
+      res=$(timeout 150 bin/trainstep -model "$R18" -name resnet18 -device "$d" -threads "$th" -batch "$batch" \
         -warmup "$warmup" -steps "$steps" 2>>"$log" | tail -1)
     fi
     [ -n "$res" ] && echo "$res" | sed "s/^{/{\"side\": \"$side\", \"on\": \"$d\", /" >>"$raw"
@@ -267,7 +294,7 @@ check_mode() {
   for run in "a:$dev" "b:cpu"; do
     d=${run#*:} run=${run%%:*}
     s=$(now)
-    if bin/unlearn --model testdata/resnet_small_train.onnx --forget testdata/demo/forget_nonIID.txt \
+    if timeout 200 bin/unlearn --model testdata/resnet_small_train.onnx --forget testdata/demo/forget_nonIID.txt \
       --oracle testdata/demo/oracle_resnet_small.onnx --out "$W/u_$run.onnx" --metrics "$W/m_$run.json" \
       --epochs "$epochs" --no-mia --device "$d" --threads "$threads" --quiet 2>>"$log"; then
       since "$s" >"$W/t_$run"
@@ -293,6 +320,67 @@ PY
   row "demo $dev vs cpu" "${cmp%%$'\t'*}" "${cmp#*$'\t'}"
   for run in a b; do
     [ -f "$W/m_$run.json" ] && $py -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))' "$W/m_$run.json" >>"$raw"
+  done
+
+  # 7. The ResNet-18 regime's own script on dev: an original and its IID
+  # oracle (seed 0) trained there by experiments/resnet18/train.py with the
+  # regime's recipe (R18_EPOCHS epochs), then the original unlearned by the
+  # default on dev with that oracle: time against the oracle's training, Δ
+  # against the oracle. The dry run trains on 200 images for one epoch.
+  local rdir="$W/r18" npz="$NPZ" forget=experiments/resnet18/forget/iid-seed0.txt r18ep f s7 chance=""
+  mkdir -p "$rdir"
+  if [ "$dry" = 1 ]; then
+    r18ep=1 npz="$W/small.npz" forget="$W/forget.txt" chance=--allow-chance # one epoch on 200 images is near chance
+    $py - "$NPZ" "$npz" experiments/resnet18/forget/iid-seed0.txt "$forget" <<'PY' 2>>"$log" || true
+import sys, numpy as np
+z = np.load(sys.argv[1])
+np.savez(sys.argv[2], x_train=z["x_train"][:200], y_train=z["y_train"][:200], x_test=z["x_test"][:100], y_test=z["y_test"][:100])
+ids = [int(s) for s in open(sys.argv[3]).read().split() if s.strip().isdigit() and int(s) < 200]
+open(sys.argv[4], "w").write("".join(f"{i}\n" for i in ids))
+PY
+  else
+    r18ep=${R18_EPOCHS:-15}
+  fi
+  for f in "" iid; do
+    s7=$(now)
+    if UNLEARN_R18_MODELS="$rdir" UNLEARN_R18_CACHE="$rdir/cache" UNLEARN_R18_DATA="$npz" PYTHONUNBUFFERED=1 timeout 300 \
+      $py experiments/resnet18/train.py train --seed 0 ${f:+--forget $f} --device "$dev" --threads "$gthreads" --epochs "$r18ep" >>"$log" 2>&1; then
+      echo "gpu_check: trained ${f:-original} in $(since "$s7") s" >&2
+    else
+      row "ResNet-18 regime" "FAILED" "train.py train --forget ${f:-none} --device $dev; see log.txt"
+    fi
+  done
+  s7=$(now)
+  if [ -f "$rdir/oracle-iid-seed0.onnx" ]; then
+    if timeout 360 bin/unlearn --model "$rdir/original-seed0.onnx" --forget "$forget" --oracle "$rdir/oracle-iid-seed0.onnx" \
+      --data "$npz" --out "$rdir/unlearned.onnx" --metrics "$rdir/m.json" --device "$dev" --threads "$threads" --quiet $chance >>"$log" 2>&1; then
+      local wall7
+      wall7=$(since "$s7")
+      local r18
+      r18=$($py - "$rdir" "$wall7" "$dev" "$r18ep" <<'PY' 2>>"$log" || printf 'failed\tsee log.txt'
+import json, sys
+d, wall, dev, ep = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+orig, orc = (json.load(open(f"{d}/{n}-seed0.json")) for n in ("original", "oracle-iid"))
+m = json.load(open(f"{d}/m.json"))
+u, o = m["accuracy"], m["oracle"]["accuracy"]
+t = m["unlearning"]["timings"]
+unl = t.get("localize_s", 0) + t.get("unlearn_s", 0)
+flags = ",".join(f.get("kind", "?") for f in m["unlearning"].get("flags") or []) or "none"
+print(f"{100 * (u['forget'] - o['forget']):+.2f} / {100 * (u['test'] - o['test']):+.2f}\t"
+      f"Δ forget / Δ test accuracy (points) against the oracle; original test {100 * orig['final']['test_accuracy']:.2f} %, "
+      f"oracle test {100 * orc['final']['test_accuracy']:.2f} % ({ep} epochs, {orig['examples']} images, trained on {dev} in "
+      f"{orig['train_s']:.0f} s and {orc['train_s']:.0f} s); default on {dev}: unlearning {unl:.1f} s = "
+      f"{unl / orc['train_s']:.2f}× the oracle training, whole command {wall:.1f} s, flags {flags}")
+PY
+      )
+      row "ResNet-18 regime on $dev" "${r18%%$'\t'*}" "${r18#*$'\t'}"
+      $py -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))' "$rdir/m.json" >>"$raw" 2>/dev/null || true
+    else
+      row "ResNet-18 regime on $dev" "FAILED" "unlearn --device $dev on the trained original; see log.txt"
+    fi
+  fi
+  for f in "$rdir"/*.json; do
+    [ -f "$f" ] && [ "$(basename "$f")" != m.json ] && $py -c 'import json,sys; d=json.load(open(sys.argv[1])); d.pop("epochs", None); print(json.dumps(d))' "$f" >>"$raw" 2>/dev/null
   done
 
   # The table.

@@ -16,6 +16,7 @@ with build(name); it does not read these files.
 Run with Debian's Python: /usr/bin/python3 bench/make_models.py [outdir]
 """
 import copy
+import inspect
 import os
 import sys
 import warnings
@@ -102,12 +103,15 @@ def export(name, path):
     model = build(name)
     model.train()
     dummy = torch.zeros(2, 1, 28, 28)
+    # PyTorch 2.9 and later default to the dynamo exporter; these models are
+    # made with the TorchScript one (the only one of Debian's PyTorch 1.13).
+    kw = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(copy.deepcopy(model), dummy, path, training=torch.onnx.TrainingMode.TRAINING,
                           do_constant_folding=False, opset_version=17,
                           input_names=["input"], output_names=["logits"],
-                          dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+                          dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}}, **kw)
 
 
 def main():

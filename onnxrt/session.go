@@ -151,6 +151,13 @@ func sessionOptions(opts Options) (_ *ort.SessionOptions, err error) {
 			return nil, fmt.Errorf("--device cuda: %w", err)
 		}
 		defer co.Destroy()
+		// fp32 as on the CPU: no TF32 (the provider allows it by default,
+		// which rounds the inputs of convolutions and GEMMs to 10 mantissa
+		// bits on Ampere and later). Results then match the CPU's within
+		// float rounding, and the step compares with PyTorch's fp32.
+		if err := co.Update(map[string]string{"use_tf32": "0"}); err != nil {
+			return nil, fmt.Errorf("--device cuda: CUDA provider option use_tf32: %w", err)
+		}
 		if err := so.AppendExecutionProviderCUDA(co); err != nil {
 			return nil, fmt.Errorf("--device cuda: the CUDA execution provider failed to load (%v); it needs an NVIDIA GPU "+
 				"and driver, CUDA 13 and cuDNN 9; use --device cpu to run on the CPU", err)

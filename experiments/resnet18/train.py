@@ -71,7 +71,9 @@ import torchvision
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK = os.path.join(HERE, "work")  # ignored by git: the data
-MODELS = os.path.join(HERE, "models")  # the .onnx files ignored by git, their sidecars committed
+# The .onnx files ignored by git, their sidecars committed; $UNLEARN_R18_MODELS
+# puts them elsewhere (bench/gpu_check.sh trains its short-recipe models there).
+MODELS = os.environ.get("UNLEARN_R18_MODELS") or os.path.join(HERE, "models")
 # Per-epoch checkpoints and a copy of every finished model live outside the
 # work tree, which a new checkout replaces: a later session on the same
 # machine resumes a training where it stopped and restores finished models
@@ -79,7 +81,9 @@ MODELS = os.path.join(HERE, "models")  # the .onnx files ignored by git, their s
 CACHE = os.environ.get("UNLEARN_R18_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "unlearn-resnet18")
 FORGET = os.path.join(HERE, "forget")
 FMNIST = "/usr/share/datasets/fashion-mnist"
-DATA = os.path.join(WORK, "fmnist32.npz")
+# $UNLEARN_R18_DATA: another npz of the same layout (bench/gpu_check.sh's dry
+# run trains on a few hundred images).
+DATA = os.environ.get("UNLEARN_R18_DATA") or os.path.join(WORK, "fmnist32.npz")
 
 N_TRAIN = 5000
 N_TEST = 2000
@@ -195,35 +199,45 @@ def augment(x, gen, pad):
     return out
 
 
+def device_of(model):
+    return next(model.parameters()).device
+
+
 def accuracy(model, x, y, mean, std, batch=500):
     model.eval()
     correct = 0
+    dev = device_of(model)
     with torch.no_grad():
         for i in range(0, len(x), batch):
             xb = (x[i:i + batch] - mean[None, :, None, None]) / std[None, :, None, None]
-            correct += (model(xb).argmax(1) == y[i:i + batch]).sum().item()
+            correct += (model(xb.to(dev)).argmax(1).cpu() == y[i:i + batch]).sum().item()
     return correct / len(x)
 
 
 def train_epoch(model, opt, sched, x, y, gen, bs, mean, std):
     """One epoch of the recipe: a permutation from gen, batches of bs augmented
     (crop pad 4 + flip) and normalized, one SGD and one schedule step each.
-    Returns the mean training loss and accuracy on the augmented batches."""
+    Returns the mean training loss and accuracy on the augmented batches.
+    The data stay on the CPU (the augmentation draws from gen there, so a
+    run on a GPU sees the same batches); each batch moves to the model's
+    device."""
     model.train()
+    dev = device_of(model)
     perm = torch.randperm(len(x), generator=gen)
     loss_sum, correct = 0.0, 0
     for s in range((len(x) + bs - 1) // bs):
         b = perm[s * bs:(s + 1) * bs]
         xb = augment(x[b], gen, 4)
         xb = (xb - mean[None, :, None, None]) / std[None, :, None, None]
-        logits = model(xb)
-        loss = F.cross_entropy(logits, y[b])
+        yb = y[b].to(dev)
+        logits = model(xb.to(dev))
+        loss = F.cross_entropy(logits, yb)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         sched.step()
         loss_sum += loss.item() * len(b)
-        correct += (logits.argmax(1) == y[b]).sum().item()
+        correct += (logits.argmax(1) == yb).sum().item()
     return loss_sum / len(x), correct / len(x)
 
 
@@ -237,7 +251,7 @@ def read_ids(path):
         return [int(s) for s in (ln.split("#")[0].strip() for ln in f) if s]
 
 
-def train(seed, forget, threads, epochs, retime=False):
+def train(seed, forget, threads, epochs, retime=False, device="cpu"):
     out = model_path(seed, forget)
     side = out[:-5] + ".json"
     if retime:
@@ -255,13 +269,14 @@ def train(seed, forget, threads, epochs, retime=False):
     xtr, ytr, xte, yte, mean, std = load_data()
     keep = np.ones(len(xtr), dtype=bool)
     if forget is not None:
-        keep[read_ids(os.path.join(FORGET, f"{forget}-seed{seed}.txt"))] = False
+        # (Ids past a smaller $UNLEARN_R18_DATA's end are not in it.)
+        keep[[i for i in read_ids(os.path.join(FORGET, f"{forget}-seed{seed}.txt")) if i < len(keep)]] = False
     idx = torch.from_numpy(np.flatnonzero(keep))
     x, y = xtr[idx], ytr[idx]
     # The same initialisation and data order stream for the original and its
     # oracles of one seed: an oracle differs from its original by the data.
     torch.manual_seed(seed)
-    model = resnet18()
+    model = resnet18().to(device)
     gen = torch.Generator().manual_seed(1000 + seed)
     bs = RECIPE["batch_size"]
     steps_per_epoch = (len(x) + bs - 1) // bs
@@ -274,8 +289,8 @@ def train(seed, forget, threads, epochs, retime=False):
     os.makedirs(CACHE, exist_ok=True)
     ckpt = os.path.join(CACHE, os.path.basename(out)[:-5] + (".retime" if retime else "") + ".ckpt")
     if os.path.exists(ckpt):
-        c = torch.load(ckpt)
-        if c["epochs"] == epochs and c["threads"] == threads:
+        c = torch.load(ckpt, map_location=device)
+        if c["epochs"] == epochs and c["threads"] == threads and c.get("device", "cpu") == device:
             model.load_state_dict(c["model"])
             opt.load_state_dict(c["opt"])
             sched.load_state_dict(c["sched"])
@@ -293,7 +308,8 @@ def train(seed, forget, threads, epochs, retime=False):
         print(f"{os.path.basename(out)}: epoch {ep + 1}/{epochs} loss {loss:.4f} "
               f"train {train_acc:.4f} test {test:.4f} ({dt:.0f} s)", flush=True)
         torch.save(dict(model=model.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(), gen=gen.get_state(),
-                        log=log, train_s=train_s, epoch=ep + 1, epochs=epochs, threads=threads), ckpt + ".tmp")
+                        log=log, train_s=train_s, epoch=ep + 1, epochs=epochs, threads=threads, device=device),
+                   ckpt + ".tmp")
         os.replace(ckpt + ".tmp", ckpt)
     model.eval()
     if retime:
@@ -316,6 +332,7 @@ def train(seed, forget, threads, epochs, retime=False):
     export(model, out, mean, std)
     meta = dict(model=os.path.basename(out), seed=seed, forget=forget, examples=len(x), recipe=dict(RECIPE, epochs=epochs),
                 train_s=round(train_s, 2), threads=threads, machine=machine_id(), torch=torch.__version__,
+                **({} if device == "cpu" else dict(device=device, gpu=torch.cuda.get_device_name(device))),
                 data_sha256=sha256(DATA), mean=mean.tolist(), std=std.tolist(), epochs=log, final=final,
                 onnx_sha256=sha256(out))
     write_json(side, meta)
@@ -355,11 +372,16 @@ def write_json(path, meta):
 def export(model, out, mean, std):
     import onnx
     import onnx.helper
+    import inspect
     tmp = out + ".tmp"
+    model = model.cpu().eval()
     x = torch.zeros(1, 3, 32, 32)
-    torch.onnx.export(model.eval(), x, tmp, training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False,
+    # PyTorch 2.9 and later export with dynamo by default; the TorchScript
+    # exporter (the only one before) is the one README's recipe describes.
+    kw = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    torch.onnx.export(model, x, tmp, training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False,
                       opset_version=17, input_names=["input"], output_names=["logits"],
-                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}}, **kw)
     m = onnx.load(tmp)
     onnx.helper.set_model_props(m, {"unlearn.mean": ",".join(f"{v:.4f}" for v in mean.tolist()),
                                     "unlearn.std": ",".join(f"{v:.4f}" for v in std.tolist())})
@@ -379,6 +401,7 @@ def main():
     for q in (t, r, sub.add_parser("all")):
         q.add_argument("--threads", type=int, default=2)
         q.add_argument("--epochs", type=int, default=RECIPE["epochs"])
+        q.add_argument("--device", default="cpu", help="cpu, or cuda (bench/gpu_check.sh); the sidecar records it")
     a = sub.choices["all"]
     a.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     a.add_argument("--forget-sets", nargs="+", default=list(FORGET_SETS), choices=list(FORGET_SETS))
@@ -386,12 +409,12 @@ def main():
     if args.cmd == "data":
         cmd_data(args)
     elif args.cmd in ("train", "retime"):
-        train(args.seed, args.forget, args.threads, args.epochs, retime=args.cmd == "retime")
+        train(args.seed, args.forget, args.threads, args.epochs, retime=args.cmd == "retime", device=args.device)
     else:
         for seed in args.seeds:
-            train(seed, None, args.threads, args.epochs)
+            train(seed, None, args.threads, args.epochs, device=args.device)
             for f in args.forget_sets:
-                train(seed, f, args.threads, args.epochs)
+                train(seed, f, args.threads, args.epochs, device=args.device)
 
 
 if __name__ == "__main__":
