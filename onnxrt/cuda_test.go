@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -83,7 +85,9 @@ func TestFindCUDAInPythonEnv(t *testing.T) {
 	if len(s.python) < 2 || s.python[0] != cu13 || s.python[1] != cudnn {
 		t.Fatalf("nvidia folders %v, want %s and %s first", s.python, cu13, cudnn)
 	}
-	s.system = nil // this machine's own CUDA, if any, must not answer
+	// This machine's own CUDA, if any, must not answer: not its system
+	// folders, not a Python environment with CUDA wheels on its PATH.
+	s.system, s.python = nil, s.python[:2]
 	libs, err := findCUDA(s)
 	if err != nil {
 		t.Fatal(err)
@@ -259,8 +263,17 @@ func TestGPUBuildRunsOnCPU(t *testing.T) {
 		t.Fatalf("version %q, want %s.x", v, GPUWantVersion)
 	}
 	runGemm(t, Options{Threads: 1})
-	t.Logf("ONNX Runtime %s (%s) through onnxruntime_go's API version 24: Gemm on the CPU ok; NCHWc block %d",
-		Version(), lib, NCHWcBlockSize(Options{}))
+	// The OrtApi calls of the plugin path (CreateEnv, GetEpDevices and the
+	// device accessors) answer on the CPU too: the CPU provider's device.
+	devs, err := epDeviceNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(devs, "CPUExecutionProvider/0") {
+		t.Fatalf("execution provider devices %v, want CPUExecutionProvider/0 among them", devs)
+	}
+	t.Logf("ONNX Runtime %s (%s) through onnxruntime_go's API version 24: Gemm on the CPU ok; NCHWc block %d; devices %v",
+		Version(), lib, NCHWcBlockSize(Options{}), devs)
 }
 
 // Setup with --device cuda on a machine without CUDA: nothing is loaded, the
@@ -423,7 +436,8 @@ func TestCUDASession(t *testing.T) {
 		t.Fatal("Setup with Device cuda did not load the GPU build")
 	}
 	runGemm(t, Options{Threads: 1, Device: "cuda"})
-	t.Logf("CUDA provider: Gemm ok on ONNX Runtime %s (%s)", Version(), LibraryPath())
+	devs, _ := epDeviceNames()
+	t.Logf("CUDA provider: Gemm ok on ONNX Runtime %s (%s); devices %v; options refused: %v", Version(), LibraryPath(), devs, cudaPluginOptionErr)
 }
 
 // skipCUDA skips t with why, or fails it where UNLEARN_REQUIRE_CUDA=1 (the
@@ -434,4 +448,53 @@ func skipCUDA(t *testing.T, why string) {
 		t.Fatal(why)
 	}
 	t.Skip(why)
+}
+
+// TestSessionOptionsLayout: appendCUDAPlugin reads the OrtSessionOptions
+// pointer as the one field of ort.SessionOptions; a new onnxruntime_go
+// that lays it out otherwise must fail here, not corrupt memory.
+func TestSessionOptionsLayout(t *testing.T) {
+	ty := reflect.TypeOf(ort.SessionOptions{})
+	if ty.NumField() != 1 || ty.Field(0).Type.Kind() != reflect.Pointer || ty.Size() != unsafe.Sizeof(uintptr(0)) {
+		t.Fatalf("ort.SessionOptions is %v with %d fields; appendCUDAPlugin expects one pointer", ty, ty.NumField())
+	}
+}
+
+// TestOrtAPIIndices recomputes the OrtApi indices epdevice_linux.go uses
+// from onnxruntime_go's onnxruntime_c_api.h with the C compiler.
+func TestOrtAPIIndices(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the plugin path is Linux only")
+	}
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yalue/onnxruntime_go").Output()
+	if err != nil {
+		t.Skipf("go list: %v (no module cache)", err)
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	src := filepath.Join(t.TempDir(), "idx.c")
+	prog := `#include <stdio.h>
+#include <stddef.h>
+#include "onnxruntime_c_api.h"
+#define P(f) printf("%zu\n", offsetof(OrtApi, f) / sizeof(void*));
+int main(void) { P(GetErrorMessage) P(CreateEnv) P(ReleaseStatus) P(GetEpDevices) P(SessionOptionsAppendExecutionProvider_V2)
+P(HardwareDevice_Type) P(EpDevice_EpName) P(EpDevice_Device) printf("%d\n", (int)OrtHardwareDeviceType_GPU); return 0; }
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(filepath.Dir(src), "idx")
+	if out, err := exec.Command(cc, "-I", strings.TrimSpace(string(dir)), "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", cc, err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "2 3 93 303 304 307 312 316 1"
+	if got := strings.Join(strings.Fields(string(out)), " "); got != want {
+		t.Fatalf("OrtApi indices %s, epdevice_linux.go uses %s", got, want)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"unsafe"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -146,24 +147,50 @@ func sessionOptions(opts Options) (_ *ort.SessionOptions, err error) {
 		return nil, fmt.Errorf("onnxruntime: session options: %w", err)
 	}
 	if opts.Device == "cuda" {
-		co, err := ort.NewCUDAProviderOptions()
-		if err != nil {
-			return nil, fmt.Errorf("--device cuda: %w", err)
-		}
-		defer co.Destroy()
-		// fp32 as on the CPU: no TF32 (the provider allows it by default,
-		// which rounds the inputs of convolutions and GEMMs to 10 mantissa
-		// bits on Ampere and later). Results then match the CPU's within
-		// float rounding, and the step compares with PyTorch's fp32.
-		if err := co.Update(map[string]string{"use_tf32": "0"}); err != nil {
-			return nil, fmt.Errorf("--device cuda: CUDA provider option use_tf32: %w", err)
-		}
-		if err := so.AppendExecutionProviderCUDA(co); err != nil {
-			return nil, fmt.Errorf("--device cuda: the CUDA execution provider failed to load (%v); it needs an NVIDIA GPU "+
-				"and driver, CUDA 13 and cuDNN 9; use --device cpu to run on the CPU", err)
+		if err := appendCUDA(so); err != nil {
+			return nil, err
 		}
 	}
 	return so, nil
+}
+
+// cudaOptions are the CUDA provider's options for every session: fp32 as
+// on the CPU, no TF32 (the provider allows it by default, which rounds the
+// inputs of convolutions and GEMMs to 10 mantissa bits on Ampere and
+// later). Results then match the CPU's within float rounding, and the step
+// compares with PyTorch's fp32.
+var cudaOptions = map[string]string{"use_tf32": "0"}
+
+// appendCUDA adds the CUDA execution provider to so: through the main
+// library's own entry point when it was built with CUDA, else as the
+// plugin provider it is in the build `make ort-gpu` installs
+// (appendCUDAPlugin).
+func appendCUDA(so *ort.SessionOptions) error {
+	err := appendCUDABuiltIn(so)
+	if err != nil && strings.Contains(err.Error(), "not enabled in this build") {
+		err = appendCUDAPlugin(so, cudaOptions)
+	}
+	if err != nil {
+		return fmt.Errorf("--device cuda: the CUDA execution provider failed to load (%v); it needs an NVIDIA GPU "+
+			"and driver, CUDA 13 and cuDNN 9; use --device cpu to run on the CPU", err)
+	}
+	return nil
+}
+
+// appendCUDABuiltIn adds the CUDA provider through the main library's
+// CUDA entry points (CreateCUDAProviderOptions and
+// SessionOptionsAppendExecutionProvider_CUDA_V2), which a build without
+// CUDA answers with "… not enabled in this build".
+func appendCUDABuiltIn(so *ort.SessionOptions) error {
+	co, err := ort.NewCUDAProviderOptions()
+	if err != nil {
+		return err
+	}
+	defer co.Destroy()
+	if err := co.Update(cudaOptions); err != nil {
+		return fmt.Errorf("CUDA provider options: %w", err)
+	}
+	return so.AppendExecutionProviderCUDA(co)
 }
 
 // Inputs and Outputs return the names the session binds, in Run's order.
