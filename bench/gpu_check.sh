@@ -399,7 +399,36 @@ PY
   ! grep -q $'\tFAILED\|\tfailed' "$rows"
 }
 
+# ---- diagnose ----
+
+# diagnose_mode: where the CUDA provider fails, in small steps, each logged
+# to $OUT: the forward pass alone (unlearn eval on cuda), then one training
+# step of the demo's small ResNet at batch 8 with ONNX Runtime's verbose log
+# (UNLEARN_ORT_LOG=verbose: where each node is placed, what runs last).
+diagnose_mode() {
+  local out=${OUT:-out/gpu_check}
+  mkdir -p "$out"
+  export ONNXRUNTIME_LIB=$PWD/.ort/libonnxruntime.so.1 ONNXRUNTIME_GPU_LIB=$PWD/.ort-gpu/libonnxruntime.so
+  {
+    echo "== eval on cuda (forward only)"
+    timeout 120 bin/unlearn eval --model testdata/resnet_small_train.onnx --forget testdata/demo/forget_nonIID.txt \
+      --no-mia --device cuda --threads 4 2>&1 | tail -20
+    echo "rc=${PIPESTATUS[0]}"
+    echo "== one training step on cuda, batch 8, verbose"
+  } >"$out/diagnose.txt" 2>&1
+  UNLEARN_ORT_LOG=verbose timeout 120 bin/trainstep -model testdata/resnet_small_train.onnx -name small -device cuda \
+    -threads 4 -batch 8 -warmup 0 -steps 1 >"$out/verbose_full.txt" 2>&1
+  echo "rc=$?" >>"$out/diagnose.txt"
+  grep -v '^\s*$' "$out/verbose_full.txt" | grep -i -E 'placed|node|kernel|fallback|assign|memcpy|error|fail|SIGSEGV|goroutine 1 |rip |cuda' |
+    head -c 12000000 >"$out/verbose.txt" || true
+  tail -c 2000000 "$out/verbose_full.txt" >"$out/verbose_tail.txt"
+  rm -f "$out/verbose_full.txt"
+  cat "$out/diagnose.txt"
+  wc -l "$out/verbose.txt"
+}
+
 case "${1:-}" in
+  diagnose) diagnose_mode ;;
   split) split_mode ;;
   receive) receive_mode ;;
   check) shift; check_mode "$@" ;;

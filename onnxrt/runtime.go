@@ -278,7 +278,7 @@ func load(path string, k libKind) error {
 	// Fatal only: every error comes back to us as a status and is reported
 	// in the tool's one error line; ONNX Runtime's own copy would be a
 	// second line on stderr.
-	if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
+	if err := ort.InitializeEnvironment(ortLogLevel()); err != nil {
 		return k.errorf("loading %s failed (%v); is it ONNX Runtime %s.x for this platform? %s",
 			path, err, k.version, k.hint)
 	}
@@ -287,6 +287,24 @@ func load(path string, k libKind) error {
 		return k.errorf("%s is ONNX Runtime %s, need %s.x; %s", path, v, k.version, k.hint)
 	}
 	return nil
+}
+
+// ortLogLevel is ONNX Runtime's own log level: fatal only, so that every
+// error comes back as a status, unless $UNLEARN_ORT_LOG asks for more
+// (verbose, info, warning or error; a debugging aid: ONNX Runtime then
+// writes its log, e.g. where each node runs, to stderr).
+func ortLogLevel() ort.EnvironmentOption {
+	switch os.Getenv("UNLEARN_ORT_LOG") {
+	case "verbose":
+		return ort.WithLogLevelVerbose()
+	case "info":
+		return ort.WithLogLevelInfo()
+	case "warning":
+		return ort.WithLogLevelWarning()
+	case "error":
+		return ort.WithLogLevelError()
+	}
+	return ort.WithLogLevelFatal()
 }
 
 // checkELF refuses files that are obviously not a shared library before dlopen
