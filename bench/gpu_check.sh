@@ -406,6 +406,7 @@ PY
 # step of the demo's small ResNet at batch 8 with ONNX Runtime's verbose log
 # (UNLEARN_ORT_LOG=verbose: where each node is placed, what runs last).
 diagnose_mode() {
+  set +e +o pipefail # every probe runs, whatever the one before did
   local out=${OUT:-out/gpu_check}
   mkdir -p "$out"
   export ONNXRUNTIME_LIB=$PWD/.ort/libonnxruntime.so.1 ONNXRUNTIME_GPU_LIB=$PWD/.ort-gpu/libonnxruntime.so
@@ -419,6 +420,28 @@ diagnose_mode() {
   UNLEARN_ORT_LOG=verbose timeout 120 bin/trainstep -model testdata/resnet_small_train.onnx -name small -device cuda \
     -threads 4 -batch 8 -warmup 0 -steps 1 >"$out/verbose_full.txt" 2>&1
   echo "rc=$?" >>"$out/diagnose.txt"
+  # The Conv lowerings one by one (the step picks among them by shape).
+  local forms
+  for forms in "" "-conv-forward direct -conv-input convtranspose -conv-weight gemm" \
+    "-conv-forward direct -conv-input flipped -conv-weight trick" "-conv-forward direct -conv-input convtranspose -conv-weight bmm" \
+    "-conv-forward direct -conv-input convtranspose -conv-weight valid" "-conv-forward winograd -conv-input winograd -conv-weight winograd"; do
+    # shellcheck disable=SC2086
+    timeout 60 bin/trainstep -model testdata/resnet_small_train.onnx -name small -device cuda -threads 4 -batch 8 \
+      -warmup 0 -steps 1 $forms >"$out/form.txt" 2>&1
+    echo "forms [${forms:-default}]: rc=$? $(grep -m1 -E 'images_per_s|error|SIGSEGV|trainstep:' "$out/form.txt" | cut -c1-300)" >>"$out/diagnose.txt"
+  done
+  # Which CUDA and cuDNN: the machine has both in /usr (cuDNN 9.14, CUDA
+  # 13.0) and in PyTorch's environment; the tool takes LD_LIBRARY_PATH's
+  # first, so each set is tried alone.
+  local venv lp
+  venv=$(ls -d /opt/torch/.venv/lib/python3*/site-packages/nvidia 2>/dev/null | head -1)
+  for lp in "/usr/lib/x86_64-linux-gnu:/usr/local/cuda/targets/x86_64-linux/lib" "$venv/cu13/lib:$venv/cudnn/lib"; do
+    LD_LIBRARY_PATH=$lp timeout 60 bin/trainstep -model testdata/resnet_small_train.onnx -name small -device cuda -threads 4 -batch 8 \
+      -warmup 0 -steps 1 >"$out/form.txt" 2>&1
+    echo "LD_LIBRARY_PATH=$lp: rc=$? $(grep -m1 -E 'images_per_s|error|SIGSEGV|trainstep:' "$out/form.txt" | cut -c1-300)" >>"$out/diagnose.txt"
+  done
+  ls -la "$venv/cudnn/lib" "$venv/cu13/lib" /usr/lib/x86_64-linux-gnu/libcudnn* >>"$out/diagnose.txt" 2>&1
+  rm -f "$out/form.txt"
   grep -v '^\s*$' "$out/verbose_full.txt" | grep -i -E 'placed|node|kernel|fallback|assign|memcpy|error|fail|SIGSEGV|goroutine 1 |rip |cuda' |
     head -c 12000000 >"$out/verbose.txt" || true
   tail -c 2000000 "$out/verbose_full.txt" >"$out/verbose_tail.txt"
