@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
@@ -31,14 +32,22 @@ type EngineOptions struct {
 // Runtime tensors whose memory Go shares (Param.Data), so optimizers update
 // them in place between steps; gradients are written by ONNX Runtime into
 // preallocated tensors (Param.Grad). One session serves every step and
-// batch size. In BNTraining mode, Step updates the running statistics as
-// PyTorch's train() forward does.
+// batch size (on cuda, one session per batch size: see batchSession). In
+// BNTraining mode, Step updates the running statistics as PyTorch's
+// train() forward does.
 //
 // An Engine is not safe for concurrent use.
 type Engine struct {
 	art  *autodiff.Artifacts
 	sess *onnxrt.Session
 	g    *graph.Graph // the forward graph the artifacts were built from
+
+	// Sessions with the batch dimension fixed, by batch size
+	// (batchSession), and what they are made with.
+	perBatch           map[int]*onnxrt.Session
+	opts               onnxrt.Options
+	inNames, outNames  []string
+	fixedBatchSessions bool
 
 	inputs  []autodiff.IO
 	outputs []autodiff.IO
@@ -166,6 +175,8 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts onnxrt
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
+	e.opts, e.inNames, e.outNames, e.perBatch = opts, inNames, outNames, map[int]*onnxrt.Session{}
+	e.fixedBatchSessions = fixedBatchSessions(opts)
 	byName := map[string]*Param{}
 	for i, io := range art.Inputs {
 		switch io.Role {
@@ -509,7 +520,11 @@ func (e *Engine) StepFilled(n int) (StepResult, error) {
 			return StepResult{}, fmt.Errorf("train: no tensor for training-graph output %q", e.outputs[i].Name)
 		}
 	}
-	if err := e.sess.Run(ins, outs); err != nil {
+	sess, err := e.batchSession(n)
+	if err != nil {
+		return StepResult{}, err
+	}
+	if err := sess.Run(ins, outs); err != nil {
 		return StepResult{}, fmt.Errorf("train: %w", err)
 	}
 	for i := range e.partial {
@@ -610,6 +625,9 @@ func (e *Engine) Close() error {
 	if e.sess != nil {
 		e.sess.Close()
 	}
+	for _, s := range e.perBatch {
+		s.Close()
+	}
 	for _, t := range e.fixedIn {
 		t.Close()
 	}
@@ -625,4 +643,96 @@ func (e *Engine) Close() error {
 		}
 	}
 	return nil
+}
+
+// fixedBatchSessions says whether an engine runs each batch size in a
+// session of its own with the batch dimension fixed: on cuda. With a
+// symbolic batch, the graph's small shape computations (a mean's 1/N, the
+// batch statistics' counts: Shape, Gather, Cast, Div) run on the CPU
+// provider, and ONNX Runtime inserts MemcpyFromHost nodes to bring their
+// results to the GPU; with the CUDA provider of the GPU build `make
+// ort-gpu` installs (a plugin execution provider), the first run of such
+// a graph crashed inside ONNX Runtime (SIGSEGV at PC 0, on an H200). With
+// the batch fixed, ONNX Runtime's constant folding computes those values
+// once, at session creation, and every node runs on the GPU. A test sets
+// it on the CPU to compare both ways.
+var fixedBatchSessions = func(o onnxrt.Options) bool { return o.Device == "cuda" }
+
+// fixMu serializes fixing an artifacts model's batch dimension, encoding it
+// and restoring it (engines may share artifacts).
+var fixMu sync.Mutex
+
+// batchSession returns the session that runs batches of n examples: the
+// engine's own, or, with fixedBatchSessions, one made for n on first use
+// from the training graph with every dimension that carries the images'
+// symbolic batch set to n (and the first dimension of the per-example
+// inputs where it is unknown). A run has at most two batch sizes (the
+// batch and the last, partial one), so at most two such sessions.
+func (e *Engine) batchSession(n int) (*onnxrt.Session, error) {
+	if !e.fixedBatchSessions {
+		return e.sess, nil
+	}
+	if s := e.perBatch[n]; s != nil {
+		return s, nil
+	}
+	fixMu.Lock()
+	restore := fixBatchDims(e.art, int64(n))
+	s, err := onnxrt.NewSessionForModel(e.art.Model, e.inNames, e.outNames, e.opts)
+	restore()
+	fixMu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("train: the training graph for batches of %d: %w", n, err)
+	}
+	e.perBatch[n] = s
+	return s, nil
+}
+
+// fixBatchDims sets the batch dimension of the artifacts' training graph to
+// n in its declared types (inputs, outputs, value_info) and returns the
+// function that puts the old types back.
+func fixBatchDims(art *autodiff.Artifacts, n int64) (restore func()) {
+	g := art.Model.Graph
+	perExample := map[string]bool{}
+	param := ""
+	for _, io := range art.Inputs {
+		switch io.Role {
+		case "images", "labels", "weights", "teacher_logits":
+			perExample[io.Name] = true
+		}
+		if io.Role == "images" {
+			if v := g.LocalValue(io.Name); v != nil && v.Type != nil && len(v.Type.Shape) > 0 {
+				param = v.Type.Shape[0].Param
+			}
+		}
+	}
+	type saved struct {
+		v *graph.Value
+		t *graph.Type
+	}
+	var undo []saved
+	for _, list := range [][]*graph.Value{g.Inputs, g.Outputs, g.ValueInfo} {
+		for _, v := range list {
+			if v.Type == nil || len(v.Type.Shape) == 0 {
+				continue
+			}
+			var c *graph.Type
+			for i, d := range v.Type.Shape {
+				if (param != "" && d.Param == param) || (i == 0 && perExample[v.Name] && !d.Known()) {
+					if c == nil {
+						c = &graph.Type{DType: v.Type.DType, Shape: append([]graph.Dim{}, v.Type.Shape...)}
+					}
+					c.Shape[i] = graph.Dim{Size: n}
+				}
+			}
+			if c != nil {
+				undo = append(undo, saved{v, v.Type})
+				v.Type = c
+			}
+		}
+	}
+	return func() {
+		for _, u := range undo {
+			u.v.Type = u.t
+		}
+	}
 }

@@ -206,3 +206,56 @@ func TestEngineErrors(t *testing.T) {
 		t.Error("NaN loss not reported")
 	}
 }
+
+// With a session per batch size (what cuda uses; fixedBatchSessions), the
+// gradients and running statistics are the dynamic session's: PyTorch's on
+// the reference batch, and the same as the dynamic session's on a smaller
+// batch, which gets a session of its own.
+func TestEngineFixedBatchSessions(t *testing.T) {
+	old := fixedBatchSessions
+	fixedBatchSessions = func(onnxrt.Options) bool { return true }
+	t.Cleanup(func() { fixedBatchSessions = old })
+	ref, err := data.ReadNPZ(testutil.Testdata(t, "ref", "resnet_small_train_grads_train.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, loadModel(t, "resnet_small_train.onnx"), autodiff.Spec{BN: autodiff.BNTraining})
+	b := refBatch(t)
+	if _, err := e.Step(b); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range e.Params() {
+		if err := testutil.MaxRelErr(p.Grad, ref[p.Name].Float32s()); err > 1e-4 {
+			t.Errorf("%s: max rel err %.3g against PyTorch", p.Name, err)
+		}
+	}
+	// A batch of 5: a second fixed session, the dynamic session's numbers.
+	n := 5
+	small := Batch{X: b.X[:n*len(b.X)/len(b.Labels)], Labels: b.Labels[:n]}
+	fixedBatchSessions = old
+	d := newEngine(t, loadModel(t, "resnet_small_train.onnx"), autodiff.Spec{BN: autodiff.BNTraining})
+	fixedBatchSessions = func(onnxrt.Options) bool { return true }
+	e2 := newEngine(t, loadModel(t, "resnet_small_train.onnx"), autodiff.Spec{BN: autodiff.BNTraining})
+	if _, err := e2.Step(b); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := d.Step(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, err := e2.Step(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e2.perBatch) != 2 || len(d.perBatch) != 0 {
+		t.Fatalf("sessions by batch size: %d fixed (want 2), %d on the dynamic engine (want 0)", len(e2.perBatch), len(d.perBatch))
+	}
+	if math.Abs(rd.Loss-re.Loss) > 1e-6*math.Abs(rd.Loss) {
+		t.Errorf("loss on %d examples: fixed %v, dynamic %v", n, re.Loss, rd.Loss)
+	}
+	for i, p := range e2.Params() {
+		if err := testutil.MaxRelErr(p.Grad, d.Params()[i].Grad); err > 1e-5 {
+			t.Errorf("%s on %d examples: max rel err %.3g, fixed against dynamic", p.Name, n, err)
+		}
+	}
+}
