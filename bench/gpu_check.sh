@@ -108,6 +108,7 @@ split_mode() {
   go build -trimpath -ldflags='-s -w' -o bin/unlearn ./cmd/unlearn
   go build -trimpath -ldflags='-s -w' -o bin/trainstep ./bench/trainstep
   go test -c -trimpath -ldflags='-s -w' -o bin/onnxrt.test ./onnxrt
+  go build -trimpath -ldflags='-s -w' -o bin/ortrun ./bench/ortrun
   local tree part
   tree=$(tree_mib)
   part=${PART_MIB:-$((64 - tree - 2))}
@@ -116,7 +117,7 @@ split_mode() {
   rm -rf "$PARTS"
   mkdir -p "$PARTS"
   echo "gpu_check: packing (xz: 9 % smaller than gzip on the CUDA provider, a part less; a few minutes)" >&2
-  tar -cf - "${GPU_FILES[@]/#/.ort-gpu/}" .ort/libonnxruntime.so.1 "$NPZ" bin/unlearn bin/trainstep bin/onnxrt.test |
+  tar -cf - "${GPU_FILES[@]/#/.ort-gpu/}" .ort/libonnxruntime.so.1 "$NPZ" bin/unlearn bin/trainstep bin/onnxrt.test bin/ortrun |
     xz -6 -T2 >"$PARTS/archive.tar.xz"
   local sum size
   sum=$(sha256sum "$PARTS/archive.tar.xz" | cut -d' ' -f1)
@@ -410,23 +411,39 @@ PY
 # ---- diagnose ----
 
 # diagnose_mode: where the CUDA provider fails, in small steps, each logged
-# to $OUT: the forward pass alone (unlearn eval on cuda), then one training
-# step of the demo's small ResNet at batch 8 with ONNX Runtime's verbose log
-# (UNLEARN_ORT_LOG=verbose: where each node is placed, what runs last).
+# to $OUT/diagnose.txt: the forward pass alone (unlearn eval on cuda); the
+# node at fault in the demo model's training graph at batch 8 (the graph
+# written by trainstep -dump before its step, then bench/ort_bisect.py running
+# its prefixes on cuda with bin/ortrun); one training step with ONNX
+# Runtime's verbose log (UNLEARN_ORT_LOG=verbose: where each node is
+# placed, what runs last); the step with each Conv lowering and with each
+# set of CUDA libraries. --dry-run: the same on the CPU (device cpu), to
+# check the commands here.
 diagnose_mode() {
   set +e +o pipefail # every probe runs, whatever the one before did
-  local out=${OUT:-out/gpu_check}
+  local out=${OUT:-out/gpu_check} dev=cuda py=${PY:-python3}
+  if [ "${1:-}" = "--dry-run" ]; then
+    dev=cpu py=${PY:-/usr/bin/python3}
+  fi
   mkdir -p "$out"
+  local W
+  W=$(mktemp -d)
   export ONNXRUNTIME_LIB=$PWD/.ort/libonnxruntime.so.1 ONNXRUNTIME_GPU_LIB=$PWD/.ort-gpu/libonnxruntime.so
+  [ -x bin/ortrun ] || go build -o bin/ortrun ./bench/ortrun
   {
-    echo "== eval on cuda (forward only)"
+    echo "== eval on $dev (forward only)"
     timeout 120 bin/unlearn eval --model testdata/resnet_small_train.onnx --forget testdata/demo/forget_nonIID.txt \
-      --no-mia --device cuda --threads 4 2>&1 | tail -20
-    echo "rc=${PIPESTATUS[0]}"
-    echo "== one training step on cuda, batch 8, verbose"
+      --no-mia --device "$dev" --threads 4 2>&1 | tail -20
+    echo "== the training graph's first node at fault on $dev (batch 8)"
+    timeout 120 bin/trainstep -model testdata/resnet_small_train.onnx -name small -device "$dev" -threads 4 -batch 8 \
+      -warmup 0 -steps 1 -dump "$W/training.onnx" >/dev/null 2>&1
+    timeout 300 $py bench/ort_bisect.py "$W/training.onnx" --runner bin/ortrun --device "$dev" --batch 8 2>&1 | tail -25
   } >"$out/diagnose.txt" 2>&1
+  cat "$out/diagnose.txt"
+  [ "$dev" = cuda ] || { rm -rf "$W"; return 0; }
+  echo "== one training step on cuda, batch 8, verbose" >>"$out/diagnose.txt"
   UNLEARN_ORT_LOG=verbose timeout 120 bin/trainstep -model testdata/resnet_small_train.onnx -name small -device cuda \
-    -threads 4 -batch 8 -warmup 0 -steps 1 >"$out/verbose_full.txt" 2>&1
+    -threads 4 -batch 8 -warmup 0 -steps 1 >"$W/verbose_full.txt" 2>&1
   echo "rc=$?" >>"$out/diagnose.txt"
   # The Conv lowerings one by one (the step picks among them by shape).
   local forms
@@ -435,8 +452,8 @@ diagnose_mode() {
     "-conv-forward direct -conv-input convtranspose -conv-weight valid" "-conv-forward winograd -conv-input winograd -conv-weight winograd"; do
     # shellcheck disable=SC2086
     timeout 60 bin/trainstep -model testdata/resnet_small_train.onnx -name small -device cuda -threads 4 -batch 8 \
-      -warmup 0 -steps 1 $forms >"$out/form.txt" 2>&1
-    echo "forms [${forms:-default}]: rc=$? $(grep -m1 -E 'images_per_s|error|SIGSEGV|trainstep:' "$out/form.txt" | cut -c1-300)" >>"$out/diagnose.txt"
+      -warmup 0 -steps 1 $forms >"$W/form.txt" 2>&1
+    echo "forms [${forms:-default}]: rc=$? $(grep -m1 -E 'images_per_s|error|SIGSEGV|trainstep:' "$W/form.txt" | cut -c1-300)" >>"$out/diagnose.txt"
   done
   # Which CUDA and cuDNN: the machine has both in /usr (cuDNN 9.14, CUDA
   # 13.0) and in PyTorch's environment; the tool takes LD_LIBRARY_PATH's
@@ -445,21 +462,18 @@ diagnose_mode() {
   venv=$(ls -d /opt/torch/.venv/lib/python3*/site-packages/nvidia 2>/dev/null | head -1)
   for lp in "/usr/lib/x86_64-linux-gnu:/usr/local/cuda/targets/x86_64-linux/lib" "$venv/cu13/lib:$venv/cudnn/lib"; do
     LD_LIBRARY_PATH=$lp timeout 60 bin/trainstep -model testdata/resnet_small_train.onnx -name small -device cuda -threads 4 -batch 8 \
-      -warmup 0 -steps 1 >"$out/form.txt" 2>&1
-    echo "LD_LIBRARY_PATH=$lp: rc=$? $(grep -m1 -E 'images_per_s|error|SIGSEGV|trainstep:' "$out/form.txt" | cut -c1-300)" >>"$out/diagnose.txt"
+      -warmup 0 -steps 1 >"$W/form.txt" 2>&1
+    echo "LD_LIBRARY_PATH=$lp: rc=$? $(grep -m1 -E 'images_per_s|error|SIGSEGV|trainstep:' "$W/form.txt" | cut -c1-300)" >>"$out/diagnose.txt"
   done
-  ls -la "$venv/cudnn/lib" "$venv/cu13/lib" /usr/lib/x86_64-linux-gnu/libcudnn* >>"$out/diagnose.txt" 2>&1
-  rm -f "$out/form.txt"
-  grep -v '^\s*$' "$out/verbose_full.txt" | grep -i -E 'placed|node|kernel|fallback|assign|memcpy|error|fail|SIGSEGV|goroutine 1 |rip |cuda' |
-    head -c 12000000 >"$out/verbose.txt" || true
-  tail -c 2000000 "$out/verbose_full.txt" >"$out/verbose_tail.txt"
-  rm -f "$out/verbose_full.txt"
-  cat "$out/diagnose.txt"
-  wc -l "$out/verbose.txt"
+  grep -v '^\s*$' "$W/verbose_full.txt" | grep -i -E 'placed|node|kernel|fallback|assign|memcpy|error|fail|SIGSEGV|goroutine 1 |rip |cuda' |
+    head -c 12000000 >"$out/verbose.txt"
+  tail -c 2000000 "$W/verbose_full.txt" >"$out/verbose_tail.txt"
+  rm -rf "$W"
+  tail -n 9 "$out/diagnose.txt"
 }
 
 case "${1:-}" in
-  diagnose) diagnose_mode ;;
+  diagnose) shift; diagnose_mode "$@" ;;
   split) split_mode ;;
   receive) receive_mode ;;
   check) shift; check_mode "$@" ;;
