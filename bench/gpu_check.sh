@@ -191,6 +191,7 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'; }
 
 check_mode() {
   local dry=${DRY_RUN:-0}
+  export UNLEARN_CUDA_TRAINING=1 # the check finds out whether training on cuda still crashes
   [ "${1:-}" = "--dry-run" ] && dry=1
   local out=${OUT:-out/gpu_check}
   mkdir -p "$out"
@@ -421,6 +422,7 @@ PY
 # check the commands here.
 diagnose_mode() {
   set +e +o pipefail # every probe runs, whatever the one before did
+  export UNLEARN_CUDA_TRAINING=1
   local out=${OUT:-out/gpu_check} dev=cuda py=${PY:-python3}
   if [ "${1:-}" = "--dry-run" ]; then
     dev=cpu py=${PY:-/usr/bin/python3}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sync"
 
 	"github.com/unlearn-tool/unlearn/data"
@@ -149,8 +150,29 @@ func EngineSpec(opts EngineOptions) autodiff.Spec {
 	return spec
 }
 
+// ErrCUDATraining refuses a training step on cuda (see CUDATrainingVar).
+var ErrCUDATraining = errors.New("--device cuda: training steps crash inside ONNX Runtime's CUDA provider of the GPU build " +
+	"(`make ort-gpu`; bench/RESULTS.md, \"GPU check\"): unlearning and training run on the CPU for now (--device cpu); " +
+	"evaluation (`unlearn eval --device cuda`) runs on the GPU")
+
+// CUDATrainingVar, set to 1, lets training steps run on cuda anyway: for
+// bench/gpu_check.sh, which finds out whether they still crash.
+const CUDATrainingVar = "UNLEARN_CUDA_TRAINING"
+
+// CheckCUDATraining refuses training on cuda (ErrCUDATraining) unless
+// $UNLEARN_CUDA_TRAINING=1; the commands call it before any work.
+func CheckCUDATraining(device string) error {
+	if device == "cuda" && os.Getenv(CUDATrainingVar) != "1" {
+		return ErrCUDATraining
+	}
+	return nil
+}
+
 // NewEngineFromArtifacts opens a session for artifacts built from m.
 func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts onnxrt.Options) (e *Engine, err error) {
+	if err := CheckCUDATraining(opts.Device); err != nil {
+		return nil, err
+	}
 	e = &Engine{
 		art: art, g: m.Graph, inputs: art.Inputs, outputs: art.Outputs,
 		fixedIn: map[int]*onnxrt.Tensor{}, fixedOut: map[int]*onnxrt.Tensor{},

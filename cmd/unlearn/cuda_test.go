@@ -57,3 +57,32 @@ func TestDeviceCUDAMissingLibraries(t *testing.T) {
 	}
 	t.Log(strings.TrimSpace(r.stderr))
 }
+
+// Every command that trains refuses --device cuda before any work (exit 2,
+// no output): training steps crash inside the GPU build's CUDA provider
+// (train.ErrCUDATraining); eval is not refused for it (above).
+func TestDeviceCUDATrainingRefused(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "u.onnx")
+	for _, args := range [][]string{
+		{"--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--out", out},
+		{"train", "--model", model(t), "--out", out},
+		{"experiment", "--config", "experiments/resnet18.yaml"},
+	} {
+		cmd := exec.Command(binPath, append(args, "--device", "cuda")...)
+		cmd.Dir = testutil.RepoRoot(t)
+		cmd.Env = append(os.Environ(), "UNLEARN_CUDA_TRAINING=")
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%v: want a refusal, got %v", args, err)
+		}
+		r := result{code: ee.ExitCode(), stdout: so.String(), stderr: se.String()}
+		wantError(t, r, exitUsage, "--device cuda: training steps crash", "--device cpu", "unlearn eval --device cuda")
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v wrote %s", args, out)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/experiment/runner"
+	"github.com/unlearn-tool/unlearn/train"
 )
 
 func experimentCommand() *cli.Command {
@@ -39,6 +40,9 @@ func runExperiment(c *cli.Context) error {
 	cfg, err := experiment.Load(c.String("config"))
 	if err != nil {
 		return err
+	}
+	if err := train.CheckCUDATraining(strings.ToLower(c.String("device"))); err != nil && !c.Bool("report-only") && !c.Bool("dry-run") {
+		return usageError{err}
 	}
 	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"), Device: strings.ToLower(c.String("device")), Tool: "unlearn " + Version,
 		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: c.Int("shard"), Shards: c.Int("shards"), Info: logs.Info,

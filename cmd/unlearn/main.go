@@ -14,6 +14,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -52,6 +53,9 @@ func runtimeOptions(c *cli.Context) (onnxrt.Options, error) {
 	}
 	if o.Device != "cpu" && o.Device != "cuda" {
 		return o, usagef("--device %q: must be cpu or cuda", c.String("device"))
+	}
+	if err := train.CheckCUDATraining(o.Device); err != nil && (c.Command == nil || c.Command.Name != "eval") {
+		return o, usageError{err} // every command but eval trains
 	}
 	// For cuda, Setup loads the GPU build after finding its provider and the
 	// CUDA and cuDNN libraries (one error line naming what is missing).
