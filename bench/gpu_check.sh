@@ -10,6 +10,10 @@
 #                                       after the last one, reassemble and sha256-check
 #   bench/gpu_check.sh check            there: the check itself (under 8 minutes)
 #   bench/gpu_check.sh check --dry-run  here: the same on the CPU, tiny sizes (DRY_RUN=1 too)
+#   bench/gpu_check.sh diagnose [--dry-run]
+#                                       there: where training on cuda fails (the node at
+#                                       fault, by bisection; verbose log; each lowering and
+#                                       CUDA library set): run it first while training crashes
 #
 # Why parts: at most 64 MiB travels to a GPU machine per call (the working
 # tree, about 22 MiB, included), and it has no network. `split` packs

@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -80,7 +81,7 @@ func (a Augment) Check() error {
 // instead of augmenting its data.
 func (a Augment) CheckImage(h, w int) error {
 	if m := min(h, w) / 2; a.CropPad > m {
-		return fmt.Errorf("augment: pad=%d on %d×%d images: at most %d (half the smaller side); a crop could keep less than a quarter of the image", a.CropPad, h, w, m)
+		return setting.Errorf("augment", " pad=%d on %d×%d images: at most %d (half the smaller side); a crop could keep less than a quarter of the image", a.CropPad, h, w, m)
 	}
 	return nil
 }

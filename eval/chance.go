@@ -5,6 +5,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 )
 
 // ChanceSample is how many training examples (spread evenly over the split)
@@ -61,7 +62,7 @@ func (s *Suite) TrainAccuracySample(m *graph.Model) (float64, error) {
 	split := s.Data.Train
 	n := min(split.Len(), ChanceSample)
 	if n == 0 {
-		return 0, fmt.Errorf("--data %s has an empty training split", s.Data.Path)
+		return 0, setting.Errorf("data", " %s has an empty training split", s.Data.Path)
 	}
 	idx := make([]int, n)
 	for i := range idx {

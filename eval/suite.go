@@ -7,6 +7,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/schema"
 )
@@ -45,10 +46,10 @@ func NewSuite(ds *data.Dataset, forgetPath string, ids []int, opts Options) (*Su
 	s.ForgetPath = forgetPath
 	s.Forget, s.Retain = data.ForgetRetain(ds.Train.Len(), ids)
 	if len(s.Retain) == 0 && !opts.NoMIA {
-		return nil, fmt.Errorf("--forget %s lists all %d training examples: no retain examples are left as shadow members for the membership-inference attack (pass --no-mia for accuracy only)", forgetPath, ds.Train.Len())
+		return nil, setting.Errorf("forget", " %s lists all %d training examples: no retain examples are left as shadow members for the membership-inference attack (pass {no-mia} for accuracy only)", forgetPath, ds.Train.Len())
 	}
 	if ds.Test.Len() == 0 && !opts.NoMIA {
-		return nil, fmt.Errorf("--data %s has an empty test split: no shadow non-members for the membership-inference attack (pass --no-mia for accuracy only)", ds.Path)
+		return nil, setting.Errorf("data", " %s has an empty test split: no shadow non-members for the membership-inference attack (pass {no-mia} for accuracy only)", ds.Path)
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package onnxrt
 import (
 	"bufio"
 	"fmt"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"os"
 	"path/filepath"
 	"sort"
@@ -289,7 +290,7 @@ func findCUDA(s cudaSearch) (cudaLibs, error) {
 	}
 	for _, p := range libs.required {
 		if err := checkTrusted(p); err != nil {
-			return cudaLibs{}, fmt.Errorf("--device cuda: %w", err)
+			return cudaLibs{}, &setting.Error{Name: "device", Msg: " cuda: " + err.Error(), Flag: true, Err: err}
 		}
 	}
 	opt := func(p string) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -77,21 +78,11 @@ func (k libKind) errorf(format string, a ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrLibrary}, a...)...)
 }
 
-// libError is an error with its own message that wraps another (ErrLibrary)
-// without repeating its text.
-type libError struct {
-	msg string
-	err error
-}
-
-func (e libError) Error() string { return e.msg }
-func (e libError) Unwrap() error { return e.err }
-
 // cudaErrorf makes an error about --device cuda: "--device cuda: " and the
 // message, wrapping ErrLibrary (tests skip on it when the GPU build or CUDA
 // is absent).
 func cudaErrorf(format string, a ...any) error {
-	return libError{msg: "--device cuda: " + fmt.Sprintf(format, a...), err: ErrLibrary}
+	return &setting.Error{Name: "device", Msg: " cuda: " + fmt.Sprintf(format, a...), Flag: true, Err: ErrLibrary}
 }
 
 var (
@@ -349,7 +340,7 @@ func deviceReady(device string) error {
 		}
 		return nil
 	default:
-		return fmt.Errorf("--device %q: must be cpu or cuda", device)
+		return setting.FlagErrorf("device", " %q: must be cpu or cuda", device)
 	}
 }
 
@@ -384,11 +375,11 @@ func CheckDevice(device, libPath string) error {
 		}
 		for _, f := range cudaProviderLibs {
 			if err := checkTrusted(filepath.Join(dir, f)); err != nil {
-				return fmt.Errorf("--device cuda: %w", err)
+				return &setting.Error{Name: "device", Msg: " cuda: " + err.Error(), Flag: true, Err: err}
 			}
 		}
 		return nil
 	default:
-		return fmt.Errorf("--device %q: must be cpu or cuda", device)
+		return setting.FlagErrorf("device", " %q: must be cpu or cuda", device)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxio"
 )
 
@@ -171,8 +172,8 @@ func appendCUDA(so *ort.SessionOptions) error {
 		err = appendCUDAPlugin(so, cudaOptions)
 	}
 	if err != nil {
-		return fmt.Errorf("--device cuda: the CUDA execution provider failed to load (%v); it needs an NVIDIA GPU "+
-			"and driver, CUDA 13 and cuDNN 9; use --device cpu to run on the CPU", err)
+		return setting.FlagErrorf("device", " cuda: the CUDA execution provider failed to load (%v); it needs an NVIDIA GPU "+
+			"and driver, CUDA 13 and cuDNN 9; use {device} cpu to run on the CPU", err)
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/unlearn-tool/unlearn/internal/setting"
 )
 
 // writeLib writes a stand-in library file at p with exactly the given mode
@@ -34,7 +36,7 @@ func wantRefused(t *testing.T, err error, want ...string) {
 		t.Fatalf("want a refusal wrapping ErrLibrary, got %v", err)
 	}
 	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
+		if !strings.Contains(setting.Render(err), w) {
 			t.Errorf("error %q does not mention %q", err, w)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -151,9 +152,9 @@ func EngineSpec(opts EngineOptions) autodiff.Spec {
 }
 
 // ErrCUDATraining refuses a training step on cuda (see CUDATrainingVar).
-var ErrCUDATraining = errors.New("--device cuda: training steps crash inside ONNX Runtime's CUDA provider of the GPU build " +
-	"(`make ort-gpu`; bench/RESULTS.md, \"GPU check\"): unlearning and training run on the CPU for now (--device cpu); " +
-	"evaluation (`unlearn eval --device cuda`) runs on the GPU")
+var ErrCUDATraining error = &setting.Error{Name: "device", Flag: true, Msg: " cuda: training steps crash inside ONNX Runtime's CUDA provider of the GPU build " +
+	"(`make ort-gpu`; bench/RESULTS.md, \"GPU check\"): unlearning and training run on the CPU for now ({device} cpu); " +
+	"evaluation (`unlearn eval {device} cuda`) runs on the GPU"}
 
 // CUDATrainingVar, set to 1, lets training steps run on cuda anyway: for
 // bench/gpu_check.sh, which finds out whether they still crash.
@@ -670,14 +671,14 @@ func (e *Engine) Close() error {
 // fixedBatchSessions says whether an engine runs each batch size in a
 // session of its own with the batch dimension fixed: on cuda. With a
 // symbolic batch, the graph's small shape computations (a mean's 1/N, the
-// batch statistics' counts: Shape, Gather, Cast, Div) run on the CPU
-// provider, and ONNX Runtime inserts MemcpyFromHost nodes to bring their
-// results to the GPU; with the CUDA provider of the GPU build `make
-// ort-gpu` installs (a plugin execution provider), the first run of such
-// a graph crashed inside ONNX Runtime (SIGSEGV at PC 0, on an H200). With
-// the batch fixed, ONNX Runtime's constant folding computes those values
-// once, at session creation, and every node runs on the GPU. A test sets
-// it on the CPU to compare both ways.
+// batch statistics' counts: Shape, Size, Gather, Cast, Div) run on the CPU
+// provider, and ONNX Runtime copies their results to the GPU with
+// MemcpyFromHost nodes at every step (11 for the demo model's graph, in
+// ONNX Runtime's verbose log on an H200). With the batch fixed, constant
+// folding can compute them once, at session creation. (It did not cure
+// the crash of training steps on cuda, bench/RESULTS.md "GPU check";
+// whether the copies are gone is for the next GPU run to show.) A test
+// sets it on the CPU to compare both ways.
 var fixedBatchSessions = func(o onnxrt.Options) bool { return o.Device == "cuda" }
 
 // fixMu serializes fixing an artifacts model's batch dimension, encoding it

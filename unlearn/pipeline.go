@@ -17,6 +17,7 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -167,7 +168,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	var fileMask *localize.Mask
 	if job.MaskPath != "" {
 		if fileMask, err = localize.ReadMaskFor(job.MaskPath, p.Neurons); err != nil {
-			return nil, fmt.Errorf("--mask: %w", err)
+			return nil, setting.Wrap("mask", err)
 		}
 		strategy, budget = fileMask.Strategy, fileMask.Budget
 	}
@@ -227,7 +228,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 
 	if cfg.Proxies.Track && (s.Data.Test == nil || s.Data.Test.Len() == 0) {
 		if cfg.Schedule == ScheduleAuto {
-			return nil, fmt.Errorf("--schedule auto: --data %s has no test split, and the proxies need test examples to show what unseen looks like", s.Data.Path)
+			return nil, setting.Errorf("schedule", " auto: {data} %s has no test split, and the proxies need test examples to show what unseen looks like", s.Data.Path)
 		}
 		cfg.Proxies.Track = false
 		info("proxies", fmt.Sprintf("no proxies: --data %s has no test split", s.Data.Path), "reason", "no test split")
@@ -667,11 +668,11 @@ func CheckSettings(algorithm string, cfg Config, d *data.Dataset, retain int) er
 	if a, err := LookupAlgorithm(algorithm); err == nil && a.Augments && d != nil && d.Train != nil {
 		sh := d.Train.Shape()
 		if err := cfg.Augment.CheckImage(sh[1], sh[2]); err != nil {
-			return fmt.Errorf("%w: --%v", ErrSettings, err)
+			return fmt.Errorf("%w: %w", ErrSettings, err)
 		}
 	}
 	if f, n := cfg.Auto.EpochFraction, float64(retain)*0.95; f > 0 && f*n < float64(max(cfg.BatchSize, 1)) {
-		return fmt.Errorf("%w: --epoch-fraction %g of the %d-example retain set is %.3g examples a round; a round needs at least one batch (%d): give at least %.2g", ErrSettings, f, retain, f*n, cfg.BatchSize, float64(cfg.BatchSize)/n)
+		return fmt.Errorf("%w: %w", ErrSettings, setting.Errorf("epoch-fraction", " %g of the %d-example retain set is %.3g examples a round; a round needs at least one batch (%d): give at least %.2g", f, retain, f*n, cfg.BatchSize, float64(cfg.BatchSize)/n))
 	}
 	return nil
 }

@@ -127,7 +127,7 @@ func (job *RetrainJob) check() error {
 	}
 	sh := job.Data.Train.Shape()
 	if err := job.Augment.CheckImage(sh[1], sh[2]); err != nil {
-		return fmt.Errorf("%w: %v", ErrSettings, err)
+		return fmt.Errorf("%w: %w", ErrSettings, err)
 	}
 	return nil
 }

@@ -1,6 +1,5 @@
-// Command unlearn removes the influence of chosen training examples from a
-// classifier exported as ONNX and writes the unlearned model, its
-// metrics.json and, on request, an HTML report:
+// Command unlearn removes chosen training examples' influence from an ONNX
+// classifier and writes the unlearned model, metrics.json and (--report) HTML:
 //
 //	unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.1] [--out U.onnx]
 //

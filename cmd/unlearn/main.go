@@ -13,6 +13,7 @@ import (
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -165,7 +166,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := strings.ReplaceAll(setting.Render(err), "\n", " ")
 	if t, ok := strings.CutPrefix(msg, "No help topic for "); ok {
 		msg = "unknown command " + t + " (see `unlearn help`)"
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/internal/textio"
 )
 
@@ -44,8 +45,8 @@ func (l *stepLog) result(fields ...any) { l.log.Result("result", fields...) }
 // fail logs the error that ended the step and returns it with the step
 // named.
 func (l *stepLog) fail(what string, err error) error {
-	l.log.Emit("error", "error", "msg", err.Error())
-	return fmt.Errorf("%s: %w", what, err)
+	l.log.Emit("error", "error", "msg", setting.Render(setting.InFile(err)))
+	return setting.InFile(fmt.Errorf("%s: %w", what, err))
 }
 
 // bar returns a progress callback for a labelled stage that logs at most
