@@ -97,6 +97,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"unsafe"
@@ -137,7 +138,9 @@ func registerCUDAPlugin() error {
 
 func registerCUDAPluginOnce() error {
 	lib := LibraryPath()
-	provider := strings.TrimSuffix(lib, "libonnxruntime.so") + "libonnxruntime_providers_cuda.so"
+	// Beside the main library, where CheckDevice found it and checked it
+	// as trusted before anything was loaded.
+	provider := filepath.Join(filepath.Dir(lib), cudaProviderLibs[1])
 	if err := ort.RegisterExecutionProviderLibrary("CUDA", provider); err != nil {
 		return fmt.Errorf("registering %s as a plugin execution provider: %w", provider, err)
 	}
