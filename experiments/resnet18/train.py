@@ -34,6 +34,13 @@ $UNLEARN_R18_CACHE, outside the work tree):
                                      (trained without SET's ids, same init)
   train.py all [--seeds 0 1 2]       every missing model, originals first,
                                      seed by seed
+  train.py time --seed S [--forget SET] --threads T [--timed-epochs N]
+                                     times the model's first N epochs (2)
+                                     here and writes the first plus the
+                                     others' mean × the recipe's remaining
+                                     epochs into the sidecar as train_s
+                                     (for a model trained on a busy
+                                     machine or on a GPU)
   train.py retime --seed S [--forget SET] --threads T
                                      trains the model again for its time
                                      alone (on an idle machine, with the
@@ -255,25 +262,13 @@ def read_ids(path):
         return [int(s) for s in (ln.split("#")[0].strip() for ln in f) if s]
 
 
-def train(seed, forget, threads, epochs, retime=False, device="cpu"):
-    out = model_path(seed, forget)
-    side = out[:-5] + ".json"
-    if retime:
-        if not os.path.exists(side):
-            sys.exit(f"{side} is missing: train the model first")
-    elif os.path.exists(side) and not same_recipe(side, epochs):
-        # A model of another recipe (or epochs): trained again; its files
-        # are replaced when the new one is done.
-        print(f"{os.path.basename(out)}: {side} records another recipe; training again", flush=True)
-    elif os.path.exists(out) and os.path.exists(side):
-        print(f"{os.path.basename(out)}: done", flush=True)
-        return
-    elif restore(out, side):
-        return
+def setup(seed, forget, threads, epochs, device):
+    """The training run of a model: its data (the training split less the
+    forget set's ids), the network at its initialisation, the data-order
+    generator, the optimizer and the schedule."""
     if not os.path.exists(DATA):
         sys.exit(f"{DATA} is missing: run `train.py data` first")
     torch.set_num_threads(threads)
-    os.makedirs(MODELS, exist_ok=True)
     xtr, ytr, xte, yte, mean, std = load_data()
     keep = np.ones(len(xtr), dtype=bool)
     if forget is not None:
@@ -291,6 +286,59 @@ def train(seed, forget, threads, epochs, retime=False, device="cpu"):
     opt = torch.optim.SGD(model.parameters(), lr=RECIPE["lr"], momentum=RECIPE["momentum"],
                           weight_decay=RECIPE["weight_decay"])
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs * steps_per_epoch)
+    return x, y, xte, yte, mean, std, model, gen, opt, sched, bs
+
+
+def time_epochs(seed, forget, threads, epochs, timed):
+    """Times the first `timed` epochs of a trained model's training on this
+    machine with these threads, and writes the first epoch plus the later
+    ones' mean times the recipe's other epochs into the sidecar as train_s
+    (the seconds the experiment runner compares runs with): a training
+    timed while the machine was busy, or on another machine (a GPU), gets
+    an idle CPU's time for the price of a few epochs. Every epoch of the
+    recipe does the same work; the sidecar says what was timed
+    (train_s_timed) and keeps the time the training itself took
+    (train_s_trained)."""
+    out = model_path(seed, forget)
+    side = out[:-5] + ".json"
+    if not os.path.exists(side):
+        sys.exit(f"{side} is missing: train the model first")
+    x, y, xte, yte, mean, std, model, gen, opt, sched, bs = setup(seed, forget, threads, epochs, "cpu")
+    secs = []
+    for ep in range(timed):
+        t0 = time.time()
+        train_epoch(model, opt, sched, x, y, gen, bs, mean, std)
+        secs.append(round(time.time() - t0, 2))
+        print(f"{os.path.basename(out)}: timed epoch {ep + 1}/{timed}: {secs[-1]:.0f} s", flush=True)
+    with open(side) as f:
+        meta = json.load(f)
+    meta.setdefault("train_s_trained", meta["train_s"])
+    # The first epoch carries the start-up (allocations, first touches of
+    # the data) once per training; the later ones stand for the rest.
+    est = secs[0] + (epochs - 1) * sum(secs[1:]) / (len(secs) - 1) if len(secs) > 1 else secs[0] * epochs
+    meta.update(train_s=round(est, 2), threads=threads, machine=machine_id(),
+                train_s_timed=dict(epochs=secs, of=epochs, torch=torch.__version__))
+    write_json(side, meta)
+    print(f"{os.path.basename(out)}: train_s {meta['train_s']:.0f} s ({timed} of its {epochs} epochs timed)", flush=True)
+
+
+def train(seed, forget, threads, epochs, retime=False, device="cpu"):
+    out = model_path(seed, forget)
+    side = out[:-5] + ".json"
+    if retime:
+        if not os.path.exists(side):
+            sys.exit(f"{side} is missing: train the model first")
+    elif os.path.exists(side) and not same_recipe(side, epochs):
+        # A model of another recipe (or epochs): trained again; its files
+        # are replaced when the new one is done.
+        print(f"{os.path.basename(out)}: {side} records another recipe; training again", flush=True)
+    elif os.path.exists(out) and os.path.exists(side):
+        print(f"{os.path.basename(out)}: done", flush=True)
+        return
+    elif restore(out, side):
+        return
+    os.makedirs(MODELS, exist_ok=True)
+    x, y, xte, yte, mean, std, model, gen, opt, sched, bs = setup(seed, forget, threads, epochs, device)
     log = []
     train_s = 0.0
     first = 0
@@ -411,10 +459,12 @@ def main():
     sub.add_parser("data")
     t = sub.add_parser("train")
     r = sub.add_parser("retime")
-    for q in (t, r):
+    tm = sub.add_parser("time")
+    tm.add_argument("--timed-epochs", type=int, default=2)
+    for q in (t, r, tm):
         q.add_argument("--seed", type=int, required=True)
         q.add_argument("--forget", choices=list(FORGET_SETS))
-    for q in (t, r, sub.add_parser("all")):
+    for q in (t, r, tm, sub.add_parser("all")):
         q.add_argument("--threads", type=int, default=2)
         q.add_argument("--epochs", type=int, default=RECIPE["epochs"])
         q.add_argument("--device", default="cpu", help="cpu, or cuda (bench/gpu_check.sh); the sidecar records it")
@@ -424,6 +474,8 @@ def main():
     args = p.parse_args()
     if args.cmd == "data":
         cmd_data(args)
+    elif args.cmd == "time":
+        time_epochs(args.seed, args.forget, args.threads, args.epochs, args.timed_epochs)
     elif args.cmd in ("train", "retime"):
         train(args.seed, args.forget, args.threads, args.epochs, retime=args.cmd == "retime", device=args.device)
     else:
