@@ -44,9 +44,10 @@ type Engine struct {
 	sess *onnxrt.Session
 	g    *graph.Graph // the forward graph the artifacts were built from
 
-	// Sessions with the batch dimension fixed, by batch size
-	// (batchSession), and what they are made with.
-	perBatch           map[int]*onnxrt.Session
+	// Sessions of the training graph built for one batch size, by batch
+	// size (batchSession), and what they are made with.
+	perBatch           map[int]*batchRun
+	m                  *graph.Model
 	opts               onnxrt.Options
 	inNames, outNames  []string
 	fixedBatchSessions bool
@@ -198,7 +199,7 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts onnxrt
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	e.opts, e.inNames, e.outNames, e.perBatch = opts, inNames, outNames, map[int]*onnxrt.Session{}
+	e.m, e.opts, e.inNames, e.outNames, e.perBatch = m, opts, inNames, outNames, map[int]*batchRun{}
 	e.fixedBatchSessions = fixedBatchSessions(opts)
 	byName := map[string]*Param{}
 	for i, io := range art.Inputs {
@@ -648,8 +649,8 @@ func (e *Engine) Close() error {
 	if e.sess != nil {
 		e.sess.Close()
 	}
-	for _, s := range e.perBatch {
-		s.Close()
+	for _, r := range e.perBatch {
+		r.sess.Close()
 	}
 	for _, t := range e.fixedIn {
 		t.Close()
@@ -669,64 +670,86 @@ func (e *Engine) Close() error {
 }
 
 // fixedBatchSessions says whether an engine runs each batch size in a
-// session of its own with the batch dimension fixed: on cuda. With a
-// symbolic batch, the graph's small shape computations (a mean's 1/N, the
-// batch statistics' counts: Shape, Size, Gather, Cast, Div) run on the CPU
-// provider, and ONNX Runtime copies their results to the GPU with
-// MemcpyFromHost nodes at every step (11 for the demo model's graph, in
-// ONNX Runtime's verbose log on an H200). With the batch fixed, constant
-// folding can compute them once, at session creation. (It did not cure
-// the crash of training steps on cuda, bench/RESULTS.md "GPU check";
-// whether the copies are gone is for the next GPU run to show.) A test
-// sets it on the CPU to compare both ways.
+// session of its own, on a training graph built with the batch fixed: on
+// cuda. With a symbolic batch, the graph computes shapes and counts at run
+// time (Shape, Size, Gather, Cast, Div: a mean's 1/N, the batch
+// statistics' counts), ONNX Runtime places them on the CPU provider and
+// copies their results to the GPU at every step (11 MemcpyFromHost nodes
+// for the demo model's graph in ONNX Runtime's verbose log on an H200),
+// and the CUDA provider of the GPU build (a plugin execution provider)
+// is suspected of crashing on such host-side values (bench/RESULTS.md,
+// "GPU check"). Built for a fixed batch, every shape is static and the
+// builder writes those values as constants. A test sets it on the CPU to
+// compare both ways.
 var fixedBatchSessions = func(o onnxrt.Options) bool { return o.Device == "cuda" }
 
-// fixMu serializes fixing an artifacts model's batch dimension, encoding it
-// and restoring it (engines may share artifacts).
+// batchRun is a session for one batch size and the artifacts it runs.
+type batchRun struct {
+	sess *onnxrt.Session
+	art  *autodiff.Artifacts
+}
+
+// fixMu serializes building from a forward model whose batch dimension is
+// fixed for the while (engines may share a model).
 var fixMu sync.Mutex
 
 // batchSession returns the session that runs batches of n examples: the
-// engine's own, or, with fixedBatchSessions, one made for n on first use
-// from the training graph with every dimension that carries the images'
-// symbolic batch set to n (and the first dimension of the per-example
-// inputs where it is unknown). A run has at most two batch sizes (the
-// batch and the last, partial one), so at most two such sessions.
+// engine's own, or, with fixedBatchSessions, one made on first use from
+// the training graph built again (same spec) with the images' batch fixed
+// at n. It must have the engine's inputs and outputs, in order. A run has
+// at most two batch sizes (the batch and the last, partial one).
 func (e *Engine) batchSession(n int) (*onnxrt.Session, error) {
 	if !e.fixedBatchSessions {
 		return e.sess, nil
 	}
-	if s := e.perBatch[n]; s != nil {
-		return s, nil
+	if r := e.perBatch[n]; r != nil {
+		return r.sess, nil
+	}
+	image := ""
+	for _, io := range e.inputs {
+		if io.Role == "images" {
+			image = io.Name
+		}
 	}
 	fixMu.Lock()
-	restore := fixBatchDims(e.art, int64(n))
-	s, err := onnxrt.NewSessionForModel(e.art.Model, e.inNames, e.outNames, e.opts)
+	restore := fixBatchDims(e.m.Graph, image, int64(n))
+	art, err := autodiff.Build(e.m, e.art.Spec)
 	restore()
 	fixMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("train: the training graph for batches of %d: %w", n, err)
 	}
-	e.perBatch[n] = s
+	if !sameIO(art.Inputs, e.inputs) || !sameIO(art.Outputs, e.outputs) {
+		return nil, fmt.Errorf("train: the training graph for batches of %d has other inputs or outputs than the engine's", n)
+	}
+	s, err := onnxrt.NewSessionForModel(art.Model, e.inNames, e.outNames, e.opts)
+	if err != nil {
+		return nil, fmt.Errorf("train: the training graph for batches of %d: %w", n, err)
+	}
+	e.perBatch[n] = &batchRun{sess: s, art: art}
 	return s, nil
 }
 
-// fixBatchDims sets the batch dimension of the artifacts' training graph to
-// n in its declared types (inputs, outputs, value_info) and returns the
-// function that puts the old types back.
-func fixBatchDims(art *autodiff.Artifacts, n int64) (restore func()) {
-	g := art.Model.Graph
-	perExample := map[string]bool{}
+func sameIO(a, b []autodiff.IO) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Role != b[i].Role {
+			return false
+		}
+	}
+	return true
+}
+
+// fixBatchDims sets, in g's declared types (inputs, outputs, value_info),
+// every dimension that carries the symbolic batch of input image (its
+// first dimension) to n, and image's first dimension itself when it is
+// unknown; it returns the function that puts the old types back.
+func fixBatchDims(g *graph.Graph, image string, n int64) (restore func()) {
 	param := ""
-	for _, io := range art.Inputs {
-		switch io.Role {
-		case "images", "labels", "weights", "teacher_logits":
-			perExample[io.Name] = true
-		}
-		if io.Role == "images" {
-			if v := g.LocalValue(io.Name); v != nil && v.Type != nil && len(v.Type.Shape) > 0 {
-				param = v.Type.Shape[0].Param
-			}
-		}
+	if v := g.LocalValue(image); v != nil && v.Type != nil && len(v.Type.Shape) > 0 {
+		param = v.Type.Shape[0].Param
 	}
 	type saved struct {
 		v *graph.Value
@@ -740,7 +763,7 @@ func fixBatchDims(art *autodiff.Artifacts, n int64) (restore func()) {
 			}
 			var c *graph.Type
 			for i, d := range v.Type.Shape {
-				if (param != "" && d.Param == param) || (i == 0 && perExample[v.Name] && !d.Known()) {
+				if (param != "" && d.Param == param) || (i == 0 && v.Name == image && !d.Known()) {
 					if c == nil {
 						c = &graph.Type{DType: v.Type.DType, Shape: append([]graph.Dim{}, v.Type.Shape...)}
 					}

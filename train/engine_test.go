@@ -207,10 +207,11 @@ func TestEngineErrors(t *testing.T) {
 	}
 }
 
-// With a session per batch size (what cuda uses; fixedBatchSessions), the
-// gradients and running statistics are the dynamic session's: PyTorch's on
-// the reference batch, and the same as the dynamic session's on a smaller
-// batch, which gets a session of its own.
+// With a training graph built for each batch size (what cuda uses;
+// fixedBatchSessions), the gradients are the dynamic graph's: PyTorch's on
+// the reference batch, and the same as the dynamic graph's on a smaller
+// batch, which gets a graph and session of its own; and the fixed graphs
+// compute no shapes.
 func TestEngineFixedBatchSessions(t *testing.T) {
 	old := fixedBatchSessions
 	fixedBatchSessions = func(onnxrt.Options) bool { return true }
@@ -249,6 +250,25 @@ func TestEngineFixedBatchSessions(t *testing.T) {
 	}
 	if len(e2.perBatch) != 2 || len(d.perBatch) != 0 {
 		t.Fatalf("sessions by batch size: %d fixed (want 2), %d on the dynamic engine (want 0)", len(e2.perBatch), len(d.perBatch))
+	}
+	// Built with the batch fixed, the graph computes no shape at run time:
+	// no node that ONNX Runtime would run on the host beside a GPU.
+	for size, r := range e2.perBatch {
+		for _, nd := range r.art.Model.Graph.Nodes() {
+			switch nd.OpType {
+			case "Shape", "Size":
+				t.Errorf("the training graph for batches of %d has %s node %q", size, nd.OpType, nd.Name)
+			}
+		}
+	}
+	dynamicShapes := 0
+	for _, nd := range d.art.Model.Graph.Nodes() {
+		if nd.OpType == "Shape" || nd.OpType == "Size" {
+			dynamicShapes++
+		}
+	}
+	if dynamicShapes == 0 {
+		t.Error("the dynamic training graph has no Shape or Size node: the check above shows nothing")
 	}
 	if math.Abs(rd.Loss-re.Loss) > 1e-6*math.Abs(rd.Loss) {
 		t.Errorf("loss on %d examples: fixed %v, dynamic %v", n, re.Loss, rd.Loss)

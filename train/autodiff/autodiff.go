@@ -121,6 +121,10 @@ type Artifacts struct {
 	GradChannels map[string]ChannelGrad
 
 	convForms []string // Conv gradient formulations used (builder.convForms)
+
+	// Spec is the spec the graph was built with (a training engine on
+	// cuda builds it again for each batch size, the batch fixed).
+	Spec Spec
 }
 
 // Errors.
@@ -400,7 +404,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	}
 	opset := max(ver, 17)
 	b := newBuilder(orig, opset, spec)
-	art := &Artifacts{}
+	art := &Artifacts{Spec: spec}
 
 	reserve := func(name string) string {
 		if b.used[name] {

@@ -19,8 +19,14 @@ func (b *builder) loss(S, labels, w, teacher *graph.Value, name string) (loss, d
 		dt = graph.Float
 	}
 	b.checkLogits(S)
-	// N as a float scalar.
-	nf := b.cast(b.op1("Gather", []*graph.Value{b.op1("Shape", []*graph.Value{labels}), b.scalarI64(0)}), dt)
+	// N as a float scalar: a constant when the batch is static (no shape
+	// computation left for a GPU's provider to run on the host).
+	var nf *graph.Value
+	if s := b.shape(S); len(s) == 2 && s[0] >= 0 { // the logits' batch is the labels'
+		nf = b.scalarF(dt, float64(s[0]))
+	} else {
+		nf = b.cast(b.op1("Gather", []*graph.Value{b.op1("Shape", []*graph.Value{labels}), b.scalarI64(0)}), dt)
+	}
 	wn := b.unsqueeze(b.div(w, nf), []int64{1}) // [N,1]
 	if b.spec.Loss.Kind == LossKL {
 		T := float64(b.spec.Loss.Temperature)
