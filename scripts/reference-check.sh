@@ -19,17 +19,7 @@ need=()
 for m in numpy:python3-numpy sklearn:python3-sklearn torch:python3-torch onnx:python3-onnx; do
   $PY -c "import ${m%%:*}" 2>/dev/null || need+=("${m#*:}")
 done
-if [ ${#need[@]} -gt 0 ]; then
-  SUDO=""
-  if [ "$(id -u)" != 0 ]; then
-    if command -v sudo >/dev/null; then SUDO=sudo; else
-      echo "reference-check: need root to install: ${need[*]}" >&2; exit 1
-    fi
-  fi
-  echo "reference-check: installing ${need[*]}" >&2
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+CALLER=reference-check ./scripts/apt-install.sh ${need[@]+"${need[@]}"}
 files=(testdata/score/ref.json testdata/score/ulira_ref.json testdata/mia/ref.json testdata/mia/ref.npz)
 if ! git diff --quiet -- "${files[@]}"; then
   echo "reference-check: ${files[*]} have uncommitted changes; commit or restore them first" >&2
