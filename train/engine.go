@@ -195,12 +195,14 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts onnxrt
 	for i, io := range art.Outputs {
 		outNames[i] = io.Name
 	}
-	e.sess, err = onnxrt.NewSessionForModel(art.Model, inNames, outNames, opts)
-	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
-	}
 	e.m, e.opts, e.inNames, e.outNames, e.perBatch = m, opts, inNames, outNames, map[int]*batchRun{}
-	e.fixedBatchSessions = fixedBatchSessions(opts)
+	// With sessions per batch size, the dynamic graph never runs: no
+	// session for it.
+	if e.fixedBatchSessions = fixedBatchSessions(opts); !e.fixedBatchSessions {
+		if e.sess, err = onnxrt.NewSessionForModel(art.Model, inNames, outNames, opts); err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+	}
 	byName := map[string]*Param{}
 	for i, io := range art.Inputs {
 		switch io.Role {
