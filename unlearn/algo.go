@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"sort"
 	"time"
@@ -14,8 +13,6 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
-	"github.com/unlearn-tool/unlearn/train"
-	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
 // Errors of the algorithm layer; Run wraps them with context.
@@ -46,50 +43,6 @@ type Input struct {
 	// Neurons is Model's neuron map when the caller has it (the pipeline
 	// analyses the model once); nil: Run computes it.
 	Neurons *graph.NeuronMap
-}
-
-// SCRUBConfig holds SCRUB's knobs (Kurmanji et al., "Towards Unbounded
-// Machine Unlearning", NeurIPS 2023; github.com/meghdadk/SCRUB). Zero values
-// take the defaults in brackets, SCRUB's own.
-type SCRUBConfig struct {
-	// MaxSteps is the number of epochs (from the first) that begin with a
-	// max-step pass over the forget set (msteps) [1; SCRUB's is 2, see the
-	// package documentation].
-	MaxSteps int
-	// Temperature of the distillation KL (kd_T) [4].
-	Temperature float64
-	// Alpha weighs the KL to the teacher in the min-steps [0.001]; Gamma the
-	// cross-entropy [0.99].
-	Alpha, Gamma float64
-	// ForgetBatchSize is the batch size of the max-steps (del_batch_size)
-	// [32]; the min-steps use Config.BatchSize.
-	ForgetBatchSize int
-}
-
-// SSDConfig holds Selective Synaptic Dampening's knobs (Foster et al., AAAI
-// 2024; github.com/if-loops/selective-synaptic-dampening).
-type SSDConfig struct {
-	// Alpha is the selection weighting: an element is dampened when its
-	// forget-set importance exceeds Alpha times its full-set importance
-	// [100; SSD's paper uses 10, see the package documentation].
-	Alpha float64
-	// Lambda is the dampening constant: the element is multiplied by
-	// min(1, Lambda·imp_D/imp_F) [1].
-	Lambda float64
-}
-
-// IUConfig holds influence unlearning's knobs (SalUn's wfisher, after Jia et
-// al., "Model Sparsity Can Simplify Machine Unlearning", NeurIPS 2023).
-type IUConfig struct {
-	// Alpha scales the Newton-style step θ ← θ + Alpha·H⁻¹v [3e-4; it
-	// depends on the model's gradient scale, see the package documentation].
-	Alpha float64
-	// Damping is the N of the WoodFisher recursion (1/(N + gᵀo)) [1000].
-	Damping float64
-	// Samples is the number of retain examples (taken in order, one at a
-	// time) that build the inverse-Fisher approximation [Damping+2: the
-	// reference loop stops after index N+1].
-	Samples int
 }
 
 // Config sets an algorithm's hyperparameters. Zero values take the values of
@@ -206,60 +159,31 @@ type Result struct {
 }
 
 // Defaults returns the settings Run uses for algo's zero fields: the
-// paper's recipes scaled to a CPU run of the bundled demo (see the table and
-// the reasons in the package documentation). An unknown name gets the common
-// settings only.
+// common ones (batch 128, momentum 0.9) and the algorithm's own
+// (Algorithm.Defaults: the paper's recipes scaled to a CPU run of the
+// bundled demo, see the table and the reasons in the package
+// documentation). An unknown name gets the common settings only.
 func Defaults(algo string) Config {
-	c := Config{
-		BatchSize: 128, Momentum: 0.9, Beta: 0.99, L1: 7e-5,
-		SCRUB: SCRUBConfig{MaxSteps: 1, Temperature: 4, Alpha: 0.001, Gamma: 0.99, ForgetBatchSize: 32},
-		SSD:   SSDConfig{Alpha: 100, Lambda: 1},
-		IU:    IUConfig{Alpha: 3e-4, Damping: 1000},
-	}
+	var c Config
+	return c.withDefaults(algo)
+}
+
+// withDefaults fills zero fields with algo's defaults (Defaults) and
+// clamps a negative momentum or weight decay to zero.
+func (c Config) withDefaults(algo string) Config {
+	fillInt(&c.BatchSize, 128)
+	fillFloat(&c.Momentum, 0.9)
 	if a, err := LookupAlgorithm(algo); err == nil && a.Defaults != nil {
 		a.Defaults(&c)
 	}
-	return c
-}
-
-// withDefaults fills zero fields from d.
-func (c Config) withDefaults(d Config) Config {
-	zi := func(v *int, dv int) {
-		if *v == 0 {
-			*v = dv
-		}
-	}
-	zf := func(v *float64, dv float64) {
-		if *v == 0 {
-			*v = dv
-		}
-	}
-	zi(&c.Epochs, d.Epochs)
-	zf(&c.LR, d.LR)
-	zi(&c.BatchSize, d.BatchSize)
-	zf(&c.Momentum, d.Momentum)
-	zf(&c.WeightDecay, d.WeightDecay)
 	c.Momentum = max(c.Momentum, 0)
 	c.WeightDecay = max(c.WeightDecay, 0)
-	zf(&c.Beta, d.Beta)
-	zf(&c.L1, d.L1)
-	zi(&c.SCRUB.MaxSteps, d.SCRUB.MaxSteps)
-	zf(&c.SCRUB.Temperature, d.SCRUB.Temperature)
-	zf(&c.SCRUB.Alpha, d.SCRUB.Alpha)
-	zf(&c.SCRUB.Gamma, d.SCRUB.Gamma)
-	zi(&c.SCRUB.ForgetBatchSize, d.SCRUB.ForgetBatchSize)
-	zf(&c.SSD.Alpha, d.SSD.Alpha)
-	zf(&c.SSD.Lambda, d.SSD.Lambda)
-	zf(&c.IU.Alpha, d.IU.Alpha)
 	c.Proxies = c.Proxies.withDefaults()
-	zf(&c.IU.Damping, d.IU.Damping)
-	if c.IU.Samples == 0 {
-		c.IU.Samples = int(c.IU.Damping) + 2
-	}
 	return c
 }
 
-func (c Config) check() error {
+// check refuses common settings that cannot work, then a's own (Algorithm.Check).
+func (c Config) check(a *Algorithm) error {
 	switch {
 	case c.Epochs < 0:
 		return fmt.Errorf("%w: %d epochs", ErrInput, c.Epochs)
@@ -269,47 +193,16 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: batch size %d", ErrInput, c.BatchSize)
 	case c.Momentum >= 1 || math.IsNaN(c.Momentum) || math.IsNaN(c.WeightDecay) || math.IsInf(c.WeightDecay, 0):
 		return fmt.Errorf("%w: momentum %v, weight decay %v", ErrInput, c.Momentum, c.WeightDecay)
-	case c.Beta < 0 || c.Beta > 1:
-		return fmt.Errorf("%w: neggrad+ beta %v outside [0, 1]", ErrInput, c.Beta)
-	case c.SCRUB.MaxSteps < 0 || c.SCRUB.ForgetBatchSize < 1 || c.SCRUB.Temperature <= 0:
-		return fmt.Errorf("%w: SCRUB settings %+v", ErrInput, c.SCRUB)
-	case c.SSD.Alpha <= 0 || c.SSD.Lambda <= 0:
-		return fmt.Errorf("%w: SSD settings %+v", ErrInput, c.SSD)
-	case c.IU.Damping <= 0 || c.IU.Samples < 1 || !(c.IU.Alpha > 0) || math.IsInf(c.IU.Alpha, 0):
-		return fmt.Errorf("%w: IU settings %+v", ErrInput, c.IU)
+	}
+	if a.Check != nil {
+		if err := a.Check(c); err != nil {
+			return err
+		}
 	}
 	if err := c.Augment.Check(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInput, err)
 	}
 	return c.Proxies.check()
-}
-
-// run is the state of one Run call.
-type run struct {
-	ctx  context.Context
-	algo string
-	in   Input
-	cfg  Config
-	res  *Result
-	nm   *graph.NeuronMap
-	// params are the trainable parameters in graph order, by name.
-	params []string
-	isPar  map[string]bool
-	split  *data.Split
-	// proxy is set when the proxies are computed, auto in auto mode.
-	proxy *proxyState
-	auto  *autoState
-	// aug augments training batches (nil: off, or the algorithm does not
-	// augment).
-	aug *data.Augmenter
-	// later are notes composed once the algorithm has run (noteAfter).
-	later []laterNote
-}
-
-// laterNote is the note at index i of the result's notes, composed by f.
-type laterNote struct {
-	i int
-	f func() string
 }
 
 // Run unlearns in.Forget from in.Model with the named algorithm and writes
@@ -324,15 +217,15 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		return nil, err
 	}
 	userEpochs, userLR := cfg.Epochs, cfg.LR
-	cfg = cfg.withDefaults(Defaults(algo))
-	if err := cfg.check(); err != nil {
+	cfg = cfg.withDefaults(algo)
+	if err := cfg.check(a); err != nil {
 		return nil, err
 	}
 	if err := cfg.resolveSchedule(algo, userEpochs, userLR); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	r := &run{ctx: ctx, algo: algo, in: in, cfg: cfg, res: &Result{Algorithm: algo, Changed: map[string]int{}}}
+	r := &Runner{ctx: ctx, algo: algo, in: in, cfg: cfg, res: &Result{Algorithm: algo, Changed: map[string]int{}}}
 	if err := r.validate(a); err != nil {
 		return nil, err
 	}
@@ -345,11 +238,11 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	}
 	if cfg.Augment.On() {
 		if !a.Augments {
-			r.note("augmentation %s not applied: %s does not augment (scrub distils against teacher logits computed once per unaugmented example; ssd and iu do not train on batches)", cfg.Augment, algo)
-		} else if r.aug, err = data.NewAugmenter(cfg.Augment, r.rng(streamAugment)); err != nil {
+			r.Note("augmentation %s not applied: %s does not augment%s", cfg.Augment, algo, a.WhyNoAugment())
+		} else if r.aug, err = data.NewAugmenter(cfg.Augment, r.Rand(streamAugment)); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInput, err)
 		} else {
-			r.note("augmentation on every training batch, as torchvision's %s before Normalize; evaluation, proxies and the auto schedule's probe see the images as they are", cfg.Augment.Torchvision())
+			r.Note("augmentation on every training batch, as torchvision's %s before Normalize; evaluation, proxies and the auto schedule's probe see the images as they are", cfg.Augment.Torchvision())
 		}
 	}
 	if in.Mask != nil && !anySelected(in.Mask) {
@@ -357,12 +250,12 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		if a.TrainsClassifier {
 			what = fmt.Sprintf("only the classifier, which %s always trains, changes", algo)
 		}
-		r.note("warning: the mask selects no parameter (a budget smaller than the first neuron the strategy ranks takes none): %s; raise --budget", what)
+		r.Note("warning: the mask selects no parameter (a budget smaller than the first neuron the strategy ranks takes none): %s; raise --budget", what)
 	}
 	if a.FromScratch && cfg.Proxies.Track {
 		cfg.Proxies.Track = false
 		r.cfg.Proxies.Track = false
-		r.note("no proxies: %s trains on the whole retain set, so no slice is held out to measure them on", algo)
+		r.Note("no proxies: %s trains on the whole retain set, so no slice is held out to measure them on", algo)
 	}
 	if cfg.Schedule == ScheduleAuto || cfg.Proxies.Track {
 		if err := r.setupProxies(a); err != nil {
@@ -384,7 +277,7 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		case UtilityMatched:
 			utility = "the input model's test accuracy weighted like the held-out slice"
 		}
-		r.note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ %s + %g and %s ≥ %s − %g (after at least %d)",
+		r.Note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ %s + %g and %s ≥ %s − %g (after at least %d)",
 			AutoVersion, cfg.Auto.MaxEpochs, forget, cfg.Auto.ForgetTolerance, cfg.Auto.utilityName(), utility, cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
 	}
 	if err := a.Run(r); err != nil {
@@ -425,7 +318,7 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 }
 
 // validate checks the input against the model and the algorithm.
-func (r *run) validate(a *Algorithm) error {
+func (r *Runner) validate(a *Algorithm) error {
 	in := r.in
 	if in.Model == nil || in.Model.Graph == nil {
 		return fmt.Errorf("%w: no model", ErrInput)
@@ -499,7 +392,7 @@ func (r *run) validate(a *Algorithm) error {
 }
 
 // snapshot copies the values of every trainable parameter.
-func (r *run) snapshot() (map[string][]float32, error) {
+func (r *Runner) snapshot() (map[string][]float32, error) {
 	out := make(map[string][]float32, len(r.params))
 	for _, name := range r.params {
 		v, err := r.in.Model.Graph.LocalValue(name).Init.Float32s()
@@ -520,317 +413,12 @@ func anyTrue(m []bool) bool {
 	return false
 }
 
-// selected reports whether the mask lets any element of name change.
-func (r *run) selected(name string) bool {
-	if r.in.Mask == nil {
-		return r.isPar[name]
-	}
-	return anyTrue(r.in.Mask[name])
-}
-
-// rng returns the random stream for one purpose (PCG(Seed, stream)).
-func (r *run) rng(stream uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(r.cfg.Seed, stream))
-}
-
-// Random streams, one per purpose, so that changing one use of randomness
-// does not shift another.
-const (
-	streamOrder  = 0x0de7
-	streamForget = 0xf0e7
-	streamReset  = 0x7e5e
-	streamLabels = 0x1abe
-	// streamAugment draws Config.Augment's crops and flips.
-	streamAugment = 0xa06
-)
-
-// engineOpts says how to build an engine.
-type engineOpts struct {
-	bn   autodiff.BNMode
-	loss autodiff.Loss
-	// all differentiates every trainable parameter (iu needs the full
-	// gradient); otherwise only those the mask (or whole) selects.
-	all bool
-	// whole lists parameters trained whole regardless of the mask.
-	whole map[string]bool
-}
-
-// engine builds a training engine for in.Model whose parameters carry the
-// mask: elements outside it are never updated by train's optimizers.
-func (r *run) engine(o engineOpts) (*train.Engine, error) {
-	spec := autodiff.Spec{BN: o.bn, Loss: o.loss, Dropout: r.cfg.Dropout && o.bn == autodiff.BNTraining, DropoutSeed: int64(r.cfg.Seed & math.MaxInt64)}
-	if r.in.Mask != nil && !o.all {
-		for _, name := range r.params {
-			if o.whole[name] || r.selected(name) {
-				spec.Params = append(spec.Params, name)
-			}
-		}
-		if len(spec.Params) == 0 {
-			return nil, fmt.Errorf("%w: the mask selects no parameter element", ErrInput)
-		}
-		if r.cfg.GradChannels && o.bn == autodiff.BNTraining {
-			part := map[string][]bool{}
-			for name, m := range r.in.Mask {
-				if !o.whole[name] {
-					part[name] = m
-				}
-			}
-			spec.GradChannels = train.MaskChannels(r.nm, part)
-		}
-	}
-	e, err := train.NewEngine(r.in.Model, train.EngineOptions{Runtime: r.cfg.Runtime, Spec: spec})
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range e.Params() {
-		if o.whole[p.Name] || r.in.Mask == nil {
-			continue
-		}
-		if m := r.in.Mask[p.Name]; anyTrue(m) {
-			p.Mask = m
-			if cg, ok := e.Artifacts().GradChannels[p.Name]; ok && !train.CoversMask(cg, r.in.Model.Graph.LocalValue(p.Name).Init.Shape, m) {
-				e.Close()
-				return nil, fmt.Errorf("unlearn: the gradient of %q holds channels %v on axis %d, which miss elements of the mask", p.Name, cg.Channels, cg.Axis)
-			}
-		} else {
-			p.Frozen = true
-		}
-	}
-	return e, nil
-}
-
-// optimizer is SGD with the configured momentum and weight decay (PyTorch's
-// torch.optim.SGD, as every reference uses).
-func (r *run) optimizer() train.Optimizer {
-	return &train.SGD{Momentum: r.cfg.Momentum, WeightDecay: r.cfg.WeightDecay}
-}
-
-func (r *run) progress(p Progress) {
-	if r.cfg.Progress != nil {
-		p.Algorithm = r.algo
-		r.cfg.Progress(p)
-	}
-}
-
-func (r *run) note(format string, args ...any) {
-	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
-}
-
-// noteAfter keeps a note's place among the notes and composes it once the
-// algorithm has run: a recipe under the auto schedule is only known then
-// (the epochs trained, the rate the range test chose).
-func (r *run) noteAfter(f func() string) {
-	r.later = append(r.later, laterNote{len(r.res.Notes), f})
-	r.res.Notes = append(r.res.Notes, "")
-}
-
-// trainedFor says how long the run trained: "for N epochs" under a fixed
-// schedule; under the auto schedule the epochs trained, the cap and, when
-// it differs from the last, the epoch whose state is the result.
-func (r *run) trainedFor() string {
-	a := r.res.Auto
-	if a == nil {
-		return "for " + plural(r.cfg.Epochs, "epoch")
-	}
-	s := fmt.Sprintf("for %s (auto schedule, at most %d)", plural(a.StopEpoch, "epoch"), a.MaxEpochs)
-	if a.Epoch != a.StopEpoch {
-		s += fmt.Sprintf(", the result being epoch %d's state", a.Epoch)
-	}
-	return s
-}
-
-// rate is the learning rate the run trained at: the auto schedule's choice,
-// else the recipe's.
-func (r *run) rate() float64 {
-	if a := r.res.Auto; a != nil && a.LR > 0 {
-		return a.LR
-	}
-	return r.cfg.LR
-}
-
 // plural is "1 epoch", "2 epochs".
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// stepOut is what one step of a training loop reports.
-type stepOut struct {
-	loss    float64
-	correct int
-	seen    int
-	phase   string
-	// stat says whether the step counts in the epoch statistics.
-	stat bool
-}
-
-// stepFunc computes the gradients of step s (0-based) into the engine's
-// Param.Grad.
-type stepFunc func(s int) (stepOut, error)
-
-// loop is a training loop: epochs of steps, each followed by a check for
-// non-finite gradients, an optional gradient hook and an optimizer update at
-// the epoch's learning rate (the references step their schedulers once per
-// epoch).
-type loop struct {
-	e      *train.Engine
-	opt    train.Optimizer
-	epochs int
-	lr     func(ep int) float64 // ep 0-based
-	// epoch prepares epoch ep and returns its number of steps.
-	epoch func(ep int) (int, stepFunc, error)
-	// hook, if set, adjusts the gradients after a step (l1-sparse) and may
-	// add to the reported loss.
-	hook func(ep int, params []*train.Param) float64
-}
-
-func (r *run) fit(l loop) error {
-	if r.auto != nil {
-		return r.fitAuto(l)
-	}
-	for ep := 0; ep < l.epochs; ep++ {
-		if err := r.trainEpoch(l, ep, l.lr(ep), l.epochs, false, 1); err != nil {
-			return err
-		}
-		if r.proxy != nil {
-			if err := r.proxiesAfter(l.e, ep+1, l.lr(ep)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// roundSteps is the steps of one round of an epoch of steps: the first
-// ⌈fraction·steps⌉ with fraction in (0, 1) (AutoConfig.EpochFraction),
-// else the whole epoch.
-func roundSteps(steps int, fraction float64) int {
-	if fraction > 0 && fraction < 1 {
-		return max(1, int(math.Ceil(fraction*float64(steps))))
-	}
-	return steps
-}
-
-// trainEpoch runs epoch ep (0-based) of l at learning rate lr and appends
-// its statistics to the result; epochs is what progress reports as the
-// number of epochs. With anneal, the rate of step s of n is
-// lr·AnnealFactor(s, n): a cosine from lr to 0.01·lr within the epoch.
-// With fraction in (0, 1), only the first ⌈fraction·steps⌉ steps of the
-// epoch's order are trained (the auto schedule's rounds,
-// AutoConfig.EpochFraction), and the annealing spans them.
-func (r *run) trainEpoch(l loop, ep int, lr float64, epochs int, anneal bool, fraction float64) error {
-	start := time.Now()
-	steps, step, err := l.epoch(ep)
-	if err != nil {
-		return err
-	}
-	steps = roundSteps(steps, fraction)
-	var lossSum float64
-	var correct, seen int
-	for s := 0; s < steps; s++ {
-		if err := r.ctx.Err(); err != nil {
-			return err
-		}
-		out, err := step(s)
-		if err != nil {
-			return fmt.Errorf("epoch %d step %d: %w", ep+1, s+1, err)
-		}
-		if err := train.CheckFinite(l.e.Params()); err != nil {
-			return fmt.Errorf("epoch %d step %d: %w (lower the learning rate)", ep+1, s+1, err)
-		}
-		if l.hook != nil {
-			out.loss += l.hook(ep, l.e.Params())
-		}
-		slr := lr
-		if anneal {
-			slr = lr * AnnealFactor(s, steps)
-		}
-		if err := l.opt.Step(l.e.Params(), slr); err != nil {
-			return err
-		}
-		if out.stat {
-			lossSum += out.loss * float64(out.seen)
-			correct += out.correct
-			seen += out.seen
-		}
-		r.progress(Progress{Phase: out.phase, Epoch: ep + 1, Epochs: epochs, Step: s + 1, Steps: steps, Loss: out.loss, LR: slr})
-	}
-	st := schema.EpochStats{Epoch: ep + 1, Seconds: time.Since(start).Seconds()}
-	if seen > 0 {
-		st.Loss = lossSum / float64(seen)
-		st.Accuracy = float64(correct) / float64(seen)
-	}
-	r.res.Epochs = append(r.res.Epochs, st)
-	return nil
-}
-
-// countCorrect counts the rows of logits whose argmax equals the label.
-func countCorrect(logits []float32, labels []int64, classes int) int {
-	n := 0
-	for k, y := range labels {
-		row := logits[k*classes : (k+1)*classes]
-		best := 0
-		for j, v := range row {
-			if v > row[best] {
-				best = j
-			}
-		}
-		if int64(best) == y {
-			n++
-		}
-	}
-	return n
-}
-
-// pick maps batch positions to example indices.
-func pick(dst, idx, b []int) []int {
-	dst = dst[:0]
-	for _, j := range b {
-		dst = append(dst, idx[j])
-	}
-	return dst
-}
-
-// lossStep loads examples sel (augmented by aug, nil for none), sets every weight to w, runs forward and
-// backward, and reports the step.
-func lossStep(e *train.Engine, split *data.Split, sel []int, aug *data.Augmenter, w float32, phase string) (stepOut, error) {
-	weights, err := e.LoadAugmented(split, sel, aug)
-	if err != nil {
-		return stepOut{}, err
-	}
-	for i := range weights {
-		weights[i] = w
-	}
-	res, err := e.StepFilled(len(sel))
-	if err != nil {
-		return stepOut{}, err
-	}
-	_, labels, _, _, err := e.Inputs(len(sel))
-	if err != nil {
-		return stepOut{}, err
-	}
-	return stepOut{loss: res.Loss, correct: countCorrect(res.Logits, labels, e.Classes()), seen: len(sel), phase: phase, stat: true}, nil
-}
-
-// writeBack copies the engine's parameters and running statistics into
-// in.Model.
-func (r *run) writeBack(e *train.Engine) error {
-	_, err := e.WriteBack(r.in.Model.Graph)
-	return err
-}
-
-// checkFiniteData fails when a parameter value is NaN or Inf.
-func checkFiniteData(params []*train.Param) error {
-	for _, p := range params {
-		for i, v := range p.Data {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("%w: %q element %d is %v", train.ErrNonFinite, p.Name, i, v)
-			}
-		}
-	}
-	return nil
 }
 
 // anySelected reports whether mask selects at least one element.

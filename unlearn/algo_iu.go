@@ -2,11 +2,41 @@ package unlearn
 
 import (
 	"fmt"
+	"math"
 
-	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
+
+func init() {
+	mustRegister(Algorithm{Name: "iu", Order: 90, Summary: "influence unlearning: one WoodFisher Newton step (no training)",
+		Run: runIU, UsesForget: true, UsesRetain: true, NoAugment: "it does not train on batches",
+		Defaults: func(c *Config) {
+			fillFloat(&c.IU.Alpha, 3e-4)
+			fillFloat(&c.IU.Damping, 1000)
+			fillInt(&c.IU.Samples, int(c.IU.Damping)+2)
+		},
+		Check: func(c Config) error {
+			if u := c.IU; u.Damping <= 0 || u.Samples < 1 || !(u.Alpha > 0) || math.IsInf(u.Alpha, 0) {
+				return fmt.Errorf("%w: IU settings %+v", ErrInput, u)
+			}
+			return nil
+		}})
+}
+
+// IUConfig holds influence unlearning's knobs (SalUn's wfisher, after Jia et
+// al., "Model Sparsity Can Simplify Machine Unlearning", NeurIPS 2023).
+type IUConfig struct {
+	// Alpha scales the Newton-style step θ ← θ + Alpha·H⁻¹v [3e-4; it
+	// depends on the model's gradient scale, see the package documentation].
+	Alpha float64
+	// Damping is the N of the WoodFisher recursion (1/(N + gᵀo)) [1000].
+	Damping float64
+	// Samples is the number of retain examples (taken in order, one at a
+	// time) that build the inverse-Fisher approximation [Damping+2: the
+	// reference loop stops after index N+1].
+	Samples int
+}
 
 // runIU is influence unlearning as SalUn's Wfisher computes it
 // (github.com/OPTML-Group/Unlearn-Saliency, Classification/unlearn/
@@ -30,20 +60,20 @@ import (
 // (the dot products run over the whole parameter vector); only masked
 // elements change. Vectors are float32 like the reference's; dot products
 // accumulate in float64.
-func runIU(r *run) error {
-	e, err := r.engine(engineOpts{bn: autodiff.BNInference, all: true})
+func runIU(r *Runner) error {
+	e, err := r.Engine(EngineOptions{BN: autodiff.BNInference, All: true})
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	r.noteMask()
+	r.NoteMask()
 	params := e.Params()
-	nF, nR := len(r.in.Forget), len(r.in.Retain)
-	gF, err := r.gradSum(e, r.in.Forget, "gradients-forget")
+	nF, nR := len(r.Input().Forget), len(r.Input().Retain)
+	gF, err := r.GradSum(e, r.Input().Forget, "gradients-forget")
 	if err != nil {
 		return err
 	}
-	gR, err := r.gradSum(e, r.in.Retain, "gradients-retain")
+	gR, err := r.GradSum(e, r.Input().Retain, "gradients-retain")
 	if err != nil {
 		return err
 	}
@@ -57,15 +87,15 @@ func runIU(r *run) error {
 	}
 	k := gF
 	o := gR // reused as the o vector
-	samples := min(r.cfg.IU.Samples, nR)
-	N := r.cfg.IU.Damping
+	samples := min(r.Config().IU.Samples, nR)
+	N := r.Config().IU.Damping
 	one := []int{0}
 	for s := 0; s < samples; s++ {
-		if err := r.ctx.Err(); err != nil {
+		if err := r.Context().Err(); err != nil {
 			return err
 		}
-		one[0] = r.in.Retain[s]
-		out, err := lossStep(e, r.split, one, nil, 1, "woodfisher")
+		one[0] = r.Input().Retain[s]
+		out, err := LossStep(e, r.Train(), one, nil, 1, "woodfisher")
 		if err != nil {
 			return fmt.Errorf("woodfisher example %d: %w", s+1, err)
 		}
@@ -94,9 +124,9 @@ func runIU(r *run) error {
 				}
 			}
 		}
-		r.progress(Progress{Phase: "woodfisher", Step: s + 1, Steps: samples, Loss: out.loss})
+		r.Report(Progress{Phase: "woodfisher", Step: s + 1, Steps: samples, Loss: out.Loss})
 	}
-	alpha := float32(r.cfg.IU.Alpha)
+	alpha := float32(r.Config().IU.Alpha)
 	changed := 0
 	for j, p := range params {
 		if p.Frozen {
@@ -110,57 +140,10 @@ func runIU(r *run) error {
 			changed++
 		}
 	}
-	if err := checkFiniteData(params); err != nil {
+	if err := CheckFiniteData(params); err != nil {
 		return fmt.Errorf("%w (lower IU alpha)", err)
 	}
-	r.note("IU (WoodFisher): gradients over %d forget and %d retain examples (inference mode, batches of %d); inverse-Fisher recursion over %d retain examples one at a time, damping N = %g; step θ += %g·H⁻¹(g_F − g_R) on %d masked elements",
-		nF, nR, r.cfg.BatchSize, samples, N, r.cfg.IU.Alpha, changed)
-	return r.writeBack(e)
-}
-
-// gradSum returns, per engine parameter (in e.Params() order), Σ over
-// batches of idx (in order) of the batch-mean gradient times the batch size,
-// i.e. the sum of the per-example gradients.
-func (r *run) gradSum(e *train.Engine, idx []int, phase string) ([][]float32, error) {
-	params := e.Params()
-	sum := make([][]float32, len(params))
-	for j, p := range params {
-		sum[j] = make([]float32, len(p.Data))
-	}
-	err := r.gradBatches(e, idx, phase, func(n int) {
-		for j, p := range params {
-			for i, g := range p.Grad {
-				sum[j][i] += g * float32(n)
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return sum, nil
-}
-
-// gradBatches runs forward and backward on the batches of idx in order
-// (batch-mean cross-entropy, the model as the engine was built), checks the
-// gradients are finite, reports progress, and calls use with the batch size
-// while the engine's gradients hold that batch's.
-func (r *run) gradBatches(e *train.Engine, idx []int, phase string, use func(n int)) error {
-	batches := data.Batches(len(idx), r.cfg.BatchSize, false, nil)
-	sel := make([]int, 0, r.cfg.BatchSize)
-	for s, b := range batches {
-		if err := r.ctx.Err(); err != nil {
-			return err
-		}
-		sel = pick(sel, idx, b)
-		out, err := lossStep(e, r.split, sel, nil, 1, phase)
-		if err != nil {
-			return fmt.Errorf("%s batch %d: %w", phase, s+1, err)
-		}
-		if err := train.CheckFinite(e.Params()); err != nil {
-			return fmt.Errorf("%s batch %d: %w", phase, s+1, err)
-		}
-		use(len(sel))
-		r.progress(Progress{Phase: phase, Step: s + 1, Steps: len(batches), Loss: out.loss})
-	}
-	return nil
+	r.Note("IU (WoodFisher): gradients over %d forget and %d retain examples (inference mode, batches of %d); inverse-Fisher recursion over %d retain examples one at a time, damping N = %g; step θ += %g·H⁻¹(g_F − g_R) on %d masked elements",
+		nF, nR, r.Config().BatchSize, samples, N, r.Config().IU.Alpha, changed)
+	return r.WriteBack(e)
 }

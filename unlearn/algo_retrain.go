@@ -7,6 +7,16 @@ import (
 	"github.com/unlearn-tool/unlearn/train"
 )
 
+func init() {
+	mustRegister(Algorithm{Name: "retrain", Order: 100, Summary: "exact unlearning: re-initialise every parameter and train from scratch on the retain set (the train command's recipe)",
+		Run: runRetrain, UsesRetain: true, Epochs: true, Augments: true, FromScratch: true, EpochExamples: retainOnly,
+		Defaults: func(c *Config) {
+			fillInt(&c.Epochs, TrainEpochs)
+			fillFloat(&c.LR, TrainLR)
+			fillFloat(&c.WeightDecay, TrainWeightDecay)
+		}})
+}
+
 // runRetrain is exact unlearning: every parameter is re-initialised as
 // PyTorch initialises a fresh layer (train.ReinitModel, seeded;
 // BatchNormalization statistics reset) and the model is trained from
@@ -17,8 +27,8 @@ import (
 // stream. With the same seed, recipe, data and threads the two write the
 // same parameters bit for bit. It trains a copy, so in.Model stays as it
 // was when the run fails or is cancelled.
-func runRetrain(r *run) error {
-	c := r.cfg
+func runRetrain(r *Runner) error {
+	c := r.Config()
 	job := RetrainJob{FromScratch: true, Epochs: c.Epochs, BatchSize: c.BatchSize, LR: c.LR, Schedule: c.TrainSchedule,
 		Momentum: c.Momentum, WeightDecay: c.WeightDecay, Seed: c.Seed, Augment: c.Augment, Runtime: c.Runtime}
 	sched, err := TrainSchedule(job.Schedule, job.LR)
@@ -28,7 +38,7 @@ func runRetrain(r *run) error {
 	if job.Schedule == "" {
 		job.Schedule = TrainCosine
 	}
-	work, err := onnxio.Clone(r.in.Model)
+	work, err := onnxio.Clone(r.Input().Model)
 	if err != nil {
 		return err
 	}
@@ -39,24 +49,26 @@ func runRetrain(r *run) error {
 	defer e.Close()
 	fo := job.fitOptions(sched)
 	fo.Progress = func(p train.FitProgress) {
-		r.progress(Progress{Phase: "train", Epoch: p.Epoch, Epochs: p.Epochs, Step: p.Step, Steps: p.Steps, Loss: p.Loss, LR: p.LR})
+		r.Report(Progress{Phase: "train", Epoch: p.Epoch, Epochs: p.Epochs, Step: p.Step, Steps: p.Steps, Loss: p.Loss, LR: p.LR})
 	}
-	stats, err := train.Fit(r.ctx, e, r.split, r.in.Retain, fo)
+	stats, err := train.Fit(r.Context(), e, r.Train(), r.Input().Retain, fo)
 	if err != nil {
 		return err
 	}
-	r.res.Epochs = stats
+	r.RecordEpochs(stats...)
+	reset := 0
 	for _, p := range e.Params() {
-		r.res.Reset += len(p.Data)
+		reset += len(p.Data)
 	}
+	r.RecordReset(reset)
 	aug := ""
 	if job.Augment.On() {
 		aug = ", augmentation " + job.Augment.Torchvision()
 	}
-	r.note(exactNote+"every parameter (%d elements) re-initialised as PyTorch initialises a fresh layer (seed %d; BatchNormalization statistics reset), then trained from scratch on the %d retain examples (the training split without the forget set) for %s: SGD lr %g (%s per step), momentum %g, weight decay %g, batch %d, Dropout on%s; the model never sees the forget set, so it is an oracle of this recipe (`unlearn train --exclude FORGET --from-scratch` with the same recipe writes the same parameters)",
-		r.res.Reset, job.Seed, len(r.in.Retain), plural(job.Epochs, "epoch"), job.LR, job.Schedule, job.Momentum, job.WeightDecay, job.BatchSize, aug)
-	r.noteBN(e)
-	return r.writeBack(e)
+	r.Note(exactNote+"every parameter (%d elements) re-initialised as PyTorch initialises a fresh layer (seed %d; BatchNormalization statistics reset), then trained from scratch on the %d retain examples (the training split without the forget set) for %s: SGD lr %g (%s per step), momentum %g, weight decay %g, batch %d, Dropout on%s; the model never sees the forget set, so it is an oracle of this recipe (`unlearn train --exclude FORGET --from-scratch` with the same recipe writes the same parameters)",
+		reset, job.Seed, len(r.Input().Retain), plural(job.Epochs, "epoch"), job.LR, job.Schedule, job.Momentum, job.WeightDecay, job.BatchSize, aug)
+	r.NoteBN(e)
+	return r.WriteBack(e)
 }
 
 // exactNote begins retrain's note, which metrics.json's unlearning notes,

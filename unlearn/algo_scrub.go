@@ -9,6 +9,47 @@ import (
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
+func init() {
+	mustRegister(Algorithm{Name: "scrub", Order: 70, Summary: "teacher–student: max-steps on the forget set, min-steps on the retain set",
+		Run: runSCRUB, UsesForget: true, UsesRetain: true, Epochs: true,
+		NoAugment: "it distils against teacher logits computed once per unaugmented example",
+		Defaults: func(c *Config) {
+			fillInt(&c.Epochs, 3)
+			fillFloat(&c.LR, 5e-4)
+			fillFloat(&c.WeightDecay, 5e-4)
+			s := &c.SCRUB
+			fillInt(&s.MaxSteps, 1)
+			fillFloat(&s.Temperature, 4)
+			fillFloat(&s.Alpha, 0.001)
+			fillFloat(&s.Gamma, 0.99)
+			fillInt(&s.ForgetBatchSize, 32)
+		},
+		Check: func(c Config) error {
+			if s := c.SCRUB; s.MaxSteps < 0 || s.ForgetBatchSize < 1 || s.Temperature <= 0 {
+				return fmt.Errorf("%w: SCRUB settings %+v", ErrInput, s)
+			}
+			return nil
+		}})
+}
+
+// SCRUBConfig holds SCRUB's knobs (Kurmanji et al., "Towards Unbounded
+// Machine Unlearning", NeurIPS 2023; github.com/meghdadk/SCRUB). Zero values
+// take the defaults in brackets, SCRUB's own.
+type SCRUBConfig struct {
+	// MaxSteps is the number of epochs (from the first) that begin with a
+	// max-step pass over the forget set (msteps) [1; SCRUB's is 2, see the
+	// package documentation].
+	MaxSteps int
+	// Temperature of the distillation KL (kd_T) [4].
+	Temperature float64
+	// Alpha weighs the KL to the teacher in the min-steps [0.001]; Gamma the
+	// cross-entropy [0.99].
+	Alpha, Gamma float64
+	// ForgetBatchSize is the batch size of the max-steps (del_batch_size)
+	// [32]; the min-steps use Config.BatchSize.
+	ForgetBatchSize int
+}
+
 // runSCRUB is SCRUB (Kurmanji et al., NeurIPS 2023), following its code
 // (github.com/meghdadk/SCRUB, thirdparty/repdistiller/helper/loops.py
 // train_distill and the notebooks' settings): the student starts as the
@@ -25,18 +66,18 @@ import (
 // through a cross-entropy engine and a KL engine holding the same
 // parameters, and adds the gradients γ·g_CE + α·g_KL in Go; both passes see
 // the same batch statistics, and the running statistics are updated once.
-func runSCRUB(r *run) error {
-	sc := r.cfg.SCRUB
+func runSCRUB(r *Runner) error {
+	sc := r.Config().SCRUB
 	tF, tR, err := r.teacherLogits()
 	if err != nil {
 		return err
 	}
-	ce, err := r.engine(engineOpts{bn: autodiff.BNTraining})
+	ce, err := r.Engine(EngineOptions{BN: autodiff.BNTraining})
 	if err != nil {
 		return err
 	}
 	defer ce.Close()
-	kl, err := r.engine(engineOpts{bn: autodiff.BNTraining, loss: autodiff.Loss{Kind: autodiff.LossKL, Temperature: float32(sc.Temperature)}})
+	kl, err := r.Engine(EngineOptions{BN: autodiff.BNTraining, Loss: autodiff.Loss{Kind: autodiff.LossKL, Temperature: float32(sc.Temperature)}})
 	if err != nil {
 		return err
 	}
@@ -52,13 +93,13 @@ func runSCRUB(r *run) error {
 		kp[i].Frozen = true // the KL engine only computes gradients
 	}
 	classes := ce.Classes()
-	if kl.Classes() != classes || len(tF) != len(r.in.Forget)*classes || len(tR) != len(r.in.Retain)*classes {
+	if kl.Classes() != classes || len(tF) != len(r.Input().Forget)*classes || len(tR) != len(r.Input().Retain)*classes {
 		return fmt.Errorf("scrub: the teacher's logits do not match the model's %d classes", classes)
 	}
-	r.noteMask()
-	r.noteBN(ce)
-	r.note("SCRUB: %d epochs, max-steps (forget, −KL at T=%g, batch %d) in the first %d, min-steps (retain, %g·CE + %g·KL, batch %d); teacher = the original model in inference mode; SGD lr %g momentum %g weight decay %g, ×0.1 after epochs 3, 5, 9",
-		r.cfg.Epochs, sc.Temperature, sc.ForgetBatchSize, min(sc.MaxSteps, r.cfg.Epochs), sc.Gamma, sc.Alpha, r.cfg.BatchSize, r.cfg.LR, r.cfg.Momentum, r.cfg.WeightDecay)
+	r.NoteMask()
+	r.NoteBN(ce)
+	r.Note("SCRUB: %d epochs, max-steps (forget, −KL at T=%g, batch %d) in the first %d, min-steps (retain, %g·CE + %g·KL, batch %d); teacher = the original model in inference mode; SGD lr %g momentum %g weight decay %g, ×0.1 after epochs 3, 5, 9",
+		r.Config().Epochs, sc.Temperature, sc.ForgetBatchSize, min(sc.MaxSteps, r.Config().Epochs), sc.Gamma, sc.Alpha, r.Config().BatchSize, r.Config().LR, r.Config().Momentum, r.Config().WeightDecay)
 
 	sync := func(running bool) {
 		for i, p := range cp {
@@ -73,7 +114,7 @@ func runSCRUB(r *run) error {
 	// klStep runs the KL engine on examples sel (positions pos into a
 	// teacher table) with weight w.
 	klStep := func(sel, pos []int, teacher []float32, w float32) (train.StepResult, error) {
-		weights, err := kl.LoadBatch(r.split, sel)
+		weights, err := kl.LoadBatch(r.Train(), sel)
 		if err != nil {
 			return train.StepResult{}, err
 		}
@@ -90,38 +131,38 @@ func runSCRUB(r *run) error {
 		return kl.StepFilled(len(sel))
 	}
 	gamma, alpha := float32(sc.Gamma), float32(sc.Alpha)
-	order, forder := r.rng(streamOrder), r.rng(streamForget)
-	sel := make([]int, 0, r.cfg.BatchSize)
+	order, forder := r.Rand(streamOrder), r.Rand(streamForget)
+	sel := make([]int, 0, r.Config().BatchSize)
 	var maxLoss float64
 	var maxSteps int
-	err = r.fit(loop{
-		e: ce, opt: r.optimizer(), epochs: r.cfg.Epochs,
-		lr: func(ep int) float64 {
+	err = r.Fit(Loop{
+		Engine: ce, Optimizer: r.Optimizer(), Epochs: r.Config().Epochs,
+		LR: func(ep int) float64 {
 			k := 0
 			for _, d := range []int{3, 5, 9} {
 				if ep+1 > d {
 					k++
 				}
 			}
-			return r.cfg.LR * math.Pow(0.1, float64(k))
+			return r.Config().LR * math.Pow(0.1, float64(k))
 		},
-		epoch: func(ep int) (int, stepFunc, error) {
+		Epoch: func(ep int) (int, StepFunc, error) {
 			if ep == 0 { // the auto schedule's range test runs epoch 0 first
 				maxLoss, maxSteps = 0, 0
 			}
 			var fb [][]int
 			if ep < sc.MaxSteps {
-				fb = trainBatches(len(r.in.Forget), sc.ForgetBatchSize, forder)
+				fb = TrainBatches(len(r.Input().Forget), sc.ForgetBatchSize, forder)
 			}
-			rb := trainBatches(len(r.in.Retain), r.cfg.BatchSize, order)
-			return len(fb) + len(rb), func(s int) (stepOut, error) {
+			rb := TrainBatches(len(r.Input().Retain), r.Config().BatchSize, order)
+			return len(fb) + len(rb), func(s int) (Step, error) {
 				if s < len(fb) {
 					// max-step: ascend the KL to the teacher on the forget set
-					sel = pick(sel, r.in.Forget, fb[s])
+					sel = Pick(sel, r.Input().Forget, fb[s])
 					sync(true)
 					res, err := klStep(sel, fb[s], tF, -1)
 					if err != nil {
-						return stepOut{}, err
+						return Step{}, err
 					}
 					copyRunning(ce.Running(), kl.Running())
 					for i, p := range cp {
@@ -131,12 +172,12 @@ func runSCRUB(r *run) error {
 					}
 					maxLoss += res.Loss
 					maxSteps++
-					return stepOut{loss: res.Loss, phase: "max"}, nil
+					return Step{Loss: res.Loss, Phase: "max"}, nil
 				}
 				// min-step: γ·CE + α·KL on the retain set
 				b := rb[s-len(fb)]
-				sel = pick(sel, r.in.Retain, b)
-				out, err := lossStep(ce, r.split, sel, nil, 1, "min")
+				sel = Pick(sel, r.Input().Retain, b)
+				out, err := LossStep(ce, r.Train(), sel, nil, 1, "min")
 				if err != nil {
 					return out, err
 				}
@@ -154,7 +195,7 @@ func runSCRUB(r *run) error {
 						p.Grad[j] = gamma*p.Grad[j] + alpha*g[j]
 					}
 				}
-				out.loss = sc.Gamma*out.loss + sc.Alpha*res.Loss
+				out.Loss = sc.Gamma*out.Loss + sc.Alpha*res.Loss
 				return out, nil
 			}, nil
 		},
@@ -163,9 +204,9 @@ func runSCRUB(r *run) error {
 		return err
 	}
 	if maxSteps > 0 {
-		r.note("max-steps: %d, mean loss (−KL) %.4g", maxSteps, maxLoss/float64(maxSteps))
+		r.Note("max-steps: %d, mean loss (−KL) %.4g", maxSteps, maxLoss/float64(maxSteps))
 	}
-	return r.writeBack(ce)
+	return r.WriteBack(ce)
 }
 
 // copyRunning copies running statistics from src to dst (same names).
@@ -179,22 +220,22 @@ func copyRunning(dst, src map[string][]float32) {
 
 // teacherLogits returns the original model's logits (inference mode) for
 // the forget and the retain examples, in their order.
-func (r *run) teacherLogits() (forget, retain []float32, err error) {
-	c, err := eval.NewClassifier(r.in.Model, r.cfg.Runtime, r.cfg.BatchSize)
+func (r *Runner) teacherLogits() (forget, retain []float32, err error) {
+	c, err := eval.NewClassifier(r.Input().Model, r.Config().Runtime, r.Config().BatchSize)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer c.Close()
-	forget, err = c.Logits(r.split, r.in.Forget, nil)
+	forget, err = c.Logits(r.Train(), r.Input().Forget, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := r.ctx.Err(); err != nil {
+	if err := r.Context().Err(); err != nil {
 		return nil, nil, err
 	}
-	retain, err = c.Logits(r.split, r.in.Retain, nil)
+	retain, err = c.Logits(r.Train(), r.Input().Retain, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	return forget, retain, r.ctx.Err()
+	return forget, retain, r.Context().Err()
 }

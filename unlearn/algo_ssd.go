@@ -1,11 +1,35 @@
 package unlearn
 
 import (
+	"fmt"
 	"sort"
 
-	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
+
+func init() {
+	mustRegister(Algorithm{Name: "ssd", Order: 80, Summary: "selective synaptic dampening (no training)",
+		Run: runSSD, UsesForget: true, NoAugment: "it does not train on batches",
+		Defaults: func(c *Config) { fillFloat(&c.SSD.Alpha, 100); fillFloat(&c.SSD.Lambda, 1) },
+		Check: func(c Config) error {
+			if c.SSD.Alpha <= 0 || c.SSD.Lambda <= 0 {
+				return fmt.Errorf("%w: SSD settings %+v", ErrInput, c.SSD)
+			}
+			return nil
+		}})
+}
+
+// SSDConfig holds Selective Synaptic Dampening's knobs (Foster et al., AAAI
+// 2024; github.com/if-loops/selective-synaptic-dampening).
+type SSDConfig struct {
+	// Alpha is the selection weighting: an element is dampened when its
+	// forget-set importance exceeds Alpha times its full-set importance
+	// [100; SSD's paper uses 10, see the package documentation].
+	Alpha float64
+	// Lambda is the dampening constant: the element is multiplied by
+	// min(1, Lambda·imp_D/imp_F) [1].
+	Lambda float64
+}
 
 // runSSD is Selective Synaptic Dampening (Foster et al., AAAI 2024), as its
 // code computes it (github.com/if-loops/selective-synaptic-dampening,
@@ -25,24 +49,24 @@ import (
 // seed; the reference shuffles, which changes only which examples share a
 // batch. Arithmetic is float32 like the reference's. Only masked elements
 // are considered.
-func runSSD(r *run) error {
-	e, err := r.engine(engineOpts{bn: autodiff.BNInference})
+func runSSD(r *Runner) error {
+	e, err := r.Engine(EngineOptions{BN: autodiff.BNInference})
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	r.noteMask()
-	full := append(append([]int(nil), r.in.Forget...), r.in.Retain...)
+	r.NoteMask()
+	full := append(append([]int(nil), r.Input().Forget...), r.Input().Retain...)
 	sort.Ints(full)
-	impF, err := r.importance(e, r.in.Forget, "importance-forget")
+	impF, err := r.Importance(e, r.Input().Forget, "importance-forget")
 	if err != nil {
 		return err
 	}
-	impD, err := r.importance(e, full, "importance-full")
+	impD, err := r.Importance(e, full, "importance-full")
 	if err != nil {
 		return err
 	}
-	alpha, lambda := float32(r.cfg.SSD.Alpha), float32(r.cfg.SSD.Lambda)
+	alpha, lambda := float32(r.Config().SSD.Alpha), float32(r.Config().SSD.Lambda)
 	dampened, zeroed := 0, 0
 	for _, p := range e.Params() {
 		if p.Frozen {
@@ -67,42 +91,10 @@ func runSSD(r *run) error {
 			}
 		}
 	}
-	if err := checkFiniteData(e.Params()); err != nil {
+	if err := CheckFiniteData(e.Params()); err != nil {
 		return err
 	}
-	r.note("SSD: importances (mean squared batch gradients, inference mode) over %d forget and %d training examples in batches of %d; %d masked elements with imp_F > %g·imp_D dampened by min(1, %g·imp_D/imp_F) (%d of them to 0)",
-		len(r.in.Forget), len(full), r.cfg.BatchSize, dampened, r.cfg.SSD.Alpha, r.cfg.SSD.Lambda, zeroed)
-	return r.writeBack(e)
-}
-
-// importance returns, per engine parameter, the mean over batches of idx
-// (in order) of the squared gradient of the batch-mean cross-entropy.
-func (r *run) importance(e *train.Engine, idx []int, phase string) (map[string][]float32, error) {
-	imp := map[string][]float32{}
-	for _, p := range e.Params() {
-		if !p.Frozen {
-			imp[p.Name] = make([]float32, len(p.Data))
-		}
-	}
-	batches := 0
-	err := r.gradBatches(e, idx, phase, func(int) {
-		batches++
-		for _, p := range e.Params() {
-			if a := imp[p.Name]; a != nil {
-				for i, g := range p.Grad {
-					a[i] += g * g
-				}
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	n := float32(batches)
-	for _, a := range imp {
-		for i := range a {
-			a[i] /= n
-		}
-	}
-	return imp, nil
+	r.Note("SSD: importances (mean squared batch gradients, inference mode) over %d forget and %d training examples in batches of %d; %d masked elements with imp_F > %g·imp_D dampened by min(1, %g·imp_D/imp_F) (%d of them to 0)",
+		len(r.Input().Forget), len(full), r.Config().BatchSize, dampened, r.Config().SSD.Alpha, r.Config().SSD.Lambda, zeroed)
+	return r.WriteBack(e)
 }

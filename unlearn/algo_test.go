@@ -407,9 +407,16 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%s: %d epochs at lr %g", a, d.Epochs, d.LR)
 		}
 	}
-	c := Config{Momentum: -1, WeightDecay: -1, LR: 0.5}.withDefaults(Defaults("scrub"))
-	if c.Momentum != 0 || c.WeightDecay != 0 || c.LR != 0.5 || c.Epochs != 3 || c.IU.Samples != 1002 {
+	c := Config{Momentum: -1, WeightDecay: -1, LR: 0.5}.withDefaults("scrub")
+	if c.Momentum != 0 || c.WeightDecay != 0 || c.LR != 0.5 || c.Epochs != 3 || c.SCRUB.Temperature != 4 || c.SCRUB.ForgetBatchSize != 32 {
 		t.Errorf("%+v", c)
+	}
+	// IU's sample count follows its damping, given or default.
+	if c := (Config{}).withDefaults("iu"); c.IU.Samples != 1002 || c.IU.Alpha != 3e-4 {
+		t.Errorf("iu defaults %+v", c.IU)
+	}
+	if c := (Config{IU: IUConfig{Damping: 10}}).withDefaults("iu"); c.IU.Samples != 12 {
+		t.Errorf("iu with damping 10: %d samples, want 12", c.IU.Samples)
 	}
 	if got := Defaults("rft"); got.Epochs != 10 || got.LR != 0.03 {
 		t.Errorf("rft defaults %+v", got)

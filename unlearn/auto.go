@@ -594,7 +594,7 @@ func (p ProxyConfig) HoldoutSize(n int) int {
 
 // setupProxies holds the slice out of the retain set, picks the reference,
 // prepares the scratch model and measures the input model.
-func (r *run) setupProxies(a *Algorithm) error {
+func (r *Runner) setupProxies(a *Algorithm) error {
 	start := time.Now()
 	in := r.in
 	pc := r.cfg.Proxies
@@ -608,7 +608,7 @@ func (r *run) setupProxies(a *Algorithm) error {
 	if k < 1 {
 		return fmt.Errorf("%w: a retain set of %d examples leaves none to hold out for the proxies", ErrInput, len(in.Retain))
 	}
-	perm := r.rng(streamHoldout).Perm(len(in.Retain))
+	perm := r.Rand(streamHoldout).Perm(len(in.Retain))
 	out := make([]bool, len(in.Retain))
 	hold := make([]int, 0, k)
 	for _, j := range perm[:k] {
@@ -657,10 +657,10 @@ func (r *run) setupProxies(a *Algorithm) error {
 	if !ref.IID {
 		kind = fmt.Sprintf("non-IID (χ² %.1f > %.1f): the reference is the %d test examples of classes %v, weighted by the forget set's shares", ref.ChiSquare, ref.Critical, ref.NTest, ref.Classes)
 	}
-	r.note("proxies: %d retain examples held out (not trained on); forget set %s; input model: forget accuracy %.3f, reference %.3f, held-out %.3f, test %.3f (weighted like the held-out slice %.3f)",
+	r.Note("proxies: %d retain examples held out (not trained on); forget set %s; input model: forget accuracy %.3f, reference %.3f, held-out %.3f, test %.3f (weighted like the held-out slice %.3f)",
 		k, kind, p.ForgetAccuracy, p.ReferenceAccuracy, p.HoldoutAccuracy, p.TestAccuracy, matched)
 	if est := r.proxy.log.Estimate; est != nil {
-		r.note("oracle estimate (%s: the input model's test logits shifted by the log-ratio of each class's share of the training split without and with the forget set, largest |shift| %.3f%s): test accuracy %.3f, forget accuracy %.3f",
+		r.Note("oracle estimate (%s: the input model's test logits shifted by the log-ratio of each class's share of the training split without and with the forget set, largest |shift| %.3f%s): test accuracy %.3f, forget accuracy %.3f",
 			est.Method, est.MaxShift, removedNote(est.Removed), est.TestAccuracy, est.ReferenceAccuracy)
 	}
 	r.proxy.log.Seconds += time.Since(start).Seconds()
@@ -677,7 +677,7 @@ func removedNote(removed []int) string {
 
 // evalBefore measures the input model on the proxy groups and its test
 // accuracy weighted like the held-out slice.
-func (r *run) evalBefore(m *graph.Model) (*schema.Proxies, float64, error) {
+func (r *Runner) evalBefore(m *graph.Model) (*schema.Proxies, float64, error) {
 	ps := r.proxy
 	c, err := eval.NewClassifier(m, r.cfg.Runtime, 256)
 	if err != nil {
@@ -714,7 +714,7 @@ func (r *run) evalBefore(m *graph.Model) (*schema.Proxies, float64, error) {
 }
 
 // evalProxies measures m on the proxy groups.
-func (r *run) evalProxies(m *graph.Model) (*schema.Proxies, error) {
+func (r *Runner) evalProxies(m *graph.Model) (*schema.Proxies, error) {
 	ps := r.proxy
 	p, err := eval.EvaluateProxies(m, r.in.Data, r.in.Forget, ps.log.Holdout, ps.log.Reference, r.cfg.Runtime, 256, ps.opts)
 	if err != nil {
@@ -727,7 +727,7 @@ func (r *run) evalProxies(m *graph.Model) (*schema.Proxies, error) {
 }
 
 // proxiesAfter measures the engine's state after epoch ep (1-based).
-func (r *run) proxiesAfter(e *train.Engine, ep int, lr float64) error {
+func (r *Runner) proxiesAfter(e *train.Engine, ep int, lr float64) error {
 	start := time.Now()
 	if _, err := e.WriteBack(r.proxy.scratch.Graph); err != nil {
 		return err
@@ -791,7 +791,7 @@ func (s engineState) restore(e *train.Engine) {
 // value remains after 10 steps), so the probe loss would rise with every
 // candidate's rate and the test would always choose the smallest; batch
 // statistics measure the weights, not the lag.
-func (r *run) probeLoss(e *train.Engine) (float64, error) {
+func (r *Runner) probeLoss(e *train.Engine) (float64, error) {
 	const batch = 128
 	probe := r.auto.probe
 	var sum float64
@@ -826,12 +826,12 @@ func (r *run) probeLoss(e *train.Engine) (float64, error) {
 
 // rangeTest runs the learning-rate range test on l and returns the chosen
 // rate; the engine's state is restored.
-func (r *run) rangeTest(l loop) (float64, error) {
+func (r *Runner) rangeTest(l Loop) (float64, error) {
 	a := r.cfg.Auto
 	res := r.res.Auto
-	e := l.e
+	e := l.Engine
 	start := time.Now()
-	probe := r.rng(streamProbe).Perm(len(r.in.Retain))
+	probe := r.Rand(streamProbe).Perm(len(r.in.Retain))
 	probe = probe[:min(len(probe), 512)]
 	for i, j := range probe {
 		probe[i] = r.in.Retain[j]
@@ -840,7 +840,7 @@ func (r *run) rangeTest(l loop) (float64, error) {
 	r.auto.probe = probe
 	state := saveState(e)
 	defer state.restore(e)
-	steps, step, err := l.epoch(0)
+	steps, step, err := l.Epoch(0)
 	if err != nil {
 		return 0, err
 	}
@@ -858,7 +858,7 @@ func (r *run) rangeTest(l loop) (float64, error) {
 	total := k * len(lrs)
 	for c, lr := range lrs {
 		state.restore(e)
-		opt := r.optimizer()
+		opt := r.Optimizer()
 		trial := schema.LRTrial{LR: lr}
 		for i, s := range idx {
 			if err := r.ctx.Err(); err != nil {
@@ -873,21 +873,21 @@ func (r *run) rangeTest(l loop) (float64, error) {
 			} else if err != nil {
 				return 0, fmt.Errorf("range test at lr %g: %w", lr, err)
 			}
-			if math.IsNaN(out.loss) || math.IsInf(out.loss, 0) || train.CheckFinite(e.Params()) != nil {
+			if math.IsNaN(out.Loss) || math.IsInf(out.Loss, 0) || train.CheckFinite(e.Params()) != nil {
 				trial.Diverged = true
 				break
 			}
-			if l.hook != nil {
-				l.hook(0, e.Params())
+			if l.Hook != nil {
+				l.Hook(0, e.Params())
 			}
 			if err := opt.Step(e.Params(), lr); err != nil {
 				return 0, err
 			}
-			if checkFiniteData(e.Params()) != nil {
+			if CheckFiniteData(e.Params()) != nil {
 				trial.Diverged = true
 				break
 			}
-			r.progress(Progress{Phase: "lr-range", Step: c*k + i + 1, Steps: total, Rates: len(lrs), Loss: out.loss, LR: lr})
+			r.Report(Progress{Phase: "lr-range", Step: c*k + i + 1, Steps: total, Rates: len(lrs), Loss: out.Loss, LR: lr})
 		}
 		if !trial.Diverged {
 			loss, err := r.probeLoss(e)
@@ -916,7 +916,7 @@ func (r *run) rangeTest(l loop) (float64, error) {
 }
 
 // fitAuto is fit under the auto schedule.
-func (r *run) fitAuto(l loop) error {
+func (r *Runner) fitAuto(l Loop) error {
 	a := r.cfg.Auto
 	res := r.res.Auto
 	lr := r.cfg.LR
@@ -937,10 +937,10 @@ func (r *run) fitAuto(l loop) error {
 		if res.LRCap > 0 && len(res.RangeTest) < len(a.LRs) {
 			capped = fmt.Sprintf(" (%d of %d candidates: at most %g rate-steps per round of %d steps, lr ≤ %.3g)", len(res.RangeTest), len(a.LRs), a.RoundBudget, int(math.Round(a.RoundBudget/res.LRCap)), res.LRCap)
 		}
-		r.note("auto schedule: learning-rate range test%s, %d steps per candidate, retain probe loss (start %.4f) %s; chose lr %g (largest within %g of the best)",
+		r.Note("auto schedule: learning-rate range test%s, %d steps per candidate, retain probe loss (start %.4f) %s; chose lr %g (largest within %g of the best)",
 			capped, res.RangeSteps, res.StartLoss, strings.Join(parts, "; "), lr, a.RangeSlack)
 	} else {
-		r.note("auto schedule: learning rate %g as given (no range test)", lr)
+		r.Note("auto schedule: learning rate %g as given (no range test)", lr)
 	}
 	res.LR = lr
 	res.UtilityBaseline, res.ForgetBaseline = a.UtilityBaseline, a.ForgetBaseline
@@ -974,14 +974,14 @@ func (r *run) fitAuto(l loop) error {
 		if noise := ForgetNoise(lvl, len(r.in.Forget), r.proxy.log.Reference.NTest); noise > a.ForgetTolerance {
 			a.ForgetTolerance = noise
 			res.ForgetTolerance = noise
-			r.note("auto schedule: forget tolerance %.3f, two standard errors of a forget accuracy near %.3f measured on %d forget and %d reference examples (wider than the default %.3f)",
+			r.Note("auto schedule: forget tolerance %.3f, two standard errors of a forget accuracy near %.3f measured on %d forget and %d reference examples (wider than the default %.3f)",
 				noise, lvl, len(r.in.Forget), r.proxy.log.Reference.NTest, 0.01)
 		}
 	}
 	if a.ScaleForgetTolerance && targets.ForgetFixed && a.SplitAllowance > 0 {
 		a.ForgetTolerance += a.SplitAllowance
 		res.ForgetTolerance, res.SplitAllowance = a.ForgetTolerance, a.SplitAllowance
-		r.note("auto schedule: IID forget set: forget accuracy held against the oracle estimate's %.3f, tolerance %.3f including %.3f for unseen training examples scoring above the test split",
+		r.Note("auto schedule: IID forget set: forget accuracy held against the oracle estimate's %.3f, tolerance %.3f including %.3f for unseen training examples scoring above the test split",
 			targets.Forget, a.ForgetTolerance, a.SplitAllowance)
 	}
 	scale := lr / r.cfg.LR
@@ -991,12 +991,12 @@ func (r *run) fitAuto(l loop) error {
 	var best engineState
 	bestV := math.Inf(1)
 	log := r.proxy.log
-	for ep := 0; ep < l.epochs; ep++ {
-		elr := l.lr(ep) * scale
-		if err := r.trainEpoch(l, ep, elr, l.epochs, !a.NoAnneal, a.EpochFraction); err != nil {
+	for ep := 0; ep < l.Epochs; ep++ {
+		elr := l.LR(ep) * scale
+		if err := r.trainEpoch(l, ep, elr, l.Epochs, !a.NoAnneal, a.EpochFraction); err != nil {
 			return err
 		}
-		if err := r.proxiesAfter(l.e, ep+1, elr); err != nil {
+		if err := r.proxiesAfter(l.Engine, ep+1, elr); err != nil {
 			return err
 		}
 		hist = append(hist, log.After)
@@ -1006,17 +1006,17 @@ func (r *run) fitAuto(l loop) error {
 		if d.Stop {
 			res.StopEpoch, res.Epoch, res.Reason, res.Detail = ep+1, d.Epoch, d.Reason, d.Detail
 			if d.Epoch != ep+1 {
-				best.restore(l.e)
+				best.restore(l.Engine)
 				log.After = hist[d.Epoch-1]
 			}
 			break
 		}
 		if v < bestV {
 			bestV = v
-			best.save(l.e)
+			best.save(l.Engine)
 		}
 	}
-	r.note("auto schedule: stopped after epoch %d of at most %d (%s): %s", res.StopEpoch, res.MaxEpochs, res.Reason, res.Detail)
+	r.Note("auto schedule: stopped after epoch %d of at most %d (%s): %s", res.StopEpoch, res.MaxEpochs, res.Reason, res.Detail)
 	return nil
 }
 

@@ -7,8 +7,12 @@
 // recipe (epochs, rate, schedule, proxies) into a Config by the rule the
 // command line and the experiment runner share. Below them sit the
 // algorithm registry (an Algorithm descriptor per algorithm, Register,
-// LookupAlgorithm), the methods and the recommended default (Methods,
-// Recommended), the algorithms themselves (Run), the audit of what a run
+// LookupAlgorithm), the method API every algorithm works with (Runner: a
+// masked engine, the training loop Fit under the fixed or the auto
+// schedule, importances, seeded streams, notes), the methods and the
+// recommended default (Methods, Recommended), the algorithms themselves
+// (Run; one file each, algo_NAME.go, with its registration, defaults,
+// checks and settings), the audit of what a run
 // changed (AuditModels) and writing the result back (Finalize). It never
 // parses flags or prints: cmd/unlearn maps the command line onto a Job (or
 // RetrainJob) and presents the outcome. Masks come from package localize,

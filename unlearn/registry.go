@@ -1,13 +1,14 @@
 package unlearn
 
 import (
-	"context"
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
-	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/localize"
 )
 
@@ -25,10 +26,18 @@ type Algorithm struct {
 	// Run changes r.Input().Model's initializers; it must honour the mask
 	// (train's optimizers do) and return ctx errors unchanged.
 	Run func(r *Runner) error
-	// Defaults fills the algorithm's own settings (epochs, rate, ...) over
-	// the common ones (Defaults' BatchSize, Momentum, ...); nil keeps the
-	// common ones.
+	// Order places the algorithm in Algorithms() and the help texts that
+	// list them: ascending, then in registration order; 0 (an algorithm
+	// registered from outside that does not care) comes after every
+	// ordered one.
+	Order int
+	// Defaults fills the zero fields of the algorithm's own settings
+	// (epochs, rate, its own knobs); the common ones (batch size,
+	// momentum) are filled before it. nil keeps the common ones.
 	Defaults func(*Config)
+	// Check, if set, refuses settings of the algorithm's own that cannot
+	// work (after defaults), wrapping ErrInput.
+	Check func(Config) error
 	// UsesForget and UsesRetain: which index sets must be non-empty.
 	UsesForget, UsesRetain bool
 	// Epochs: the algorithm trains in epochs, so Config.Epochs and LR apply
@@ -46,8 +55,9 @@ type Algorithm struct {
 	TrainsClassifier bool
 	// Augments: the algorithm applies Config.Augment to its training
 	// batches (Runner.Augmenter); otherwise Run notes that it is not
-	// applied.
-	Augments bool
+	// applied, giving NoAugment as the reason when set.
+	Augments  bool
+	NoAugment string
 	// EpochExamples is the number of examples one epoch trains on, given
 	// the retain examples it trains on and the forget set's size; nil when
 	// an epoch is not a pass over known examples (no epochs-equivalent
@@ -55,74 +65,43 @@ type Algorithm struct {
 	EpochExamples func(retain, forget int) int
 }
 
-// Runner is what an Algorithm's Run works with: the input, the settings
-// and the run's notes. Built-in algorithms also use its unexported
-// training helpers.
-type Runner = run
-
-// Context returns the run's context; Run must stop when it is done.
-func (r *run) Context() context.Context { return r.ctx }
-
-// Input returns the model, data, index sets and mask of the run.
-func (r *run) Input() Input { return r.in }
-
-// Config returns the run's settings with defaults applied.
-func (r *run) Config() Config { return r.cfg }
-
-// Augmenter returns what augments the run's training batches
-// (Config.Augment, drawn from its own stream), or nil when augmentation is
-// off or the algorithm does not set Augments; pass it to
-// train.Engine.LoadAugmented.
-func (r *run) Augmenter() *data.Augmenter { return r.aug }
-
-// Note adds a line to the run's notes (metrics.json's unlearning log).
-func (r *run) Note(format string, args ...any) { r.note(format, args...) }
-
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]*Algorithm{}
-	// order lists the names in registration order, the built-in ones first
-	// in the order of the package documentation's table.
+	// order lists the names by Algorithm.Order, then in registration
+	// order: the built-in ones first, in the order of the package
+	// documentation's table.
 	order []string
 )
 
 func retainOnly(retain, _ int) int      { return retain }
 func retainAndForget(retain, f int) int { return retain + f }
 
-func init() {
-	for _, a := range []Algorithm{
-		{Name: "rft", Summary: "reset masked elements, finetune them and the classifier on the retain set (DEL)",
-			Run: runRFT, UsesRetain: true, Epochs: true, TrainsClassifier: true, Augments: true, EpochExamples: retainOnly,
-			Defaults: func(c *Config) { c.Epochs, c.LR = 10, 0.03 }},
-		{Name: "finetune", Summary: "descent on the retain set",
-			Run: runFinetune, UsesRetain: true, Epochs: true, Augments: true, EpochExamples: retainOnly,
-			Defaults: func(c *Config) { c.Epochs, c.LR = 5, 0.01 }},
-		{Name: "neggrad", Summary: "ascent on the forget set",
-			Run: runNegGrad, UsesForget: true, Epochs: true, Augments: true,
-			Defaults: func(c *Config) { c.Epochs, c.LR = 1, 1e-3 }},
-		{Name: "neggrad+", Summary: "β·retain loss − (1−β)·forget loss",
-			Run: runNegGradPlus, UsesForget: true, UsesRetain: true, Epochs: true, Augments: true,
-			Defaults: func(c *Config) { c.Epochs, c.LR = 1, 0.01 }},
-		{Name: "random-label", Summary: "forget examples relabelled at random, trained with the retain set (SalUn)",
-			Run: runRandomLabel, UsesForget: true, UsesRetain: true, Epochs: true, Augments: true, EpochExamples: retainAndForget,
-			Defaults: func(c *Config) { c.Epochs, c.LR = 5, 0.01 }},
-		{Name: "l1-sparse", Summary: "finetune with a decaying L1 penalty",
-			Run: runL1Sparse, UsesRetain: true, Epochs: true, Augments: true, EpochExamples: retainOnly,
-			Defaults: func(c *Config) { c.Epochs, c.LR = 5, 0.01 }},
-		{Name: "scrub", Summary: "teacher–student: max-steps on the forget set, min-steps on the retain set",
-			Run: runSCRUB, UsesForget: true, UsesRetain: true, Epochs: true,
-			Defaults: func(c *Config) { c.Epochs, c.LR, c.WeightDecay = 3, 5e-4, 5e-4 }},
-		{Name: "ssd", Summary: "selective synaptic dampening (no training)",
-			Run: runSSD, UsesForget: true},
-		{Name: "iu", Summary: "influence unlearning: one WoodFisher Newton step (no training)",
-			Run: runIU, UsesForget: true, UsesRetain: true},
-		{Name: "retrain", Summary: "exact unlearning: re-initialise every parameter and train from scratch on the retain set (the train command's recipe)",
-			Run: runRetrain, UsesRetain: true, Epochs: true, Augments: true, FromScratch: true, EpochExamples: retainOnly,
-			Defaults: func(c *Config) { c.Epochs, c.LR, c.WeightDecay = TrainEpochs, TrainLR, TrainWeightDecay }},
-	} {
-		if err := Register(a); err != nil {
-			panic(err) // the built-in table is wrong: a programming error
-		}
+// WhyNoAugment is " (NoAugment)" for messages, or "" when it is not set.
+func (a *Algorithm) WhyNoAugment() string {
+	if a.NoAugment == "" {
+		return ""
+	}
+	return " (" + a.NoAugment + ")"
+}
+
+// mustRegister registers a built-in algorithm from its file's init.
+func mustRegister(a Algorithm) {
+	if err := Register(a); err != nil {
+		panic(err) // a built-in algorithm is wrong: a programming error
+	}
+}
+
+// fillInt and fillFloat set a zero setting to its default (Algorithm.Defaults).
+func fillInt(v *int, d int) {
+	if *v == 0 {
+		*v = d
+	}
+}
+
+func fillFloat(v *float64, d float64) {
+	if *v == 0 {
+		*v = d
 	}
 }
 
@@ -138,6 +117,13 @@ func Register(a Algorithm) error {
 	}
 	registry[a.Name] = &a
 	order = append(order, a.Name)
+	rank := func(name string) int {
+		if o := registry[name].Order; o > 0 {
+			return o
+		}
+		return math.MaxInt
+	}
+	slices.SortStableFunc(order, func(x, y string) int { return cmp.Compare(rank(x), rank(y)) })
 	return nil
 }
 

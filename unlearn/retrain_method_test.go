@@ -37,7 +37,7 @@ func TestConfigureRetrain(t *testing.T) {
 		cfg.Momentum != -1 || cfg.WeightDecay != 0.5 {
 		t.Errorf("constant recipe: %+v, %v", cfg, err)
 	}
-	if c := cfg.withDefaults(Defaults("retrain")); c.Momentum != 0 {
+	if c := cfg.withDefaults("retrain"); c.Momentum != 0 {
 		t.Errorf("an explicit momentum 0 became %g", c.Momentum)
 	}
 	one, neg := 1.0, -0.1

@@ -53,17 +53,17 @@ func TestTestDropNote(t *testing.T) {
 // or what the auto schedule trained (and its result epoch when it differs),
 // at the rate actually used.
 func TestTrainedFor(t *testing.T) {
-	r := &run{cfg: Config{Epochs: 1, LR: 0.1}, res: &Result{}}
-	if got := r.trainedFor(); got != "for 1 epoch" || r.rate() != 0.1 {
-		t.Errorf("fixed: %q, lr %g", got, r.rate())
+	r := &Runner{cfg: Config{Epochs: 1, LR: 0.1}, res: &Result{}}
+	if got := r.TrainedFor(); got != "for 1 epoch" || r.Rate() != 0.1 {
+		t.Errorf("fixed: %q, lr %g", got, r.Rate())
 	}
 	r.cfg.Epochs = 20
 	r.res.Auto = &schema.AutoSchedule{StopEpoch: 16, Epoch: 13, MaxEpochs: 20, LR: 0.3}
-	if got := r.trainedFor(); got != "for 16 epochs (auto schedule, at most 20), the result being epoch 13's state" || r.rate() != 0.3 {
-		t.Errorf("auto: %q, lr %g", got, r.rate())
+	if got := r.TrainedFor(); got != "for 16 epochs (auto schedule, at most 20), the result being epoch 13's state" || r.Rate() != 0.3 {
+		t.Errorf("auto: %q, lr %g", got, r.Rate())
 	}
-	r.noteAfter(func() string { return "finetuned " + r.trainedFor() })
-	r.note("after")
+	r.NoteAfter(func() string { return "finetuned " + r.TrainedFor() })
+	r.Note("after")
 	if len(r.res.Notes) != 2 || r.res.Notes[0] != "" || r.later[0].i != 0 {
 		t.Errorf("notes %q, later %v", r.res.Notes, r.later)
 	}

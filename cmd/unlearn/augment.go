@@ -29,8 +29,8 @@ func parseAugmentFlag(c *cli.Context) (data.Augment, error) {
 // augment its batches, rather than ignoring it.
 func checkAugmentAlgorithm(a data.Augment, algo *unlearn.Algorithm) error {
 	if a.On() && !algo.Augments {
-		return usagef("--augment %s: %s does not augment its batches (scrub distils against teacher logits of the unaugmented images; ssd and iu do not train); augmentation applies to %s",
-			a, algo.Name, strings.Join(unlearn.AugmentingAlgorithms(), ", "))
+		return usagef("--augment %s: %s does not augment its batches%s; augmentation applies to %s",
+			a, algo.Name, algo.WhyNoAugment(), strings.Join(unlearn.AugmentingAlgorithms(), ", "))
 	}
 	return nil
 }
