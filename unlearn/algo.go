@@ -13,6 +13,7 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
+	"github.com/unlearn-tool/unlearn/unlearn/autorule"
 )
 
 // Errors of the algorithm layer; Run wraps them with context.
@@ -266,19 +267,19 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		r.auto = &autoState{rangeTest: len(cfg.Auto.LRs) > 0}
 		r.res.Auto = &schema.AutoSchedule{MaxEpochs: cfg.Auto.MaxEpochs}
 		forget, utility := "the lower of the reference and the oracle estimate", "the oracle estimate's"
-		if cfg.Auto.ForgetBaseline == ForgetReference {
+		if cfg.Auto.ForgetBaseline == autorule.ForgetReference {
 			forget = "reference"
 		}
 		switch cfg.Auto.UtilityBaseline {
-		case UtilityTest:
+		case autorule.UtilityTest:
 			utility = "the input model's"
-		case UtilityHoldout:
+		case autorule.UtilityHoldout:
 			utility = "the input model's held-out"
-		case UtilityMatched:
+		case autorule.UtilityMatched:
 			utility = "the input model's test accuracy weighted like the held-out slice"
 		}
 		r.Note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ %s + %g and %s ≥ %s − %g (after at least %d)",
-			AutoVersion, cfg.Auto.MaxEpochs, forget, cfg.Auto.ForgetTolerance, cfg.Auto.utilityName(), utility, cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
+			AutoVersion, cfg.Auto.MaxEpochs, forget, cfg.Auto.ForgetTolerance, cfg.Auto.UtilityName(), utility, cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
 	}
 	if err := a.Run(r); err != nil {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {

@@ -9,6 +9,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/schema"
+	"github.com/unlearn-tool/unlearn/unlearn/autorule"
 )
 
 // Every training algorithm runs under the auto schedule on a small slice of
@@ -273,11 +274,11 @@ func TestAutoStopsOnDemo(t *testing.T) {
 	for _, n := range res.Notes {
 		t.Log(n)
 	}
-	if a.MaxEpochs != 10 || a.Reason != StopUnseen || a.StopEpoch >= a.MaxEpochs || len(a.RangeTest) != 5 {
+	if a.MaxEpochs != 10 || a.Reason != autorule.StopUnseen || a.StopEpoch >= a.MaxEpochs || len(a.RangeTest) != 5 {
 		t.Fatalf("auto: %+v", a)
 	}
-	if a.LR < 0.001 || a.LR > 0.1 || a.UtilityBaseline != UtilityEstimate || pl.Estimate == nil || a.UtilityTarget != pl.Estimate.TestAccuracy ||
-		a.ForgetBaseline != ForgetEstimate || a.ForgetCeiling == nil || *a.ForgetCeiling != pl.Estimate.ReferenceAccuracy {
+	if a.LR < 0.001 || a.LR > 0.1 || a.UtilityBaseline != autorule.UtilityEstimate || pl.Estimate == nil || a.UtilityTarget != pl.Estimate.TestAccuracy ||
+		a.ForgetBaseline != autorule.ForgetEstimate || a.ForgetCeiling == nil || *a.ForgetCeiling != pl.Estimate.ReferenceAccuracy {
 		t.Errorf("auto: %+v", a)
 	}
 	// The estimate of the demo's non-IID set: the thinned classes' share
@@ -342,7 +343,7 @@ func TestAutoForgetToleranceWidens(t *testing.T) {
 	if !pl.Reference.IID || len(pl.Estimate.Partial) != 0 {
 		t.Fatalf("reference %+v, estimate %+v: want an IID forget set", pl.Reference, pl.Estimate)
 	}
-	want := ForgetNoise(min(pl.Before.ReferenceAccuracy, pl.Estimate.ReferenceAccuracy), len(forget), pl.Reference.NTest)
+	want := autorule.ForgetNoise(min(pl.Before.ReferenceAccuracy, pl.Estimate.ReferenceAccuracy), len(forget), pl.Reference.NTest)
 	if a := res.Auto; want < 0.05 || math.Abs(a.ForgetTolerance-want-0.005) > 1e-12 || a.SplitAllowance != 0.005 || !a.ForgetFixed {
 		t.Errorf("forget tolerance %v (allowance %v, fixed %v), want the noise %v (> 0.05) + 0.005, fixed", a.ForgetTolerance, a.SplitAllowance, a.ForgetFixed, want)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
+	"github.com/unlearn-tool/unlearn/unlearn/autorule"
 )
 
 // Job is one end-to-end unlearning run: the model file, the data and forget
@@ -351,7 +352,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	rep.Unlearning.Flags = flags
 	u := rep.Unlearning
-	rep.Unlearning.Vouched = len(flags) == 0 && u.Auto != nil && u.Auto.Reason == StopUnseen
+	rep.Unlearning.Vouched = len(flags) == 0 && u.Auto != nil && u.Auto.Reason == autorule.StopUnseen
 	if ctx.Err() != nil {
 		return nil, fail(ErrInterrupted)
 	}
@@ -514,7 +515,7 @@ const ResolutionForget = 100
 // ResolutionPoint is the distance from an oracle's forget accuracy that a
 // vouched run claims (one point, as the suite's "miss"). A forget set on
 // which two standard errors of a forget accuracy near the oracle
-// estimate's exceed it (ForgetSpread) cannot back that claim, however the
+// estimate's exceed it (autorule.ForgetSpread) cannot back that claim, however the
 // run went: the oracle's own forget accuracy on those examples scatters
 // that much around what any oracle-free signal can predict. On the
 // realistic regime's 600-example IID sets (accuracy near 0.928, two
@@ -577,9 +578,9 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Fl
 	if oracle {
 		check = "the oracle's column above is the check"
 	}
-	if a := u.Auto; a != nil && a.Reason != StopUnseen && a.Reason != "" {
+	if a := u.Auto; a != nil && a.Reason != autorule.StopUnseen && a.Reason != "" {
 		why := "reached its cap of " + plural(a.MaxEpochs, "epoch")
-		if a.Reason == StopNoProgress {
+		if a.Reason == autorule.StopNoProgress {
 			why = "stopped for lack of progress"
 		}
 		out = append(out, schema.Flag{Kind: schema.FlagRuleNotMet, Text: fmt.Sprintf("warning: the auto schedule %s without meeting its conditions (%s): the result is not one the proxies vouch for; %s", why, a.Detail, check)})
@@ -594,7 +595,7 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Fl
 			e.Partial, thousands(e.PartialKept), 100*e.ReferenceAccuracy, strings.Join(measured, ", and by "), 100*p.After.ForgetAccuracy, check)})
 	}
 	if p := u.Proxies; p != nil && p.Reference != nil && nForget > 0 && nForget < ResolutionForget {
-		noise := ForgetNoise(p.After.ReferenceAccuracy, nForget, p.Reference.NTest)
+		noise := autorule.ForgetNoise(p.After.ReferenceAccuracy, nForget, p.Reference.NTest)
 		out = append(out, schema.Flag{Kind: schema.FlagForgetResolution, Text: fmt.Sprintf("warning: the forget set has %d examples, so one of them is %.1f points of forget accuracy and the comparison with unseen examples is known to about ±%.1f points (two standard errors): the run cannot tell whether it lands within a point of an oracle's forget accuracy; on the suite's 40-example sets the default ended up to 5 points from the oracle's; %s",
 			nForget, 100/float64(nForget), 100*noise, check)})
 	} else if p != nil && nForget >= ResolutionForget && (p.Estimate == nil || len(p.Estimate.Partial) == 0) {
@@ -604,7 +605,7 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Fl
 		if p.Estimate != nil {
 			lvl = p.Estimate.ReferenceAccuracy
 		}
-		if spread := ForgetSpread(lvl, nForget); spread > ResolutionPoint {
+		if spread := autorule.ForgetSpread(lvl, nForget); spread > ResolutionPoint {
 			out = append(out, schema.Flag{Kind: schema.FlagForgetResolution, Text: fmt.Sprintf("warning: the forget set has %s examples: an oracle's forget accuracy on them scatters by about ±%.1f points (two standard errors of an accuracy near %.2f%%) around what the run can estimate without one, more than the %g point it would vouch for; on the suite's 600-example sets the oracles scored up to 1.4 points above the estimate and the default, its rule met, ended 1.5 points under one oracle's forget accuracy; %s",
 				thousands(nForget), 100*spread, 100*lvl, 100*ResolutionPoint, check)})
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
+	"github.com/unlearn-tool/unlearn/unlearn/autorule"
 )
 
 // Runner is one Run call, and what an Algorithm's Run works with: the
@@ -291,7 +292,7 @@ func roundSteps(steps int, fraction float64) int {
 // trainEpoch runs epoch ep (0-based) of l at learning rate lr and appends
 // its statistics to the result; epochs is what progress reports as the
 // number of epochs. With anneal, the rate of step s of n is
-// lr·AnnealFactor(s, n): a cosine from lr to 0.01·lr within the epoch.
+// lr·autorule.AnnealFactor(s, n): a cosine from lr to 0.01·lr within the epoch.
 // With fraction in (0, 1), only the first ⌈fraction·steps⌉ steps of the
 // epoch's order are trained (the auto schedule's rounds,
 // AutoConfig.EpochFraction), and the annealing spans them.
@@ -320,7 +321,7 @@ func (r *Runner) trainEpoch(l Loop, ep int, lr float64, epochs int, anneal bool,
 		}
 		slr := lr
 		if anneal {
-			slr = lr * AnnealFactor(s, steps)
+			slr = lr * autorule.AnnealFactor(s, steps)
 		}
 		if err := l.Optimizer.Step(l.Engine.Params(), slr); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/schema"
+	"github.com/unlearn-tool/unlearn/unlearn/autorule"
 )
 
 // A result more than MaxTestDrop below the input's test accuracy gets a
@@ -75,17 +76,17 @@ func TestTrainedFor(t *testing.T) {
 // reference's verdict is flagged as a disagreement, within
 // MIADisagreement it is not.
 func TestVerdictWarnings(t *testing.T) {
-	u := &schema.Unlearning{Auto: &schema.AutoSchedule{Reason: StopNoProgress, MaxEpochs: 20, ForgetTolerance: 0.01,
+	u := &schema.Unlearning{Auto: &schema.AutoSchedule{Reason: autorule.StopNoProgress, MaxEpochs: 20, ForgetTolerance: 0.01,
 		Detail: "epoch 13: no closer to the conditions for 3 epochs (test accuracy 0.814 vs target 0.841)"}}
 	w := verdictWarnings(u, false, 400)
 	if len(w) != 1 || w[0].Kind != schema.FlagRuleNotMet || !strings.HasPrefix(w[0].Text, "warning: the auto schedule stopped for lack of progress without meeting its conditions") || !strings.Contains(w[0].Text, "0.814 vs target 0.841") {
 		t.Errorf("no progress: %q", w)
 	}
-	u.Auto.Reason = StopMaxEpochs
+	u.Auto.Reason = autorule.StopMaxEpochs
 	if w := verdictWarnings(u, true, 400); len(w) != 1 || !strings.Contains(w[0].Text, "reached its cap of 20 epochs") || !strings.Contains(w[0].Text, "the oracle's column above is the check") {
 		t.Errorf("cap: %q", w)
 	}
-	u.Auto.Reason = StopUnseen
+	u.Auto.Reason = autorule.StopUnseen
 	if w := verdictWarnings(u, false, 400); len(w) != 0 {
 		t.Errorf("rule met: %q", w)
 	}
@@ -152,15 +153,15 @@ func TestVerdictWarnings(t *testing.T) {
 	}
 }
 
-// ForgetSpread against the binomial standard error computed by hand.
+// autorule.ForgetSpread against the binomial standard error computed by hand.
 func TestForgetSpread(t *testing.T) {
 	for _, c := range []struct {
 		acc  float64
 		n    int
 		want float64
 	}{{0.925, 600, 0.021506}, {0.9, 6000, 0.0077460}, {0.5, 100, 0.1}, {0, 400, 0}, {1, 400, 0}, {0.9, 0, 0}} {
-		if got := ForgetSpread(c.acc, c.n); math.Abs(got-c.want) > 1e-6 {
-			t.Errorf("ForgetSpread(%g, %d) = %.7f, want %.7f", c.acc, c.n, got, c.want)
+		if got := autorule.ForgetSpread(c.acc, c.n); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("autorule.ForgetSpread(%g, %d) = %.7f, want %.7f", c.acc, c.n, got, c.want)
 		}
 	}
 }
