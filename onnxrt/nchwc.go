@@ -1,11 +1,18 @@
 package onnxrt
 
 import (
+	_ "embed"
 	"sync"
-
-	"github.com/unlearn-tool/unlearn/graph"
-	"github.com/unlearn-tool/unlearn/onnxio"
 )
+
+// nchwcProbe is a one-node ONNX model: a com.microsoft.nchwc ReorderInput
+// of a [1, 4, 1, 1] float input x to y (IR 8, opsets 17 and nchwc 1).
+// onnxrt runs models, it does not build them: TestNCHWcProbeModel builds
+// the same model with graph and onnxio and compares the bytes, and writes
+// the file again when UNLEARN_WRITE_PROBE=1.
+//
+//go:embed nchwc_probe.onnx
+var nchwcProbe []byte
 
 var (
 	nchwcOnce  sync.Once
@@ -27,24 +34,7 @@ func NCHWcBlockSize(opts Options) int64 {
 }
 
 func probeNCHWc(opts Options) int64 {
-	g := graph.NewGraph("nchwc_probe")
-	x, err := g.AddInput("x", &graph.Type{DType: graph.Float, Shape: graph.DimsOf([]int64{1, 4, 1, 1})})
-	if err != nil {
-		return 0
-	}
-	n, err := g.AddNode("ReorderInput", "com.microsoft.nchwc", "reorder", []*graph.Value{x}, []string{"y"})
-	if err != nil {
-		return 0
-	}
-	y := n.Output(0)
-	y.Type = &graph.Type{DType: graph.Float}
-	g.Outputs = []*graph.Value{y}
-	model, err := onnxio.Encode(&graph.Model{Graph: g, IRVersion: 8,
-		Opsets: []graph.OpsetImport{{Domain: "", Version: 17}, {Domain: "com.microsoft.nchwc", Version: 1}}})
-	if err != nil {
-		return 0
-	}
-	s, err := NewSession(model, []string{"x"}, []string{"y"}, Options{LibPath: opts.LibPath, Threads: 1})
+	s, err := NewSession(nchwcProbe, []string{"x"}, []string{"y"}, Options{LibPath: opts.LibPath, Threads: 1})
 	if err != nil {
 		return 0
 	}
