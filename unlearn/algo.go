@@ -166,17 +166,33 @@ type Result struct {
 // documentation). An unknown name gets the common settings only.
 func Defaults(algo string) Config {
 	var c Config
-	return c.withDefaults(algo)
+	c.fill(algo)
+	return c
 }
 
-// withDefaults fills zero fields with algo's defaults (Defaults) and
-// clamps a negative momentum or weight decay to zero.
-func (c Config) withDefaults(algo string) Config {
+// fill sets c's zero fields to the common defaults, every registered
+// algorithm's settings (Algorithm.Settings) and algo's recipe
+// (Algorithm.Defaults).
+func (c *Config) fill(algo string) {
 	fillInt(&c.BatchSize, 128)
 	fillFloat(&c.Momentum, 0.9)
-	if a, err := LookupAlgorithm(algo); err == nil && a.Defaults != nil {
-		a.Defaults(&c)
+	registryMu.RLock()
+	for _, name := range order {
+		if s := registry[name].Settings; s != nil {
+			s(c)
+		}
 	}
+	registryMu.RUnlock()
+	if a, err := LookupAlgorithm(algo); err == nil && a.Defaults != nil {
+		a.Defaults(c)
+	}
+}
+
+// withDefaults fills zero fields with algo's defaults (Defaults), clamps
+// a negative momentum or weight decay to zero and fills the proxies'
+// defaults.
+func (c Config) withDefaults(algo string) Config {
+	c.fill(algo)
 	c.Momentum = max(c.Momentum, 0)
 	c.WeightDecay = max(c.WeightDecay, 0)
 	c.Proxies = c.Proxies.withDefaults()

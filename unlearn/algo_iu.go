@@ -11,13 +11,9 @@ import (
 func init() {
 	mustRegister(Algorithm{Name: "iu", Order: 90, Summary: "influence unlearning: one WoodFisher Newton step (no training)",
 		Run: runIU, UsesForget: true, UsesRetain: true, NoAugment: "it does not train on batches",
-		Defaults: func(c *Config) {
-			fillFloat(&c.IU.Alpha, 3e-4)
-			fillFloat(&c.IU.Damping, 1000)
-			fillInt(&c.IU.Samples, int(c.IU.Damping)+2)
-		},
+		Settings: func(c *Config) { fillFloat(&c.IU.Alpha, 3e-4); fillFloat(&c.IU.Damping, 1000) },
 		Check: func(c Config) error {
-			if u := c.IU; u.Damping <= 0 || u.Samples < 1 || !(u.Alpha > 0) || math.IsInf(u.Alpha, 0) {
+			if u := c.IU; u.Damping <= 0 || u.Samples < 0 || !(u.Alpha > 0) || math.IsInf(u.Alpha, 0) {
 				return fmt.Errorf("%w: IU settings %+v", ErrInput, u)
 			}
 			return nil
@@ -87,7 +83,11 @@ func runIU(r *Runner) error {
 	}
 	k := gF
 	o := gR // reused as the o vector
-	samples := min(r.Config().IU.Samples, nR)
+	samples := r.Config().IU.Samples
+	if samples == 0 {
+		samples = int(r.Config().IU.Damping) + 2 // the reference stops after index N+1
+	}
+	samples = min(samples, nR)
 	N := r.Config().IU.Damping
 	one := []int{0}
 	for s := 0; s < samples; s++ {

@@ -11,7 +11,8 @@ import (
 func init() {
 	mustRegister(Algorithm{Name: "l1-sparse", Order: 60, Summary: "finetune with a decaying L1 penalty",
 		Run: runL1Sparse, UsesRetain: true, Epochs: true, Augments: true, EpochExamples: retainOnly,
-		Defaults: func(c *Config) { fillInt(&c.Epochs, 5); fillFloat(&c.LR, 0.01); fillFloat(&c.L1, 7e-5) }})
+		Defaults: func(c *Config) { fillInt(&c.Epochs, 5); fillFloat(&c.LR, 0.01) },
+		Settings: func(c *Config) { fillFloat(&c.L1, 7e-5) }})
 }
 
 // runL1Sparse is finetuning with an L1 penalty α_e·‖θ‖₁ whose weight decays

@@ -17,6 +17,8 @@ func init() {
 			fillInt(&c.Epochs, 3)
 			fillFloat(&c.LR, 5e-4)
 			fillFloat(&c.WeightDecay, 5e-4)
+		},
+		Settings: func(c *Config) {
 			s := &c.SCRUB
 			fillInt(&s.MaxSteps, 1)
 			fillFloat(&s.Temperature, 4)

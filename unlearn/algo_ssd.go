@@ -10,7 +10,7 @@ import (
 func init() {
 	mustRegister(Algorithm{Name: "ssd", Order: 80, Summary: "selective synaptic dampening (no training)",
 		Run: runSSD, UsesForget: true, NoAugment: "it does not train on batches",
-		Defaults: func(c *Config) { fillFloat(&c.SSD.Alpha, 100); fillFloat(&c.SSD.Lambda, 1) },
+		Settings: func(c *Config) { fillFloat(&c.SSD.Alpha, 100); fillFloat(&c.SSD.Lambda, 1) },
 		Check: func(c Config) error {
 			if c.SSD.Alpha <= 0 || c.SSD.Lambda <= 0 {
 				return fmt.Errorf("%w: SSD settings %+v", ErrInput, c.SSD)

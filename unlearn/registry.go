@@ -31,10 +31,18 @@ type Algorithm struct {
 	// registered from outside that does not care) comes after every
 	// ordered one.
 	Order int
-	// Defaults fills the zero fields of the algorithm's own settings
-	// (epochs, rate, its own knobs); the common ones (batch size,
-	// momentum) are filled before it. nil keeps the common ones.
+	// Defaults fills the zero fields of the algorithm's recipe (epochs,
+	// rate, weight decay) when it is the one that runs; the common ones
+	// (batch size, momentum) are filled before it. nil keeps the common
+	// ones.
 	Defaults func(*Config)
+	// Settings fills the zero fields of the settings only this algorithm
+	// reads (Config.Beta, Config.SCRUB, ...). Every registered algorithm's
+	// Settings applies to every Config (Defaults), so that a Config, and
+	// the settings.json and records made from it, holds every knob's value
+	// whichever algorithm runs. An algorithm registered from outside keeps
+	// its settings in its own package and leaves this nil.
+	Settings func(*Config)
 	// Check, if set, refuses settings of the algorithm's own that cannot
 	// work (after defaults), wrapping ErrInput.
 	Check func(Config) error
