@@ -168,5 +168,14 @@ func TestScoreJSONChecked(t *testing.T) {
 		if err := checkScore(&bad); err == nil || !strings.Contains(err.Error(), "klom.forget.hi") {
 			t.Errorf("a KLoM bound of -1e300: %v", err)
 		}
+		bad = rep
+		bad.ULiRA = &schema.ScoreULiRA{Accuracy: schema.ScoreInterval{Estimate: 0.6, Lo: 0.5, Hi: 0.7}, AUC: 1.5}
+		if err := checkScore(&bad); err == nil || err.Error() != "ulira.auc 1.5: outside [0, 1]" {
+			t.Errorf("a U-LiRA AUC of 1.5: %v", err)
+		}
+		bad.ULiRA = &schema.ScoreULiRA{Accuracy: schema.ScoreInterval{Estimate: 0.6, Lo: 0.5, Hi: 0.7}, AUC: 0.6}
+		if err := checkScore(&bad); err != nil {
+			t.Errorf("a U-LiRA accuracy of 0.6 and AUC of 0.6: %v", err)
+		}
 	}
 }

@@ -162,7 +162,10 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 	fmt.Fprintf(&b, "test accuracies on samples of %d and %d examples. SVC MIA is SalUn's attack (true-label confidence) fitted per model,\n", sc.RetainSample, sc.TestSample)
 	b.WriteString("the share of the forget set called non-member averaged over each side's models; the ranking by MIA, the usual\n")
 	b.WriteString("population-level evidence, orders the rows by its gap |unlearned − retrained| (by the grid's |Δ MIA|, the mean over its\n")
-	b.WriteString("seeds against one oracle each, where the audit has no SVC verdicts). Folders: score/ (score.json and score.html per row).\n")
+	b.WriteString("seeds against one oracle each, where the audit has no SVC verdicts). U-LiRA is the per-example likelihood-ratio\n")
+	b.WriteString("attack (Hayes et al., SaTML 2025): the balanced accuracy, averaged over the forget set, of telling an unseen model's side\n")
+	b.WriteString("from its margin on the example after fitting both sides' margins on the other models (0.5: indistinguishable; lower\n")
+	b.WriteString("ranks first); AUC pools every (example, model) ratio. Folders: score/ (score.json and score.html per row).\n")
 	bySet := map[string][]scoreAudit{}
 	var sets []string
 	for _, a := range r.audits {
@@ -182,6 +185,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			final     float64
 			scoreRank int
 			miaRank   int
+			uliraRank int
 		}
 		var lines []*line
 		missing := []string{}
@@ -241,8 +245,24 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 				l.miaRank = i + 1
 			}
 		}
-		b.WriteString("| Method | F | final score | KLoM forget | forget acc. unlearned / retrained | test acc. unlearned / retrained | SVC MIA unlearned / retrained | \\|Δ MIA\\| (grid) | rank by score | rank by MIA |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+		// The ranking by U-LiRA: the lower the attack's accuracy, the
+		// harder the unlearned models are to tell from retrained ones;
+		// audits gathered before U-LiRA existed have none and no rank.
+		byULiRA := slices.Clone(lines)
+		sort.SliceStable(byULiRA, func(i, j int) bool {
+			a, c := byULiRA[i].rep.ULiRA, byULiRA[j].rep.ULiRA
+			if (a != nil) != (c != nil) {
+				return a != nil
+			}
+			return a != nil && a.Accuracy.Estimate < c.Accuracy.Estimate
+		})
+		for i, l := range byULiRA {
+			if l.rep.ULiRA != nil {
+				l.uliraRank = i + 1
+			}
+		}
+		b.WriteString("| Method | F | final score | KLoM forget | U-LiRA accuracy | U-LiRA AUC | forget acc. unlearned / retrained | test acc. unlearned / retrained | SVC MIA unlearned / retrained | \\|Δ MIA\\| (grid) | rank by score | rank by MIA | rank by U-LiRA |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		iv := func(v schema.ScoreInterval) string { return fmt.Sprintf("%.3f [%.3f, %.3f]", v.Estimate, v.Lo, v.Hi) }
 		pct := func(v *float64) string {
 			if v == nil {
@@ -266,9 +286,13 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			if rep.SVCMIA.Unlearned != nil || rep.SVCMIA.Retrained != nil {
 				svc = pct(rep.SVCMIA.Unlearned) + " / " + pct(rep.SVCMIA.Retrained)
 			}
+			ulira, auc, ur := "—", "—", "—"
+			if rep.ULiRA != nil {
+				ulira, auc, ur = iv(rep.ULiRA.Accuracy), fmt.Sprintf("%.3f", rep.ULiRA.AUC), fmt.Sprint(l.uliraRank)
+			}
 			u, rt := rep.Accuracy.Unlearned, rep.Accuracy.Retrained
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %d | %s |\n", experiment.MarkdownText(l.a.method), iv(rep.ForgetQuality), fin,
-				iv(rep.KLoM.Forget), 100*u.Forget, 100*rt.Forget, 100*u.Test, 100*rt.Test, svc, grid, l.scoreRank, mr)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %d | %s | %s |\n", experiment.MarkdownText(l.a.method), iv(rep.ForgetQuality), fin,
+				iv(rep.KLoM.Forget), ulira, auc, 100*u.Forget, 100*rt.Forget, 100*u.Test, 100*rt.Test, svc, grid, l.scoreRank, mr, ur)
 		}
 		if len(missing) > 0 {
 			fmt.Fprintf(&b, "\nNot scored yet: %s.\n", strings.Join(missing, ", "))
@@ -289,10 +313,10 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 }
 
 // checkScore checks the values of a score.json that RESULTS.md shows:
-// accuracies, SVC MIA shares and the forget quality in [0, 1], and the
-// intervals' bounds, the final score and KLoM within ±1e9 (so that none
-// prints as a number of hundreds of digits or as +Inf). The error names
-// the field.
+// accuracies, SVC MIA shares, U-LiRA's accuracy and AUC and the forget
+// quality in [0, 1], and the intervals' bounds, the final score and KLoM
+// within ±1e9 (so that none prints as a number of hundreds of digits or as
+// +Inf). The error names the field.
 func checkScore(rep *schema.ScoreReport) error {
 	type field struct {
 		name   string
@@ -312,6 +336,10 @@ func checkScore(rep *schema.ScoreReport) error {
 	fs = append(fs, iv("klom.forget", rep.KLoM.Forget)...)
 	if rep.FinalScore != nil {
 		fs = append(fs, iv("final_score", *rep.FinalScore)...)
+	}
+	if u := rep.ULiRA; u != nil {
+		fs = append(fs, field{"ulira.accuracy.estimate", u.Accuracy.Estimate, 0, 1}, field{"ulira.auc", u.AUC, 0, 1})
+		fs = append(fs, iv("ulira.accuracy", u.Accuracy)...)
 	}
 	for _, m := range []struct {
 		name string
