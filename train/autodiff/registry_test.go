@@ -1,6 +1,9 @@
 package autodiff
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -95,5 +98,49 @@ func TestRuleCoverage(t *testing.T) {
 		if registry[op].grad == nil {
 			t.Errorf("indirectlyChecked names %s, which has no gradient rule", op)
 		}
+	}
+}
+
+// TestGradientsDocCoversRules checks docs/GRADIENTS.md against the
+// registry: every op with a gradient rule is described before the last
+// section (the ops ONNX Runtime's own builder uses, which this one never
+// emits), and every op named in the first cell of a rule table has a rule
+// (a row for "Add / Sub" names two).
+func TestGradientsDocCoversRules(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "GRADIENTS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	if i := strings.Index(doc, "\n## Ops ORT's own gradient builder"); i >= 0 {
+		doc = doc[:i]
+	} else {
+		t.Fatal(`docs/GRADIENTS.md has no "## Ops ORT's own gradient builder" section; the test reads the rules before it`)
+	}
+	for _, op := range gradOps() {
+		if !regexp.MustCompile(`\b` + op + `\b`).MatchString(doc) {
+			t.Errorf("%s has a gradient rule that docs/GRADIENTS.md does not describe", op)
+		}
+	}
+	lead := regexp.MustCompile(`^[A-Z][A-Za-z]*`)
+	rows := 0
+	for _, line := range strings.Split(doc, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 || !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| op ") || strings.HasPrefix(line, "|---") {
+			continue
+		}
+		for _, name := range strings.Split(strings.TrimSpace(cells[1]), " / ") {
+			op := lead.FindString(name)
+			if op == "" {
+				continue
+			}
+			rows++
+			if registry[op].grad == nil {
+				t.Errorf("docs/GRADIENTS.md's table gives a rule for %s, which has none", op)
+			}
+		}
+	}
+	if rows < 20 {
+		t.Errorf("docs/GRADIENTS.md: %d ops in rule tables, want the elementwise table's 20 or more", rows)
 	}
 }
