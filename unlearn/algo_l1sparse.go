@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/unlearn-tool/unlearn/train"
-	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
 func init() {
@@ -21,13 +20,11 @@ func init() {
 // references; its subgradient α_e·sign(θ) (0 at 0, as PyTorch's abs) is
 // added in Go, and only masked elements move.
 func runL1Sparse(r *Runner) error {
-	e, err := r.Engine(EngineOptions{BN: autodiff.BNTraining})
+	e, err := r.TrainingEngine()
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	r.NoteMask()
-	r.NoteBN(e)
 	r.NoteAfter(func() string {
 		return fmt.Sprintf("finetuned on %d retain examples with an L1 penalty %g·(1 − epoch/%d)·‖θ‖₁ %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
 			len(r.Input().Retain), r.Config().L1, r.Config().Epochs, r.TrainedFor(), r.Rate(), r.Config().Momentum, r.Config().WeightDecay, r.Config().BatchSize)

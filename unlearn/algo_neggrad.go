@@ -2,8 +2,6 @@ package unlearn
 
 import (
 	"fmt"
-
-	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
 func init() {
@@ -16,13 +14,11 @@ func init() {
 // one pass over the forget set per epoch (SalUn's GA), constant learning
 // rate.
 func runNegGrad(r *Runner) error {
-	e, err := r.Engine(EngineOptions{BN: autodiff.BNTraining})
+	e, err := r.TrainingEngine()
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	r.NoteMask()
-	r.NoteBN(e)
 	r.NoteAfter(func() string {
 		return fmt.Sprintf("gradient ascent on %d forget examples %s: SGD lr %.4g (constant) momentum %g weight decay %g, batch %d",
 			len(r.Input().Forget), r.TrainedFor(), r.Rate(), r.Config().Momentum, r.Config().WeightDecay, r.Config().BatchSize)

@@ -2,8 +2,6 @@ package unlearn
 
 import (
 	"fmt"
-
-	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
 func init() {
@@ -26,13 +24,11 @@ func init() {
 // BatchNormalization normalises each with its own statistics as PyTorch's
 // two model() calls do; the gradients are combined in Go.
 func runNegGradPlus(r *Runner) error {
-	e, err := r.Engine(EngineOptions{BN: autodiff.BNTraining})
+	e, err := r.TrainingEngine()
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	r.NoteMask()
-	r.NoteBN(e)
 	beta := float32(r.Config().Beta)
 	fb := float32(1 - r.Config().Beta)
 	r.Note("NegGrad+: loss %g·L_retain − %g·L_forget, one retain batch and one (cycled) forget batch per step, %d epochs over %d retain examples: SGD lr %g (constant) momentum %g weight decay %g, batch %d",

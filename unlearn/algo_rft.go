@@ -1,7 +1,6 @@
 package unlearn
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/train/autodiff"
@@ -48,10 +47,7 @@ func runRFT(r *Runner) error {
 	r.Note("reset %d masked elements to a fresh PyTorch initialisation (Kaiming-uniform a=√5 weights, U(±1/√fan_in) biases, normalization scale 1 and shift 0)", n)
 	r.Note("classifier layer %s (%s) trained whole, inside the mask or not", cls.Name, strings.Join(names, ", "))
 	r.NoteBN(e)
-	r.NoteAfter(func() string {
-		return fmt.Sprintf("finetuned on %d retain examples %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
-			len(r.Input().Retain), r.TrainedFor(), r.Rate(), r.Config().Momentum, r.Config().WeightDecay, r.Config().BatchSize)
-	})
+	r.NoteAfter(r.FinetuneNote)
 	if err := r.Descend(e, r.Cosine(0.01), nil); err != nil {
 		return err
 	}

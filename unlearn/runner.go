@@ -459,6 +459,28 @@ func (r *Runner) Descend(e *train.Engine, lr func(int) float64, hook func(int, [
 	})
 }
 
+// TrainingEngine is Engine with BatchNormalization in training mode, the
+// training algorithms' engine, with the mask and how it trains noted
+// (NoteMask, NoteBN). The caller closes it.
+func (r *Runner) TrainingEngine() (*train.Engine, error) {
+	e, err := r.Engine(EngineOptions{BN: autodiff.BNTraining})
+	if err != nil {
+		return nil, err
+	}
+	r.NoteMask()
+	r.NoteBN(e)
+	return e, nil
+}
+
+// FinetuneNote is the note of a descent on the retain set under the
+// per-epoch cosine to 0.01·lr (rft, finetune), composed once the run has
+// trained (NoteAfter).
+func (r *Runner) FinetuneNote() string {
+	c := r.Config()
+	return fmt.Sprintf("finetuned on %d retain examples %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
+		len(r.Input().Retain), r.TrainedFor(), r.Rate(), c.Momentum, c.WeightDecay, c.BatchSize)
+}
+
 // NoteMask notes how many parameter elements the mask lets change.
 func (r *Runner) NoteMask() {
 	if r.Input().Mask == nil {
