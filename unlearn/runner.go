@@ -20,7 +20,8 @@ import (
 // training engines, the training loop under the fixed or the auto schedule
 // (Fit), per-element gradient statistics (Importance, GradSum) and the
 // run's notes. The built-in algorithms use only its exported methods and
-// this file's exported functions, so an algorithm registered from another
+// the package's exported helpers (LossStep, TrainBatches, Pick,
+// CountCorrect, CheckFiniteData), so an algorithm registered from another
 // package (Register) can do everything they do.
 type Runner struct {
 	ctx  context.Context
