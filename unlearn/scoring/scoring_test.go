@@ -1,6 +1,8 @@
 package scoring
 
 import (
+	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,5 +45,36 @@ func TestSampleAndShards(t *testing.T) {
 		if n != 1 || !ShardOf(i, 0, 0) {
 			t.Fatalf("task %d is in %d shards", i, n)
 		}
+	}
+}
+
+// TestOlderSettingsNamed: a settings file that differs from this run's only
+// by fields it lacks (written before Config gained them) is refused with
+// a message that says so and names them; any other difference is another
+// audit.
+func TestOlderSettingsNamed(t *testing.T) {
+	settings := func(cfg map[string]any) schema.ScoreSettings {
+		return schema.ScoreSettings{Schema: schema.ScoreSettingsSchema, Setup: schema.ScoreSetup{K: 4,
+			Method: &schema.ScoreMethod{Algorithm: "ssd", Config: cfg}}}
+	}
+	now := settings(map[string]any{"Epochs": 0.0, "Auto": map[string]any{"MinProgress": 0.0, "Patience": 0.0}})
+	check := func(file schema.ScoreSettings) error {
+		path := filepath.Join(t.TempDir(), "settings.json")
+		if err := writeJSON(path, file); err != nil {
+			t.Fatal(err)
+		}
+		_, err := checkSettings(path, now)
+		return err
+	}
+	err := check(settings(map[string]any{"Epochs": 0.0, "Auto": map[string]any{"Patience": 0.0}}))
+	if err == nil || !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), "written by an older version of unlearn: it lacks method.config.Auto.MinProgress,") {
+		t.Fatalf("older settings: %v", err)
+	}
+	err = check(settings(map[string]any{"Epochs": 3.0, "Auto": map[string]any{"Patience": 0.0}}))
+	if err == nil || strings.Contains(err.Error(), "older version") || !strings.Contains(err.Error(), "records another audit") {
+		t.Fatalf("settings that also differ in a value are another audit: %v", err)
+	}
+	if err := check(now); err != nil {
+		t.Fatalf("the same settings: %v", err)
 	}
 }

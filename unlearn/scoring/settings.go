@@ -109,6 +109,11 @@ func checkSettings(path string, st schema.ScoreSettings) (string, error) {
 		return "", fmt.Errorf("%w: %s has schema %q, want %q", ErrSettings, path, have.Schema, schema.ScoreSettingsSchema)
 	}
 	if d := Diff(have.Setup, st.Setup); len(d) > 0 {
+		if added := NewFields(have.Setup, st.Setup); len(added) == len(d) {
+			return "", fmt.Errorf("%w: %s was written by an older version of unlearn: it lacks %s, which this version records (%s); "+
+				"its tasks were computed without them, so this version does not resume the audit: give another results folder, "+
+				"or finish it with the version that started it", ErrSettings, path, strings.Join(added, ", "), strings.Join(d, "; "))
+		}
 		return "", fmt.Errorf("%w: %s records another audit: %s (the folder's first, this run's second); use another results folder or the folder's settings",
 			ErrSettings, path, strings.Join(d, "; "))
 	}
@@ -159,6 +164,21 @@ func Diff(a, b schema.ScoreSetup) []string {
 			out = append(out, fmt.Sprintf("%s: %s ≠ %s", k, va, vb))
 		}
 	}
+	return out
+}
+
+// NewFields lists the fields of b that a lacks altogether (by the fields'
+// JSON names, nested ones joined by dots, sorted): what a settings file
+// written by an older version of the tool does not record.
+func NewFields(a, b schema.ScoreSetup) []string {
+	fa, fb := flatten(a), flatten(b)
+	var out []string
+	for k := range fb {
+		if _, ok := fa[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
