@@ -23,16 +23,7 @@ import (
 // bundled opens the bundled data and the non-IID forget set.
 func bundled(t testing.TB) (*data.Dataset, []int, []int) {
 	t.Helper()
-	ds, err := data.Open(testutil.Testdata(t, "fashion"), data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := data.ReadIDs(testutil.Testdata(t, "demo", "forget_nonIID.txt"), ds.Train.Len())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, r := data.ForgetRetain(ds.Train.Len(), ids)
-	return ds, f, r
+	return testutil.Demo(t)
 }
 
 // TestEvaluateBundled runs the bundled model and oracle through ONNX Runtime

@@ -38,15 +38,7 @@ type demo struct {
 
 func loadDemo(t testing.TB) demo {
 	t.Helper()
-	ds, err := data.Open(testutil.Testdata(t, "fashion"), data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := data.ReadIDs(testutil.Testdata(t, "demo", "forget_nonIID.txt"), ds.Train.Len())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, r := data.ForgetRetain(ds.Train.Len(), ids)
+	ds, f, r := testutil.Demo(t)
 	return demo{ds: ds, forget: f, retain: r}
 }
 

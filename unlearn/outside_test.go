@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
@@ -72,15 +71,7 @@ func TestOutsideAlgorithmMatchesBuiltIn(t *testing.T) {
 	if !slices.Contains(unlearn.AutoAlgorithms(), "outside-finetune") || unlearn.Algorithms()[len(unlearn.Algorithms())-1] != "outside-finetune" {
 		t.Fatalf("registered: auto %v, all %v", unlearn.AutoAlgorithms(), unlearn.Algorithms())
 	}
-	ds, err := data.Open(testutil.Testdata(t, "fashion"), data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := data.ReadIDs(testutil.Testdata(t, "demo", "forget_nonIID.txt"), ds.Train.Len())
-	if err != nil {
-		t.Fatal(err)
-	}
-	forget, retainAll := data.ForgetRetain(ds.Train.Len(), ids)
+	ds, forget, retainAll := testutil.Demo(t)
 	var retain []int
 	for i := 0; i < len(retainAll); i += 16 {
 		retain = append(retain, retainAll[i])

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 )
 
@@ -96,4 +97,20 @@ func MaxRelErr(a, b []float32) float64 {
 		maxRef = 1e-30
 	}
 	return maxDiff / maxRef
+}
+
+// Demo opens the bundled data (testdata/fashion) and splits its training
+// examples by the demo's non-IID forget set: the inputs most tests unlearn.
+func Demo(t testing.TB) (ds *data.Dataset, forget, retain []int) {
+	t.Helper()
+	ds, err := data.Open(Testdata(t, "fashion"), data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := data.ReadIDs(Testdata(t, "demo", "forget_nonIID.txt"), ds.Train.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	forget, retain = data.ForgetRetain(ds.Train.Len(), ids)
+	return ds, forget, retain
 }
