@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 // BNMode selects how BatchNormalization behaves in the training graph.
@@ -445,7 +446,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 		art.Inputs = append(art.Inputs, ioOf(v, "images", ""))
 	}
 	logitsT := b.ti(p.logits) // type from the forward's annotation, if any
-	ldt := logitsT.dt
+	ldt := logitsT.DType
 	if ldt == graph.Undefined {
 		ldt = graph.Float
 	}
@@ -560,7 +561,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 		if !p.onPath[n] {
 			continue
 		}
-		c := &ctx{b: b, n: n, fn: b.fwdNodes[n], need: p.diffIdx[n], aux: b.aux[n]}
+		c := &GradCtx{b: b, n: n, fn: b.fwdNodes[n], need: p.diffIdx[n], aux: b.aux[n]}
 		for _, in := range n.Inputs() {
 			c.in = append(c.in, b.mappedOrNil(in))
 		}
@@ -585,7 +586,8 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 		if !hasGrad {
 			continue
 		}
-		dx := registry[n.OpType].grad(c)
+		o, _ := lookup(n.OpType)
+		dx := o.Grad(c)
 		for i, need := range c.need {
 			if !need {
 				continue
@@ -634,10 +636,10 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	for _, o := range outputs {
 		t := b.ti(o)
 		if o.Type == nil {
-			o.Type = &graph.Type{DType: t.dt}
-			if t.shape != nil {
-				o.Type.Shape = make([]graph.Dim, len(t.shape))
-				for i, d := range t.shape {
+			o.Type = &graph.Type{DType: t.DType}
+			if t.Shape != nil {
+				o.Type.Shape = make([]graph.Dim, len(t.Shape))
+				for i, d := range t.Shape {
 					if d >= 0 {
 						o.Type.Shape[i] = graph.Dim{Size: d}
 					} else {
@@ -756,21 +758,21 @@ func opsets(m *graph.Model, opset int64, nchwc bool) []graph.OpsetImport {
 // own inferred shape knows less (a gradient always has its primal's shape).
 func (b *builder) refine(g, x *graph.Value) {
 	gt, xt := b.ti(g), b.ti(x)
-	if xt.shape == nil {
+	if xt.Shape == nil {
 		return
 	}
-	if gt.shape != nil && len(gt.shape) == len(xt.shape) {
+	if gt.Shape != nil && len(gt.Shape) == len(xt.Shape) {
 		better := false
-		for i := range gt.shape {
-			if gt.shape[i] < 0 && xt.shape[i] >= 0 {
+		for i := range gt.Shape {
+			if gt.Shape[i] < 0 && xt.Shape[i] >= 0 {
 				better = true
 			}
 		}
 		if !better {
 			return
 		}
-	} else if gt.shape != nil {
+	} else if gt.Shape != nil {
 		return
 	}
-	b.info[g] = &tinfo{dt: gt.dt, shape: append([]int64{}, xt.shape...)}
+	b.types.Set(g, &shapes.Info{DType: gt.DType, Shape: append([]int64{}, xt.Shape...)})
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 // bailout carries an error out of deeply nested emission code; Build
@@ -20,14 +22,12 @@ type builder struct {
 	g     *graph.Graph
 	opset int64
 
-	vmap   map[*graph.Value]*graph.Value // original value → training-graph value
-	info   map[*graph.Value]*tinfo       // inferred types of training-graph values
-	used   map[string]bool               // names taken in the training graph
-	count  map[string]int                // name allocator counters
-	consts map[string]*graph.Value       // deduplicated constant initializers
-	shapes map[*graph.Value]*graph.Value // cached Shape(v) nodes
-	syms   map[string]int64              // symbolic dims by dim_param
-	nsym   int64
+	vmap       map[*graph.Value]*graph.Value // original value → training-graph value
+	used       map[string]bool               // names taken in the training graph
+	count      map[string]int                // name allocator counters
+	consts     map[string]*graph.Value       // deduplicated constant initializers
+	shapeNodes map[*graph.Value]*graph.Value // cached Shape(v) nodes
+	types      *shapes.Inferrer              // inferred types of training-graph values
 
 	// aux holds extra forward values a rule needs (x̂ and 1/σ of a
 	// normalization, the indices of a MaxPool, the mask of a Dropout), keyed
@@ -53,7 +53,7 @@ type builder struct {
 	winoVs map[*graph.Value]*graph.Value
 	// fwdGeom holds the geometry of a Conv whose forward was lowered to
 	// nodes other than a Conv (the Winograd form).
-	fwdGeom map[*graph.Node]convGeom
+	fwdGeom map[*graph.Node]shapes.Geom
 	// partial holds the weight gradients computed for some output
 	// channels only (Spec.GradChannels, channels.go).
 	partial map[*graph.Value]ChannelGrad
@@ -66,12 +66,12 @@ type builder struct {
 func newBuilder(orig *graph.Graph, opset int64, spec Spec) *builder {
 	b := &builder{
 		spec: spec, orig: orig, g: graph.NewGraph(orig.Name + "_training"), opset: opset,
-		vmap: map[*graph.Value]*graph.Value{}, info: map[*graph.Value]*tinfo{},
+		vmap: map[*graph.Value]*graph.Value{}, types: shapes.New(),
 		used: map[string]bool{}, count: map[string]int{}, consts: map[string]*graph.Value{},
-		shapes: map[*graph.Value]*graph.Value{}, syms: map[string]int64{},
-		aux: map[*graph.Node]map[string]*graph.Value{}, fwdNodes: map[*graph.Node]*graph.Node{},
+		shapeNodes: map[*graph.Value]*graph.Value{},
+		aux:        map[*graph.Node]map[string]*graph.Value{}, fwdNodes: map[*graph.Node]*graph.Node{},
 		chanScaled: map[*graph.Value]chanScale{}, winoVs: map[*graph.Value]*graph.Value{},
-		fwdGeom: map[*graph.Node]convGeom{}, partial: map[*graph.Value]ChannelGrad{},
+		fwdGeom: map[*graph.Node]shapes.Geom{}, partial: map[*graph.Value]ChannelGrad{},
 	}
 	if orig.Name == "" {
 		b.g.Name = "training"
@@ -165,7 +165,7 @@ func (b *builder) constT(t *graph.Tensor) *graph.Value {
 	if err != nil {
 		b.fail("autodiff: %v", err)
 	}
-	b.info[v] = infoOfTensor(t)
+	b.types.Set(v, shapes.OfTensor(t))
 	b.consts[key] = v
 	return v
 }
@@ -301,14 +301,14 @@ func (b *builder) unsqueeze(x *graph.Value, axes []int64) *graph.Value {
 // shapeOf returns x's shape as a value: a constant when it is static, a
 // (cached) Shape node otherwise.
 func (b *builder) shapeOf(x *graph.Value) *graph.Value {
-	if s := b.shape(x); s != nil && allKnown(s) {
+	if s := b.shape(x); s != nil && shapes.AllKnown(s) {
 		return b.i64(s...)
 	}
-	if v, ok := b.shapes[x]; ok {
+	if v, ok := b.shapeNodes[x]; ok {
 		return v
 	}
 	v := b.op1("Shape", []*graph.Value{x})
-	b.shapes[x] = v
+	b.shapeNodes[x] = v
 	return v
 }
 
@@ -316,7 +316,7 @@ func (b *builder) shapeOf(x *graph.Value) *graph.Value {
 // dimension as −1, else Shape(x)).
 func (b *builder) reshapeLike(g, x *graph.Value) *graph.Value {
 	xs, gs := b.shape(x), b.shape(g)
-	if xs != nil && gs != nil && equalShape(xs, gs) {
+	if xs != nil && gs != nil && slices.Equal(xs, gs) {
 		return g
 	}
 	if xs != nil {
@@ -331,13 +331,13 @@ func (b *builder) reshapeLike(g, x *graph.Value) *graph.Value {
 		}
 		if unknown <= 1 {
 			out := b.op1("Reshape", []*graph.Value{g, b.i64(t...)})
-			b.info[out].shape = append([]int64{}, xs...)
+			b.types.Of(out).Shape = append([]int64{}, xs...)
 			return out
 		}
 	}
 	out := b.op1("Reshape", []*graph.Value{g, b.shapeOf(x)})
 	if xs != nil {
-		b.info[out].shape = append([]int64{}, xs...)
+		b.types.Of(out).Shape = append([]int64{}, xs...)
 	}
 	return out
 }

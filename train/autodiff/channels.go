@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/unlearn-tool/unlearn/graph"
 )
@@ -56,7 +57,7 @@ func (b *builder) markPartial(n *graph.Node, i int, g *graph.Value, axis int, se
 	v := n.Input(i)
 	want := append([]int64{}, v.Init.Shape...)
 	want[axis] = int64(len(sel))
-	if gs := b.shape(g); gs == nil || !equalShape(gs, want) {
+	if gs := b.shape(g); gs == nil || !slices.Equal(gs, want) {
 		b.fail("autodiff: rule for %v: channel gradient of %q has shape %v, want %v", n, v.Name, gs, want)
 	}
 	b.partial[g] = ChannelGrad{Axis: axis, Channels: append([]int64{}, sel...)}

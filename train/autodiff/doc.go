@@ -51,17 +51,19 @@
 //
 // # Conventions and invariants
 //
-//   - The op registry (registry.go, keyed by the exact op_type) holds one
-//     entry per op: its differentiable inputs (ops.Def, taken from
-//     graph/ops, the table graph's parameter analysis reads), its shape rule
-//     shapeXxx, its gradient rule gradXxx whose doc comment gives the
-//     formula and the spec link, and optionally a forward lowering
-//     (BatchNormalization, Dropout, MaxPool's Indices output,
-//     LayerNormalization's Mean and InvStdDev outputs, Conv's forms).
-//     Ops that graph/ops marks differentiable but that have no gradient
-//     rule yet are named in noGradRule; TestRegistry keeps the three in
-//     step. Supported lists the ops with a rule and those that pass no
-//     gradient; CheckSupported refuses a model naming the op and the node.
+//   - The op table (optable.go, keyed by the exact op_type) holds one
+//     entry per op (Op): its differentiable inputs and parameter roles
+//     (graph/ops's table, which graph's parameter analysis reads, is
+//     generated from it), its shape rule (graph/shapes), its gradient rule
+//     gradXxx whose doc comment gives the spec link, the rule's line in
+//     docs/GRADIENTS.md (generated from the table too), and optionally a
+//     forward lowering (BatchNormalization, Dropout, MaxPool's Indices
+//     output, LayerNormalization's Mean and InvStdDev outputs, Conv's
+//     forms). An op with differentiable inputs and no rule is refused on the
+//     path. Register adds an op or a rule from outside the package (the
+//     exported GradCtx methods are what such a rule works with). Supported
+//     lists the ops with a rule and those that pass no gradient;
+//     CheckSupported refuses a model naming the op and the node.
 //   - The reverse pass visits only nodes on a path from the parameters to
 //     the loss (forward-reachable from the parameters along differentiable
 //     inputs and backward-reachable from the logits); stop-gradient inputs
@@ -70,7 +72,8 @@
 //     gradient are added by a chain of Add nodes. The driver checks every rule's
 //     gradient against the input's static shape and type and names the node
 //     when a rule is wrong.
-//   - Shapes are inferred in Go (shape.go, one shape rule per op) with
+//   - Shapes are inferred in Go (package graph/shapes, one shape rule per
+//     op, named in the op table) with
 //     symbolic dimensions (the batch is dynamic), including the values of
 //     small integer tensors so that PyTorch's Shape→Gather→Concat→Reshape
 //     chains resolve. Where a
@@ -84,8 +87,8 @@
 //
 // The gradient math is in rules.go (elementwise, activations, shape and
 // indexing), rules_nn.go (Conv, ConvTranspose, pooling, normalization),
-// rules_shape.go and loss.go; registry.go ties each op to its rules and
-// shape.go infers types. A reviewer checks a rule against its doc comment
+// rules_shape.go and loss.go; optable.go ties each op to its rules and
+// graph/shapes infers types. A reviewer checks a rule against its doc comment
 // and docs/GRADIENTS.md without reading further: gradConv, for instance, says
 // dX is a transposed convolution of dY with W and dW a correlation of X
 // with dY, and calls convInputGrad and convWeightGrad for them.

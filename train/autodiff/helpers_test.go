@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
@@ -36,7 +38,7 @@ func (f *fg) randn(n int64) []float64 {
 
 // param adds a random float initializer.
 func (f *fg) param(name string, shape ...int64) *graph.Value {
-	return f.paramVals(name, shape, f.randn(prod(shape)))
+	return f.paramVals(name, shape, f.randn(shapes.Prod(shape)))
 }
 
 func (f *fg) paramVals(name string, shape []int64, vals []float64) *graph.Value {
@@ -160,7 +162,7 @@ func (r *runner) run(t testing.TB, feeds map[string]*graph.Tensor) map[string]*g
 
 func vals(t testing.TB, x *graph.Tensor) []float64 {
 	t.Helper()
-	v := floatValues(x)
+	v := shapes.FloatValues(x)
 	if v == nil {
 		t.Fatalf("tensor %q (%v) is not float", x.Name, x.DType)
 	}
@@ -205,14 +207,14 @@ func checkVJP(t *testing.T, f *fg, out *graph.Value, outShape []int64, params []
 	for _, p := range params {
 		feeds[p] = f.g.LocalValue(p).Init
 	}
-	feeds["seed"] = floatTensor(f.dt, outShape, f.randn(prod(outShape)))
+	feeds["seed"] = floatTensor(f.dt, outShape, f.randn(shapes.Prod(outShape)))
 	for _, io := range art.Inputs {
 		if io.Role == "state" {
 			feeds[io.Name] = f.g.LocalValue(io.Name).Init
 		}
 	}
 	base := r.run(t, feeds)
-	if s := base[out.Name].Shape; !equalShape(s, outShape) {
+	if s := base[out.Name].Shape; !slices.Equal(s, outShape) {
 		t.Fatalf("output shape %v, test expects %v", s, outShape)
 	}
 	loss := func(p string, theta []float64, shape []int64) float64 {
@@ -225,7 +227,7 @@ func checkVJP(t *testing.T, f *fg, out *graph.Value, outShape []int64, params []
 	}
 	for _, p := range params {
 		init := f.g.LocalValue(p).Init
-		theta := floatValues(init)
+		theta := shapes.FloatValues(init)
 		grad := vals(t, base["grad/"+p])
 		if len(grad) != len(theta) {
 			t.Fatalf("%s: gradient has %d elements, parameter %d", p, len(grad), len(theta))

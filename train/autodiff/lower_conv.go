@@ -3,8 +3,10 @@ package autodiff
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 // Formulations of the Conv gradients (Spec.ConvGrad). The empty string
@@ -98,7 +100,7 @@ type chanScale struct{ u, a *graph.Value }
 func (b *builder) foldChannelScale(g *graph.Value, ws []int64) (u, a *graph.Value) {
 	cs, ok := b.chanScaled[g]
 	gs := b.shape(g)
-	if !ok || len(g.Uses()) > 0 || gs == nil || len(gs) != len(ws) || !allKnown(gs[1:]) || gs[1] != ws[0] {
+	if !ok || len(g.Uses()) > 0 || gs == nil || len(gs) != len(ws) || !shapes.AllKnown(gs[1:]) || gs[1] != ws[0] {
 		return nil, nil
 	}
 	if as := b.shape(cs.a); len(as) != 1 || as[0] != ws[0] {
@@ -108,7 +110,7 @@ func (b *builder) foldChannelScale(g *graph.Value, ws []int64) (u, a *graph.Valu
 	if n < 0 {
 		n = 64
 	}
-	if 2*prod(ws) >= n*prod(gs[1:]) {
+	if 2*shapes.Prod(ws) >= n*shapes.Prod(gs[1:]) {
 		return nil, nil
 	}
 	return cs.u, cs.a
@@ -120,14 +122,14 @@ func (b *builder) foldChannelScale(g *graph.Value, ws []int64) (u, a *graph.Valu
 // ResNet-18 layer shape, by more the smaller the plane, and the flipped
 // Conv can also run on the NCHWc kernels (lower_nchwc.go); bench/RESULTS.md
 // "Conv formulations per layer" has the timings.
-func (b *builder) chooseInputForm(geo convGeom) string {
+func (b *builder) chooseInputForm(geo shapes.Geom) string {
 	form := b.spec.ConvGrad.Input
 	if form == ConvInputTranspose {
 		return form
 	}
-	for i := range geo.k {
-		ke := geo.d[i]*(geo.k[i]-1) + 1
-		if geo.s[i] != 1 || geo.pb[i] > ke-1 || geo.pe[i] > ke-1 {
+	for i := range geo.K {
+		ke := geo.D[i]*(geo.K[i]-1) + 1
+		if geo.S[i] != 1 || geo.PB[i] > ke-1 || geo.PE[i] > ke-1 {
 			return ConvInputTranspose
 		}
 	}
@@ -146,7 +148,7 @@ func (b *builder) chooseInputForm(geo convGeom) string {
 //
 // i.e. the correlation of dY with the kernel rotated by 180°, an ordinary
 // forward convolution (ONNX Runtime runs it as fast as the forward).
-func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *graph.Value {
+func (b *builder) convInputGrad(G, W *graph.Value, geo shapes.Geom, xs []int64) *graph.Value {
 	if ws := b.shape(W); ws != nil {
 		if p, ok := winograd(b.spec.ConvGrad.Input, xs, ws, geo, b.dtype(G)); ok {
 			b.convForms = append(b.convForms, "input:"+ConvWinograd)
@@ -169,25 +171,25 @@ func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *gr
 	if form == ConvInputTranspose {
 		op := make([]int64, sp)
 		for i := range op {
-			op[i] = (xs[2+i] + geo.pb[i] + geo.pe[i] - geo.d[i]*(geo.k[i]-1) - 1) % geo.s[i]
+			op[i] = (xs[2+i] + geo.PB[i] + geo.PE[i] - geo.D[i]*(geo.K[i]-1) - 1) % geo.S[i]
 		}
 		return b.op1("ConvTranspose", []*graph.Value{G, W},
-			aIs("kernel_shape", geo.k), aIs("strides", geo.s), aIs("dilations", geo.d),
-			aIs("pads", concat64(geo.pb, geo.pe)), aI("group", geo.group), aIs("output_padding", op))
+			aIs("kernel_shape", geo.K), aIs("strides", geo.S), aIs("dilations", geo.D),
+			aIs("pads", concat64(geo.PB, geo.PE)), aI("group", geo.Group), aIs("output_padding", op))
 	}
 	ws := b.shape(W)
-	M, Cg, grp := ws[0], ws[1], geo.group
+	M, Cg, grp := ws[0], ws[1], geo.Group
 	spAxes := iota64(2, 2+sp)
 	var Wt *graph.Value
 	if grp == 1 {
 		Wt = b.transpose(W, concat64([]int64{1, 0}, spAxes))
 	} else {
-		Wt = b.reshape(W, concat64([]int64{grp, M / grp, Cg}, geo.k))
+		Wt = b.reshape(W, concat64([]int64{grp, M / grp, Cg}, geo.K))
 		Wt = b.transpose(Wt, concat64([]int64{0, 2, 1}, iota64(3, 3+sp)))
-		Wt = b.reshape(Wt, concat64([]int64{Cg * grp, M / grp}, geo.k))
+		Wt = b.reshape(Wt, concat64([]int64{Cg * grp, M / grp}, geo.K))
 	}
 	flip := false
-	for _, k := range geo.k {
+	for _, k := range geo.K {
 		if k > 1 {
 			flip = true
 		}
@@ -199,7 +201,7 @@ func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *gr
 		// fast; a Slice with negative steps copies element by element and
 		// is several times slower (bench/RESULTS.md, section "Conv
 		// formulations per layer").
-		K := prod(geo.k)
+		K := shapes.Prod(geo.K)
 		J := make([]float64, K*K)
 		for i := range K {
 			J[i*K+K-1-i] = 1
@@ -216,10 +218,10 @@ func (b *builder) convInputGrad(G, W *graph.Value, geo convGeom, xs []int64) *gr
 	}
 	pb, pe := make([]int64, sp), make([]int64, sp)
 	for i := range pb {
-		ke := geo.d[i]*(geo.k[i]-1) + 1
-		pb[i], pe[i] = ke-1-geo.pb[i], ke-1-geo.pe[i]
+		ke := geo.D[i]*(geo.K[i]-1) + 1
+		pb[i], pe[i] = ke-1-geo.PB[i], ke-1-geo.PE[i]
 	}
-	return b.op1("Conv", []*graph.Value{G, Wt}, aIs("kernel_shape", geo.k), aIs("dilations", geo.d),
+	return b.op1("Conv", []*graph.Value{G, Wt}, aIs("kernel_shape", geo.K), aIs("dilations", geo.D),
 		aIs("pads", concat64(pb, pe)), aI("group", grp))
 }
 
@@ -248,22 +250,22 @@ const (
 //
 // The per-layer timings behind these bounds are in bench/RESULTS.md
 // ("Conv formulations per layer", "operand order and the valid form").
-func (b *builder) chooseWeightForm(geo convGeom, Cg int64, xs, os []int64) string {
-	if os == nil || !allKnown(os) {
+func (b *builder) chooseWeightForm(geo shapes.Geom, Cg int64, xs, os []int64) string {
+	if os == nil || !shapes.AllKnown(os) {
 		return ConvWeightTrick
 	}
 	if form := b.spec.ConvGrad.Weight; form != "" {
 		return form
 	}
-	if geo.group != 1 {
+	if geo.Group != 1 {
 		return ConvWeightTrick
 	}
-	if xs != nil && allKnown(xs) && 1-validShare(geo, xs, os) >= validMinSkip {
+	if xs != nil && shapes.AllKnown(xs) && 1-validShare(geo, xs, os) >= validMinSkip {
 		return ConvWeightValid
 	}
-	plane := prod(os) // a 1×1 kernel: the input plane it reads from
-	if prod(geo.k) == 1 {
-		plane *= prod(geo.s)
+	plane := shapes.Prod(os) // a 1×1 kernel: the input plane it reads from
+	if shapes.Prod(geo.K) == 1 {
+		plane *= shapes.Prod(geo.S)
 	}
 	if plane >= batchedMinOut && Cg >= batchedMinC {
 		return ConvWeightBatched
@@ -279,32 +281,26 @@ const validMinSkip = 0.15
 // pairs of a convolution with input spatial shape xs and output os whose
 // input position lies inside X (not in its padding): the product over the
 // axes of each axis's share.
-func validShare(geo convGeom, xs, os []int64) float64 {
+func validShare(geo shapes.Geom, xs, os []int64) float64 {
 	share := 1.0
-	for i := range geo.k {
+	for i := range geo.K {
 		var in int64
 		for o := int64(0); o < os[i]; o++ {
-			for j := int64(0); j < geo.k[i]; j++ {
-				if p := geo.inputAt(i, o, j); p >= 0 && p < xs[i] {
+			for j := int64(0); j < geo.K[i]; j++ {
+				if p := geo.InputAt(i, o, j); p >= 0 && p < xs[i] {
 					in++
 				}
 			}
 		}
-		share *= float64(in) / float64(os[i]*geo.k[i])
+		share *= float64(in) / float64(os[i]*geo.K[i])
 	}
 	return share
-}
-
-// inputAt returns the position on spatial axis i of X (unpadded; outside
-// [0, S) in the padding) that kernel offset j meets at output position o.
-func (geo convGeom) inputAt(i int, o, j int64) int64 {
-	return o*geo.s[i] + j*geo.d[i] - geo.pb[i]
 }
 
 // convWeightGrad computes the weight gradient of Y = Conv(X, W) (W of shape
 // ws = [M, C/g, k…]) from X and G = dY in the formulation chooseWeightForm
 // picks. ConvTranspose's rule calls it with the roles of X and dY swapped.
-func (b *builder) convWeightGrad(X, G *graph.Value, geo convGeom, ws []int64) *graph.Value {
+func (b *builder) convWeightGrad(X, G *graph.Value, geo shapes.Geom, ws []int64) *graph.Value {
 	gs := b.shape(G)
 	var os []int64
 	if gs != nil && len(gs) == len(ws) {
@@ -313,7 +309,7 @@ func (b *builder) convWeightGrad(X, G *graph.Value, geo convGeom, ws []int64) *g
 	var sp []int64
 	if xs := b.shape(X); xs != nil && len(xs) == len(ws) {
 		sp = xs[2:]
-		if p, ok := winograd(b.spec.ConvGrad.Weight, xs, ws, geo, b.dtype(G)); ok && gs != nil && equalShape(gs[2:], xs[2:]) {
+		if p, ok := winograd(b.spec.ConvGrad.Weight, xs, ws, geo, b.dtype(G)); ok && gs != nil && slices.Equal(gs[2:], xs[2:]) {
 			b.convForms = append(b.convForms, "weight:"+ConvWinograd)
 			return b.winoWeightGrad(X, G, p, ws[0], ws[1])
 		}
@@ -340,21 +336,21 @@ func (b *builder) convWeightGrad(X, G *graph.Value, geo convGeom, ws []int64) *g
 // (j…) the slice starting at j·d with step s and os elements — the values
 // that offset of the kernel meets at every output position. A window equal
 // to x itself is x (no copy). Offsets are in row-major kernel order.
-func (b *builder) convWindows(x *graph.Value, a0 int, geo convGeom, os []int64) []*graph.Value {
+func (b *builder) convWindows(x *graph.Value, a0 int, geo shapes.Geom, os []int64) []*graph.Value {
 	xs := b.shape(x)
-	sp := len(geo.k)
+	sp := len(geo.K)
 	src := x
 	padded := false
 	for i := 0; i < sp; i++ {
-		if geo.pb[i] != 0 || geo.pe[i] != 0 {
+		if geo.PB[i] != 0 || geo.PE[i] != 0 {
 			padded = true
 		}
 	}
 	if padded {
 		pads := make([]int64, 2*len(xs))
 		for i := 0; i < sp; i++ {
-			pads[a0+i] = geo.pb[i]
-			pads[len(xs)+a0+i] = geo.pe[i]
+			pads[a0+i] = geo.PB[i]
+			pads[len(xs)+a0+i] = geo.PE[i]
 		}
 		src = b.op1("Pad", []*graph.Value{x, b.i64(pads...)})
 	}
@@ -365,11 +361,11 @@ func (b *builder) convWindows(x *graph.Value, a0 int, geo convGeom, os []int64) 
 		starts, ends := make([]int64, sp), make([]int64, sp)
 		whole := true
 		for i := 0; i < sp; i++ {
-			starts[i] = off[i] * geo.d[i]
-			ends[i] = starts[i] + geo.s[i]*(os[i]-1) + 1
+			starts[i] = off[i] * geo.D[i]
+			ends[i] = starts[i] + geo.S[i]*(os[i]-1) + 1
 			// The unpadded x is the window when it starts at the first
 			// real element and covers x exactly with step 1.
-			if geo.s[i] != 1 || starts[i] != geo.pb[i] || os[i] != xs[a0+i] {
+			if geo.S[i] != 1 || starts[i] != geo.PB[i] || os[i] != xs[a0+i] {
 				whole = false
 			}
 		}
@@ -377,9 +373,9 @@ func (b *builder) convWindows(x *graph.Value, a0 int, geo convGeom, os []int64) 
 		case whole:
 			out = append(out, x)
 		default:
-			out = append(out, b.op1("Slice", []*graph.Value{src, b.i64(starts...), b.i64(ends...), b.i64(axes...), b.i64(geo.s...)}))
+			out = append(out, b.op1("Slice", []*graph.Value{src, b.i64(starts...), b.i64(ends...), b.i64(axes...), b.i64(geo.S...)}))
 		}
-		if !next(off, geo.k) {
+		if !next(off, geo.K) {
 			return out
 		}
 	}
@@ -394,11 +390,11 @@ func (b *builder) convWindows(x *graph.Value, a0 int, geo convGeom, os []int64) 
 //
 // (a batched MatMul over the groups when g > 1): one large product with
 // the reduction over batch and output positions inside.
-func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []int64) *graph.Value {
+func (b *builder) convWeightGradGemm(X, G *graph.Value, geo shapes.Geom, ws, os []int64) *graph.Value {
 	xs := b.shape(X)
-	sp := len(geo.k)
-	grp, M, Cg := geo.group, ws[0], ws[1]
-	K := prod(geo.k)
+	sp := len(geo.K)
+	grp, M, Cg := geo.Group, ws[0], ws[1]
+	K := shapes.Prod(geo.K)
 	if grp == 1 && Cg == 1 && K > 1 && b.dtype(X) == graph.Float {
 		return b.convWeightGradCols(X, G, geo, M, 1)
 	}
@@ -446,7 +442,7 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 		cols = b.reshape(cols, []int64{grp, Cg * K, -1})
 		R = b.op1("MatMul", []*graph.Value{GT, b.transpose(cols, []int64{0, 2, 1})})
 	}
-	return b.reshape(R, concat64([]int64{M, Cg}, geo.k))
+	return b.reshape(R, concat64([]int64{M, Cg}, geo.K))
 }
 
 // convWeightGradValid (ConvWeightValid), group 1: with Xᵀ = [C, ∏S, N] and
@@ -460,10 +456,10 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo convGeom, ws, os []i
 // the padding's zeros that the gemm form multiplies: 31 % of the work of a
 // 3×3 pad-1 layer at 4×4, 18 % at 7×7. Returns nil (the caller falls back) when an
 // offset meets no input at all or a size is not static.
-func (b *builder) convWeightGradValid(X, G *graph.Value, geo convGeom, ws, os []int64) *graph.Value {
+func (b *builder) convWeightGradValid(X, G *graph.Value, geo shapes.Geom, ws, os []int64) *graph.Value {
 	xs := b.shape(X)
-	sp := len(geo.k)
-	if geo.group != 1 || xs == nil || len(xs) != 2+sp || !allKnown(xs[1:]) || !allKnown(os) {
+	sp := len(geo.K)
+	if geo.Group != 1 || xs == nil || len(xs) != 2+sp || !shapes.AllKnown(xs[1:]) || !shapes.AllKnown(os) {
 		return nil
 	}
 	M, C := ws[0], ws[1]
@@ -480,7 +476,7 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo convGeom, ws, os []
 			var fo, fi int64
 			inside := true
 			for i := 0; i < sp; i++ {
-				p := geo.inputAt(i, o[i], j[i])
+				p := geo.InputAt(i, o[i], j[i])
 				if p < 0 || p >= S[i] {
 					inside = false
 					break
@@ -500,18 +496,18 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo convGeom, ws, os []
 			return nil
 		}
 		offs = append(offs, of)
-		if !next(j, geo.k) {
+		if !next(j, geo.K) {
 			break
 		}
 	}
 	// Every gathered block is a run of N floats.
 	perm := append(iota64(1, 2+sp), 0)
-	XT := b.reshape(b.transpose(X, perm), []int64{C, prod(S), -1})
-	GT := b.reshape(b.transpose(G, perm), []int64{M, prod(os), -1})
+	XT := b.reshape(b.transpose(X, perm), []int64{C, shapes.Prod(S), -1})
+	GT := b.reshape(b.transpose(G, perm), []int64{M, shapes.Prod(os), -1})
 	parts := make([]*graph.Value, len(offs))
 	for i, of := range offs {
-		Gg := b.reshape(b.gatherPositions(GT, of.out, prod(os)), []int64{M, -1})
-		Xg := b.reshape(b.gatherPositions(XT, of.in, prod(S)), []int64{C, -1})
+		Gg := b.reshape(b.gatherPositions(GT, of.out, shapes.Prod(os)), []int64{M, -1})
+		Xg := b.reshape(b.gatherPositions(XT, of.in, shapes.Prod(S)), []int64{C, -1})
 		parts[i] = b.unsqueeze(b.op1("Gemm", []*graph.Value{Gg, Xg}, aI("transB", 1)), []int64{2})
 	}
 	// Stacked along a new last axis: one Concat writes [M, C, K], where a
@@ -522,7 +518,7 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo convGeom, ws, os []
 	if len(parts) > 1 {
 		R = b.op1("Concat", parts, aI("axis", 2))
 	}
-	return b.reshape(R, concat64([]int64{M, C}, geo.k))
+	return b.reshape(R, concat64([]int64{M, C}, geo.K))
 }
 
 // gatherPositions gathers x [·, size, ·] at the positions at along axis 1;
@@ -568,17 +564,17 @@ var gatherWindows = true
 // threads on the slower host" those of the 1→64 stem (C = 1, a plain
 // Conv). A 0·x term of the one-hot sum is NaN where x is infinite: only
 // on activations that already make the loss non-finite.
-func (b *builder) convWeightGradCols(X, G *graph.Value, geo convGeom, M, C int64) *graph.Value {
-	K := prod(geo.k)
+func (b *builder) convWeightGradCols(X, G *graph.Value, geo shapes.Geom, M, C int64) *graph.Value {
+	K := shapes.Prod(geo.K)
 	cols := b.convCols(X, geo, C)
 	cols = b.reshape(cols, []int64{0, C * K, -1})
 	Gr := b.reshape(G, []int64{0, M, -1})
 	if !windowsFirst(C*K, M) {
 		P := b.op1("MatMul", []*graph.Value{Gr, b.transpose(cols, []int64{0, 2, 1})})
-		return b.reshape(b.reduceSum(P, []int64{0}, false), concat64([]int64{M, C}, geo.k))
+		return b.reshape(b.reduceSum(P, []int64{0}, false), concat64([]int64{M, C}, geo.K))
 	}
 	P := b.op1("MatMul", []*graph.Value{cols, b.transpose(Gr, []int64{0, 2, 1})})
-	return b.reshape(b.transpose(b.reduceSum(P, []int64{0}, false), []int64{1, 0}), concat64([]int64{M, C}, geo.k))
+	return b.reshape(b.transpose(b.reduceSum(P, []int64{0}, false), []int64{1, 0}), concat64([]int64{M, C}, geo.K))
 }
 
 // windowsFirst reports whether a weight gradient's product of dY [M, L]
@@ -591,31 +587,17 @@ func windowsFirst(rows, M int64) bool { return rows > M }
 // convCols returns the windows of X [N, C, S…] (float) at every kernel
 // offset as [N, C·K, O…]: a Conv with group C and the one-hot filters
 // E[c·K+j, 0] = e_j.
-func (b *builder) convCols(X *graph.Value, geo convGeom, C int64) *graph.Value {
-	K := prod(geo.k)
+func (b *builder) convCols(X *graph.Value, geo shapes.Geom, C int64) *graph.Value {
+	K := shapes.Prod(geo.K)
 	e := make([]float64, C*K*K)
 	for c := range C {
 		for j := range K {
 			e[(c*K+j)*K+j] = 1
 		}
 	}
-	E := b.constF(graph.Float, concat64([]int64{C * K, 1}, geo.k), e)
-	return b.op1("Conv", []*graph.Value{X, E}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
-		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, geo.pe)), aI("group", C))
-}
-
-// identityWindow reports whether the one window of a 1×1 kernel at stride
-// 1 without padding is X itself (convWindows returns it without a copy).
-func (geo convGeom) identityWindow() bool {
-	if prod(geo.k) != 1 {
-		return false
-	}
-	for i := range geo.k {
-		if geo.s[i] != 1 || geo.pb[i] != 0 || geo.pe[i] != 0 {
-			return false
-		}
-	}
-	return true
+	E := b.constF(graph.Float, concat64([]int64{C * K, 1}, geo.K), e)
+	return b.op1("Conv", []*graph.Value{X, E}, aIs("kernel_shape", geo.K), aIs("strides", geo.S),
+		aIs("dilations", geo.D), aIs("pads", concat64(geo.PB, geo.PE)), aI("group", C))
 }
 
 // convWindowsGather returns the im2col matrix of xt = Xᵀ [C, S…, N] as one
@@ -626,22 +608,22 @@ func (geo convGeom) identityWindow() bool {
 // the same as the Concat of convWindows' windows. ONNX Runtime's Gather
 // copies the runs of N floats on its thread pool, where Slice and Concat
 // copy on one thread.
-func (b *builder) convWindowsGather(xt *graph.Value, geo convGeom, os []int64) *graph.Value {
+func (b *builder) convWindowsGather(xt *graph.Value, geo shapes.Geom, os []int64) *graph.Value {
 	xs := b.shape(xt)
-	sp := len(geo.k)
+	sp := len(geo.K)
 	src := xt
 	padded := false
 	pads := make([]int64, 2*len(xs))
 	ps := make([]int64, sp)
 	for i := 0; i < sp; i++ {
-		pads[1+i], pads[len(xs)+1+i] = geo.pb[i], geo.pe[i]
-		padded = padded || geo.pb[i] != 0 || geo.pe[i] != 0
-		ps[i] = xs[1+i] + geo.pb[i] + geo.pe[i]
+		pads[1+i], pads[len(xs)+1+i] = geo.PB[i], geo.PE[i]
+		padded = padded || geo.PB[i] != 0 || geo.PE[i] != 0
+		ps[i] = xs[1+i] + geo.PB[i] + geo.PE[i]
 	}
 	if padded {
 		src = b.op1("Pad", []*graph.Value{xt, b.i64(pads...)})
 	}
-	src = b.reshape(src, []int64{xs[0], prod(ps), -1})
+	src = b.reshape(src, []int64{xs[0], shapes.Prod(ps), -1})
 	stride := make([]int64, sp)
 	st := int64(1)
 	for i := sp - 1; i >= 0; i-- {
@@ -657,14 +639,14 @@ func (b *builder) convWindowsGather(xt *graph.Value, geo convGeom, os []int64) *
 		for {
 			var at int64
 			for i := 0; i < sp; i++ {
-				at += (o[i]*geo.s[i] + j[i]*geo.d[i]) * stride[i]
+				at += (o[i]*geo.S[i] + j[i]*geo.D[i]) * stride[i]
 			}
 			idx = append(idx, at)
 			if !next(o, os) {
 				break
 			}
 		}
-		if !next(j, geo.k) {
+		if !next(j, geo.K) {
 			break
 		}
 	}
@@ -694,9 +676,9 @@ func next(ix, lim []int64) bool {
 //	dW[:, :, j] = ReduceSum(MatMul(Reshape(dY, [N, M/g, O]), Transpose(Reshape(w_j, [N, C/g, O]))), axis 0)
 //
 // stacked over j.
-func (b *builder) convWeightGradBatched(X, G *graph.Value, geo convGeom, ws, os []int64) *graph.Value {
-	grp, M, Cg := geo.group, ws[0], ws[1]
-	if grp == 1 && b.dtype(X) == graph.Float && !geo.identityWindow() {
+func (b *builder) convWeightGradBatched(X, G *graph.Value, geo shapes.Geom, ws, os []int64) *graph.Value {
+	grp, M, Cg := geo.Group, ws[0], ws[1]
+	if grp == 1 && b.dtype(X) == graph.Float && !geo.IdentityWindow() {
 		return b.convWeightGradCols(X, G, geo, M, Cg)
 	}
 	var gShape, wShape, perm []int64
@@ -716,7 +698,7 @@ func (b *builder) convWeightGradBatched(X, G *graph.Value, geo convGeom, ws, os 
 	if len(parts) > 1 {
 		R = b.op1("Concat", parts, aI("axis", 2))
 	}
-	return b.reshape(R, concat64([]int64{M, Cg}, geo.k))
+	return b.reshape(R, concat64([]int64{M, Cg}, geo.K))
 }
 
 // convWeightGradTrick (ConvWeightTrick): X plays the input and G the
@@ -732,11 +714,11 @@ func (b *builder) convWeightGradBatched(X, G *graph.Value, geo convGeom, ws, os 
 // section "Convolution"; bench/RESULTS.md, section "Conv formulations per
 // layer"); it remains for grouped convolutions and shapes the other forms
 // cannot handle.
-func (b *builder) convWeightGradTrick(X, G *graph.Value, geo convGeom, ws []int64) *graph.Value {
+func (b *builder) convWeightGradTrick(X, G *graph.Value, geo shapes.Geom, ws []int64) *graph.Value {
 	xs := b.shape(X)
 	gs := b.shape(G)
 	sp := len(xs) - 2
-	grp := geo.group
+	grp := geo.Group
 	M, Cg := ws[0], ws[1]
 	var Xr, Gr *graph.Value
 	if grp == 1 {
@@ -744,7 +726,7 @@ func (b *builder) convWeightGradTrick(X, G *graph.Value, geo convGeom, ws []int6
 		Xr = b.transpose(X, perm)
 		Gr = b.transpose(G, perm)
 	} else {
-		if gs == nil || !allKnown(gs[1:]) {
+		if gs == nil || !shapes.AllKnown(gs[1:]) {
 			b.fail("%w: conv weight gradient needs static output shape", ErrUnsupported)
 		}
 		perm5 := concat64([]int64{2, 1, 0}, iota64(3, 3+sp))
@@ -756,21 +738,21 @@ func (b *builder) convWeightGradTrick(X, G *graph.Value, geo convGeom, ws []int6
 		Gr = b.transpose(Gr, perm5g)
 		Gr = b.reshape(Gr, concat64([]int64{M, -1}, gs[2:]))
 	}
-	attrs := []*graph.Attribute{aIs("strides", geo.d), aIs("dilations", geo.s),
-		aIs("pads", concat64(geo.pb, geo.pe)), aI("group", grp)}
-	if gs != nil && allKnown(gs[2:]) {
+	attrs := []*graph.Attribute{aIs("strides", geo.D), aIs("dilations", geo.S),
+		aIs("pads", concat64(geo.PB, geo.PE)), aI("group", grp)}
+	if gs != nil && shapes.AllKnown(gs[2:]) {
 		attrs = append(attrs, aIs("kernel_shape", gs[2:]))
 	}
 	T := b.op1("Conv", []*graph.Value{Xr, Gr}, attrs...)
 	ts := b.shape(T)
 	needSlice := ts == nil
 	for i := 0; !needSlice && i < sp; i++ {
-		if ts[2+i] != geo.k[i] {
+		if ts[2+i] != geo.K[i] {
 			needSlice = true
 		}
 	}
 	if needSlice {
-		T = b.op1("Slice", []*graph.Value{T, b.i64(make([]int64, sp)...), b.i64(geo.k...), b.i64(iota64(2, 2+sp)...)})
+		T = b.op1("Slice", []*graph.Value{T, b.i64(make([]int64, sp)...), b.i64(geo.K...), b.i64(iota64(2, 2+sp)...)})
 	}
 	return b.transpose(T, concat64([]int64{1, 0}, iota64(2, 2+sp)))
 }

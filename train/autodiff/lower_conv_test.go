@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 // convForms lists every forced combination of Conv gradient formulations.
@@ -63,12 +65,12 @@ func TestConvForms(t *testing.T) {
 // TestConvFormChoice pins the per-shape choice on ResNet-18's layer shapes.
 func TestConvFormChoice(t *testing.T) {
 	b := &builder{}
-	g3 := func(s, p int64) convGeom {
-		return convGeom{k: []int64{3, 3}, s: []int64{s, s}, d: []int64{1, 1}, pb: []int64{p, p}, pe: []int64{p, p}, group: 1}
+	g3 := func(s, p int64) shapes.Geom {
+		return shapes.Geom{K: []int64{3, 3}, S: []int64{s, s}, D: []int64{1, 1}, PB: []int64{p, p}, PE: []int64{p, p}, Group: 1}
 	}
-	g1s2 := convGeom{k: []int64{1, 1}, s: []int64{2, 2}, d: []int64{1, 1}, pb: []int64{0, 0}, pe: []int64{0, 0}, group: 1}
+	g1s2 := shapes.Geom{K: []int64{1, 1}, S: []int64{2, 2}, D: []int64{1, 1}, PB: []int64{0, 0}, PE: []int64{0, 0}, Group: 1}
 	for _, c := range []struct {
-		geo      convGeom
+		geo      shapes.Geom
 		cg, i, o int64
 		weight   string
 		input    string
@@ -85,10 +87,10 @@ func TestConvFormChoice(t *testing.T) {
 		{g1s2, 256, 7, 4, ConvWeightGemm, ConvInputTranspose},
 	} {
 		if w := b.chooseWeightForm(c.geo, c.cg, []int64{c.i, c.i}, []int64{c.o, c.o}); w != c.weight {
-			t.Errorf("C/g %d, %d×%d → %d×%d, stride %d: weight form %s, want %s", c.cg, c.i, c.i, c.o, c.o, c.geo.s[0], w, c.weight)
+			t.Errorf("C/g %d, %d×%d → %d×%d, stride %d: weight form %s, want %s", c.cg, c.i, c.i, c.o, c.o, c.geo.S[0], w, c.weight)
 		}
 		if in := b.chooseInputForm(c.geo); in != c.input {
-			t.Errorf("stride %d: input form %s, want %s", c.geo.s[0], in, c.input)
+			t.Errorf("stride %d: input form %s, want %s", c.geo.S[0], in, c.input)
 		}
 	}
 	// Valid (output, offset) pairs of a 3×3 pad-1 kernel: per axis 10 of 12

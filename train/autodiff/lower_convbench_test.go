@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
@@ -104,7 +105,7 @@ func TestConvFormTimings(t *testing.T) {
 	fmt.Printf("%-22s %-18s %8s %8s  %s\n", "layer", "variant", "ms", "GFLOP/s", "forms the builder used")
 	rng := rand.New(rand.NewPCG(3, 4))
 	randT := func(shape ...int64) *onnxrt.Tensor {
-		v := make([]float32, prod(shape))
+		v := make([]float32, shapes.Prod(shape))
 		for i := range v {
 			v[i] = float32(rng.NormFloat64())
 		}
@@ -116,8 +117,8 @@ func TestConvFormTimings(t *testing.T) {
 		return x
 	}
 	for li, l := range layers {
-		geo := convGeom{k: []int64{l.k, l.k}, s: []int64{l.s, l.s}, d: []int64{1, 1},
-			pb: []int64{l.p, l.p}, pe: []int64{l.p, l.p}, group: 1}
+		geo := shapes.Geom{K: []int64{l.k, l.k}, S: []int64{l.s, l.s}, D: []int64{1, 1},
+			PB: []int64{l.p, l.p}, PE: []int64{l.p, l.p}, Group: 1}
 		o := (l.hw+2*l.p-l.k)/l.s + 1
 		flops := 2 * float64(batch*l.m*o*o*l.c*l.k*l.k)
 		feeds := map[string]*onnxrt.Tensor{
@@ -199,7 +200,7 @@ func maxDiff(a, b []float32) (d, m float64) {
 // gradient) with a dynamic batch dimension like a training graph's, its
 // input names and the forms the builder used. n is the benchmark's batch,
 // which only the chunked form needs.
-func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, n, c, m, hw, o int64) ([]byte, []string, []string) {
+func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo shapes.Geom, n, c, m, hw, o int64) ([]byte, []string, []string) {
 	t.Helper()
 	b := newBuilder(graph.NewGraph("convbench"), 17, Spec{ConvGrad: form})
 	batch := graph.Dim{Size: -1, Param: "batch"}
@@ -212,8 +213,8 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, n, c
 		b.ti(v)
 		return v
 	}
-	k := geo.k[0]
-	xs := []int64{b.sym(), c, hw, hw}
+	k := geo.K[0]
+	xs := []int64{b.types.Sym(), c, hw, hw}
 	var out *graph.Value
 	var names []string
 	switch kind {
@@ -222,11 +223,11 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, n, c
 		W := input("W", d(m), d(c), d(k), d(k))
 		if b.nchwcApplies(b.shape(X), b.shape(W), geo, graph.Float) {
 			ys := []int64{b.shape(X)[0], m, o, o}
-			out, _ = b.nchwcConv(X, b.nchwcFilter(W, m, c, geo.k), nil, m, geo, ys, "")
+			out, _ = b.nchwcConv(X, b.nchwcFilter(W, m, c, geo.K), nil, m, geo, ys, "")
 			b.convForms = append(b.convForms, "forward:nchwc")
 		} else {
-			out = b.op1("Conv", []*graph.Value{X, W}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
-				aIs("pads", concat64(geo.pb, geo.pe)))
+			out = b.op1("Conv", []*graph.Value{X, W}, aIs("kernel_shape", geo.K), aIs("strides", geo.S),
+				aIs("pads", concat64(geo.PB, geo.PE)))
 		}
 		names = []string{"X", "W"}
 	case "dX":
@@ -278,12 +279,12 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo convGeom, n, c
 // one-hot grouped Conv of the batched form (convWeightGradCols), then, with
 // both cols and dY transposed batch-innermost, one Gemm. Measured, not used
 // (bench/RESULTS.md).
-func convWeightGradConvColsGemm(b *builder, X, G *graph.Value, geo convGeom, c, m int64) *graph.Value {
-	K := prod(geo.k)
+func convWeightGradConvColsGemm(b *builder, X, G *graph.Value, geo shapes.Geom, c, m int64) *graph.Value {
+	K := shapes.Prod(geo.K)
 	cols := b.convCols(X, geo, c)
 	colsT := b.reshape(b.transpose(b.reshape(cols, []int64{0, c * K, -1}), []int64{1, 0, 2}), []int64{c * K, -1})
 	GT := b.reshape(b.transpose(b.reshape(G, []int64{0, m, -1}), []int64{1, 0, 2}), []int64{m, -1})
-	return b.reshape(b.op1("Gemm", []*graph.Value{GT, colsT}, aI("transB", 1)), concat64([]int64{m, c}, geo.k))
+	return b.reshape(b.op1("Gemm", []*graph.Value{GT, colsT}, aI("transB", 1)), concat64([]int64{m, c}, geo.K))
 }
 
 // convWeightGradGemmChunked is the gemm form (convWeightGradGemm) over
@@ -292,21 +293,21 @@ func convWeightGradConvColsGemm(b *builder, X, G *graph.Value, geo convGeom, c, 
 // (Gemm's C input), so that each chunk's im2col matrix is written and read
 // while it is still in cache instead of the whole batch's. The batch must be
 // a multiple of chunk (the benchmark's is). Measured, not used.
-func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo convGeom, n, c, m, o, chunk int64) *graph.Value {
+func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo shapes.Geom, n, c, m, o, chunk int64) *graph.Value {
 	XT := b.transpose(X, []int64{1, 2, 3, 0})
 	GT := b.reshape(b.transpose(G, []int64{1, 2, 3, 0}), []int64{m, o * o, -1})
 	src := XT
-	if geo.pb[0] != 0 || geo.pe[0] != 0 {
-		src = b.op1("Pad", []*graph.Value{XT, b.i64(0, geo.pb[0], geo.pb[1], 0, 0, geo.pe[0], geo.pe[1], 0)})
+	if geo.PB[0] != 0 || geo.PE[0] != 0 {
+		src = b.op1("Pad", []*graph.Value{XT, b.i64(0, geo.PB[0], geo.PB[1], 0, 0, geo.PE[0], geo.PE[1], 0)})
 	}
 	var acc *graph.Value
 	for n0 := int64(0); n0 < n; n0 += chunk {
 		var us []*graph.Value
-		for kh := int64(0); kh < geo.k[0]; kh++ {
-			for kw := int64(0); kw < geo.k[1]; kw++ {
-				st := []int64{kh * geo.d[0], kw * geo.d[1], n0}
-				en := []int64{st[0] + geo.s[0]*(o-1) + 1, st[1] + geo.s[1]*(o-1) + 1, n0 + chunk}
-				w := b.op1("Slice", []*graph.Value{src, b.i64(st...), b.i64(en...), b.i64(1, 2, 3), b.i64(geo.s[0], geo.s[1], 1)})
+		for kh := int64(0); kh < geo.K[0]; kh++ {
+			for kw := int64(0); kw < geo.K[1]; kw++ {
+				st := []int64{kh * geo.D[0], kw * geo.D[1], n0}
+				en := []int64{st[0] + geo.S[0]*(o-1) + 1, st[1] + geo.S[1]*(o-1) + 1, n0 + chunk}
+				w := b.op1("Slice", []*graph.Value{src, b.i64(st...), b.i64(en...), b.i64(1, 2, 3), b.i64(geo.S[0], geo.S[1], 1)})
 				us = append(us, b.unsqueeze(w, []int64{1}))
 			}
 		}
@@ -314,7 +315,7 @@ func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo convGeom, n, c
 		if len(us) > 1 {
 			cols = b.op1("Concat", us, aI("axis", 1))
 		}
-		cols = b.reshape(cols, []int64{c * geo.k[0] * geo.k[1], -1})
+		cols = b.reshape(cols, []int64{c * geo.K[0] * geo.K[1], -1})
 		g := b.reshape(b.op1("Slice", []*graph.Value{GT, b.i64(n0), b.i64(n0 + chunk), b.i64(2)}), []int64{m, -1})
 		in := []*graph.Value{g, cols}
 		if acc != nil {
@@ -322,7 +323,7 @@ func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo convGeom, n, c
 		}
 		acc = b.op1("Gemm", in, aI("transB", 1))
 	}
-	return b.reshape(acc, []int64{m, c, geo.k[0], geo.k[1]})
+	return b.reshape(acc, []int64{m, c, geo.K[0], geo.K[1]})
 }
 
 // convWeightGradTrickNCHWc is the convolution trick (convWeightGradTrick) on
@@ -330,21 +331,21 @@ func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo convGeom, n, c
 // [C, N, H, W] blocked over N, dYᵀ as the filter [M, N, O…] in OIHWBiBo, the
 // result [C, M, k′…] reordered back. The batch must be a multiple of the
 // block (the benchmark's is).
-func convWeightGradTrickNCHWc(b *builder, X, G *graph.Value, geo convGeom, c, m, hw, o int64) *graph.Value {
+func convWeightGradTrickNCHWc(b *builder, X, G *graph.Value, geo shapes.Geom, c, m, hw, o int64) *graph.Value {
 	B := b.spec.ConvGrad.NCHWcBlock
 	const n = -1 // batch, from the data
-	Xr := b.nchwc("ReorderInput", []*graph.Value{b.transpose(X, []int64{1, 0, 2, 3})}, []int64{c, b.sym(), hw, hw})
+	Xr := b.nchwc("ReorderInput", []*graph.Value{b.transpose(X, []int64{1, 0, 2, 3})}, []int64{c, b.types.Sym(), hw, hw})
 	// ReorderInput of dY: [N/B, B(n), M/B, O, B(m)] → [N/B, M/B, O, B(n), B(m)] → [M/B, N/B, O, B(n), B(m)].
-	Gr := b.nchwc("ReorderInput", []*graph.Value{G}, []int64{b.sym(), m, o, o})
+	Gr := b.nchwc("ReorderInput", []*graph.Value{G}, []int64{b.types.Sym(), m, o, o})
 	Gr = b.transpose(b.reshape(Gr, []int64{n, B, m / B, o * o, B}), []int64{0, 2, 3, 1, 4})
 	Gr = b.reshape(b.transpose(Gr, []int64{1, 0, 2, 3, 4}), []int64{m, n, o, o})
-	kp := (hw+geo.pb[0]+geo.pe[0]-geo.s[0]*(o-1)-1)/geo.d[0] + 1
+	kp := (hw+geo.PB[0]+geo.PE[0]-geo.S[0]*(o-1)-1)/geo.D[0] + 1
 	T := b.nchwc("Conv", []*graph.Value{Xr, Gr}, []int64{c, m, kp, kp}, aIs("kernel_shape", []int64{o, o}),
-		aIs("strides", geo.d), aIs("dilations", geo.s), aIs("pads", concat64(geo.pb, geo.pe)), aI("group", 1))
+		aIs("strides", geo.D), aIs("dilations", geo.S), aIs("pads", concat64(geo.PB, geo.PE)), aI("group", 1))
 	T = b.nchwc("ReorderOutput", []*graph.Value{T}, []int64{c, m, kp, kp}, aI("channels", m))
 	T = b.transpose(T, []int64{1, 0, 2, 3})
-	if kp != geo.k[0] {
-		T = b.op1("Slice", []*graph.Value{T, b.i64(0, 0), b.i64(geo.k...), b.i64(2, 3)})
+	if kp != geo.K[0] {
+		T = b.op1("Slice", []*graph.Value{T, b.i64(0, 0), b.i64(geo.K...), b.i64(2, 3)})
 	}
 	return T
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 // NCHWc: ONNX Runtime's CPU execution provider has convolution kernels on a
@@ -42,13 +43,13 @@ const nchwcDomain = "com.microsoft.nchwc"
 // group 1, channel counts multiples of the block, and a kernel larger than
 // 1×1 (a 1×1 Conv is one Gemm, cheaper than the reorders around it;
 // bench/RESULTS.md, section "Conv formulations per layer").
-func (b *builder) nchwcApplies(xs, ws []int64, geo convGeom, dt graph.DType) bool {
+func (b *builder) nchwcApplies(xs, ws []int64, geo shapes.Geom, dt graph.DType) bool {
 	B := b.spec.ConvGrad.NCHWcBlock
-	if B <= 0 || dt != graph.Float || len(xs) != 4 || len(ws) != 4 || !allKnown(ws) || geo.group != 1 {
+	if B <= 0 || dt != graph.Float || len(xs) != 4 || len(ws) != 4 || !shapes.AllKnown(ws) || geo.Group != 1 {
 		return false
 	}
 	M, C := ws[0], ws[1]
-	return xs[1] == C && C%B == 0 && M%B == 0 && len(geo.k) == 2 && prod(geo.k) > 1
+	return xs[1] == C && C%B == 0 && M%B == 0 && len(geo.K) == 2 && shapes.Prod(geo.K) > 1
 }
 
 // nchwc emits one com.microsoft.nchwc node with output shape shape (float).
@@ -62,7 +63,7 @@ func (b *builder) nchwcNamed(op string, ins []*graph.Value, out string, shape []
 	if err != nil {
 		b.fail("autodiff: %v", err)
 	}
-	b.info[n.Output(0)] = &tinfo{dt: graph.Float, shape: append([]int64{}, shape...)}
+	b.types.Set(n.Output(0), &shapes.Info{DType: graph.Float, Shape: append([]int64{}, shape...)})
 	b.usedNCHWc = true
 	return n.Output(0)
 }
@@ -70,7 +71,7 @@ func (b *builder) nchwcNamed(op string, ins []*graph.Value, out string, shape []
 // nchwcFilter reorders a filter W [O, I, k…] (O and I multiples of the block)
 // to the OIHWBiBo layout of the NCHWc Conv.
 func (b *builder) nchwcFilter(W *graph.Value, O, I int64, k []int64) *graph.Value {
-	K := prod(k)
+	K := shapes.Prod(k)
 	// ReorderInput of W as an image batch [O, I, K, 1] blocks I:
 	// [O, I/B, K, B(i)]; ReorderInput of that as one image of O channels
 	// and I·K pixels blocks O: [O/B, I/B, K, B(i), B(o)]. Both reorders run
@@ -86,7 +87,7 @@ func (b *builder) nchwcFilter(W *graph.Value, O, I int64, k []int64) *graph.Valu
 // the NCHWc kernels (X and Y in plain NCHW); Wb is W already reordered by
 // nchwcFilter. ys is Y's shape, name Y's name ("": a fresh one). It returns
 // Y and the nchwc Conv node, whose attributes are those of a plain Conv.
-func (b *builder) nchwcConv(X, Wb, bias *graph.Value, M int64, geo convGeom, ys []int64, name string) (*graph.Value, *graph.Node) {
+func (b *builder) nchwcConv(X, Wb, bias *graph.Value, M int64, geo shapes.Geom, ys []int64, name string) (*graph.Value, *graph.Node) {
 	if name == "" {
 		name = b.name("ad/nchwc_ReorderOutput")
 	}
@@ -95,8 +96,8 @@ func (b *builder) nchwcConv(X, Wb, bias *graph.Value, M int64, geo convGeom, ys 
 	if bias != nil {
 		ins = append(ins, bias)
 	}
-	yb := b.nchwc("Conv", ins, ys, aIs("kernel_shape", geo.k), aIs("strides", geo.s), aIs("dilations", geo.d),
-		aIs("pads", concat64(geo.pb, geo.pe)), aI("group", 1))
+	yb := b.nchwc("Conv", ins, ys, aIs("kernel_shape", geo.K), aIs("strides", geo.S), aIs("dilations", geo.D),
+		aIs("pads", concat64(geo.PB, geo.PE)), aI("group", 1))
 	fn, _ := yb.Producer()
 	return b.nchwcNamed("ReorderOutput", []*graph.Value{yb}, name, ys, aI("channels", M)), fn
 }
@@ -112,7 +113,7 @@ func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
 		return b.copyNode(n, nil, nil)
 	}
 	xs, ws := b.shape(x), b.shape(w)
-	geo, ok := b.geom(n, xs)
+	geo, ok := b.types.ConvGeom(n, xs)
 	if !ok {
 		return b.copyNode(n, nil, nil)
 	}
@@ -128,15 +129,15 @@ func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
 		fn, _ := y.Producer()
 		return fn
 	}
-	if b.spec.ConvGrad.NCHWcBlock <= 0 || !b.nchwcApplies(xs, ws, geo, b.dtype(x)) || !allKnown(xs[1:]) {
+	if b.spec.ConvGrad.NCHWcBlock <= 0 || !b.nchwcApplies(xs, ws, geo, b.dtype(x)) || !shapes.AllKnown(xs[1:]) {
 		return b.copyNode(n, nil, nil)
 	}
 	M, C := ws[0], ws[1]
 	ys := []int64{xs[0], M, 0, 0}
-	for i := range geo.k {
-		ys[2+i] = poolOut(xs[2+i], geo.k[i], geo.s[i], geo.d[i], geo.pb[i], geo.pe[i], false)
+	for i := range geo.K {
+		ys[2+i] = shapes.PoolOut(xs[2+i], geo.K[i], geo.S[i], geo.D[i], geo.PB[i], geo.PE[i], false)
 	}
-	y, fn := b.nchwcConv(x, b.nchwcFilter(w, M, C, geo.k), bias, M, geo, ys, n.Output(0).Name)
+	y, fn := b.nchwcConv(x, b.nchwcFilter(w, M, C, geo.K), bias, M, geo, ys, n.Output(0).Name)
 	b.vmap[n.Output(0)] = y
 	b.convForms = append(b.convForms, "forward:nchwc")
 	return fn
@@ -152,7 +153,7 @@ func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
 // (bench/RESULTS.md, section "Padding").
 func (b *builder) nchwcFilterFlipped(W *graph.Value, M, C int64, k []int64) *graph.Value {
 	B := b.spec.ConvGrad.NCHWcBlock
-	K := prod(k)
+	K := shapes.Prod(k)
 	r := b.nchwc("ReorderInput", []*graph.Value{b.reshape(W, []int64{1, M, C * K, 1})}, []int64{1, M, C * K, 1})
 	r = b.nchwc("ReorderInput", []*graph.Value{b.reshape(r, []int64{M / B, C, K * B, 1})}, []int64{M / B, C, K * B, 1})
 	r = b.transpose(b.reshape(r, []int64{M / B, C / B, K * B * B}), []int64{1, 0, 2})
@@ -162,15 +163,15 @@ func (b *builder) nchwcFilterFlipped(W *graph.Value, M, C int64, k []int64) *gra
 
 // convInputGradNCHWc is the flipped input gradient (stride 1) on the NCHWc
 // kernels: dX = Conv(dY, flip(W)ᵀ, pads K−1−p) with W′ [C, M, k…].
-func (b *builder) convInputGradNCHWc(G, W *graph.Value, geo convGeom, xs []int64) *graph.Value {
+func (b *builder) convInputGradNCHWc(G, W *graph.Value, geo shapes.Geom, xs []int64) *graph.Value {
 	ws := b.shape(W)
 	M, C := ws[0], ws[1]
-	flipped := convGeom{k: geo.k, s: []int64{1, 1}, d: geo.d, group: 1, pb: make([]int64, 2), pe: make([]int64, 2)}
-	for i := range geo.k {
-		ke := geo.d[i]*(geo.k[i]-1) + 1
-		flipped.pb[i], flipped.pe[i] = ke-1-geo.pb[i], ke-1-geo.pe[i]
+	flipped := shapes.Geom{K: geo.K, S: []int64{1, 1}, D: geo.D, Group: 1, PB: make([]int64, 2), PE: make([]int64, 2)}
+	for i := range geo.K {
+		ke := geo.D[i]*(geo.K[i]-1) + 1
+		flipped.PB[i], flipped.PE[i] = ke-1-geo.PB[i], ke-1-geo.PE[i]
 	}
-	dX, _ := b.nchwcConv(G, b.nchwcFilterFlipped(W, M, C, geo.k), nil, C, flipped, append([]int64{b.shape(G)[0]}, xs[1:]...), "")
+	dX, _ := b.nchwcConv(G, b.nchwcFilterFlipped(W, M, C, geo.K), nil, C, flipped, append([]int64{b.shape(G)[0]}, xs[1:]...), "")
 	return dX
 }
 
@@ -196,15 +197,15 @@ type phase struct {
 // the NCHWc kernels apply (nchwcApplies), some stride > 1, dilation 1,
 // every kernel extent ≥ its stride (so that every phase has a tap) and the
 // spatial sizes static.
-func (b *builder) polyphasePlan(xs, ws, gs []int64, geo convGeom, dt graph.DType) *polyphase {
-	if !b.nchwcApplies(xs, ws, geo, dt) || gs == nil || len(gs) != 4 || !allKnown(xs[2:]) || !allKnown(gs[1:]) {
+func (b *builder) polyphasePlan(xs, ws, gs []int64, geo shapes.Geom, dt graph.DType) *polyphase {
+	if !b.nchwcApplies(xs, ws, geo, dt) || gs == nil || len(gs) != 4 || !shapes.AllKnown(xs[2:]) || !shapes.AllKnown(gs[1:]) {
 		return nil
 	}
 	p := &polyphase{C: ws[1], M: ws[0], xs: xs, gs: gs}
 	strided := false
 	for i := 0; i < 2; i++ {
-		s, k, pb := geo.s[i], geo.k[i], geo.pb[i]
-		if geo.d[i] != 1 || k < s {
+		s, k, pb := geo.S[i], geo.K[i], geo.PB[i]
+		if geo.D[i] != 1 || k < s {
 			return nil
 		}
 		strided = strided || s > 1

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 // batchedTransposeMaxI bounds the identity of rewriteBatchedTransposes:
@@ -50,10 +51,10 @@ func (b *builder) rewriteBatchedTransposes(outputs []*graph.Value) {
 			continue
 		}
 		k, a, ok := batchedSwap(perm)
-		if !ok || !allKnown(xs[k:]) {
+		if !ok || !shapes.AllKnown(xs[k:]) {
 			continue
 		}
-		A, B := prod(xs[k:k+a]), prod(xs[k+a:])
+		A, B := shapes.Prod(xs[k:k+a]), shapes.Prod(xs[k+a:])
 		if min(A, B) > batchedTransposeMaxI || (k == len(perm)-2 && onlyMatMulUses(y) && !fromTranspose(x)) {
 			continue
 		}

@@ -1,6 +1,9 @@
 package autodiff
 
-import "github.com/unlearn-tool/unlearn/graph"
+import (
+	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
+)
 
 // Winograd's minimal filtering (Lavin and Gray, "Fast Algorithms for
 // Convolutional Neural Networks", CVPR 2016) for 3×3 convolutions at
@@ -142,13 +145,13 @@ func (p winoPlan) tiles() int64 { return p.Ty * p.Tx }
 // ws and geometry geo in the Winograd form: 2-D, float or double, group 1,
 // a 3×3 kernel at stride 1, dilation 1 and pad 1 on every side, static
 // channel and spatial sizes.
-func winogradApplies(xs, ws []int64, geo convGeom, dt graph.DType) (winoPlan, bool) {
-	if (dt != graph.Float && dt != graph.Double) || len(xs) != 4 || len(ws) != 4 || !allKnown(xs[1:]) || !allKnown(ws) ||
-		geo.group != 1 || xs[1] != ws[1] || len(geo.k) != 2 {
+func winogradApplies(xs, ws []int64, geo shapes.Geom, dt graph.DType) (winoPlan, bool) {
+	if (dt != graph.Float && dt != graph.Double) || len(xs) != 4 || len(ws) != 4 || !shapes.AllKnown(xs[1:]) || !shapes.AllKnown(ws) ||
+		geo.Group != 1 || xs[1] != ws[1] || len(geo.K) != 2 {
 		return winoPlan{}, false
 	}
 	for i := range 2 {
-		if geo.k[i] != 3 || geo.s[i] != 1 || geo.d[i] != 1 || geo.pb[i] != 1 || geo.pe[i] != 1 {
+		if geo.K[i] != 3 || geo.S[i] != 1 || geo.D[i] != 1 || geo.PB[i] != 1 || geo.PE[i] != 1 {
 			return winoPlan{}, false
 		}
 	}
@@ -161,7 +164,7 @@ func winogradApplies(xs, ws []int64, geo convGeom, dt graph.DType) (winoPlan, bo
 // it applies; "": where it applies, the plane is at most winogradMaxPlane
 // and both channel counts at least winogradMinChannels; anything else:
 // never).
-func winograd(forced string, xs, ws []int64, geo convGeom, dt graph.DType) (winoPlan, bool) {
+func winograd(forced string, xs, ws []int64, geo shapes.Geom, dt graph.DType) (winoPlan, bool) {
 	p, ok := winogradApplies(xs, ws, geo, dt)
 	switch {
 	case !ok:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 // TestToomCook checks y = Aᵀ[(G g) ⊙ (Bᵀ d)] against the correlation
@@ -102,8 +103,8 @@ func TestConvWinogradFloat32(t *testing.T) {
 	for _, S := range []int64{4, 7} {
 		f := newFG(t, graph.Float, 11)
 		xs, ws := []int64{8, 128, S, S}, []int64{128, 128, 3, 3}
-		xv := relu(f.randn(prod(xs)))
-		wv := f.randn(prod(ws))
+		xv := relu(f.randn(shapes.Prod(xs)))
+		wv := f.randn(shapes.Prod(ws))
 		for i := range wv {
 			wv[i] *= math.Sqrt(2.0 / (9 * 128))
 		}
@@ -112,7 +113,7 @@ func TestConvWinogradFloat32(t *testing.T) {
 		params := []string{"x", "w"}
 		names := append([]string{o.Name}, gradNames(params)...)
 		wino, dir := runOnce(t, f, o, xs, params, Spec{ConvGrad: winoForced}), runOnce(t, f, o, xs, params, direct)
-		seed := make([]float64, prod(xs))
+		seed := make([]float64, shapes.Prod(xs))
 		for i := range seed {
 			seed[i] = math.Sin(float64(i))
 		}
@@ -164,11 +165,11 @@ func refConv3x3(x, w, u []float64, N, C, M, S int64) (y, dx, dw []float64) {
 // TestWinogradChoice pins where the per-shape choice takes the Winograd
 // form on ResNet-18's layer shapes.
 func TestWinogradChoice(t *testing.T) {
-	g3 := func(s int64) convGeom {
-		return convGeom{k: []int64{3, 3}, s: []int64{s, s}, d: []int64{1, 1}, pb: []int64{1, 1}, pe: []int64{1, 1}, group: 1}
+	g3 := func(s int64) shapes.Geom {
+		return shapes.Geom{K: []int64{3, 3}, S: []int64{s, s}, D: []int64{1, 1}, PB: []int64{1, 1}, PE: []int64{1, 1}, Group: 1}
 	}
 	for _, c := range []struct {
-		geo    convGeom
+		geo    shapes.Geom
 		xs, ws []int64
 		want   bool
 	}{
@@ -183,7 +184,7 @@ func TestWinogradChoice(t *testing.T) {
 	} {
 		_, got := winograd("", c.xs, c.ws, c.geo, graph.Float)
 		if got != c.want {
-			t.Errorf("x %v w %v stride %d: Winograd %v, want %v", c.xs, c.ws, c.geo.s[0], got, c.want)
+			t.Errorf("x %v w %v stride %d: Winograd %v, want %v", c.xs, c.ws, c.geo.S[0], got, c.want)
 		}
 	}
 	if _, ok := winograd(ConvForwardDirect, []int64{1, 512, 4, 4}, []int64{512, 512, 3, 3}, g3(1), graph.Float); ok {
@@ -216,7 +217,7 @@ func runOnce(t *testing.T, f *fg, out *graph.Value, shape []int64, params []stri
 	for _, p := range params {
 		feeds[p] = f.g.LocalValue(p).Init
 	}
-	seed := make([]float64, prod(shape))
+	seed := make([]float64, shapes.Prod(shape))
 	for i := range seed {
 		seed[i] = math.Sin(float64(i))
 	}

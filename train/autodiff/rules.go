@@ -4,13 +4,14 @@ import (
 	"math"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
-// ctx is what a rule sees: the original node, its inputs and outputs in the
+// GradCtx is what a rule sees: the original node, its inputs and outputs in the
 // training graph, the forward node emitted for it (when it was copied), the
 // gradients of its outputs (nil where none flows) and which inputs need a
 // gradient.
-type ctx struct {
+type GradCtx struct {
 	b    *builder
 	n    *graph.Node
 	fn   *graph.Node // forward node in the training graph (nil when lowered)
@@ -21,15 +22,62 @@ type ctx struct {
 	aux  map[string]*graph.Value
 }
 
-func (c *ctx) needs(i int) bool { return i < len(c.need) && c.need[i] }
+func (c *GradCtx) needs(i int) bool { return i < len(c.need) && c.need[i] }
 
 // g is the gradient of output 0.
-func (c *ctx) g() *graph.Value { return c.dY[0] }
+func (c *GradCtx) g() *graph.Value { return c.dY[0] }
 
-// forward emits n into the training graph: its registry entry's forward
+// The exported methods are what a rule outside this package (Register)
+// works with; the built-in rules also use the builder directly.
+
+// Node is the forward graph's node whose gradient the rule computes.
+func (c *GradCtx) Node() *graph.Node { return c.n }
+
+// Input is the training graph's value of the node's input i (nil when
+// absent).
+func (c *GradCtx) Input(i int) *graph.Value { return at(c.in, i) }
+
+// Output is the training graph's value of the node's output i.
+func (c *GradCtx) Output(i int) *graph.Value { return at(c.out, i) }
+
+// OutputGrad is the gradient of output i (nil where none flows).
+func (c *GradCtx) OutputGrad(i int) *graph.Value { return at(c.dY, i) }
+
+// Needs reports whether input i needs a gradient; the rule returns nil for
+// the inputs that do not.
+func (c *GradCtx) Needs(i int) bool { return c.needs(i) }
+
+// Emit adds a node of the ai.onnx op opType to the training graph and
+// returns its one output, typed by the op's shape rule.
+func (c *GradCtx) Emit(opType string, inputs []*graph.Value, attrs ...*graph.Attribute) *graph.Value {
+	return c.b.op1(opType, inputs, attrs...)
+}
+
+// Scalar is a constant scalar of type dt.
+func (c *GradCtx) Scalar(dt graph.DType, v float64) *graph.Value { return c.b.scalarF(dt, v) }
+
+// DType is the inferred element type of a training-graph value.
+func (c *GradCtx) DType(v *graph.Value) graph.DType { return c.b.dtype(v) }
+
+// Shape is the inferred shape of a training-graph value (sizes ≤
+// shapes.SymBase are symbols; nil: rank unknown).
+func (c *GradCtx) Shape(v *graph.Value) []int64 { return c.b.shape(v) }
+
+// ReduceTo sums g over the axes along which x was broadcast to g's shape
+// (U(g → x) in docs/GRADIENTS.md).
+func (c *GradCtx) ReduceTo(g, x *graph.Value) *graph.Value { return c.b.unbroadcast(g, x) }
+
+func at(vs []*graph.Value, i int) *graph.Value {
+	if i < 0 || i >= len(vs) {
+		return nil
+	}
+	return vs[i]
+}
+
+// forward emits n into the training graph: its table entry's forward
 // lowering, or a copy.
 func (b *builder) forward(n *graph.Node, p *planned) {
-	if r := registry[n.OpType]; r.fwd != nil && n.IsDefaultDomain() {
+	if r, _ := lookup(n.OpType); r.fwd != nil && n.IsDefaultDomain() {
 		if fn := r.fwd(b, n, p); fn != nil {
 			b.fwdNodes[n] = fn
 		}
@@ -79,7 +127,7 @@ func (b *builder) copyNode(n *graph.Node, ins []*graph.Value, attrs []*graph.Att
 
 // gradAdd: Y = A + B (broadcasting). dA = U(dY → A), dB = U(dY → B).
 // https://onnx.ai/onnx/operators/onnx__Add.html
-func gradAdd(c *ctx) []*graph.Value {
+func gradAdd(c *GradCtx) []*graph.Value {
 	b := c.b
 	out := make([]*graph.Value, 2)
 	for i := 0; i < 2; i++ {
@@ -92,7 +140,7 @@ func gradAdd(c *ctx) []*graph.Value {
 
 // gradSub: Y = A − B. dA = U(dY), dB = −U(dY).
 // https://onnx.ai/onnx/operators/onnx__Sub.html
-func gradSub(c *ctx) []*graph.Value {
+func gradSub(c *GradCtx) []*graph.Value {
 	b := c.b
 	out := make([]*graph.Value, 2)
 	if c.needs(0) {
@@ -106,7 +154,7 @@ func gradSub(c *ctx) []*graph.Value {
 
 // gradMul: Y = A·B. dA = U(dY·B), dB = U(dY·A).
 // https://onnx.ai/onnx/operators/onnx__Mul.html
-func gradMul(c *ctx) []*graph.Value {
+func gradMul(c *GradCtx) []*graph.Value {
 	b := c.b
 	out := make([]*graph.Value, 2)
 	if c.needs(0) {
@@ -120,7 +168,7 @@ func gradMul(c *ctx) []*graph.Value {
 
 // gradDiv: Y = A/B. dA = U(dY/B), dB = U(−dY·Y/B).
 // https://onnx.ai/onnx/operators/onnx__Div.html
-func gradDiv(c *ctx) []*graph.Value {
+func gradDiv(c *GradCtx) []*graph.Value {
 	b := c.b
 	out := make([]*graph.Value, 2)
 	if c.needs(0) {
@@ -134,7 +182,7 @@ func gradDiv(c *ctx) []*graph.Value {
 
 // gradSum: Y = Σ X_i (broadcasting). dX_i = U(dY → X_i).
 // https://onnx.ai/onnx/operators/onnx__Sum.html
-func gradSum(c *ctx) []*graph.Value {
+func gradSum(c *GradCtx) []*graph.Value {
 	out := make([]*graph.Value, len(c.in))
 	for i := range c.in {
 		if c.needs(i) {
@@ -145,11 +193,11 @@ func gradSum(c *ctx) []*graph.Value {
 }
 
 // gradNeg: Y = −X. dX = −dY.
-func gradNeg(c *ctx) []*graph.Value { return []*graph.Value{c.b.neg(c.g())} }
+func gradNeg(c *GradCtx) []*graph.Value { return []*graph.Value{c.b.neg(c.g())} }
 
 // gradPow: Y = X^E with E constant (stop-gradient). dX = U(dY·E·X^(E−1)).
 // https://onnx.ai/onnx/operators/onnx__Pow.html
-func gradPow(c *ctx) []*graph.Value {
+func gradPow(c *GradCtx) []*graph.Value {
 	b := c.b
 	x, e := c.in[0], c.in[1]
 	dt := b.dtype(x)
@@ -187,7 +235,7 @@ func gradPow(c *ctx) []*graph.Value {
 // product is NaN instead of 0 (a gradient that is already non-finite;
 // training stops on it either way).
 // https://onnx.ai/onnx/operators/onnx__Relu.html
-func gradRelu(c *ctx) []*graph.Value {
+func gradRelu(c *GradCtx) []*graph.Value {
 	b := c.b
 	x := c.in[0]
 	if len(c.out) > 0 && c.out[0] != nil {
@@ -200,7 +248,7 @@ func gradRelu(c *ctx) []*graph.Value {
 
 // gradLeakyRelu: dX = Where(X > 0, dY, α·dY).
 // https://onnx.ai/onnx/operators/onnx__LeakyRelu.html
-func gradLeakyRelu(c *ctx) []*graph.Value {
+func gradLeakyRelu(c *GradCtx) []*graph.Value {
 	b := c.b
 	x := c.in[0]
 	alpha := float64(c.n.AttrFloat("alpha", 0.01))
@@ -210,7 +258,7 @@ func gradLeakyRelu(c *ctx) []*graph.Value {
 
 // gradSigmoid: dX = dY·y·(1−y).
 // https://onnx.ai/onnx/operators/onnx__Sigmoid.html
-func gradSigmoid(c *ctx) []*graph.Value {
+func gradSigmoid(c *GradCtx) []*graph.Value {
 	b := c.b
 	y := c.out[0]
 	return []*graph.Value{b.mul(c.g(), b.mul(y, b.sub(b.scalarF(b.dtype(y), 1), y)))}
@@ -218,7 +266,7 @@ func gradSigmoid(c *ctx) []*graph.Value {
 
 // gradTanh: dX = dY·(1−y²).
 // https://onnx.ai/onnx/operators/onnx__Tanh.html
-func gradTanh(c *ctx) []*graph.Value {
+func gradTanh(c *GradCtx) []*graph.Value {
 	b := c.b
 	y := c.out[0]
 	return []*graph.Value{b.mul(c.g(), b.sub(b.scalarF(b.dtype(y), 1), b.mul(y, y)))}
@@ -226,7 +274,7 @@ func gradTanh(c *ctx) []*graph.Value {
 
 // gradErf: dX = dY·(2/√π)·exp(−x²).
 // https://onnx.ai/onnx/operators/onnx__Erf.html
-func gradErf(c *ctx) []*graph.Value {
+func gradErf(c *GradCtx) []*graph.Value {
 	b := c.b
 	x := c.in[0]
 	e := b.op1("Exp", []*graph.Value{b.neg(b.mul(x, x))})
@@ -237,7 +285,7 @@ func gradErf(c *ctx) []*graph.Value {
 // approximate="tanh": with u = √(2/π)(x + 0.044715x³), t = tanh u:
 // dX = dY·[½(1+t) + ½x(1−t²)·√(2/π)(1 + 3·0.044715x²)].
 // https://onnx.ai/onnx/operators/onnx__Gelu.html
-func gradGelu(c *ctx) []*graph.Value {
+func gradGelu(c *GradCtx) []*graph.Value {
 	b := c.b
 	x := c.in[0]
 	dt := b.dtype(x)
@@ -259,29 +307,29 @@ func gradGelu(c *ctx) []*graph.Value {
 
 // gradSqrt: dX = dY·0.5/y.
 // https://onnx.ai/onnx/operators/onnx__Sqrt.html
-func gradSqrt(c *ctx) []*graph.Value {
+func gradSqrt(c *GradCtx) []*graph.Value {
 	b := c.b
 	return []*graph.Value{b.div(b.mulF(c.g(), 0.5), c.out[0])}
 }
 
 // gradReciprocal: y = 1/x, dX = −dY·y².
 // https://onnx.ai/onnx/operators/onnx__Reciprocal.html
-func gradReciprocal(c *ctx) []*graph.Value {
+func gradReciprocal(c *GradCtx) []*graph.Value {
 	b := c.b
 	y := c.out[0]
 	return []*graph.Value{b.neg(b.mul(c.g(), b.mul(y, y)))}
 }
 
 // gradExp: dX = dY·y.
-func gradExp(c *ctx) []*graph.Value { return []*graph.Value{c.b.mul(c.g(), c.out[0])} }
+func gradExp(c *GradCtx) []*graph.Value { return []*graph.Value{c.b.mul(c.g(), c.out[0])} }
 
 // gradLog: dX = dY/x.
-func gradLog(c *ctx) []*graph.Value { return []*graph.Value{c.b.div(c.g(), c.in[0])} }
+func gradLog(c *GradCtx) []*graph.Value { return []*graph.Value{c.b.div(c.g(), c.in[0])} }
 
 // gradClip: dX = Where(min < x < max, dY, 0); min and max get none. The
 // strict inequalities match PyTorch's hardtanh/ReLU6 backward at the kinks.
 // https://onnx.ai/onnx/operators/onnx__Clip.html
-func gradClip(c *ctx) []*graph.Value {
+func gradClip(c *GradCtx) []*graph.Value {
 	b := c.b
 	x := c.in[0]
 	var cond *graph.Value
@@ -302,7 +350,7 @@ func gradClip(c *ctx) []*graph.Value {
 	return []*graph.Value{b.where(cond, c.g(), b.zeroLike(x))}
 }
 
-func (b *builder) mappedOrNilIn(c *ctx, i int) *graph.Value {
+func (b *builder) mappedOrNilIn(c *GradCtx, i int) *graph.Value {
 	if i < len(c.in) {
 		return c.in[i]
 	}
@@ -311,7 +359,7 @@ func (b *builder) mappedOrNilIn(c *ctx, i int) *graph.Value {
 
 // gradHardSigmoid: y = max(0, min(1, αx+β)); dX = Where(0 < y < 1, α·dY, 0).
 // https://onnx.ai/onnx/operators/onnx__HardSigmoid.html
-func gradHardSigmoid(c *ctx) []*graph.Value {
+func gradHardSigmoid(c *GradCtx) []*graph.Value {
 	b := c.b
 	y := c.out[0]
 	alpha := float64(c.n.AttrFloat("alpha", 0.2))
@@ -324,7 +372,7 @@ func gradHardSigmoid(c *ctx) []*graph.Value {
 // gradHardSwish: y = x·max(0, min(1, x/6 + ½));
 // dX = dY·Where(x < −3, 0, Where(x > 3, 1, x/3 + ½)) (PyTorch's convention).
 // https://onnx.ai/onnx/operators/onnx__HardSwish.html
-func gradHardSwish(c *ctx) []*graph.Value {
+func gradHardSwish(c *GradCtx) []*graph.Value {
 	b := c.b
 	x := c.in[0]
 	dt := b.dtype(x)
@@ -336,10 +384,10 @@ func gradHardSwish(c *ctx) []*graph.Value {
 
 // gradSoftmax (opset ≥ 13, axis a): dX = y ⊙ (dY − ReduceSum(dY ⊙ y, [a])).
 // https://onnx.ai/onnx/operators/onnx__Softmax.html
-func gradSoftmax(c *ctx) []*graph.Value {
+func gradSoftmax(c *GradCtx) []*graph.Value {
 	b := c.b
 	y := c.out[0]
-	ax := normAxis(c.n.AttrInt("axis", -1), b.rank(y))
+	ax := shapes.NormAxis(c.n.AttrInt("axis", -1), b.rank(y))
 	if ax < 0 {
 		b.fail("autodiff: %v: rank unknown", c.n)
 	}
@@ -349,10 +397,10 @@ func gradSoftmax(c *ctx) []*graph.Value {
 
 // gradLogSoftmax (opset ≥ 13, axis a): dX = dY − exp(y) ⊙ ReduceSum(dY, [a]).
 // https://onnx.ai/onnx/operators/onnx__LogSoftmax.html
-func gradLogSoftmax(c *ctx) []*graph.Value {
+func gradLogSoftmax(c *GradCtx) []*graph.Value {
 	b := c.b
 	y := c.out[0]
-	ax := normAxis(c.n.AttrInt("axis", -1), b.rank(y))
+	ax := shapes.NormAxis(c.n.AttrInt("axis", -1), b.rank(y))
 	if ax < 0 {
 		b.fail("autodiff: %v: rank unknown", c.n)
 	}
@@ -361,17 +409,17 @@ func gradLogSoftmax(c *ctx) []*graph.Value {
 }
 
 // gradIdentity: dX = dY.
-func gradIdentity(c *ctx) []*graph.Value { return []*graph.Value{c.g()} }
+func gradIdentity(c *GradCtx) []*graph.Value { return []*graph.Value{c.g()} }
 
 // gradCast: dX = Cast(dY, to = X's float type).
 // https://onnx.ai/onnx/operators/onnx__Cast.html
-func gradCast(c *ctx) []*graph.Value {
+func gradCast(c *GradCtx) []*graph.Value {
 	return []*graph.Value{c.b.cast(c.g(), c.b.dtype(c.in[0]))}
 }
 
 // gradWhere: Y = Where(C, A, B). dA = U(Where(C, dY, 0)), dB = U(Where(C, 0, dY)).
 // https://onnx.ai/onnx/operators/onnx__Where.html
-func gradWhere(c *ctx) []*graph.Value {
+func gradWhere(c *GradCtx) []*graph.Value {
 	b := c.b
 	out := make([]*graph.Value, 3)
 	z := b.zeroLike(c.g())
@@ -386,7 +434,7 @@ func gradWhere(c *ctx) []*graph.Value {
 
 // gradExpand: dX = U(dY → X).
 // https://onnx.ai/onnx/operators/onnx__Expand.html
-func gradExpand(c *ctx) []*graph.Value {
+func gradExpand(c *GradCtx) []*graph.Value {
 	return []*graph.Value{c.b.unbroadcast(c.g(), c.in[0])}
 }
 
@@ -419,7 +467,7 @@ func fwdDropout(b *builder, n *graph.Node, p *planned) *graph.Node {
 // gradDropout: identity in inference mode; in training mode
 // dX = dY·mask/(1−ratio) with the forward's mask.
 // https://onnx.ai/onnx/operators/onnx__Dropout.html
-func gradDropout(c *ctx) []*graph.Value {
+func gradDropout(c *GradCtx) []*graph.Value {
 	b := c.b
 	mask := c.aux["mask"]
 	if mask == nil {

@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 // gradGemm: Y = α·A′B′ + β·C (A′ = Aᵀ if transA, B′ = Bᵀ if transB).
@@ -13,7 +14,7 @@ import (
 //	1,1            α·Gemm(B, dY, transA=1,transB=1) α·Gemm(dY, A, transA=1,transB=1)
 //
 // dC = β·U(dY → C). https://onnx.ai/onnx/operators/onnx__Gemm.html
-func gradGemm(c *ctx) []*graph.Value {
+func gradGemm(c *GradCtx) []*graph.Value {
 	b := c.b
 	A, B, g := c.in[0], c.in[1], c.g()
 	alpha := c.n.AttrFloat("alpha", 1)
@@ -45,7 +46,7 @@ func gradGemm(c *ctx) []*graph.Value {
 			out[0] = gemm(B, g, true, true)
 		}
 	}
-	if bs := b.shape(B); c.needs(1) && !ta && len(bs) == 2 && allKnown(bs) {
+	if bs := b.shape(B); c.needs(1) && !ta && len(bs) == 2 && shapes.AllKnown(bs) {
 		// B's output channels are its rows with transB, else its columns.
 		axis := 1
 		if tb {
@@ -92,7 +93,7 @@ func swapLast(r int) []int64 {
 // ᵀ swapping the last two axes. A 2-D B[K,N] (a weight) takes the fast path
 // dB = Gemm(Reshape(A,[−1,K]), Reshape(dY,[−1,N]), transA=1).
 // https://onnx.ai/onnx/operators/onnx__MatMul.html
-func gradMatMul(c *ctx) []*graph.Value {
+func gradMatMul(c *GradCtx) []*graph.Value {
 	b := c.b
 	A, B, g := c.in[0], c.in[1], c.g()
 	ra, rb := b.rank(A), b.rank(B)
@@ -144,18 +145,18 @@ func concat64(parts ...[]int64) []int64 {
 
 // convGeomOf resolves the geometry of a forward conv/pool node, failing
 // when the input's spatial shape is not static.
-func (c *ctx) convGeom() (convGeom, []int64) {
+func (c *GradCtx) convGeom() (shapes.Geom, []int64) {
 	b := c.b
 	xs := b.shape(c.in[0])
-	if g, ok := b.fwdGeom[c.n]; ok && xs != nil && allKnown(xs[1:]) {
+	if g, ok := b.fwdGeom[c.n]; ok && xs != nil && shapes.AllKnown(xs[1:]) {
 		return g, xs
 	}
 	fn := c.fn
 	if fn == nil {
 		b.fail("autodiff: %v: no forward node", c.n)
 	}
-	g, ok := b.geom(fn, xs)
-	if !ok || xs == nil || !allKnown(xs[1:]) {
+	g, ok := b.types.ConvGeom(fn, xs)
+	if !ok || xs == nil || !shapes.AllKnown(xs[1:]) {
 		b.fail("%w: %v: needs static channel and spatial sizes (input shape %v)", ErrUnsupported, c.n, xs)
 	}
 	return g, xs
@@ -170,12 +171,12 @@ func (c *ctx) convGeom() (convGeom, []int64) {
 //	dB = ReduceSum(dY, [0, 2, …])
 //
 // https://onnx.ai/onnx/operators/onnx__Conv.html, docs/GRADIENTS.md "Convolution".
-func gradConv(c *ctx) []*graph.Value {
+func gradConv(c *GradCtx) []*graph.Value {
 	b := c.b
 	geo, xs := c.convGeom()
 	X, W, g := c.in[0], c.in[1], c.g()
 	ws := b.shape(W)
-	if ws == nil || !allKnown(ws) {
+	if ws == nil || !shapes.AllKnown(ws) {
 		b.fail("%w: %v: weight shape must be static", ErrUnsupported, c.n)
 	}
 	sp := len(xs) - 2
@@ -239,8 +240,8 @@ func gradConv(c *ctx) []*graph.Value {
 // convGradChannels returns the output channels a Conv's weight gradient is
 // restricted to (Spec.GradChannels), nil for the whole gradient; grouped
 // convolutions keep the whole gradient.
-func (b *builder) convGradChannels(c *ctx, geo convGeom, ws []int64) []int64 {
-	if geo.group != 1 {
+func (b *builder) convGradChannels(c *GradCtx, geo shapes.Geom, ws []int64) []int64 {
+	if geo.Group != 1 {
 		return nil
 	}
 	return b.gradChannels(c.n, 1, ws[0])
@@ -251,7 +252,7 @@ func (b *builder) convGradChannels(c *ctx, geo convGeom, ws []int64) []int64 {
 // convolution trick with dY as the input and X as the output gradient;
 // dB = ReduceSum(dY, [0, 2, …]).
 // https://onnx.ai/onnx/operators/onnx__ConvTranspose.html
-func gradConvTranspose(c *ctx) []*graph.Value {
+func gradConvTranspose(c *GradCtx) []*graph.Value {
 	b := c.b
 	if c.n.Attr("output_shape") != nil {
 		b.fail("%w: %v: ConvTranspose with output_shape; export with explicit pads", ErrUnsupported, c.n)
@@ -259,15 +260,15 @@ func gradConvTranspose(c *ctx) []*graph.Value {
 	geo, xs := c.convGeom()
 	X, W, g := c.in[0], c.in[1], c.g()
 	ws := b.shape(W)
-	if ws == nil || !allKnown(ws) {
+	if ws == nil || !shapes.AllKnown(ws) {
 		b.fail("%w: %v: weight shape must be static", ErrUnsupported, c.n)
 	}
 	sp := len(xs) - 2
 	out := make([]*graph.Value, 3)
 	if c.needs(0) {
 		out[0] = b.op1("Conv", []*graph.Value{g, W},
-			aIs("kernel_shape", geo.k), aIs("strides", geo.s), aIs("dilations", geo.d),
-			aIs("pads", concat64(geo.pb, geo.pe)), aI("group", geo.group))
+			aIs("kernel_shape", geo.K), aIs("strides", geo.S), aIs("dilations", geo.D),
+			aIs("pads", concat64(geo.PB, geo.PE)), aI("group", geo.Group))
 	}
 	if c.needs(1) {
 		out[1] = b.convWeightGrad(g, X, geo, ws)
@@ -304,7 +305,7 @@ func fwdMaxPool(b *builder, n *graph.Node, p *planned) *graph.Node {
 // Reshape(dY,[−1]), axis=0, reduction="add"), Shape(X)). reduction="add"
 // (opset 16) sums the gradient of overlapping windows.
 // https://onnx.ai/onnx/operators/onnx__MaxPool.html
-func gradMaxPool(c *ctx) []*graph.Value {
+func gradMaxPool(c *GradCtx) []*graph.Value {
 	b := c.b
 	I := c.aux["indices"]
 	if I == nil {
@@ -318,8 +319,8 @@ func gradMaxPool(c *ctx) []*graph.Value {
 func (b *builder) scatterAdd(x, idx, g *graph.Value) *graph.Value {
 	dt := b.dtype(g)
 	var zeros *graph.Value
-	if s := b.shape(x); s != nil && allKnown(s) {
-		zeros = b.op1("ConstantOfShape", []*graph.Value{b.i64(prod(s))}, aT("value", floatTensor(dt, []int64{1}, []float64{0})))
+	if s := b.shape(x); s != nil && shapes.AllKnown(s) {
+		zeros = b.op1("ConstantOfShape", []*graph.Value{b.i64(shapes.Prod(s))}, aT("value", floatTensor(dt, []int64{1}, []float64{0})))
 	} else {
 		size := b.unsqueeze(b.op1("Size", []*graph.Value{x}), []int64{0})
 		zeros = b.op1("ConstantOfShape", []*graph.Value{size}, aT("value", floatTensor(dt, []int64{1}, []float64{0})))
@@ -336,46 +337,46 @@ func (b *builder) scatterAdd(x, idx, g *graph.Value) *graph.Value {
 // ceil_mode setting), dX = ConvTranspose(dY/count, ones[C,1,k…], group=C,
 // same strides and dilations, pads chosen so the result has X's size).
 // https://onnx.ai/onnx/operators/onnx__AveragePool.html
-func gradAveragePool(c *ctx) []*graph.Value {
+func gradAveragePool(c *GradCtx) []*graph.Value {
 	b := c.b
 	geo, xs := c.convGeom()
 	g := c.g()
 	ys := b.shape(c.out[0])
-	if ys == nil || !allKnown(ys[1:]) {
+	if ys == nil || !shapes.AllKnown(ys[1:]) {
 		b.fail("%w: %v: output shape unknown", ErrUnsupported, c.n)
 	}
 	dt := b.dtype(g)
 	sp := len(xs) - 2
 	C := xs[1]
 	img := concat64([]int64{1, 1}, xs[2:])
-	onesImg := b.constF(dt, img, fill(prod(img), 1))
-	kk := concat64([]int64{1, 1}, geo.k)
-	onesK := b.constF(dt, kk, fill(prod(kk), 1))
+	onesImg := b.constF(dt, img, fill(shapes.Prod(img), 1))
+	kk := concat64([]int64{1, 1}, geo.K)
+	onesK := b.constF(dt, kk, fill(shapes.Prod(kk), 1))
 	peC := make([]int64, sp)
 	for i := range peC {
 		oh := ys[2+i]
-		e := max(0, (oh-1)*geo.s[i]+geo.d[i]*(geo.k[i]-1)+1-(xs[2+i]+geo.pb[i]+geo.pe[i]))
-		peC[i] = geo.pe[i] + e
+		e := max(0, (oh-1)*geo.S[i]+geo.D[i]*(geo.K[i]-1)+1-(xs[2+i]+geo.PB[i]+geo.PE[i]))
+		peC[i] = geo.PE[i] + e
 	}
-	inb := b.op1("Conv", []*graph.Value{onesImg, onesK}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
-		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, peC)))
+	inb := b.op1("Conv", []*graph.Value{onesImg, onesK}, aIs("kernel_shape", geo.K), aIs("strides", geo.S),
+		aIs("dilations", geo.D), aIs("pads", concat64(geo.PB, peC)))
 	avg1 := b.op1("AveragePool", []*graph.Value{onesImg}, c.fn.Attrs...)
 	scale := b.div(avg1, inb)
 	gs := b.mul(g, scale)
 	peT := make([]int64, sp)
 	op := make([]int64, sp)
 	for i := range peT {
-		t := geo.s[i]*(ys[2+i]-1) + geo.d[i]*(geo.k[i]-1) + 1 - geo.pb[i] - xs[2+i]
+		t := geo.S[i]*(ys[2+i]-1) + geo.D[i]*(geo.K[i]-1) + 1 - geo.PB[i] - xs[2+i]
 		if t >= 0 {
 			peT[i] = t
 		} else {
 			op[i] = -t
 		}
 	}
-	wk := concat64([]int64{C, 1}, geo.k)
-	onesW := b.constF(dt, wk, fill(prod(wk), 1))
-	dx := b.op1("ConvTranspose", []*graph.Value{gs, onesW}, aIs("kernel_shape", geo.k), aIs("strides", geo.s),
-		aIs("dilations", geo.d), aIs("pads", concat64(geo.pb, peT)), aIs("output_padding", op), aI("group", C))
+	wk := concat64([]int64{C, 1}, geo.K)
+	onesW := b.constF(dt, wk, fill(shapes.Prod(wk), 1))
+	dx := b.op1("ConvTranspose", []*graph.Value{gs, onesW}, aIs("kernel_shape", geo.K), aIs("strides", geo.S),
+		aIs("dilations", geo.D), aIs("pads", concat64(geo.PB, peT)), aIs("output_padding", op), aI("group", C))
 	return []*graph.Value{dx}
 }
 
@@ -389,14 +390,14 @@ func fill(n int64, v float64) []float64 {
 
 // gradGlobalAveragePool: dX = Expand(dY, Shape(X)) / ∏spatial.
 // https://onnx.ai/onnx/operators/onnx__GlobalAveragePool.html
-func gradGlobalAveragePool(c *ctx) []*graph.Value {
+func gradGlobalAveragePool(c *GradCtx) []*graph.Value {
 	b := c.b
 	xs := b.shape(c.in[0])
-	if xs == nil || !allKnown(xs[2:]) {
+	if xs == nil || !shapes.AllKnown(xs[2:]) {
 		b.fail("%w: %v: spatial size must be static", ErrUnsupported, c.n)
 	}
 	e := b.op1("Expand", []*graph.Value{c.g(), b.shapeOf(c.in[0])})
-	return []*graph.Value{b.mulF(e, 1/float64(prod(xs[2:])))}
+	return []*graph.Value{b.mulF(e, 1/float64(shapes.Prod(xs[2:])))}
 }
 
 // bnAxes returns the axes BatchNormalization reduces over: all but 1.
@@ -471,8 +472,8 @@ func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 	}
 	b.vmap[n.Output(0)] = y
 	per := int64(-1)
-	if xs := b.shape(x); xs != nil && allKnown(xs[2:]) {
-		per = prod(xs[2:])
+	if xs := b.shape(x); xs != nil && shapes.AllKnown(xs[2:]) {
+		per = shapes.Prod(xs[2:])
 	}
 	st := BNStat{Node: n.Name, Scale: scale, MeanOut: mOut, VarOut: vOut, PerExample: per,
 		// ONNX momentum weights the old value (rm ← m·rm + (1−m)·mean,
@@ -515,7 +516,7 @@ func (b *builder) mtAffine() bool { return b.spec.Threads >= mtAffineThreads }
 func (b *builder) depthwiseAffine(x *graph.Value) bool {
 	xs := b.shape(x)
 	return !b.mtAffine() && b.dtype(x) == graph.Float && len(xs) == 4 && xs[1] > 0 &&
-		allKnown(xs[2:]) && xs[2]*xs[3] >= depthwiseMinPlane
+		shapes.AllKnown(xs[2:]) && xs[2]*xs[3] >= depthwiseMinPlane
 }
 
 // depthwiseMinPlane is the smallest spatial plane (H·W) on which
@@ -569,8 +570,8 @@ func (b *builder) channelAffine(x, a, c *graph.Value, r int, name string) *graph
 // [N, C, …] (C static), as a scalar of x's type.
 func (b *builder) bnCount(x *graph.Value) *graph.Value {
 	xs := b.shape(x)
-	if xs != nil && allKnown(xs) {
-		return b.scalarF(b.dtype(x), float64(prod(xs)/xs[1]))
+	if xs != nil && shapes.AllKnown(xs) {
+		return b.scalarF(b.dtype(x), float64(shapes.Prod(xs)/xs[1]))
 	}
 	if xs == nil || xs[1] < 0 {
 		b.fail("%w: BatchNormalization: channel count must be static", ErrUnsupported)
@@ -592,7 +593,7 @@ func (b *builder) bnCount(x *graph.Value) *graph.Value {
 // that is cheaper (scaleChannels, foldChannelScale). Inference mode
 // (running statistics): dX = dY·γ/√(rv+ε); dγ = Σ dY·(x − rm)/√(rv+ε);
 // dβ = Σ dY. Sums and means run over every axis but 1. https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
-func gradBatchNormalization(c *ctx) []*graph.Value {
+func gradBatchNormalization(c *GradCtx) []*graph.Value {
 	b := c.b
 	x, g := c.in[0], c.g()
 	r := b.rank(x)
@@ -688,7 +689,7 @@ func fwdLayerNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 // x̂ = (x−μ)·r and h = dY·γ: dγ = U(dY·x̂), dβ = U(dY) (sums over the
 // leading axes), dX = r·(h − mean(h) − x̂·mean(h·x̂)) (means over the
 // normalized axes). https://onnx.ai/onnx/operators/onnx__LayerNormalization.html
-func gradLayerNormalization(c *ctx) []*graph.Value {
+func gradLayerNormalization(c *GradCtx) []*graph.Value {
 	b := c.b
 	x, g := c.in[0], c.g()
 	r := b.rank(x)
@@ -696,7 +697,7 @@ func gradLayerNormalization(c *ctx) []*graph.Value {
 		b.fail("%w: %v: input rank unknown", ErrUnsupported, c.n)
 	}
 	dt := b.dtype(x)
-	ax := normAxis(c.n.AttrInt("axis", -1), r)
+	ax := shapes.NormAxis(c.n.AttrInt("axis", -1), r)
 	mean := b.cast(c.aux["mean"], dt)
 	rstd := b.cast(c.aux["invstd"], dt)
 	xhat := b.mul(b.sub(x, mean), rstd)

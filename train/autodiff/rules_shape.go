@@ -5,17 +5,18 @@ import (
 	"sort"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 // gradReshape serves Flatten, Reshape, Squeeze and Unsqueeze: dX =
 // Reshape(dY, Shape(X)). https://onnx.ai/onnx/operators/onnx__Reshape.html
-func gradReshape(c *ctx) []*graph.Value {
+func gradReshape(c *GradCtx) []*graph.Value {
 	return []*graph.Value{c.b.reshapeLike(c.g(), c.in[0])}
 }
 
 // gradTranspose: dX = Transpose(dY, inverse permutation).
 // https://onnx.ai/onnx/operators/onnx__Transpose.html
-func gradTranspose(c *ctx) []*graph.Value {
+func gradTranspose(c *GradCtx) []*graph.Value {
 	b := c.b
 	r := b.rank(c.in[0])
 	perm := c.n.AttrInts("perm", nil)
@@ -36,13 +37,13 @@ func gradTranspose(c *ctx) []*graph.Value {
 
 // gradConcat: split dY along the axis by each input's size.
 // https://onnx.ai/onnx/operators/onnx__Concat.html
-func gradConcat(c *ctx) []*graph.Value {
+func gradConcat(c *GradCtx) []*graph.Value {
 	b := c.b
 	r := b.rank(c.out[0])
 	if r < 0 {
 		b.fail("%w: %v: rank unknown", ErrUnsupported, c.n)
 	}
-	ax := normAxis(c.n.AttrInt("axis", 0), r)
+	ax := shapes.NormAxis(c.n.AttrInt("axis", 0), r)
 	sizes := make([]int64, len(c.in))
 	static := true
 	for i, in := range c.in {
@@ -78,13 +79,13 @@ func gradConcat(c *ctx) []*graph.Value {
 
 // gradSplit: dX = Concat of the output gradients along the axis (zeros for
 // an output that got none). https://onnx.ai/onnx/operators/onnx__Split.html
-func gradSplit(c *ctx) []*graph.Value {
+func gradSplit(c *GradCtx) []*graph.Value {
 	b := c.b
 	r := b.rank(c.in[0])
 	if r < 0 {
 		b.fail("%w: %v: rank unknown", ErrUnsupported, c.n)
 	}
-	ax := normAxis(c.n.AttrInt("axis", 0), r)
+	ax := shapes.NormAxis(c.n.AttrInt("axis", 0), r)
 	parts := make([]*graph.Value, len(c.out))
 	for i, o := range c.out {
 		if c.dY[i] != nil {
@@ -102,20 +103,20 @@ func gradSplit(c *ctx) []*graph.Value {
 // gradSlice: with static sizes on the sliced axes and unit steps, dX =
 // Pad(dY, [starts, dims−ends]); otherwise the index form of gradIndexed.
 // https://onnx.ai/onnx/operators/onnx__Slice.html
-func gradSlice(c *ctx) []*graph.Value {
+func gradSlice(c *GradCtx) []*graph.Value {
 	b := c.b
 	xs := b.shape(c.in[0])
 	if c.fn != nil && xs != nil {
-		if ax, ok := b.sliceParams(c.fn, xs); ok {
+		if ax, ok := b.types.SliceParams(c.fn, xs); ok {
 			pads := make([]int64, 2*len(xs))
 			simple := true
 			for _, a := range ax {
-				if !a.resolved || a.step != 1 {
+				if !a.Resolved || a.Step != 1 {
 					simple = false
 					break
 				}
-				pads[a.axis] = a.start
-				pads[len(xs)+int(a.axis)] = xs[a.axis] - max(a.end, a.start)
+				pads[a.Axis] = a.Start
+				pads[len(xs)+int(a.Axis)] = xs[a.Axis] - max(a.End, a.Start)
 			}
 			if simple {
 				return []*graph.Value{b.op1("Pad", []*graph.Value{c.g(), b.i64(pads...)})}
@@ -127,7 +128,7 @@ func gradSlice(c *ctx) []*graph.Value {
 
 // gradGather: the index form (repeated indices add up).
 // https://onnx.ai/onnx/operators/onnx__Gather.html
-func gradGather(c *ctx) []*graph.Value {
+func gradGather(c *GradCtx) []*graph.Value {
 	return []*graph.Value{c.b.gradIndexed(c)}
 }
 
@@ -135,11 +136,11 @@ func gradGather(c *ctx) []*graph.Value {
 // apply f to the index tensor Reshape(Range(0, Size(X)), Shape(X)) with the
 // node's other inputs and attributes, then ScatterElements-add dY into flat
 // zeros at those indices and reshape to X.
-func (b *builder) gradIndexed(c *ctx) *graph.Value {
+func (b *builder) gradIndexed(c *GradCtx) *graph.Value {
 	x := c.in[0]
 	var size *graph.Value
-	if s := b.shape(x); s != nil && allKnown(s) {
-		size = b.scalarI64(prod(s))
+	if s := b.shape(x); s != nil && shapes.AllKnown(s) {
+		size = b.scalarI64(shapes.Prod(s))
 	} else {
 		size = b.op1("Size", []*graph.Value{x})
 	}
@@ -153,13 +154,13 @@ func (b *builder) gradIndexed(c *ctx) *graph.Value {
 // gradReduce serves ReduceSum and ReduceMean: unsqueeze dY at the reduced
 // axes when keepdims=0, Expand to Shape(X), and divide by the reduced count
 // for the mean. https://onnx.ai/onnx/operators/onnx__ReduceSum.html
-func gradReduce(c *ctx) []*graph.Value {
+func gradReduce(c *GradCtx) []*graph.Value {
 	b := c.b
 	x, g := c.in[0], c.g()
 	if c.fn == nil {
 		b.fail("autodiff: %v: no forward node", c.n)
 	}
-	axes, ok := b.reduceAxes(c.fn)
+	axes, ok := b.types.ReduceAxes(c.fn)
 	r := b.rank(x)
 	if !ok || r < 0 {
 		b.fail("%w: %v: reduction axes or rank unknown", ErrUnsupported, c.n)
@@ -169,7 +170,7 @@ func gradReduce(c *ctx) []*graph.Value {
 	}
 	norm := make([]int64, len(axes))
 	for i, a := range axes {
-		norm[i] = normAxis(a, r)
+		norm[i] = shapes.NormAxis(a, r)
 	}
 	sort.Slice(norm, func(i, j int) bool { return norm[i] < norm[j] })
 	if c.n.AttrInt("keepdims", 1) == 0 {
@@ -200,7 +201,7 @@ func gradReduce(c *ctx) []*graph.Value {
 // gradPad (mode "constant", pads ≥ 0): dX = Slice(dY, starts = pads_begin,
 // ends = −pads_end (to the end where 0)) on the padded axes.
 // https://onnx.ai/onnx/operators/onnx__Pad.html
-func gradPad(c *ctx) []*graph.Value {
+func gradPad(c *GradCtx) []*graph.Value {
 	b := c.b
 	if m := c.n.AttrString("mode", "constant"); m != "constant" {
 		b.fail("%w: %v: Pad mode %q", ErrUnsupported, c.n, m)
@@ -233,7 +234,7 @@ func gradPad(c *ctx) []*graph.Value {
 		if pe > 0 {
 			end = -pe
 		}
-		st, en, ax = append(st, pb), append(en, end), append(ax, normAxis(a, r))
+		st, en, ax = append(st, pb), append(en, end), append(ax, shapes.NormAxis(a, r))
 	}
 	if len(ax) == 0 {
 		return []*graph.Value{c.g()}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/shapes"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 )
@@ -43,7 +44,7 @@ func trainStep(t *testing.T, m *graph.Model, art *Artifacts, n int64, image []in
 		switch io.Role {
 		case "images":
 			shape := append([]int64{n}, image...)
-			v := make([]float32, prod(shape))
+			v := make([]float32, shapes.Prod(shape))
 			for i := range v {
 				v[i] = float32(math.Sin(float64(i)))
 			}
@@ -150,21 +151,5 @@ func TestPadUnknownPadsKeepsRank(t *testing.T) {
 	_, err := Build(m, Spec{})
 	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "Pad needs constant pads") {
 		t.Errorf("Build: %v; want the Pad rule's refusal", err)
-	}
-}
-
-// TestArithMod: integer Mod as ONNX defines it (fmod = 0: the divisor's
-// sign, as Python's %; fmod = 1: the dividend's), which swin_t's padding
-// (w − W mod w) mod w needs; a zero divisor leaves the values unknown.
-func TestArithMod(t *testing.T) {
-	fresh := func() int64 { return symBase - 1 }
-	if got := arith("Mod", []int64{-7, 7, 8, 0}, []int64{3, -3, 7, 7}, fresh); !slices.Equal(got, []int64{2, -2, 1, 0}) {
-		t.Errorf("Mod: %v", got)
-	}
-	if got := arith("Fmod", []int64{-7, 7}, []int64{3, -3}, fresh); !slices.Equal(got, []int64{-1, 1}) {
-		t.Errorf("Fmod: %v", got)
-	}
-	if got := arith("Mod", []int64{5}, []int64{0}, fresh); got != nil {
-		t.Errorf("Mod by zero: %v, want unknown", got)
 	}
 }
