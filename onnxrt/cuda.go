@@ -3,11 +3,12 @@ package onnxrt
 import (
 	"bufio"
 	"fmt"
-	"github.com/unlearn-tool/unlearn/internal/setting"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/internal/setting"
 )
 
 // GPUWantVersion is the ONNX Runtime release of the GPU build that
@@ -26,8 +27,8 @@ const GPUDir = ".ort-gpu"
 // GPUInstallHint says how to get the GPU build; it ends every error about
 // finding it.
 const GPUInstallHint = "install it with `make ort-gpu` (fetches ONNX Runtime 1.29.0's GPU build from npm into .ort-gpu/ and checks its sha256), " +
-	"or point --ort-lib or ONNXRUNTIME_GPU_LIB at the libonnxruntime.so of an ONNX Runtime 1.29 GPU build with its provider libraries beside it; " +
-	"or use --device cpu"
+	"or point {ort-lib} or ONNXRUNTIME_GPU_LIB at the libonnxruntime.so of an ONNX Runtime 1.29 GPU build with its provider libraries beside it; " +
+	"or use {device} cpu"
 
 // cudaDep is a library the CUDA execution provider loads (NEEDED by
 // libonnxruntime_providers_cuda.so, or dlopened by it: cuDNN).
@@ -285,7 +286,7 @@ func findCUDA(s cudaSearch) (cudaLibs, error) {
 	if len(missing) > 0 {
 		return cudaLibs{}, cudaErrorf("%s not found (searched %s); the CUDA provider of ONNX Runtime %s "+
 			"needs the NVIDIA driver, CUDA 13 and cuDNN 9: install them, or a Python environment with PyTorch for CUDA 13 "+
-			"(its site-packages/nvidia/*/lib are searched), or put their folders on LD_LIBRARY_PATH; or use --device cpu",
+			"(its site-packages/nvidia/*/lib are searched), or put their folders on LD_LIBRARY_PATH; or use {device} cpu",
 			joinAnd(missing), s.describe(), GPUWantVersion)
 	}
 	for _, p := range libs.required {
@@ -354,7 +355,7 @@ func joinAnd(l []string) string {
 func preloadCUDA(libs cudaLibs) error {
 	for _, p := range libs.required {
 		if err := dlopenGlobal(p); err != nil {
-			return cudaErrorf("%v; use --device cpu to run on the CPU", err)
+			return cudaErrorf("%v; use {device} cpu to run on the CPU", err)
 		}
 	}
 	// The optional ones may need each other: retry while any opens.

@@ -2,10 +2,10 @@
 
 package onnxrt
 
-import "errors"
+import "github.com/unlearn-tool/unlearn/internal/setting"
 
 // dlopenGlobal is only needed for --device cuda, which the GPU build from
 // `make ort-gpu` supports on Linux x64 only.
 func dlopenGlobal(path string) error {
-	return errors.New("loading " + path + ": --device cuda is supported on Linux only")
+	return setting.FlagTextf("loading %s: {device} cuda is supported on Linux only", path)
 }

@@ -26,7 +26,7 @@ var cudaProviderLibs = []string{"libonnxruntime_providers_shared.so", "libonnxru
 
 // InstallHint says how to get the library; it ends every "not found" error.
 const InstallHint = "install it with `make ort` (fetches onnxruntime-node@1.24.3 from npm and checks its sha256), " +
-	"or point --ort-lib or ONNXRUNTIME_LIB at a libonnxruntime.so.1 of ONNX Runtime 1.24.x"
+	"or point {ort-lib} or ONNXRUNTIME_LIB at a libonnxruntime.so.1 of ONNX Runtime 1.24.x"
 
 // ErrLibrary is wrapped by every error about finding or loading the library.
 var ErrLibrary = errors.New("onnxruntime library")
@@ -70,12 +70,13 @@ type libKind struct {
 }
 
 // errorf makes an error wrapping ErrLibrary: "onnxruntime library: ..." for
-// the CPU library, "--device cuda: ..." for the GPU build.
+// the CPU library, "--device cuda: ..." for the GPU build; settings named
+// as {ort-lib} render as flags (internal/setting).
 func (k libKind) errorf(format string, a ...any) error {
 	if k.gpu {
 		return cudaErrorf(format, a...)
 	}
-	return fmt.Errorf("%w: "+format, append([]any{ErrLibrary}, a...)...)
+	return setting.FlagTextf("%w: "+format, append([]any{ErrLibrary}, a...)...)
 }
 
 // cudaErrorf makes an error about --device cuda: "--device cuda: " and the
@@ -94,7 +95,7 @@ var (
 
 func resolve(flagPath string, k libKind) (path, source string, err error) {
 	if flagPath != "" {
-		return checkLib(flagPath, "flag", "--ort-lib", k)
+		return checkLib(flagPath, "flag", "{ort-lib}", k)
 	}
 	if env := os.Getenv(k.env); env != "" {
 		return checkLib(env, "env", k.env, k)
@@ -104,7 +105,7 @@ func resolve(flagPath string, k libKind) (path, source string, err error) {
 		exe, err = filepath.EvalSymlinks(exe)
 	}
 	if err != nil {
-		return "", "", k.errorf("%s not found (--ort-lib and %s unset, and the executable's folder is unknown: %v); %s",
+		return "", "", k.errorf("%s not found ({ort-lib} and %s unset, and the executable's folder is unknown: %v); %s",
 			k.name, k.env, err, k.hint)
 	}
 	p, err := findBeside(filepath.Dir(exe), k)
@@ -145,7 +146,7 @@ func findBeside(exeDir string, k libKind) (string, error) {
 		}
 		return p, nil
 	}
-	return "", k.errorf("%s not found (--ort-lib and %s unset; looked in %s); %s",
+	return "", k.errorf("%s not found ({ort-lib} and %s unset; looked in %s); %s",
 		k.name, k.env, strings.Join(tried, ", "), k.hint)
 }
 
@@ -158,7 +159,7 @@ func checkLib(p, source, what string, k libKind) (string, string, error) {
 		return "", "", k.errorf("%s=%s is a directory, not the library file; %s", what, p, k.hint)
 	}
 	if err := checkTrusted(p); err != nil {
-		return "", "", fmt.Errorf("%s: %w", what, err)
+		return "", "", setting.FlagTextf("%s: %w", what, err)
 	}
 	return p, source, nil
 }
@@ -371,7 +372,7 @@ func CheckDevice(device, libPath string) error {
 			return cudaErrorf("%s missing in %s; the CUDA execution provider needs "+
 				"libonnxruntime_providers_shared.so and libonnxruntime_providers_cuda.so of the same ONNX Runtime %s GPU "+
 				"build beside its %s, and CUDA 13 and cuDNN 9 (`make ort-gpu` installs the three ONNX Runtime files in %s/); "+
-				"use --device cpu to run on the CPU", strings.Join(missing, " and "), dir, GPUWantVersion, GPULibName, GPUDir)
+				"use {device} cpu to run on the CPU", strings.Join(missing, " and "), dir, GPUWantVersion, GPULibName, GPUDir)
 		}
 		for _, f := range cudaProviderLibs {
 			if err := checkTrusted(filepath.Join(dir, f)); err != nil {

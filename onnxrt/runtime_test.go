@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/unlearn-tool/unlearn/internal/setting"
 )
 
 func TestResolveLibraryFlagMissing(t *testing.T) {
@@ -15,7 +17,7 @@ func TestResolveLibraryFlagMissing(t *testing.T) {
 		t.Fatalf("want ErrLibrary, got %v", err)
 	}
 	for _, want := range []string{"--ort-lib", "nope.so", "make ort"} {
-		if !strings.Contains(err.Error(), want) {
+		if !strings.Contains(setting.Render(err), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
@@ -67,7 +69,7 @@ func TestCheckDevice(t *testing.T) {
 		t.Fatal("cuda without provider libraries must fail")
 	}
 	for _, want := range []string{"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so", "CUDA 13", "cuDNN 9", "make ort-gpu", "--device cpu"} {
-		if !strings.Contains(err.Error(), want) {
+		if !strings.Contains(setting.Render(err), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}

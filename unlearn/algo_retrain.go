@@ -1,8 +1,7 @@
 package unlearn
 
 import (
-	"fmt"
-
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train"
 )
@@ -77,5 +76,5 @@ const exactNote = "exact unlearning by retraining: "
 
 // errRetrainMask refuses a mask for an algorithm that trains from scratch.
 func errRetrainMask(algo string) error {
-	return fmt.Errorf("%w: %s re-initialises and trains every parameter; it takes no mask (strategy full, no --mask)", ErrInput, algo)
+	return setting.Textf("%w: %s re-initialises and trains every parameter; it takes no mask (strategy full, no {mask})", ErrInput, algo)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
@@ -539,7 +540,7 @@ func (r *Runner) rangeTest(l Loop) (float64, error) {
 		for i, lr := range lrs {
 			rates[i] = fmt.Sprintf("%.4g", lr)
 		}
-		return 0, fmt.Errorf("%w: every range-test learning rate diverged (%s): the loss or a gradient became NaN or Inf within %d steps at each; give a fixed --lr below %s, or check the model and data (e.g. --mean/--std)",
+		return 0, setting.Textf("%w: every range-test learning rate diverged (%s): the loss or a gradient became NaN or Inf within %d steps at each; give a fixed {lr} below %s, or check the model and data (e.g. {mean}/{std})",
 			train.ErrNonFinite, strings.Join(rates, ", "), k, rates[0])
 	}
 	return lr, nil

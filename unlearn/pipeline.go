@@ -456,7 +456,7 @@ func nearChance(s *eval.Suite, m *graph.Model, before *eval.Metrics) error {
 		}
 	}
 	if msg := eval.NearChance(acc, s.Data); msg != "" {
-		return fmt.Errorf("%s; or pass --allow-chance to unlearn it anyway", msg)
+		return setting.Textf("%s; or pass {allow-chance} to unlearn it anyway", msg)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/localize"
 )
 
@@ -265,7 +266,7 @@ func CheckDepthFloor(floor float64, strategy string) error {
 func ResolveDepthFloor(floor *float64, chosen bool, maskPath, strategy string) (float64, error) {
 	switch {
 	case floor != nil && maskPath != "":
-		return 0, fmt.Errorf("a depth floor and --mask %s: the mask file already fixes the parameters; pass one of them", maskPath)
+		return 0, setting.Textf("a depth floor and {mask} %s: the mask file already fixes the parameters; pass one of them", maskPath)
 	case floor != nil:
 		return *floor, CheckDepthFloor(*floor, strategy)
 	case !chosen && maskPath == "":

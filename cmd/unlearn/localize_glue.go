@@ -65,7 +65,7 @@ func runLocalize(c *cli.Context) error {
 		return usagef("--topk %d: must be ≥ 0", c.Int("topk"))
 	}
 	if err := unlearn.CheckDepthFloor(c.Float64("depth-floor"), st.Name); err != nil {
-		return usagef("--depth-floor: %v", err)
+		return usagef("--depth-floor: %w", err)
 	}
 	modelPath := c.String("model")
 	if err := outs.CheckFlags(c, "out", "scores"); err != nil {

@@ -102,7 +102,7 @@ func parseMethodFlags(c *cli.Context) (*unlearn.Job, error) {
 	}
 	floor, err := unlearn.ResolveDepthFloor(optFloat(c, "depth-floor"), c.IsSet("method") || c.IsSet("strategy"), s.MaskPath, s.Strategy)
 	if err != nil {
-		return nil, usagef("--depth-floor: %v", err)
+		return nil, usagef("--depth-floor: %w", err)
 	}
 	s.DepthFloor = floor
 	if s.RetrainEpochs < 0 {

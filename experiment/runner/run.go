@@ -20,6 +20,7 @@ import (
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/internal/taskindex"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -137,15 +138,15 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	case device != "cpu" && device != "cuda":
 		return nil, fmt.Errorf("%w: device %q: must be cpu or cuda", experiment.ErrConfig, job.Device)
 	case job.Shards == 0 && job.Shard != 0:
-		return nil, fmt.Errorf("%w: shard %d (--shard) needs the number of shards (--shards)", experiment.ErrConfig, job.Shard)
+		return nil, setting.FlagTextf("%w: shard %d ({shard}) needs the number of shards ({shards})", experiment.ErrConfig, job.Shard)
 	case job.Shards < 0:
-		return nil, fmt.Errorf("%w: --shards %d: want 0 (the whole grid) or a number of shards", experiment.ErrConfig, job.Shards)
+		return nil, setting.FlagTextf("%w: {shards} %d: want 0 (the whole grid) or a number of shards", experiment.ErrConfig, job.Shards)
 	case job.Shards > 0 && (job.Shard < 0 || job.Shard >= job.Shards):
 		return nil, fmt.Errorf("%w: shard %d of %d: the shard must be in [0, %d)", experiment.ErrConfig, job.Shard, job.Shards, job.Shards)
 	case job.Shards > len(cfg.Seeds) && !job.ReportOnly:
 		// Shards hold whole seeds: a shard past the last seed would run
 		// nothing and exit 0, as if its share were done.
-		return nil, fmt.Errorf("%w: --shards %d: more shards than seeds (%d > %d in %s; each shard runs whole seeds), so %d shards would run nothing; give --shards %d or fewer, run as %s",
+		return nil, setting.FlagTextf("%w: {shards} %d: more shards than seeds (%d > %d in %s; each shard runs whole seeds), so %d shards would run nothing; give {shards} %d or fewer, run as %s",
 			experiment.ErrConfig, job.Shards, job.Shards, len(cfg.Seeds), cmp.Or(job.ConfigPath, "the config"), job.Shards-len(cfg.Seeds), len(cfg.Seeds), taskindex.Array(len(cfg.Seeds)))
 	}
 	if job.Shards > 0 && !job.ReportOnly {

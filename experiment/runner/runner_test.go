@@ -13,6 +13,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/unlearn"
 	"github.com/unlearn-tool/unlearn/unlearn/scoring"
 )
@@ -194,11 +195,11 @@ func TestShardChecked(t *testing.T) {
 	// and what to set. Negative --shards names the flag.
 	_, err = Run(context.Background(), Job{Config: cfg, ConfigPath: p, DryRun: true, Shard: 5, Shards: 1000000000})
 	for _, want := range []string{"--shards 1000000000: more shards than seeds (1000000000 > 2 in " + p, "give --shards 2 or fewer", "completions: 2", "--array=0-1"} {
-		if !errors.Is(err, experiment.ErrConfig) || !strings.Contains(err.Error(), want) {
+		if !errors.Is(err, experiment.ErrConfig) || !strings.Contains(setting.Render(err), want) {
 			t.Errorf("shard 5 of 1000000000: %v, want ErrConfig saying %q", err, want)
 		}
 	}
-	if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Shards: -3}); !errors.Is(err, experiment.ErrConfig) || !strings.Contains(err.Error(), "--shards -3: want 0") {
+	if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Shards: -3}); !errors.Is(err, experiment.ErrConfig) || !strings.Contains(setting.Render(err), "--shards -3: want 0") {
 		t.Errorf("--shards -3: %v", err)
 	}
 }

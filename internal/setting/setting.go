@@ -9,12 +9,13 @@ package setting
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
 // Error is a bad setting. Its message is Name followed by Msg (" 0.01 of
-// the …", or ": …"); Msg may name other settings as {name} ("pass
-// {no-mia} for accuracy only"). Flag marks a setting that is a flag of
+// the …", or ": …"), or Msg alone when Name is empty (Textf); Msg may name
+// other settings as {name} ("pass {no-mia} for accuracy only"). Flag marks a setting that is a flag of
 // every command that meets it, the experiment command too (device).
 type Error struct {
 	Name string
@@ -28,9 +29,30 @@ func Errorf(name, format string, a ...any) error {
 	return &Error{Name: name, Msg: fmt.Sprintf(format, a...)}
 }
 
-// Wrap returns the *Error "name: err", which wraps err.
+// Wrap returns the *Error "name: err", which wraps err. The settings err
+// names as an *Error stay settings in the message.
 func Wrap(name string, err error) error {
-	return &Error{Name: name, Msg: ": " + err.Error(), Err: err}
+	msg := err.Error()
+	if e, ok := err.(*Error); ok {
+		msg = e.template()
+	}
+	return &Error{Name: name, Msg: ": " + msg, Err: err}
+}
+
+// Textf returns an *Error whose message is format's alone, naming the
+// settings it mentions as {name} ("…; or pass {allow-chance}"). A leading
+// %w in format is wrapped, so errors.Is sees the sentinel.
+func Textf(format string, a ...any) error {
+	err := fmt.Errorf(format, a...)
+	return &Error{Msg: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// FlagTextf is Textf for a message whose settings are always flags
+// (Error.Flag): --ort-lib, --device, --shards.
+func FlagTextf(format string, a ...any) error {
+	e := Textf(format, a...).(*Error)
+	e.Flag = true
+	return e
 }
 
 // FlagErrorf is Errorf for a setting that is always a flag (Error.Flag).
@@ -44,17 +66,23 @@ func (e *Error) Error() string { return e.render(func(n string) string { return 
 func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) render(name func(string) string) string {
-	msg := e.Msg
-	for {
-		i := strings.IndexByte(msg, '{')
-		j := strings.IndexByte(msg[i+1:], '}')
-		if i < 0 || j < 0 {
-			break
-		}
-		msg = msg[:i] + "\x00" + name(msg[i+1:i+1+j]) + "\x00" + msg[i+2+j:]
+	msg := placeholder.ReplaceAllStringFunc(e.Msg, func(p string) string { return name(p[1 : len(p)-1]) })
+	if e.Name == "" {
+		return msg
 	}
-	return name(e.Name) + strings.ReplaceAll(msg, "\x00", "")
+	return name(e.Name) + msg
 }
+
+// template is e's message with every setting as {name}.
+func (e *Error) template() string {
+	if e.Name == "" {
+		return e.Msg
+	}
+	return "{" + e.Name + "}" + e.Msg
+}
+
+// placeholder is a setting named inside a message: {batch-size}.
+var placeholder = regexp.MustCompile(`\{[a-z][a-z0-9-]*\}`)
 
 // AsFlag is a setting's name on the command line.
 func AsFlag(name string) string { return "--" + name }

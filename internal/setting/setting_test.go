@@ -30,6 +30,18 @@ func TestRender(t *testing.T) {
 	if got, want := Render(fmt.Errorf("run: %w", w)), "run: --mask: no such file"; got != want {
 		t.Errorf("Wrap = %q, want %q", got, want)
 	}
+	sentinel := errors.New("bad input")
+	x := Textf("%w: the model is near chance; or pass {allow-chance} (a {JSON} object stays)", sentinel)
+	if got, want := Render(fmt.Errorf("run: %w", x)), "run: bad input: the model is near chance; or pass --allow-chance (a {JSON} object stays)"; got != want {
+		t.Errorf("Textf = %q, want %q", got, want)
+	}
+	if got, want := x.Error(), "bad input: the model is near chance; or pass allow-chance (a {JSON} object stays)"; got != want || !errors.Is(x, sentinel) {
+		t.Errorf("Textf's Error() = %q (want %q), wraps the sentinel: %v", got, want, errors.Is(x, sentinel))
+	}
+	y := Wrap("depth-floor", Textf("a depth floor and {mask} m.json"))
+	if got, want := Render(y), "--depth-floor: a depth floor and --mask m.json"; got != want {
+		t.Errorf("Wrap of a Textf = %q, want %q", got, want)
+	}
 	if Render(errors.New("plain {x}")) != "plain {x}" {
 		t.Error("an error without settings changed")
 	}

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/unlearn-tool/unlearn/internal/setting"
 )
 
 // Vars are the variables read, in this order.
@@ -33,7 +35,7 @@ func FromEnv() (index int, from string, ok bool, err error) {
 			return 0, name, false, fmt.Errorf("%w: $%s=%q: %v", ErrIndex, name, v, err)
 		}
 		if ok && i != index {
-			return 0, name, false, fmt.Errorf("%w: $%s=%d and $%s=%d disagree on this task's shard: unset one, or give --shard", ErrIndex, from, index, name, i)
+			return 0, name, false, setting.FlagTextf("%w: $%s=%d and $%s=%d disagree on this task's shard: unset one, or give {shard}", ErrIndex, from, index, name, i)
 		}
 		index, from, ok = i, name, true
 	}
