@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -141,8 +142,21 @@ func NewEngine(m *graph.Model, opts EngineOptions) (*Engine, error) {
 // (same sums, another order), on which a ResNet-18 training step (batch
 // 128) takes less time (bench/RESULTS.md, section "What changed
 // (commits)").
+//
+// On cuda the graph takes the plain forms where opts.Spec leaves the
+// choice open: the forward Conv as a Conv, dX as a ConvTranspose and dW by
+// the convolution trick, all Conv nodes the CUDA provider runs on cuDNN,
+// and no rewrite for ONNX Runtime's CPU thread pool (Threads 1). The forms
+// chosen per shape on the CPU (Winograd, the windowed weight gradients)
+// replace slow CPU kernels and are not measured on a GPU.
 func EngineSpec(opts EngineOptions) autodiff.Spec {
 	spec := opts.Spec
+	if opts.Runtime.Device == "cuda" {
+		spec.ConvGrad.Forward = cmp.Or(spec.ConvGrad.Forward, autodiff.ConvForwardDirect)
+		spec.ConvGrad.Input = cmp.Or(spec.ConvGrad.Input, autodiff.ConvInputTranspose)
+		spec.ConvGrad.Weight = cmp.Or(spec.ConvGrad.Weight, autodiff.ConvWeightTrick)
+		spec.Threads = cmp.Or(spec.Threads, 1)
+	}
 	if spec.ConvGrad.NCHWcBlock == 0 {
 		spec.ConvGrad.NCHWcBlock = onnxrt.NCHWcBlockSize(opts.Runtime)
 	}

@@ -279,3 +279,44 @@ func TestEngineFixedBatchSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineSpecCUDA: on cuda the training graph takes the plain Conv
+// forms (Conv, ConvTranspose, the convolution trick) and none of the CPU
+// provider's: no Winograd transforms, no com.microsoft.nchwc nodes, no
+// thread-pool rewrites; a form the caller forces stays.
+func TestEngineSpecCUDA(t *testing.T) {
+	spec := EngineSpec(EngineOptions{Runtime: onnxrt.Options{Device: "cuda", Threads: 16}})
+	want := autodiff.ConvGrad{Forward: autodiff.ConvForwardDirect, Input: autodiff.ConvInputTranspose, Weight: autodiff.ConvWeightTrick}
+	if spec.ConvGrad != want || spec.Threads != 1 {
+		t.Errorf("cuda spec: %+v, threads %d; want %+v, threads 1", spec.ConvGrad, spec.Threads, want)
+	}
+	forced := EngineSpec(EngineOptions{Runtime: onnxrt.Options{Device: "cuda"}, Spec: autodiff.Spec{ConvGrad: autodiff.ConvGrad{Weight: autodiff.ConvWeightGemm}}})
+	if forced.ConvGrad.Weight != autodiff.ConvWeightGemm {
+		t.Errorf("a forced weight form was replaced: %+v", forced.ConvGrad)
+	}
+	art, err := autodiff.Build(loadModel(t, "resnet_small_train.onnx"), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]int{}
+	for _, n := range art.Model.Graph.Nodes() {
+		ops[n.Domain+":"+n.OpType]++
+	}
+	if ops[":Conv"] == 0 || ops[":ConvTranspose"] == 0 {
+		t.Errorf("no plain Conv or ConvTranspose nodes: %v", ops)
+	}
+	for op := range ops {
+		if op[0] != ':' {
+			t.Errorf("a node outside ai.onnx on cuda: %s", op)
+		}
+	}
+	// The CPU graph of the same model uses other forms, so the check above
+	// has something to tell apart.
+	cpu, err := autodiff.Build(loadModel(t, "resnet_small_train.onnx"), autodiff.Spec{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cpu.Model.Graph.Nodes()) == len(art.Model.Graph.Nodes()) {
+		t.Errorf("the cuda graph has as many nodes as the CPU one (%d): the forms did not change", len(cpu.Model.Graph.Nodes()))
+	}
+}
