@@ -22,7 +22,7 @@ func TestNormalizationFromModel(t *testing.T) {
 		}
 		return &Suite{Data: ds}
 	}
-	m := &graph.Model{Metadata: map[string]string{MetaMean: "0.5", MetaStd: "0.25"}}
+	m := &graph.Model{Metadata: map[string]string{data.MetaMean: "0.5", data.MetaStd: "0.25"}}
 	s := open(data.Options{})
 	if ok, err := s.NormalizationFromModel(m, "m.onnx"); !ok || err != nil || !slices.Equal(s.Data.Mean, []float32{0.5}) || !slices.Equal(s.Data.Std, []float32{0.25}) {
 		t.Fatalf("from metadata: %v %v, mean %v std %v", ok, err, s.Data.Mean, s.Data.Std)
@@ -39,13 +39,13 @@ func TestNormalizationFromModel(t *testing.T) {
 	if ok, _ := s.NormalizationFromModel(m, "m.onnx"); ok || s.Data.Mean[0] != 0.1 {
 		t.Errorf("explicit normalization lost to the metadata: mean %v", s.Data.Mean)
 	}
-	bad := &graph.Model{Metadata: map[string]string{MetaMean: "0.5", MetaStd: "0"}}
-	if _, err := open(data.Options{}).NormalizationFromModel(bad, "m.onnx"); err == nil || !strings.Contains(err.Error(), MetaStd) || !strings.Contains(err.Error(), "m.onnx") {
+	bad := &graph.Model{Metadata: map[string]string{data.MetaMean: "0.5", data.MetaStd: "0"}}
+	if _, err := open(data.Options{}).NormalizationFromModel(bad, "m.onnx"); err == nil || !strings.Contains(err.Error(), data.MetaStd) || !strings.Contains(err.Error(), "m.onnx") {
 		t.Errorf("std 0 in metadata: %v", err)
 	}
 	out := &graph.Model{}
 	s.RecordNormalization(out)
-	if out.Metadata[MetaMean] != "0.1" || out.Metadata[MetaStd] != "0.3" {
+	if out.Metadata[data.MetaMean] != "0.1" || out.Metadata[data.MetaStd] != "0.3" {
 		t.Errorf("recorded %v", out.Metadata)
 	}
 	none := &graph.Model{}
@@ -66,15 +66,15 @@ func TestNormalizationMetadataRefusals(t *testing.T) {
 		return &Suite{Data: ds}, err
 	}
 	s, _ := open(data.Options{})
-	huge := &graph.Model{Metadata: map[string]string{MetaMean: strings.Repeat("0.5,", 50<<20/4), MetaStd: "0.25"}}
+	huge := &graph.Model{Metadata: map[string]string{data.MetaMean: strings.Repeat("0.5,", 50<<20/4), data.MetaStd: "0.25"}}
 	_, err := s.NormalizationFromModel(huge, "m.onnx")
-	if err == nil || !strings.Contains(err.Error(), "metadata "+MetaMean+" is 52428800 bytes") || len(err.Error()) > 400 {
+	if err == nil || !strings.Contains(err.Error(), "metadata "+data.MetaMean+" is 52428800 bytes") || len(err.Error()) > 400 {
 		t.Errorf("50 MB mean: %.500v", err)
 	}
-	tiny := &graph.Model{Metadata: map[string]string{MetaMean: "0.5", MetaStd: "1e-45"}}
+	tiny := &graph.Model{Metadata: map[string]string{data.MetaMean: "0.5", data.MetaStd: "1e-45"}}
 	s, _ = open(data.Options{})
 	_, err = s.NormalizationFromModel(tiny, "m.onnx")
-	if err == nil || !strings.Contains(err.Error(), "m.onnx: metadata "+MetaMean+", "+MetaStd) || !strings.Contains(err.Error(), "as large as") {
+	if err == nil || !strings.Contains(err.Error(), "m.onnx: metadata "+data.MetaMean+", "+data.MetaStd) || !strings.Contains(err.Error(), "as large as") {
 		t.Errorf("std 1e-45: %v", err)
 	}
 	if _, err := open(data.Options{Mean: []float32{0.5}, Std: []float32{1e-30}}); err == nil || !strings.Contains(err.Error(), "std[0] = 1e-30") {

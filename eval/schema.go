@@ -49,15 +49,4 @@ func NewMIASettings(m *Metrics, opts MIAOptions) *schema.MIASettings {
 	return s
 }
 
-// HashPath returns the SHA-256 of a file, or of a folder's content: the
-// hash of the lines "<sha256 of file>  ./<path relative to the folder>\n"
-// of every regular file below it, sorted by path, which is what
-//
-//	(cd DIR && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum
-//
-// prints for names without spaces or special characters. Hidden files are
-// included; symbolic links are followed for the top path only. The
-// implementation is internal/fsread's, which train shares.
-func HashPath(path string) (string, error) { return fsread.HashPath(path) }
-
 func hashFile(path string) (string, error) { return fsread.HashFile(path) }

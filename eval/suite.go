@@ -7,6 +7,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -98,7 +99,7 @@ func (s *Suite) Evaluate(m *graph.Model, path, label string) (*Metrics, error) {
 // report (no ForgetInfo without a forget set).
 func (s *Suite) Provenance() (*schema.DataInfo, *schema.ForgetInfo, error) {
 	ds := s.Data
-	sum, err := HashPath(ds.Path)
+	sum, err := fsread.HashPath(ds.Path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("hashing the dataset: %w", err)
 	}
@@ -330,29 +331,20 @@ func (s *Suite) measureOracle(om *graph.Model, path string) (*schema.ModelInfo, 
 	return oi, met, nil
 }
 
-// Model metadata keys (ONNX metadata_props) for the normalization a model
-// expects, comma-separated per-channel values as for --mean and --std. The
-// tool reads them when no normalization was given and writes them into the
-// models it writes, so that a model carries how its inputs are prepared.
-const (
-	MetaMean = "unlearn.mean"
-	MetaStd  = "unlearn.std"
-)
-
 // NormalizationFromModel applies the normalization recorded in m's
-// metadata (MetaMean, MetaStd) when the suite's data has none, and says
+// metadata (data.MetaMean, data.MetaStd) when the suite's data has none, and says
 // whether it did. Explicit normalization (--mean/--std) always wins.
 func (s *Suite) NormalizationFromModel(m *graph.Model, path string) (bool, error) {
-	mean, std := m.Metadata[MetaMean], m.Metadata[MetaStd]
+	mean, std := m.Metadata[data.MetaMean], m.Metadata[data.MetaStd]
 	if (mean == "" && std == "") || len(s.Data.Mean) > 0 || len(s.Data.Std) > 0 {
 		return false, nil
 	}
-	mv, sv, err := ModelNormalization(m)
+	mv, sv, err := data.MetadataNormalization(m.Metadata)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := s.Data.SetNormalization(mv, sv); err != nil {
-		return false, fmt.Errorf("%s: metadata %s, %s: %w", path, MetaMean, MetaStd, err)
+		return false, fmt.Errorf("%s: metadata %s, %s: %w", path, data.MetaMean, data.MetaStd, err)
 	}
 	if s.Info != nil {
 		s.Info("normalization", fmt.Sprintf("normalization from %s's metadata: mean %s, std %s", path, mean, std), "mean", mean, "std", std)
@@ -360,43 +352,8 @@ func (s *Suite) NormalizationFromModel(m *graph.Model, path string) (bool, error
 	return true, nil
 }
 
-// MaxMetaValue bounds the length of the normalization metadata values: a
-// comma-separated list of per-channel numbers is far shorter, and a longer
-// value is refused before it is parsed or printed.
-const MaxMetaValue = 4096
-
-// ModelNormalization parses the normalization recorded in m's metadata
-// (MetaMean, MetaStd; nil when absent). Errors name the key and quote at
-// most the value's first 64 bytes.
-func ModelNormalization(m *graph.Model) (mean, std []float32, err error) {
-	for i, key := range []string{MetaMean, MetaStd} {
-		v := m.Metadata[key]
-		if len(v) > MaxMetaValue {
-			return nil, nil, fmt.Errorf("metadata %s is %d bytes (%s); a per-channel list is at most %d: re-export the model with its normalization (docs/EXPORTING.md)", key, len(v), quoteStart(v, 64), MaxMetaValue)
-		}
-		vals, err := data.ParseValues(v, i == 1)
-		if err != nil {
-			return nil, nil, fmt.Errorf("metadata %s %s: %v", key, quoteStart(v, 64), err)
-		}
-		if i == 0 {
-			mean = vals
-		} else {
-			std = vals
-		}
-	}
-	return mean, std, nil
-}
-
-// quoteStart quotes s, cut to its first n bytes (with the cut said).
-func quoteStart(s string, n int) string {
-	if len(s) <= n {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:n]) + "…"
-}
-
 // RecordNormalization writes the suite's normalization into m's metadata
-// (MetaMean, MetaStd); nothing when there is none.
+// (data.MetaMean, data.MetaStd); nothing when there is none.
 func (s *Suite) RecordNormalization(m *graph.Model) {
 	if len(s.Data.Mean) == 0 && len(s.Data.Std) == 0 {
 		return
@@ -412,10 +369,10 @@ func (s *Suite) RecordNormalization(m *graph.Model) {
 		m.Metadata = map[string]string{}
 	}
 	if len(s.Data.Mean) > 0 {
-		m.Metadata[MetaMean] = join(s.Data.Mean)
+		m.Metadata[data.MetaMean] = join(s.Data.Mean)
 	}
 	if len(s.Data.Std) > 0 {
-		m.Metadata[MetaStd] = join(s.Data.Std)
+		m.Metadata[data.MetaStd] = join(s.Data.Std)
 	}
 }
 

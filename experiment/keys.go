@@ -13,7 +13,7 @@ import (
 // committed grid. TestKeysPinned pins them.
 
 // OriginalKey keys the original trained from scratch for seed: the
-// architecture's and the data's SHA-256 (eval.HashPath), the training
+// architecture's and the data's SHA-256 (fsread.HashPath), the training
 // recipe and the seed.
 func OriginalKey(baseSum, dataSum string, train Recipe, seed uint64) string {
 	return Key("original", baseSum, dataSum, train, seed)

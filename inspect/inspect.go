@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
@@ -48,7 +49,7 @@ type Report struct {
 	// (graph.TrainingModeBN), says what that means and how to re-export.
 	TrainingExport string `json:"training_export,omitempty"`
 	// Normalization is the input normalization the model's metadata
-	// records (eval.MetaMean, eval.MetaStd), or what to do without it.
+	// records (data.MetaMean, data.MetaStd), or what to do without it.
 	Normalization string `json:"normalization"`
 }
 
@@ -137,7 +138,7 @@ func File(path string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum, err := eval.HashPath(path)
+	sum, err := fsread.HashPath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -191,11 +192,11 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 	if n := graph.TrainingModeBN(g); n > 0 {
 		rep.TrainingExport = graph.TrainingExportNote(n)
 	}
-	if mean, std := m.Metadata[eval.MetaMean], m.Metadata[eval.MetaStd]; mean != "" || std != "" {
-		if _, _, err := eval.ModelNormalization(m); err != nil {
+	if mean, std := m.Metadata[data.MetaMean], m.Metadata[data.MetaStd]; mean != "" || std != "" {
+		if _, _, err := data.MetadataNormalization(m.Metadata); err != nil {
 			rep.Normalization = fmt.Sprintf("unusable: %v; give --mean/--std (they override the metadata)", err)
 		} else {
-			rep.Normalization = fmt.Sprintf("mean %s, std %s (metadata %s, %s): applied to --data when --mean/--std are not given", mean, std, eval.MetaMean, eval.MetaStd)
+			rep.Normalization = fmt.Sprintf("mean %s, std %s (metadata %s, %s): applied to --data when --mean/--std are not given", mean, std, data.MetaMean, data.MetaStd)
 		}
 	} else {
 		rep.Normalization = "none recorded: the tool feeds pixel/255; give --mean/--std when the model's training normalized its inputs (a model that scores near chance on the training split is refused)"

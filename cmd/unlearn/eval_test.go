@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 )
@@ -121,7 +121,7 @@ func TestEvalOracleJSONAndReport(t *testing.T) {
 			t.Errorf("%q mia %v", sec, m["mia"])
 		}
 	}
-	if sum, _ := eval.HashPath(model(t)); doc.Model.SHA256 != sum || len(doc.Data.SHA256) != 64 {
+	if sum, _ := fsread.HashPath(model(t)); doc.Model.SHA256 != sum || len(doc.Data.SHA256) != 64 {
 		t.Errorf("sha256 %q / data %q", doc.Model.SHA256, doc.Data.SHA256)
 	}
 	// Numbers against PyTorch and scikit-learn (testdata/mia/ref.json);

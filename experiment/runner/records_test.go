@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/schema"
 )
 
@@ -28,8 +28,8 @@ func damagedGrid(t *testing.T) (cfg *experiment.Config, okey, rkey, results stri
 			t.Fatal(err)
 		}
 	}
-	oracleSum, err1 := eval.HashPath(oracle)
-	dataSum, err2 := eval.HashPath("../../testdata/fashion")
+	oracleSum, err1 := fsread.HashPath(oracle)
+	dataSum, err2 := fsread.HashPath("../../testdata/fashion")
 	if err := errors.Join(err1, err2); err != nil {
 		t.Fatal(err)
 	}

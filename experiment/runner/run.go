@@ -357,7 +357,7 @@ func (r *state) grid(ctx context.Context) error {
 		r.ds = ds
 		labels = ds.Train.Labels(nil)
 		nTrain = len(labels)
-		if rawDataSum, err = eval.HashPath(ds.Path); err != nil {
+		if rawDataSum, err = fsread.HashPath(ds.Path); err != nil {
 			return err
 		}
 		dataSum = rawDataSum
@@ -379,7 +379,7 @@ func (r *state) grid(ctx context.Context) error {
 		baseKey := func() (string, error) {
 			var err error
 			if baseSum == "" {
-				baseSum, err = eval.HashPath(base)
+				baseSum, err = fsread.HashPath(base)
 			}
 			return baseSum, err
 		}
@@ -644,7 +644,7 @@ func readSidecar(path, dataSum string, verify bool) (*sidecar, error) {
 	if !verify {
 		return &s, nil
 	}
-	got, err := eval.HashPath(path)
+	got, err := fsread.HashPath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -823,7 +823,7 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
 		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: len(fs.ids),
 		Machine: r.machine, PeakRSSMiB: doc.Unlearning.Timings.PeakRSSMiB}
-	if rec.OriginalSHA256, err = eval.HashPath(orig); err != nil {
+	if rec.OriginalSHA256, err = fsread.HashPath(orig); err != nil {
 		return err
 	}
 	if m.Default && doc.Unlearning.Strategy != "full" {

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/unlearn"
 	"github.com/unlearn-tool/unlearn/unlearn/scoring"
@@ -255,8 +255,8 @@ func TestOutsideModels(t *testing.T) {
 	}
 	copyFile("../../testdata/resnet_small_train.onnx", filepath.Join(dir, "original-seed4.onnx"))
 	copyFile("../../testdata/demo/forget_nonIID.txt", filepath.Join(dir, "forget-seed4.txt"))
-	oracleSum, err1 := eval.HashPath("../../testdata/demo/oracle_resnet_small.onnx")
-	dataSum, err2 := eval.HashPath("../../testdata/fashion")
+	oracleSum, err1 := fsread.HashPath("../../testdata/demo/oracle_resnet_small.onnx")
+	dataSum, err2 := fsread.HashPath("../../testdata/fashion")
 	if err := errors.Join(err1, err2); err != nil {
 		t.Fatal(err)
 	}

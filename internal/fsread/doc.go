@@ -3,6 +3,6 @@
 // is refused before a byte is read, so an input can neither stream without
 // end nor block forever), and never more than a limit that fits the format.
 // HashPath and HashFile give the SHA-256 by which the tool records its
-// inputs (eval.HashPath, artifacts.json); AvailableMemory bounds what an
+// inputs (HashPath: metrics.json, the experiment records, artifacts.json); AvailableMemory bounds what an
 // input may make the process allocate.
 package fsread

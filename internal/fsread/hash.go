@@ -18,9 +18,9 @@ import (
 //	(cd DIR && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum
 //
 // prints for names without spaces or special characters. Hidden files are
-// included; symbolic links are followed for the top path only. It lives
-// here, below eval (eval.HashPath) and train, so that both record inputs by
-// the same hash.
+// included; symbolic links are followed for the top path only. Every
+// record of an input (metrics.json, the experiment records, artifacts.json)
+// hashes it with this.
 func HashPath(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
