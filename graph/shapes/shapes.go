@@ -36,15 +36,6 @@ func AllKnown(s []int64) bool {
 	return true
 }
 
-// Prod multiplies the sizes of s.
-func Prod(s []int64) int64 {
-	p := int64(1)
-	for _, d := range s {
-		p *= d
-	}
-	return p
-}
-
 // OfTensor is the Info of a constant tensor, with its values when small.
 func OfTensor(t *graph.Tensor) *Info {
 	ti := &Info{DType: t.DType, Shape: append([]int64{}, t.Shape...)}
@@ -580,10 +571,10 @@ func Transpose(sc *Ctx) {
 // reverses them through Reshape, Slice (step −1) and Transpose, so values
 // are followed through those ops in any rank, not only in 1-D.
 func mapVals(xs, xv, os []int64, src func(o, i []int64)) []int64 {
-	if xv == nil || !AllKnown(xs) || !AllKnown(os) || Prod(xs) != int64(len(xv)) || Prod(os) > maxVals {
+	if xv == nil || !AllKnown(xs) || !AllKnown(os) || graph.NumElements(xs) != int64(len(xv)) || graph.NumElements(os) > maxVals {
 		return nil
 	}
-	out := make([]int64, Prod(os))
+	out := make([]int64, graph.NumElements(os))
 	o, i := make([]int64, len(os)), make([]int64, len(xs))
 	for k := range out {
 		copy(i, o)
@@ -792,7 +783,7 @@ func Size(sc *Ctx) {
 	x, set := sc.x, sc.Set
 	t := &Info{DType: graph.Int64, Shape: []int64{}}
 	if x.Shape != nil && AllKnown(x.Shape) {
-		t.Ints = []int64{Prod(x.Shape)}
+		t.Ints = []int64{graph.NumElements(x.Shape)}
 	}
 	set(0, t)
 }
@@ -808,9 +799,9 @@ func ConstantOfShape(sc *Ctx) {
 	}
 	if sv := in(0).Ints; sv != nil {
 		t.Shape = append([]int64{}, sv...)
-		if AllKnown(sv) && Prod(sv) <= maxVals && val != nil {
+		if AllKnown(sv) && graph.NumElements(sv) <= maxVals && val != nil {
 			vi := OfTensor(val)
-			k := int(Prod(sv))
+			k := int(graph.NumElements(sv))
 			if vi.Ints != nil {
 				t.Ints = make([]int64, k)
 				for i := range t.Ints {
@@ -1171,7 +1162,7 @@ func (geo Geom) InputAt(i int, o, j int64) int64 {
 // IdentityWindow reports whether the one window of a 1×1 kernel at stride
 // 1 without padding is X itself .
 func (geo Geom) IdentityWindow() bool {
-	if Prod(geo.K) != 1 {
+	if graph.NumElements(geo.K) != 1 {
 		return false
 	}
 	for i := range geo.K {

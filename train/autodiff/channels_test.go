@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
-	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 // TestGradChannels: a weight gradient restricted to some output channels
@@ -83,7 +82,7 @@ func TestGradChannels(t *testing.T) {
 					t.Errorf("forms %v lack %q", part.convForms, want)
 				}
 			}
-			feeds := map[string]*graph.Tensor{"seed": floatTensor(s, bt.shape, f.randn(shapes.Prod(bt.shape)))}
+			feeds := map[string]*graph.Tensor{"seed": floatTensor(s, bt.shape, f.randn(graph.NumElements(bt.shape)))}
 			for _, p := range params {
 				feeds[p] = f.g.LocalValue(p).Init
 			}
@@ -104,7 +103,7 @@ func TestGradChannels(t *testing.T) {
 				}
 			}
 			// The whole gradient's slices at the selected channels.
-			outer, inner := shapes.Prod(wshape[:c.axis]), shapes.Prod(wshape[c.axis+1:])
+			outer, inner := graph.NumElements(wshape[:c.axis]), graph.NumElements(wshape[c.axis+1:])
 			C, k := wshape[c.axis], int64(len(c.sel))
 			worst, scale := 0.0, 0.0
 			for o := range outer {

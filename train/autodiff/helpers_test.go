@@ -38,7 +38,7 @@ func (f *fg) randn(n int64) []float64 {
 
 // param adds a random float initializer.
 func (f *fg) param(name string, shape ...int64) *graph.Value {
-	return f.paramVals(name, shape, f.randn(shapes.Prod(shape)))
+	return f.paramVals(name, shape, f.randn(graph.NumElements(shape)))
 }
 
 func (f *fg) paramVals(name string, shape []int64, vals []float64) *graph.Value {
@@ -207,7 +207,7 @@ func checkVJP(t *testing.T, f *fg, out *graph.Value, outShape []int64, params []
 	for _, p := range params {
 		feeds[p] = f.g.LocalValue(p).Init
 	}
-	feeds["seed"] = floatTensor(f.dt, outShape, f.randn(shapes.Prod(outShape)))
+	feeds["seed"] = floatTensor(f.dt, outShape, f.randn(graph.NumElements(outShape)))
 	for _, io := range art.Inputs {
 		if io.Role == "state" {
 			feeds[io.Name] = f.g.LocalValue(io.Name).Init

@@ -110,7 +110,7 @@ func (b *builder) foldChannelScale(g *graph.Value, ws []int64) (u, a *graph.Valu
 	if n < 0 {
 		n = 64
 	}
-	if 2*shapes.Prod(ws) >= n*shapes.Prod(gs[1:]) {
+	if 2*graph.NumElements(ws) >= n*graph.NumElements(gs[1:]) {
 		return nil, nil
 	}
 	return cs.u, cs.a
@@ -201,7 +201,7 @@ func (b *builder) convInputGrad(G, W *graph.Value, geo shapes.Geom, xs []int64) 
 		// fast; a Slice with negative steps copies element by element and
 		// is several times slower (bench/RESULTS.md, section "Conv
 		// formulations per layer").
-		K := shapes.Prod(geo.K)
+		K := graph.NumElements(geo.K)
 		J := make([]float64, K*K)
 		for i := range K {
 			J[i*K+K-1-i] = 1
@@ -263,9 +263,9 @@ func (b *builder) chooseWeightForm(geo shapes.Geom, Cg int64, xs, os []int64) st
 	if xs != nil && shapes.AllKnown(xs) && 1-validShare(geo, xs, os) >= validMinSkip {
 		return ConvWeightValid
 	}
-	plane := shapes.Prod(os) // a 1×1 kernel: the input plane it reads from
-	if shapes.Prod(geo.K) == 1 {
-		plane *= shapes.Prod(geo.S)
+	plane := graph.NumElements(os) // a 1×1 kernel: the input plane it reads from
+	if graph.NumElements(geo.K) == 1 {
+		plane *= graph.NumElements(geo.S)
 	}
 	if plane >= batchedMinOut && Cg >= batchedMinC {
 		return ConvWeightBatched
@@ -394,7 +394,7 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo shapes.Geom, ws, os 
 	xs := b.shape(X)
 	sp := len(geo.K)
 	grp, M, Cg := geo.Group, ws[0], ws[1]
-	K := shapes.Prod(geo.K)
+	K := graph.NumElements(geo.K)
 	if grp == 1 && Cg == 1 && K > 1 && b.dtype(X) == graph.Float {
 		return b.convWeightGradCols(X, G, geo, M, 1)
 	}
@@ -502,12 +502,12 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo shapes.Geom, ws, os
 	}
 	// Every gathered block is a run of N floats.
 	perm := append(iota64(1, 2+sp), 0)
-	XT := b.reshape(b.transpose(X, perm), []int64{C, shapes.Prod(S), -1})
-	GT := b.reshape(b.transpose(G, perm), []int64{M, shapes.Prod(os), -1})
+	XT := b.reshape(b.transpose(X, perm), []int64{C, graph.NumElements(S), -1})
+	GT := b.reshape(b.transpose(G, perm), []int64{M, graph.NumElements(os), -1})
 	parts := make([]*graph.Value, len(offs))
 	for i, of := range offs {
-		Gg := b.reshape(b.gatherPositions(GT, of.out, shapes.Prod(os)), []int64{M, -1})
-		Xg := b.reshape(b.gatherPositions(XT, of.in, shapes.Prod(S)), []int64{C, -1})
+		Gg := b.reshape(b.gatherPositions(GT, of.out, graph.NumElements(os)), []int64{M, -1})
+		Xg := b.reshape(b.gatherPositions(XT, of.in, graph.NumElements(S)), []int64{C, -1})
 		parts[i] = b.unsqueeze(b.op1("Gemm", []*graph.Value{Gg, Xg}, aI("transB", 1)), []int64{2})
 	}
 	// Stacked along a new last axis: one Concat writes [M, C, K], where a
@@ -565,7 +565,7 @@ var gatherWindows = true
 // Conv). A 0·x term of the one-hot sum is NaN where x is infinite: only
 // on activations that already make the loss non-finite.
 func (b *builder) convWeightGradCols(X, G *graph.Value, geo shapes.Geom, M, C int64) *graph.Value {
-	K := shapes.Prod(geo.K)
+	K := graph.NumElements(geo.K)
 	cols := b.convCols(X, geo, C)
 	cols = b.reshape(cols, []int64{0, C * K, -1})
 	Gr := b.reshape(G, []int64{0, M, -1})
@@ -588,7 +588,7 @@ func windowsFirst(rows, M int64) bool { return rows > M }
 // offset as [N, C·K, O…]: a Conv with group C and the one-hot filters
 // E[c·K+j, 0] = e_j.
 func (b *builder) convCols(X *graph.Value, geo shapes.Geom, C int64) *graph.Value {
-	K := shapes.Prod(geo.K)
+	K := graph.NumElements(geo.K)
 	e := make([]float64, C*K*K)
 	for c := range C {
 		for j := range K {
@@ -623,7 +623,7 @@ func (b *builder) convWindowsGather(xt *graph.Value, geo shapes.Geom, os []int64
 	if padded {
 		src = b.op1("Pad", []*graph.Value{xt, b.i64(pads...)})
 	}
-	src = b.reshape(src, []int64{xs[0], shapes.Prod(ps), -1})
+	src = b.reshape(src, []int64{xs[0], graph.NumElements(ps), -1})
 	stride := make([]int64, sp)
 	st := int64(1)
 	for i := sp - 1; i >= 0; i-- {

@@ -105,7 +105,7 @@ func TestConvFormTimings(t *testing.T) {
 	fmt.Printf("%-22s %-18s %8s %8s  %s\n", "layer", "variant", "ms", "GFLOP/s", "forms the builder used")
 	rng := rand.New(rand.NewPCG(3, 4))
 	randT := func(shape ...int64) *onnxrt.Tensor {
-		v := make([]float32, shapes.Prod(shape))
+		v := make([]float32, graph.NumElements(shape))
 		for i := range v {
 			v[i] = float32(rng.NormFloat64())
 		}
@@ -280,7 +280,7 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo shapes.Geom, n
 // both cols and dY transposed batch-innermost, one Gemm. Measured, not used
 // (bench/RESULTS.md).
 func convWeightGradConvColsGemm(b *builder, X, G *graph.Value, geo shapes.Geom, c, m int64) *graph.Value {
-	K := shapes.Prod(geo.K)
+	K := graph.NumElements(geo.K)
 	cols := b.convCols(X, geo, c)
 	colsT := b.reshape(b.transpose(b.reshape(cols, []int64{0, c * K, -1}), []int64{1, 0, 2}), []int64{c * K, -1})
 	GT := b.reshape(b.transpose(b.reshape(G, []int64{0, m, -1}), []int64{1, 0, 2}), []int64{m, -1})

@@ -49,7 +49,7 @@ func (b *builder) nchwcApplies(xs, ws []int64, geo shapes.Geom, dt graph.DType) 
 		return false
 	}
 	M, C := ws[0], ws[1]
-	return xs[1] == C && C%B == 0 && M%B == 0 && len(geo.K) == 2 && shapes.Prod(geo.K) > 1
+	return xs[1] == C && C%B == 0 && M%B == 0 && len(geo.K) == 2 && graph.NumElements(geo.K) > 1
 }
 
 // nchwc emits one com.microsoft.nchwc node with output shape shape (float).
@@ -71,7 +71,7 @@ func (b *builder) nchwcNamed(op string, ins []*graph.Value, out string, shape []
 // nchwcFilter reorders a filter W [O, I, k…] (O and I multiples of the block)
 // to the OIHWBiBo layout of the NCHWc Conv.
 func (b *builder) nchwcFilter(W *graph.Value, O, I int64, k []int64) *graph.Value {
-	K := shapes.Prod(k)
+	K := graph.NumElements(k)
 	// ReorderInput of W as an image batch [O, I, K, 1] blocks I:
 	// [O, I/B, K, B(i)]; ReorderInput of that as one image of O channels
 	// and I·K pixels blocks O: [O/B, I/B, K, B(i), B(o)]. Both reorders run
@@ -153,7 +153,7 @@ func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
 // (bench/RESULTS.md, section "Padding").
 func (b *builder) nchwcFilterFlipped(W *graph.Value, M, C int64, k []int64) *graph.Value {
 	B := b.spec.ConvGrad.NCHWcBlock
-	K := shapes.Prod(k)
+	K := graph.NumElements(k)
 	r := b.nchwc("ReorderInput", []*graph.Value{b.reshape(W, []int64{1, M, C * K, 1})}, []int64{1, M, C * K, 1})
 	r = b.nchwc("ReorderInput", []*graph.Value{b.reshape(r, []int64{M / B, C, K * B, 1})}, []int64{M / B, C, K * B, 1})
 	r = b.transpose(b.reshape(r, []int64{M / B, C / B, K * B * B}), []int64{1, 0, 2})

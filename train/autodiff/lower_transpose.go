@@ -54,7 +54,7 @@ func (b *builder) rewriteBatchedTransposes(outputs []*graph.Value) {
 		if !ok || !shapes.AllKnown(xs[k:]) {
 			continue
 		}
-		A, B := shapes.Prod(xs[k:k+a]), shapes.Prod(xs[k+a:])
+		A, B := graph.NumElements(xs[k:k+a]), graph.NumElements(xs[k+a:])
 		if min(A, B) > batchedTransposeMaxI || (k == len(perm)-2 && onlyMatMulUses(y) && !fromTranspose(x)) {
 			continue
 		}

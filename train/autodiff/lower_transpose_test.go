@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
-	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
 func TestBatchedSwap(t *testing.T) {
@@ -74,7 +73,7 @@ func TestBatchedTransposes(t *testing.T) {
 				}
 				r := newRunner(t, art)
 				feeds := map[string]*graph.Tensor{"x": f.g.LocalValue("x").Init, "w": f.g.LocalValue("w").Init,
-					"seed": floatTensor(graph.Float, ys, newFG(t, graph.Float, 9).randn(shapes.Prod(ys)))}
+					"seed": floatTensor(graph.Float, ys, newFG(t, graph.Float, 9).randn(graph.NumElements(ys)))}
 				outs[j] = r.run(t, feeds)
 			}
 			for name, a := range outs[0] {

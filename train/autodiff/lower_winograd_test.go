@@ -103,8 +103,8 @@ func TestConvWinogradFloat32(t *testing.T) {
 	for _, S := range []int64{4, 7} {
 		f := newFG(t, graph.Float, 11)
 		xs, ws := []int64{8, 128, S, S}, []int64{128, 128, 3, 3}
-		xv := relu(f.randn(shapes.Prod(xs)))
-		wv := f.randn(shapes.Prod(ws))
+		xv := relu(f.randn(graph.NumElements(xs)))
+		wv := f.randn(graph.NumElements(ws))
 		for i := range wv {
 			wv[i] *= math.Sqrt(2.0 / (9 * 128))
 		}
@@ -113,7 +113,7 @@ func TestConvWinogradFloat32(t *testing.T) {
 		params := []string{"x", "w"}
 		names := append([]string{o.Name}, gradNames(params)...)
 		wino, dir := runOnce(t, f, o, xs, params, Spec{ConvGrad: winoForced}), runOnce(t, f, o, xs, params, direct)
-		seed := make([]float64, shapes.Prod(xs))
+		seed := make([]float64, graph.NumElements(xs))
 		for i := range seed {
 			seed[i] = math.Sin(float64(i))
 		}
@@ -217,7 +217,7 @@ func runOnce(t *testing.T, f *fg, out *graph.Value, shape []int64, params []stri
 	for _, p := range params {
 		feeds[p] = f.g.LocalValue(p).Init
 	}
-	seed := make([]float64, shapes.Prod(shape))
+	seed := make([]float64, graph.NumElements(shape))
 	for i := range seed {
 		seed[i] = math.Sin(float64(i))
 	}

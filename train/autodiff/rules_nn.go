@@ -320,7 +320,7 @@ func (b *builder) scatterAdd(x, idx, g *graph.Value) *graph.Value {
 	dt := b.dtype(g)
 	var zeros *graph.Value
 	if s := b.shape(x); s != nil && shapes.AllKnown(s) {
-		zeros = b.op1("ConstantOfShape", []*graph.Value{b.i64(shapes.Prod(s))}, aT("value", floatTensor(dt, []int64{1}, []float64{0})))
+		zeros = b.op1("ConstantOfShape", []*graph.Value{b.i64(graph.NumElements(s))}, aT("value", floatTensor(dt, []int64{1}, []float64{0})))
 	} else {
 		size := b.unsqueeze(b.op1("Size", []*graph.Value{x}), []int64{0})
 		zeros = b.op1("ConstantOfShape", []*graph.Value{size}, aT("value", floatTensor(dt, []int64{1}, []float64{0})))
@@ -349,9 +349,9 @@ func gradAveragePool(c *GradCtx) []*graph.Value {
 	sp := len(xs) - 2
 	C := xs[1]
 	img := concat64([]int64{1, 1}, xs[2:])
-	onesImg := b.constF(dt, img, fill(shapes.Prod(img), 1))
+	onesImg := b.constF(dt, img, fill(graph.NumElements(img), 1))
 	kk := concat64([]int64{1, 1}, geo.K)
-	onesK := b.constF(dt, kk, fill(shapes.Prod(kk), 1))
+	onesK := b.constF(dt, kk, fill(graph.NumElements(kk), 1))
 	peC := make([]int64, sp)
 	for i := range peC {
 		oh := ys[2+i]
@@ -374,7 +374,7 @@ func gradAveragePool(c *GradCtx) []*graph.Value {
 		}
 	}
 	wk := concat64([]int64{C, 1}, geo.K)
-	onesW := b.constF(dt, wk, fill(shapes.Prod(wk), 1))
+	onesW := b.constF(dt, wk, fill(graph.NumElements(wk), 1))
 	dx := b.op1("ConvTranspose", []*graph.Value{gs, onesW}, aIs("kernel_shape", geo.K), aIs("strides", geo.S),
 		aIs("dilations", geo.D), aIs("pads", concat64(geo.PB, peT)), aIs("output_padding", op), aI("group", C))
 	return []*graph.Value{dx}
@@ -397,7 +397,7 @@ func gradGlobalAveragePool(c *GradCtx) []*graph.Value {
 		b.fail("%w: %v: spatial size must be static", ErrUnsupported, c.n)
 	}
 	e := b.op1("Expand", []*graph.Value{c.g(), b.shapeOf(c.in[0])})
-	return []*graph.Value{b.mulF(e, 1/float64(shapes.Prod(xs[2:])))}
+	return []*graph.Value{b.mulF(e, 1/float64(graph.NumElements(xs[2:])))}
 }
 
 // bnAxes returns the axes BatchNormalization reduces over: all but 1.
@@ -473,7 +473,7 @@ func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 	b.vmap[n.Output(0)] = y
 	per := int64(-1)
 	if xs := b.shape(x); xs != nil && shapes.AllKnown(xs[2:]) {
-		per = shapes.Prod(xs[2:])
+		per = graph.NumElements(xs[2:])
 	}
 	st := BNStat{Node: n.Name, Scale: scale, MeanOut: mOut, VarOut: vOut, PerExample: per,
 		// ONNX momentum weights the old value (rm ← m·rm + (1−m)·mean,
@@ -571,7 +571,7 @@ func (b *builder) channelAffine(x, a, c *graph.Value, r int, name string) *graph
 func (b *builder) bnCount(x *graph.Value) *graph.Value {
 	xs := b.shape(x)
 	if xs != nil && shapes.AllKnown(xs) {
-		return b.scalarF(b.dtype(x), float64(shapes.Prod(xs)/xs[1]))
+		return b.scalarF(b.dtype(x), float64(graph.NumElements(xs)/xs[1]))
 	}
 	if xs == nil || xs[1] < 0 {
 		b.fail("%w: BatchNormalization: channel count must be static", ErrUnsupported)

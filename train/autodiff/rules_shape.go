@@ -140,7 +140,7 @@ func (b *builder) gradIndexed(c *GradCtx) *graph.Value {
 	x := c.in[0]
 	var size *graph.Value
 	if s := b.shape(x); s != nil && shapes.AllKnown(s) {
-		size = b.scalarI64(shapes.Prod(s))
+		size = b.scalarI64(graph.NumElements(s))
 	} else {
 		size = b.op1("Size", []*graph.Value{x})
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
-	"github.com/unlearn-tool/unlearn/graph/shapes"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 )
@@ -44,7 +43,7 @@ func trainStep(t *testing.T, m *graph.Model, art *Artifacts, n int64, image []in
 		switch io.Role {
 		case "images":
 			shape := append([]int64{n}, image...)
-			v := make([]float32, shapes.Prod(shape))
+			v := make([]float32, graph.NumElements(shape))
 			for i := range v {
 				v[i] = float32(math.Sin(float64(i)))
 			}
