@@ -147,6 +147,11 @@ func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, batch, 
 			spec.GradChannels = train.MaskChannels(nm, mask)
 		}
 	}
+	if rt.Device == "cuda" {
+		// The forms and settings the engine takes on cuda, where the flags
+		// leave them open (train.EngineSpec).
+		spec = train.EngineSpec(train.EngineOptions{Spec: spec, Runtime: rt})
+	}
 	t0 := time.Now()
 	art, err := autodiff.Build(m, spec)
 	if err != nil {
