@@ -5,6 +5,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 )
 
@@ -68,7 +69,7 @@ func (s *Suite) TrainAccuracySample(m *graph.Model) (float64, error) {
 	for i := range idx {
 		idx[i] = i * split.Len() / n
 	}
-	cl, err := NewClassifier(m, s.Options.Runtime, s.Options.batch())
+	cl, err := infer.NewClassifier(m, s.Options.Runtime, s.Options.batch())
 	if err != nil {
 		return 0, err
 	}
@@ -77,5 +78,5 @@ func (s *Suite) TrainAccuracySample(m *graph.Model) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return Accuracy(Argmax(lg, cl.Classes()), split.Labels(idx)), nil
+	return infer.Accuracy(infer.Argmax(lg, cl.Classes()), split.Labels(idx)), nil
 }

@@ -1,7 +1,7 @@
 // Package eval measures models: accuracy on the train, test, forget and
 // retain splits (overall and per class), membership-inference scores of the
 // forget set, and the differences to an oracle retrained without it. It runs
-// forward passes only and never trains. docs/DESIGN.md ("The method",
+// forward passes only (through package infer) and never trains. docs/DESIGN.md ("The method",
 // Metrics) states what is measured and why.
 //
 // # Entry points
@@ -10,7 +10,7 @@
 //	EvaluateOutputs(train, test, forget, retain, Options)         the same from logits
 //	NewDelta(oracle, model) *schema.Delta                        Δ = oracle − model
 //	NewAgreement(a, b) (*schema.Agreement, error)                same-prediction rates
-//	Suite.Measure, SetOracle, NewMIASettings, HashPath           metrics.json (schema.Report, unlearn.metrics/v1)
+//	Suite.Measure, SetOracle, NewMIASettings                     metrics.json (schema.Report, unlearn.metrics/v1)
 //	Suite.Compare                                                the comparison of several models with one oracle (schema.CompareReport, unlearn.compare/v1)
 //	MIA, SVCMIA, LossAttack, ComputeFeatures, CrossEntropy       the attacks on their own
 //	FitLogReg1D, StratifiedShuffleSplit, CrossValidateLogReg     the loss attack's parts

@@ -8,6 +8,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
 )
@@ -76,7 +77,7 @@ func Evaluate(m *graph.Model, ds *data.Dataset, forget, retain []int, opts Optio
 		return nil, fmt.Errorf("no shadow non-members for the MIA: %w", ErrNoTest)
 	}
 	start := time.Now()
-	cl, err := NewClassifier(m, opts.Runtime, opts.batch())
+	cl, err := infer.NewClassifier(m, opts.Runtime, opts.batch())
 	if err != nil {
 		return nil, err
 	}
@@ -163,11 +164,11 @@ func EvaluateOutputs(train, test Outputs, forget, retain []int, opts Options) (*
 	}
 	c := train.Classes
 	met := &Metrics{Metrics: schema.Metrics{Classes: c}}
-	met.Predictions.Train = Argmax(train.Logits, c)
-	met.Predictions.Test = Argmax(test.Logits, c)
+	met.Predictions.Train = infer.Argmax(train.Logits, c)
+	met.Predictions.Test = infer.Argmax(test.Logits, c)
 	met.Counts = schema.Counts{Train: train.Len(), Test: test.Len()}
-	met.Accuracy.Train = Accuracy(met.Predictions.Train, train.Labels)
-	met.Accuracy.Test = Accuracy(met.Predictions.Test, test.Labels)
+	met.Accuracy.Train = infer.Accuracy(met.Predictions.Train, train.Labels)
+	met.Accuracy.Test = infer.Accuracy(met.Predictions.Test, test.Labels)
 	met.PerClass.Train = perClass(met.Predictions.Train, train.Labels, c)
 	met.PerClass.Test = perClass(met.Predictions.Test, test.Labels, c)
 	if forget != nil {
@@ -175,12 +176,12 @@ func EvaluateOutputs(train, test Outputs, forget, retain []int, opts Options) (*
 		nf, nr := len(forget), len(retain)
 		met.Counts.Forget, met.Counts.Retain = &nf, &nr
 		pf, lf := pick(met.Predictions.Train, forget), pick(train.Labels, forget)
-		af := Accuracy(pf, lf)
+		af := infer.Accuracy(pf, lf)
 		met.Accuracy.Forget = &af
 		met.PerClass.Forget = perClass(pf, lf, c)
 		if nr > 0 {
 			pr, lr := pick(met.Predictions.Train, retain), pick(train.Labels, retain)
-			ar := Accuracy(pr, lr)
+			ar := infer.Accuracy(pr, lr)
 			met.Accuracy.Retain = &ar
 			met.PerClass.Retain = perClass(pr, lr, c)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/svc"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
 )
@@ -302,7 +303,7 @@ func MatchedAccuracy(o Outputs, labels []int) (acc float64, ok bool, err error) 
 		weights = append(weights, float64(share[c])/float64(total))
 	}
 	correct := make([]float64, o.Len())
-	for i, p := range Argmax(o.Logits, o.Classes) {
+	for i, p := range infer.Argmax(o.Logits, o.Classes) {
 		if p == o.Labels[i] {
 			correct[i] = 1
 		}
@@ -374,7 +375,7 @@ func mean(v []float64) float64 {
 
 // ProxyLogits runs classifier c on the three proxy groups of ds: forget
 // and holdout (indices into ds.Train) and ref.Test (indices into ds.Test).
-func ProxyLogits(c *Classifier, ds *data.Dataset, forget, holdout []int, ref *schema.ProxyReference) (f, h, r Outputs, err error) {
+func ProxyLogits(c *infer.Classifier, ds *data.Dataset, forget, holdout []int, ref *schema.ProxyReference) (f, h, r Outputs, err error) {
 	run := func(s *data.Split, idx []int) (Outputs, error) {
 		lg, err := c.Logits(s, idx, nil)
 		if err != nil {
@@ -395,7 +396,7 @@ func ProxyLogits(c *Classifier, ds *data.Dataset, forget, holdout []int, ref *sc
 // EvaluateProxies runs m (inference mode; m is not modified) on the proxy
 // groups and measures them (ComputeProxies).
 func EvaluateProxies(m *graph.Model, ds *data.Dataset, forget, holdout []int, ref *schema.ProxyReference, rt onnxrt.Options, batch int, opts ProxyOptions) (*schema.Proxies, error) {
-	c, err := NewClassifier(m, rt, batch)
+	c, err := infer.NewClassifier(m, rt, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -414,9 +415,9 @@ func EvaluateProxies(m *graph.Model, ds *data.Dataset, forget, holdout []int, re
 
 // testAccuracy is the accuracy on the whole test split given the outputs
 // r of its rows in (ascending indices); the other rows are run on c.
-func testAccuracy(c *Classifier, test *data.Split, in []int, r Outputs) (float64, error) {
+func testAccuracy(c *infer.Classifier, test *data.Split, in []int, r Outputs) (float64, error) {
 	n := test.Len()
-	pred, labels := Argmax(r.Logits, r.Classes), r.Labels
+	pred, labels := infer.Argmax(r.Logits, r.Classes), r.Labels
 	if len(in) < n {
 		rest := make([]int, 0, n-len(in))
 		j := 0
@@ -431,8 +432,8 @@ func testAccuracy(c *Classifier, test *data.Split, in []int, r Outputs) (float64
 		if err != nil {
 			return 0, err
 		}
-		pred = append(pred, Argmax(lg, c.Classes())...)
+		pred = append(pred, infer.Argmax(lg, c.Classes())...)
 		labels = append(slices.Clone(labels), test.Labels(rest)...)
 	}
-	return Accuracy(pred, labels), nil
+	return infer.Accuracy(pred, labels), nil
 }

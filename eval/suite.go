@@ -7,6 +7,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxio"
@@ -135,14 +136,14 @@ func NewModelInfo(path string) (*schema.ModelInfo, error) {
 // batch the graph does not hard-code (graph.FixedBatch), and as many
 // classes as the labels need (naming the first label out of range).
 func CheckModelData(m *graph.Model, path string, ds *data.Dataset) error {
-	in, shape, err := ModelInput(m)
+	in, shape, err := infer.ModelInput(m)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := data.CheckInput(ds, in.Name, shape); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if _, err := ModelOutput(m); err != nil {
+	if _, err := infer.ModelOutput(m); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	// A fixed batch is made symbolic where the model is run

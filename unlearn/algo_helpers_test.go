@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
@@ -55,7 +55,7 @@ type accs struct{ forget, retain, test float64 }
 
 func accuracy(t testing.TB, m *graph.Model, split *data.Split, idx []int) float64 {
 	t.Helper()
-	c, err := eval.NewClassifier(m, testRuntime, 256)
+	c, err := infer.NewClassifier(m, testRuntime, 256)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +70,12 @@ func accuracy(t testing.TB, m *graph.Model, split *data.Split, idx []int) float6
 	if err != nil {
 		t.Fatal(err)
 	}
-	pred := eval.Argmax(logits, c.Classes())
+	pred := infer.Argmax(logits, c.Classes())
 	labels := make([]int, len(idx))
 	for k, i := range idx {
 		labels[k] = split.Label(i)
 	}
-	return eval.Accuracy(pred, labels)
+	return infer.Accuracy(pred, labels)
 }
 
 func measure(t testing.TB, m *graph.Model, d demo) accs {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -223,7 +223,7 @@ func copyRunning(dst, src map[string][]float32) {
 // teacherLogits returns the original model's logits (inference mode) for
 // the forget and the retain examples, in their order.
 func (r *Runner) teacherLogits() (forget, retain []float32, err error) {
-	c, err := eval.NewClassifier(r.Input().Model, r.Config().Runtime, r.Config().BatchSize)
+	c, err := infer.NewClassifier(r.Input().Model, r.Config().Runtime, r.Config().BatchSize)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -310,7 +311,7 @@ func removedNote(removed []int) string {
 // accuracy weighted like the held-out slice.
 func (r *Runner) evalBefore(m *graph.Model) (*schema.Proxies, float64, error) {
 	ps := r.proxy
-	c, err := eval.NewClassifier(m, r.cfg.Runtime, 256)
+	c, err := infer.NewClassifier(m, r.cfg.Runtime, 256)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -335,7 +336,7 @@ func (r *Runner) evalBefore(m *graph.Model) (*schema.Proxies, float64, error) {
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: no test example of the held-out slice's classes", ErrInput)
 	}
-	p.TestAccuracy = eval.Accuracy(eval.Argmax(lg, c.Classes()), test.Labels(nil))
+	p.TestAccuracy = infer.Accuracy(infer.Argmax(lg, c.Classes()), test.Labels(nil))
 	est, err := eval.EstimateOracle(eval.Outputs{Logits: lg, Labels: test.Labels(nil), Classes: c.Classes()}, r.in.Data.Train.Labels(nil), r.in.Forget, ps.log.Reference)
 	if err != nil {
 		return nil, 0, fmt.Errorf("oracle estimate: %w", err)

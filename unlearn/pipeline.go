@@ -15,6 +15,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/setting"
@@ -858,7 +859,7 @@ func (p *Prepared) RestoreFoldedBN(s *eval.Suite) error {
 	for i, n := range f.Nodes {
 		names[i] = n.Output(0).Name
 	}
-	mean, variance, err := eval.ChannelStats(p.Work, names, s.Data.Train, idx, s.Options.Runtime, 256)
+	mean, variance, err := infer.ChannelStats(p.Work, names, s.Data.Train, idx, s.Options.Runtime, 256)
 	if err != nil {
 		return fmt.Errorf("%s: statistics for the restored BatchNormalization: %w", p.Path, err)
 	}
@@ -931,12 +932,12 @@ func (p *Prepared) foldBack(mask map[string][]bool) (int64, error) {
 }
 
 // Prepare makes the working copy of m (read from path) in memory and
-// refuses a model that is not a classifier (eval.ModelOutput), whose
+// refuses a model that is not a classifier (infer.ModelOutput), whose
 // gradient cannot be built (naming every node without a rule) or that has
 // no trainable parameters. m itself is not changed until the result is
 // written back into it.
 func Prepare(m *graph.Model, path string) (*Prepared, error) {
-	if _, err := eval.ModelOutput(m); err != nil {
+	if _, err := infer.ModelOutput(m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	work, untied, err := untiedCopy(m, path)

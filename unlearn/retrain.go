@@ -8,6 +8,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -273,7 +274,7 @@ func accuracies(path string, ds *data.Dataset, opts onnxrt.Options, batch int) (
 	if err != nil {
 		return 0, 0, err
 	}
-	cl, err := eval.NewClassifier(m, opts, batch)
+	cl, err := infer.NewClassifier(m, opts, batch)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -284,7 +285,7 @@ func accuracies(path string, ds *data.Dataset, opts onnxrt.Options, batch int) (
 		if err != nil {
 			return 0, err
 		}
-		return eval.Accuracy(eval.Argmax(logits, cl.Classes()), s.Labels(idx)), nil
+		return infer.Accuracy(infer.Argmax(logits, cl.Classes()), s.Labels(idx)), nil
 	}
 	if trainAcc, err = acc(ds.Train); err != nil {
 		return 0, 0, err

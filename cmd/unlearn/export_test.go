@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
@@ -66,7 +66,7 @@ func TestExportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := eval.NewClassifier(m, onnxrt.Options{Threads: 2}, 64)
+	cl, err := infer.NewClassifier(m, onnxrt.Options{Threads: 2}, 64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/eval/score"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -411,7 +412,7 @@ func (r *state) evaluate(path string, res *schema.ScoreTask) error {
 	if batch <= 0 {
 		batch = 256
 	}
-	cl, err := eval.NewClassifier(m, s.Options.Runtime, batch)
+	cl, err := infer.NewClassifier(m, s.Options.Runtime, batch)
 	if err != nil {
 		return err
 	}
@@ -428,7 +429,7 @@ func (r *state) evaluate(path string, res *schema.ScoreTask) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		dst.Correct = make([]int, len(idx))
-		for i, p := range eval.Argmax(logits, cl.Classes()) {
+		for i, p := range infer.Argmax(logits, cl.Classes()) {
 			if p == labels[i] {
 				dst.Correct[i] = 1
 			}
