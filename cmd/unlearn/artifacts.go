@@ -16,18 +16,23 @@ func artifactsCommand() *cli.Command {
 		Name:      "artifacts",
 		Usage:     "write the training graph and the inference graph as ONNX files, with a JSON description",
 		ArgsUsage: " ",
-		Description: "The training graph takes the images, labels, per-example loss weights (and teacher logits for\n" +
+		Description: "The training graph takes the images, labels, per-example loss weights (and " +
+			"teacher logits for\n" +
 			"--loss kl) and every parameter as inputs, and outputs the loss, the logits, the gradient of every\n" +
 			"parameter (grad/<name>) and, with --bn training, each BatchNormalization's batch mean and variance\n" +
 			"(bn_mean/<scale>, bn_var/<scale>) for the running-statistics update. Any ONNX runtime can run it.\n" +
 			"The inference graph is the model with BatchNormalization and Dropout in inference form.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
-			&cli.StringFlag{Name: "out", Required: true, Usage: "folder to write training.onnx, inference.onnx and artifacts.json into (created if missing; its parent must exist)"},
-			&cli.StringFlag{Name: "bn", Value: "training", Usage: "BatchNormalization in the training graph: training (batch statistics) or inference (running statistics)"},
-			&cli.StringFlag{Name: "loss", Value: "ce", Usage: "ce (weighted mean cross-entropy) or kl (KL divergence to teacher logits)"},
+			&cli.StringFlag{Name: "out", Required: true, Usage: "folder to write training.onnx, " +
+				"inference.onnx and artifacts.json into (created if missing; its parent must exist)"},
+			&cli.StringFlag{Name: "bn", Value: "training", Usage: "BatchNormalization in the training " +
+				"graph: training (batch statistics) or inference (running statistics)"},
+			&cli.StringFlag{Name: "loss", Value: "ce", Usage: "ce (weighted mean cross-entropy) or kl (KL " +
+				"divergence to teacher logits)"},
 			&cli.Float64Flag{Name: "temperature", Value: 1, Usage: "temperature of the kl loss"},
-			&cli.StringFlag{Name: "params", Usage: "comma-separated initializer names to differentiate (default: every trainable parameter)"},
+			&cli.StringFlag{Name: "params", Usage: "comma-separated initializer names to differentiate " +
+				"(default: every trainable parameter)"},
 			&cli.BoolFlag{Name: "dropout", Usage: "Dropout in training mode (seeded mask) instead of the identity"},
 		},
 		Action: runArtifacts,
@@ -79,7 +84,8 @@ func runArtifacts(c *cli.Context) error {
 		return err
 	}
 	art := set.Training
-	fmt.Fprintf(c.App.Writer, "wrote %s: training.onnx (%d inputs, %d outputs, %d parameters), inference.onnx, artifacts.json\n",
+	fmt.Fprintf(c.App.Writer, "wrote %s: training.onnx (%d inputs, %d outputs, %d parameters), "+
+		"inference.onnx, artifacts.json\n",
 		dir, len(art.Inputs), len(art.Outputs), len(art.Params))
 	return nil
 }

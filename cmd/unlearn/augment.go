@@ -11,9 +11,12 @@ import (
 
 // augmentFlag is --augment, shared by the main command and `unlearn train`.
 func augmentFlag(what string) cli.Flag {
-	return &cli.StringFlag{Name: "augment", Value: "none", Usage: "augment " + what + " as torchvision's transforms before Normalize: " +
-		"pad=N is RandomCrop(size, padding=N) (N zero pixels each side, at most half the image's side, a random crop back to the image size), " +
-		"flip is RandomHorizontalFlip(); comma-separated, e.g. pad=4,flip (the CIFAR recipe); none trains on the images as they are"}
+	return &cli.StringFlag{Name: "augment", Value: "none",
+		Usage: "augment " + what + " as torchvision's transforms before Normalize: " +
+			"pad=N is RandomCrop(size, padding=N) (N zero pixels each side, at most half the image's side, a " +
+			"random crop back to the image size), " +
+			"flip is RandomHorizontalFlip(); comma-separated, e.g. pad=4,flip (the CIFAR recipe); none trains " +
+			"on the images as they are"}
 }
 
 // parseAugmentFlag reads --augment; an error is a usage error.

@@ -11,12 +11,14 @@ func compareCommand() *cli.Command {
 		Name:      "compare",
 		Usage:     "one table of several models against the oracle",
 		ArgsUsage: "MODEL.onnx [MODEL.onnx ...]",
-		Description: "Evaluates the oracle (trained without the forget set) and every model on the same examples and prints\n" +
+		Description: "Evaluates the oracle (trained without the forget set) and every model on the same " +
+			"examples and prints\n" +
 			"one row per model: forget, retain and test accuracy, MIA scores, agreement with the oracle and the\n" +
 			"average gap, each value followed by Δ = oracle − model in points.",
 		Flags: append(append(append([]cli.Flag{
 			&cli.StringFlag{Name: "oracle", Required: true, Usage: "ONNX classifier trained without the forget set"},
-			&cli.StringFlag{Name: "json", Usage: "write the comparison (schema unlearn.compare/v1) to `FILE` (- for stdout)"},
+			&cli.StringFlag{Name: "json", Usage: "write the comparison (schema unlearn.compare/v1) to " +
+				"`FILE` (- for stdout)"},
 		}, miaFlags()...), dataFlags()...), runtimeFlags()...),
 		Action: func(c *cli.Context) error {
 			paths := c.Args().Slice()

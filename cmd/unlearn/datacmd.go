@@ -10,13 +10,16 @@ import (
 // forget file refers to and, for image folders, the file each one is.
 func dataCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "data",
-		Usage:     "list a dataset's examples: id, label, class and (image folders) file, the ids --forget refers to",
+		Name: "data",
+		Usage: "list a dataset's examples: id, label, class and (image folders) file, the ids " +
+			"--forget refers to",
 		ArgsUsage: " ",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "data", Usage: "dataset, as for the other commands (default: the bundled Fashion-MNIST subset)"},
+			&cli.StringFlag{Name: "data", Usage: "dataset, as for the other commands (default: the bundled " +
+				"Fashion-MNIST subset)"},
 			&cli.StringFlag{Name: "split", Value: "train", Usage: "train (the ids of --forget) or test"},
-			&cli.StringFlag{Name: "json", Usage: "write the listing as JSON to `FILE` (- for stdout) instead of the table"},
+			&cli.StringFlag{Name: "json", Usage: "write the listing as JSON to `FILE` (- for stdout) " +
+				"instead of the table"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

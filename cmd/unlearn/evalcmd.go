@@ -12,8 +12,10 @@ import (
 
 func dataFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "data", Usage: "dataset: IDX folder (MNIST family), CIFAR binary folder, SVHN .mat folder, image folder or .npz (default: the bundled Fashion-MNIST subset)"},
-		&cli.StringFlag{Name: "mean", Usage: "per-channel mean subtracted after scaling pixels to [0,1], comma-separated"},
+		&cli.StringFlag{Name: "data", Usage: "dataset: IDX folder (MNIST family), CIFAR binary folder, " +
+			"SVHN .mat folder, image folder or .npz (default: the bundled Fashion-MNIST subset)"},
+		&cli.StringFlag{Name: "mean", Usage: "per-channel mean subtracted after scaling pixels to [0,1], " +
+			"comma-separated"},
 		&cli.StringFlag{Name: "std", Usage: "per-channel standard deviation to divide by, comma-separated"},
 		&cli.IntFlag{Name: "batch-size", Value: 256, Usage: "examples per forward pass"},
 	}
@@ -50,9 +52,11 @@ func bundledData() (string, error) {
 // miaFlags are the evaluation flags shared by eval and compare.
 func miaFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "forget", Usage: "ids file: 0-based indices into the training split, one per line (image folders: or their file names, as \"unlearn data\" lists them)"},
+		&cli.StringFlag{Name: "forget", Usage: "ids file: 0-based indices into the training split, one per " +
+			"line (image folders: or their file names, as \"unlearn data\" lists them)"},
 		&cli.BoolFlag{Name: "no-mia", Usage: "skip the membership-inference attacks (accuracy only)"},
-		&cli.StringFlag{Name: "m-entropy", Value: "song-mittal", Usage: "modified-entropy feature: song-mittal (Song & Mittal's Mentr) or salun-code (SalUn's m_entropy as written, see README)"},
+		&cli.StringFlag{Name: "m-entropy", Value: "song-mittal", Usage: "modified-entropy feature: " +
+			"song-mittal (Song & Mittal's Mentr) or salun-code (SalUn's m_entropy as written, see README)"},
 		&cli.Uint64Flag{Name: "mia-seed", Usage: "seed of the loss attack's subsample and cross-validation splits"},
 	}
 }
@@ -101,9 +105,11 @@ func newSuite(c *cli.Context) (*eval.Suite, error) {
 
 func evalCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "eval",
-		Usage: "accuracy, membership inference and the gap to an oracle, as a table, metrics.json and an HTML report",
-		Description: "Measures --model on the training and test splits of --data: accuracy overall and per class and, with\n" +
+		Name: "eval",
+		Usage: "accuracy, membership inference and the gap to an oracle, as a table, metrics.json " +
+			"and an HTML report",
+		Description: "Measures --model on the training and test splits of --data: accuracy overall and per " +
+			"class and, with\n" +
 			"--forget, on the forget and retain sets and SalUn's SVC membership-inference scores of the forget set\n" +
 			"with the unlearning challenge's loss attack. With --oracle (a model trained without the forget set)\n" +
 			"both are measured on the same examples and Δ = oracle − model is reported for every metric.",
@@ -111,7 +117,8 @@ func evalCommand() *cli.Command {
 		Flags: append(append(append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
 			&cli.StringFlag{Name: "oracle", Usage: "ONNX classifier trained without the forget set, to compare with"},
-			&cli.StringFlag{Name: "json", Usage: "write metrics.json (schema unlearn.metrics/v1) to `FILE` (- for stdout)"},
+			&cli.StringFlag{Name: "json", Usage: "write metrics.json (schema unlearn.metrics/v1) to " +
+				"`FILE` (- for stdout)"},
 			&cli.StringFlag{Name: "report", Usage: "write a self-contained HTML report with plots to `FILE`"},
 		}, miaFlags()...), dataFlags()...), runtimeFlags()...),
 		Action: func(c *cli.Context) error {

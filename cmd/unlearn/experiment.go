@@ -13,21 +13,32 @@ import (
 
 func experimentCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "experiment",
-		Usage:     "the paper's comparison on your model and data: methods × budgets × seeds against retrained oracles",
+		Name: "experiment",
+		Usage: "the paper's comparison on your model and data: methods × budgets × seeds against " +
+			"retrained oracles",
 		ArgsUsage: " ",
-		Description: "Reads an experiment file (YAML, see README \"Experiments\"), then per seed trains the original\n(or takes it), draws the forget sets, retrains an oracle without each, and runs every method at\n" +
-			"every budget in this process through the library, as the tool's own commands would, each measured\nagainst its oracle. Every step is cached " +
+		Description: "Reads an experiment file (YAML, see README \"Experiments\"), then per seed trains " +
+			"the original\n(or takes it), draws the forget sets, retrains an oracle without each, and runs " +
+			"every method at\n" +
+			"every budget in this process through the library, as the tool's own commands would, each " +
+			"measured\nagainst its oracle. Every step is cached " +
 			"under the file's out folder by its settings: an interrupted experiment resumes where it stopped.\n" +
-			"Results are appended to <out>/results.jsonl, which is also the cache of record: a step with a\nrecord there never runs again, even without <out>/runs/ (delete the line to rerun it). Times are\n" +
-			"compared with the oracle's training time on the same machine. The table (mean ± 95 % CI over\nseeds) goes to stdout and <out>/RESULTS.md, with plots beside it. --report-only rebuilds the\n" +
-			"table from results.jsonl. --shards N runs only the seeds at positions ≡ --shard (or $JOB_COMPLETION_INDEX\nor $SLURM_ARRAY_TASK_ID) mod N, appending to <out>/results.shard-I.jsonl, and writes no table; --report-only then reads every shard's results.",
+			"Results are appended to <out>/results.jsonl, which is also the cache of record: a step with " +
+			"a\nrecord there never runs again, even without <out>/runs/ (delete the line to rerun it). Times are\n" +
+			"compared with the oracle's training time on the same machine. The table (mean ± 95 % CI " +
+			"over\nseeds) goes to stdout and <out>/RESULTS.md, with plots beside it. --report-only rebuilds the\n" +
+			"table from results.jsonl. --shards N runs only the seeds at positions ≡ --shard (or " +
+			"$JOB_COMPLETION_INDEX\nor $SLURM_ARRAY_TASK_ID) mod N, appending to " +
+			"<out>/results.shard-I.jsonl, and writes no table; --report-only then reads every shard's results.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Required: true, Usage: "experiment file (YAML)"},
 			&cli.BoolFlag{Name: "report-only", Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list the steps and whether they are cached, run nothing"},
-			&cli.IntFlag{Name: "shards", Usage: "number of shards, at most the seeds (0: the whole grid); each runs whole seeds"},
-			&cli.IntFlag{Name: "shard", Usage: "run only the seeds at positions ≡ shard mod --shards; unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of which must be set"},
+			&cli.IntFlag{Name: "shards", Usage: "number of shards, at most the seeds (0: the whole grid); " +
+				"each runs whole seeds"},
+			&cli.IntFlag{Name: "shard", Usage: "run only the seeds at positions ≡ shard mod --shards; " +
+				"unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), " +
+				"one of which must be set"},
 		}, runtimeFlags()[0], runtimeFlags()[2]),
 		Action: runExperiment,
 	}
@@ -41,11 +52,14 @@ func runExperiment(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := train.CheckCUDATraining(strings.ToLower(c.String("device"))); err != nil && !c.Bool("report-only") && !c.Bool("dry-run") {
-		return usageError{err}
+	cudaErr := train.CheckCUDATraining(strings.ToLower(c.String("device")))
+	if cudaErr != nil && !c.Bool("report-only") && !c.Bool("dry-run") {
+		return usageError{cudaErr}
 	}
-	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"), Device: strings.ToLower(c.String("device")), Tool: "unlearn " + Version,
-		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: c.Int("shard"), Shards: c.Int("shards"), Info: logs.Info,
+	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"),
+		Device: strings.ToLower(c.String("device")), Tool: "unlearn " + Version,
+		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: c.Int("shard"),
+		Shards: c.Int("shards"), Info: logs.Info,
 		Step: func(what, state, key string) {
 			logs.Info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
 		}}

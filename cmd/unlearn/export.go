@@ -16,7 +16,8 @@ func exportCommand() *cli.Command {
 		Usage:     "write a model's weights under their PyTorch state_dict names (safetensors)",
 		ArgsUsage: " ",
 		Description: "Writes every initializer whose name is a PyTorch state_dict key (exports made with\n" +
-			"training=TrainingMode.PRESERVE, do_constant_folding=False keep the names; tensors shared behind Identity nodes are written\n" +
+			"training=TrainingMode.PRESERVE, do_constant_folding=False keep the names; tensors shared " +
+			"behind Identity nodes are written\n" +
 			"under each of their names) as a safetensors file, so that PyTorch picks up the unlearned weights:\n" +
 			"  model.load_state_dict(safetensors.torch.load_file(\"U.safetensors\"), strict=False)\n" +
 			"Exporter-made names (onnx::…, /…) are left out unless --all is given.",

@@ -10,18 +10,24 @@ import (
 
 func inspectCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "inspect",
-		Usage:     "summarize a model: opset, inputs and outputs, ops, parameters, neurons per layer, classifier, unsupported ops",
+		Name: "inspect",
+		Usage: "summarize a model: opset, inputs and outputs, ops, parameters, neurons per layer, " +
+			"classifier, unsupported ops",
 		ArgsUsage: " ",
-		Description: "inspect reads the model only (ONNX Runtime is not needed). Layers are the groups of parameters\n" +
+		Description: "inspect reads the model only (ONNX Runtime is not needed). Layers are the groups " +
+			"of parameters\n" +
 			"that share output channels (a Conv/Gemm/MatMul weight with its bias and a directly following\n" +
-			"BatchNormalization or LayerNormalization); each channel is one neuron for the localization strategies.\n" +
+			"BatchNormalization or LayerNormalization); each channel is one neuron for the " +
+			"localization strategies.\n" +
 			"Member names are the model's initializer names, which are PyTorch's state_dict keys when the model\n" +
-			"was exported with its BatchNormalization kept (TrainingMode.PRESERVE, do_constant_folding=False; README \"Exporting from PyTorch\").",
+			"was exported with its BatchNormalization kept (TrainingMode.PRESERVE, " +
+			"do_constant_folding=False; README \"Exporting from PyTorch\").",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
-			&cli.StringFlag{Name: "json", Usage: "also write the summary as JSON to `FILE` (- for stdout, instead of the table)"},
-			&cli.StringFlag{Name: "classifier", Usage: "name of the classifier layer (weight initializer or node name) when the default (the layer that produces the logits) is wrong"},
+			&cli.StringFlag{Name: "json", Usage: "also write the summary as JSON to `FILE` (- for stdout, " +
+				"instead of the table)"},
+			&cli.StringFlag{Name: "classifier", Usage: "name of the classifier layer (weight initializer " +
+				"or node name) when the default (the layer that produces the logits) is wrong"},
 			&cli.BoolFlag{Name: "channels", Usage: "list every layer (default: at most 60 rows, the rest summarized)"},
 		},
 		Action: func(c *cli.Context) error {

@@ -24,7 +24,8 @@ func localizeCommand() *cli.Command {
 		Name:      "localize",
 		Usage:     "compute a mask: the parameters an unlearning algorithm may change",
 		ArgsUsage: " ",
-		Description: "Strategies: del (DEL: |Σ θ·g| over forget batches, neurons by the mean of their top-h scores,\n" +
+		Description: "Strategies: del (DEL: |Σ θ·g| over forget batches, neurons by the mean of their " +
+			"top-h scores,\n" +
 			"whole neurons within the budget), salloc (SalUn: global top-α of |Σ g|), critmem (per forget\n" +
 			"example, zero the neuron with the largest Σ|θ·g| until the prediction flips), deepest, shallowest\n" +
 			"(whole layers by depth), random (another strategy's per-layer counts, random neurons), full.\n" +
@@ -32,15 +33,23 @@ func localizeCommand() *cli.Command {
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
 			&cli.StringFlag{Name: "forget", Required: true, Usage: "ids file of the forget set"},
-			&cli.StringFlag{Name: "strategy", Value: "del", Usage: "del, salloc, critmem, deepest, shallowest, random, full"},
-			&cli.Float64Flag{Name: "budget", Value: unlearn.Recommended.Budget, Usage: "fraction of all trainable parameters, in (0, 1]"},
-			&cli.Float64Flag{Name: "depth-floor", Usage: "del: layers in the first fraction `F` of the network's depth are not eligible, in [0, 1) (the main command's default localization uses " + fmt.Sprint(unlearn.Recommended.DepthFloor) + ")"},
-			&cli.IntFlag{Name: "topk", Usage: "del: h, the number of top element scores averaged per neuron (0: max(1, ⌊0.1·C_out⌋))"},
-			&cli.BoolFlag{Name: "element-rank", Usage: "del: rank single elements by their neuron's score (the reference code; may split a neuron)"},
-			&cli.StringFlag{Name: "random-of", Value: "del", Usage: "random: the strategy whose per-layer counts to match"},
+			&cli.StringFlag{Name: "strategy", Value: "del", Usage: "del, salloc, critmem, deepest, " +
+				"shallowest, random, full"},
+			&cli.Float64Flag{Name: "budget", Value: unlearn.Recommended.Budget,
+				Usage: "fraction of all trainable parameters, in (0, 1]"},
+			&cli.Float64Flag{Name: "depth-floor", Usage: "del: layers in the first fraction `F` of the " +
+				"network's depth are not eligible, in [0, 1) (the main command's default " +
+				"localization uses " + fmt.Sprint(unlearn.Recommended.DepthFloor) + ")"},
+			&cli.IntFlag{Name: "topk", Usage: "del: h, the number of top element scores averaged per " +
+				"neuron (0: max(1, ⌊0.1·C_out⌋))"},
+			&cli.BoolFlag{Name: "element-rank", Usage: "del: rank single elements by their neuron's score " +
+				"(the reference code; may split a neuron)"},
+			&cli.StringFlag{Name: "random-of", Value: "del", Usage: "random: the strategy whose per-layer " +
+				"counts to match"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of the random strategy"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "mask JSON to write"},
-			&cli.StringFlag{Name: "scores", Usage: "also write the per-parameter scores (del, salloc) as float32 safetensors"},
+			&cli.StringFlag{Name: "scores", Usage: "also write the per-parameter scores (del, salloc) as " +
+				"float32 safetensors"},
 		}, withBatchSize(dataFlags(), 128, "forget examples per gradient batch")...), runtimeFlags()...),
 		Action: runLocalize,
 	}
@@ -94,7 +103,8 @@ func runLocalize(c *cli.Context) error {
 	ctx, stop := signalContext()
 	defer stop()
 	mk, scores, err := localize.Localize(ctx, work, ds.Train, forget, localize.Options{
-		Strategy: c.String("strategy"), Budget: b, DepthFloor: c.Float64("depth-floor"), TopK: c.Int("topk"), ElementRank: c.Bool("element-rank"),
+		Strategy: c.String("strategy"), Budget: b, DepthFloor: c.Float64("depth-floor"),
+		TopK: c.Int("topk"), ElementRank: c.Bool("element-rank"),
 		RandomOf: c.String("random-of"), Seed: c.Uint64("seed"), BatchSize: c.Int("batch-size"), Runtime: opts,
 		Progress: logs.Bar("localize"),
 	})

@@ -41,14 +41,21 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 
 func runtimeFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "ort-lib", Usage: "`PATH` of libonnxruntime.so.1 (default: $ONNXRUNTIME_LIB, then beside the executable, where bin/unlearn finds the ../.ort/ that make ort fills; never the working directory; refused if another user could replace it); with --device cuda, of the GPU build's libonnxruntime.so (default: $ONNXRUNTIME_GPU_LIB, then ../.ort-gpu/, which make ort-gpu fills)", EnvVars: nil},
+		&cli.StringFlag{Name: "ort-lib", Usage: "`PATH` of libonnxruntime.so.1 (default: $ONNXRUNTIME_LIB, " +
+			"then beside the executable, where bin/unlearn finds the ../.ort/ that make ort fills; never " +
+			"the working directory; refused if another user could replace it); with --device cuda, of " +
+			"the GPU build's libonnxruntime.so (default: $ONNXRUNTIME_GPU_LIB, then ../.ort-gpu/, " +
+			"which make ort-gpu fills)", EnvVars: nil},
 		&cli.IntFlag{Name: "threads", Usage: "intra-op threads for ONNX Runtime (0: all cores)", Value: 0},
-		&cli.StringFlag{Name: "device", Usage: "cpu or cuda (cuda loads ONNX Runtime's GPU build, make ort-gpu, and needs an NVIDIA driver, CUDA 13 and cuDNN 9, found on the library path, in the system's folders or in a Python environment's nvidia packages)", Value: "cpu"},
+		&cli.StringFlag{Name: "device", Usage: "cpu or cuda (cuda loads ONNX Runtime's GPU build, make " +
+			"ort-gpu, and needs an NVIDIA driver, CUDA 13 and cuDNN 9, found on the library path, in the " +
+			"system's folders or in a Python environment's nvidia packages)", Value: "cpu"},
 	}
 }
 
 func runtimeOptions(c *cli.Context) (onnxrt.Options, error) {
-	o := onnxrt.Options{LibPath: c.String("ort-lib"), Threads: c.Int("threads"), Device: strings.ToLower(c.String("device"))}
+	o := onnxrt.Options{LibPath: c.String("ort-lib"), Threads: c.Int("threads"),
+		Device: strings.ToLower(c.String("device"))}
 	if o.Threads < 0 {
 		return o, usagef("--threads %d: must be 0 (all cores) or positive", o.Threads)
 	}
@@ -80,14 +87,16 @@ func newApp() *cli.App {
 		Name:    "unlearn",
 		Usage:   "remove the influence of training examples from an ONNX classifier",
 		Version: Version,
-		Description: "unlearn takes a trained classifier exported as ONNX and the ids of training examples to forget,\n" +
+		Description: "unlearn takes a trained classifier exported as ONNX and the ids of training " +
+			"examples to forget,\n" +
 			"and writes an unlearned ONNX model with the metrics that show it worked.\n\n" +
 			"Without choices it runs the recommended default, " + unlearn.RecommendedString() + ":\n" +
 			"DEL localization, then reset-and-finetune for as long as oracle-free proxies say is needed\n" +
 			"(README, \"Which method\"); --epochs, --lr or --proxies=false give a fixed recipe instead.",
-		Flags:     unlearnFlags(),
-		Action:    runUnlearn,
-		UsageText: "unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.1] [--oracle O.onnx] [--out U.onnx]\n   unlearn COMMAND [flags]",
+		Flags:  unlearnFlags(),
+		Action: runUnlearn,
+		UsageText: "unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.1] " +
+			"[--oracle O.onnx] [--out U.onnx]\n   unlearn COMMAND [flags]",
 		Commands: []*cli.Command{
 			inspectCommand(),
 			evalCommand(),
@@ -132,8 +141,10 @@ func versionCommand() *cli.Command {
 		Usage: "print the tool's and ONNX Runtime's versions",
 		Flags: runtimeFlags(),
 		Action: func(c *cli.Context) error {
-			fmt.Fprintf(c.App.Writer, "unlearn %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			if err := onnxrt.Setup(onnxrt.Options{LibPath: c.String("ort-lib"), Device: strings.ToLower(c.String("device"))}); err != nil {
+			fmt.Fprintf(c.App.Writer,
+				"unlearn %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			if err := onnxrt.Setup(onnxrt.Options{LibPath: c.String("ort-lib"),
+				Device: strings.ToLower(c.String("device"))}); err != nil {
 				fmt.Fprintf(c.App.Writer, "onnxruntime: not loaded: %v\n", err)
 				return nil
 			}
@@ -175,7 +186,8 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, errInterrupted):
 		code = exitInterrupted
-	case errors.As(err, &u) || isCLIUsage(err) || errors.Is(err, clilog.ErrUsage) || errors.Is(err, experiment.ErrConfig) || errors.Is(err, unlearn.ErrSettings):
+	case errors.As(err, &u) || isCLIUsage(err) || errors.Is(err, clilog.ErrUsage) ||
+		errors.Is(err, experiment.ErrConfig) || errors.Is(err, unlearn.ErrSettings):
 		code = exitUsage
 	}
 	logs.Fail(msg, code)
@@ -186,7 +198,8 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 // OnUsageError (missing required flags).
 func isCLIUsage(err error) bool {
 	m := err.Error()
-	for _, p := range []string{"Required flag", "No help topic for", "invalid value ", "flag provided but not defined", "flag needs an argument"} {
+	for _, p := range []string{"Required flag", "No help topic for", "invalid value ",
+		"flag provided but not defined", "flag needs an argument"} {
 		if strings.HasPrefix(m, p) {
 			return true
 		}

@@ -15,9 +15,12 @@ import (
 // (globalArgs).
 func pipelineFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "config", Usage: "YAML `FILE` of flag values: keys are flag names without --; flags on the command line win"},
-		&cli.StringFlag{Name: "log-format", Value: "text", Usage: "text, or json: one JSON object per line on stderr for progress, results and errors"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors (files are still written)"},
+		&cli.StringFlag{Name: "config", Usage: "YAML `FILE` of flag values: keys are flag names without " +
+			"--; flags on the command line win"},
+		&cli.StringFlag{Name: "log-format", Value: "text", Usage: "text, or json: one JSON object per line " +
+			"on stderr for progress, results and errors"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors (files " +
+			"are still written)"},
 	}
 }
 

@@ -16,22 +16,28 @@ func trainCommand() *cli.Command {
 		Name:      "train",
 		Usage:     "train or finetune a model on the training split (e.g. an oracle: --exclude the forget ids)",
 		ArgsUsage: " ",
-		Description: "train runs SGD on ONNX Runtime through the generated training graph, with BatchNormalization in\n" +
+		Description: "train runs SGD on ONNX Runtime through the generated training graph, with " +
+			"BatchNormalization in\n" +
 			"training mode (batch statistics, PyTorch's running-statistics update), and writes the model back in\n" +
 			"inference form with the same graph, names and opset. --from-scratch first re-initialises every\n" +
 			"parameter as PyTorch initialises a fresh layer. --exclude trains on the training split without the\n" +
 			"given ids: with the forget set this retrains the oracle.",
 		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier (its graph and, unless --from-scratch, its weights)"},
+			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier (its graph and, unless " +
+				"--from-scratch, its weights)"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "where to write the trained model"},
-			&cli.StringFlag{Name: "exclude", Usage: "ids file: training examples to leave out (e.g. the forget set, to train the oracle)"},
-			&cli.BoolFlag{Name: "from-scratch", Usage: "re-initialise every parameter (PyTorch defaults) and reset BN statistics before training"},
+			&cli.StringFlag{Name: "exclude", Usage: "ids file: training examples to leave out (e.g. the " +
+				"forget set, to train the oracle)"},
+			&cli.BoolFlag{Name: "from-scratch", Usage: "re-initialise every parameter (PyTorch defaults) " +
+				"and reset BN statistics before training"},
 			&cli.IntFlag{Name: "epochs", Value: unlearn.TrainEpochs, Usage: "passes over the training examples"},
 			&cli.Float64Flag{Name: "lr", Value: unlearn.TrainLR, Usage: "peak learning rate"},
-			&cli.StringFlag{Name: "schedule", Value: "cosine", Usage: "learning-rate schedule per step: cosine (to 0) or constant"},
+			&cli.StringFlag{Name: "schedule", Value: "cosine", Usage: "learning-rate schedule per step: " +
+				"cosine (to 0) or constant"},
 			&cli.Float64Flag{Name: "momentum", Value: 0.9, Usage: "SGD momentum"},
 			&cli.Float64Flag{Name: "weight-decay", Value: unlearn.TrainWeightDecay, Usage: "SGD weight decay (L2)"},
-			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for initialisation, example order, dropout and augmentation"},
+			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for initialisation, example order, " +
+				"dropout and augmentation"},
 			augmentFlag("every training batch"),
 		}, withBatchSize(dataFlags(), 128, "examples per training step")...), runtimeFlags()...),
 		Action: runTrain,
@@ -65,7 +71,8 @@ func runTrain(c *cli.Context) error {
 	if job.Augment, err = parseAugmentFlag(c); err != nil {
 		return err
 	}
-	if err := clilog.Check(append(clilog.FlagOutputs(c, "out"), clilog.ModelData("out", out)), outs.Inputs(c)); err != nil {
+	if err := clilog.Check(append(clilog.FlagOutputs(c,
+		"out"), clilog.ModelData("out", out)), outs.Inputs(c)); err != nil {
 		return err
 	}
 	if job.Runtime, err = runtimeOptions(c); err != nil {
@@ -85,7 +92,8 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	logs.Result("result", "out", out, "train_accuracy", res.TrainAccuracy, "test_accuracy", res.TestAccuracy, "train_s", res.TrainS)
+	logs.Result("result", "out", out, "train_accuracy", res.TrainAccuracy,
+		"test_accuracy", res.TestAccuracy, "train_s", res.TrainS)
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "model\ttrain acc\ttest acc\ttrain time\t\n")
 	fmt.Fprintf(tw, "%s\t%.2f%%\t%.2f%%\t%.1fs\t\n", out, 100*res.TrainAccuracy, 100*res.TestAccuracy, res.TrainS)
