@@ -71,8 +71,8 @@ func runTrain(c *cli.Context) error {
 	if job.Augment, err = parseAugmentFlag(c); err != nil {
 		return err
 	}
-	if err := clilog.Check(append(clilog.FlagOutputs(c,
-		"out"), clilog.ModelData("out", out)), outs.Inputs(c)); err != nil {
+	outputs := append(clilog.FlagOutputs(c, "out"), clilog.ModelData("out", out))
+	if err := clilog.Check(outputs, outs.Inputs(c)); err != nil {
 		return err
 	}
 	if job.Runtime, err = runtimeOptions(c); err != nil {

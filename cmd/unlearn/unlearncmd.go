@@ -144,8 +144,8 @@ func parseMethodFlags(c *cli.Context) (*unlearn.Job, error) {
 			"budget; pass one of them", false: "--method retrain: it re-initialises every parameter, there " +
 			"is no mask to size; drop --budget"}[s.MaskPath != ""])
 	}
-	floor, err := unlearn.ResolveDepthFloor(optFloat(c,
-		"depth-floor"), c.IsSet("method") || c.IsSet("strategy"), s.MaskPath, s.Strategy)
+	chosen := c.IsSet("method") || c.IsSet("strategy")
+	floor, err := unlearn.ResolveDepthFloor(optFloat(c, "depth-floor"), chosen, s.MaskPath, s.Strategy)
 	if err != nil {
 		return nil, usagef("--depth-floor: %w", err)
 	}
