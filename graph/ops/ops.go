@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -67,10 +68,7 @@ var (
 )
 
 func init() {
-	t := make(map[string]Def, len(builtin))
-	for k, v := range builtin {
-		t[k] = v
-	}
+	t := maps.Clone(builtin)
 	table.Store(&t)
 }
 
@@ -101,10 +99,7 @@ func Register(op string, d Def) error {
 	if _, ok := cur[op]; ok {
 		return fmt.Errorf("graph/ops: %s is already listed", op)
 	}
-	next := make(map[string]Def, len(cur)+1)
-	for k, v := range cur {
-		next[k] = v
-	}
+	next := maps.Clone(cur)
 	next[op] = d
 	table.Store(&next)
 	return nil

@@ -244,10 +244,7 @@ func init() {
 		"RandomUniformLike": {Diff: none},
 		"RandomNormalLike":  {Diff: none},
 	}
-	t := make(map[string]Op, len(builtin))
-	for k, v := range builtin {
-		t[k] = v
-	}
+	t := maps.Clone(builtin)
 	table.Store(&t)
 }
 
@@ -298,10 +295,7 @@ func Register(name string, o Op) error {
 		return fmt.Errorf("autodiff: Register %s: %w", name, err)
 	}
 	cur := *table.Load()
-	next := make(map[string]Op, len(cur)+1)
-	for k, v := range cur {
-		next[k] = v
-	}
+	next := maps.Clone(cur)
 	next[name] = o
 	table.Store(&next)
 	return nil
