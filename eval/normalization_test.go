@@ -90,3 +90,38 @@ func TestNormalizationMetadataRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalizationFromModels: files scored together (a comparison, a
+// model and its oracle) take the normalization from the first that records
+// one, files without the metadata share it, and two files recording
+// different ones are refused naming both, unless it is given explicitly.
+func TestNormalizationFromModels(t *testing.T) {
+	open := func(opts data.Options) *Suite {
+		ds, err := data.Open(testutil.Testdata(t, "fashion"), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Suite{Data: ds}
+	}
+	rec := func(mean, std string) *graph.Model {
+		return &graph.Model{Metadata: map[string]string{data.MetaMean: mean, data.MetaStd: std}}
+	}
+	paths := []string{"oracle.onnx", "a.onnx", "b.onnx"}
+	s := open(data.Options{})
+	if err := s.NormalizationFromModels([]*graph.Model{{}, rec("0.5", "0.25"), rec("0.5", "0.25")}, paths); err != nil ||
+		!slices.Equal(s.Data.Mean, []float32{0.5}) || !slices.Equal(s.Data.Std, []float32{0.25}) {
+		t.Fatalf("agreeing metadata: %v, mean %v std %v", err, s.Data.Mean, s.Data.Std)
+	}
+	err := open(data.Options{}).NormalizationFromModels([]*graph.Model{rec("0.5", "0.25"), {}, rec("0.5", "0.3")}, paths)
+	if err == nil || !strings.Contains(err.Error(), "oracle.onnx and b.onnx") || !strings.Contains(err.Error(), "mean") {
+		t.Errorf("different normalizations: %v", err)
+	}
+	s = open(data.Options{Mean: []float32{0.1}, Std: []float32{0.3}})
+	if err := s.NormalizationFromModels([]*graph.Model{rec("0.5", "0.25"), rec("0.2", "0.3")}, paths[:2]); err != nil || s.Data.Mean[0] != 0.1 {
+		t.Errorf("explicit normalization: %v, mean %v", err, s.Data.Mean)
+	}
+	s = open(data.Options{})
+	if err := s.NormalizationFromModels([]*graph.Model{{}, {}}, paths[:2]); err != nil || s.Data.Mean != nil {
+		t.Errorf("no metadata: %v, mean %v", err, s.Data.Mean)
+	}
+}

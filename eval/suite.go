@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -229,14 +230,6 @@ func (s *Suite) Measure(modelPath, oraclePath, tool string) (*schema.Report, Mea
 	if err != nil {
 		return nil, Measurements{}, err
 	}
-	if _, err := s.NormalizationFromModel(m, modelPath); err != nil {
-		return nil, Measurements{}, err
-	}
-	if s.Info != nil {
-		for _, n := range InputNotes(m, false) {
-			s.Info("note", "note: "+n, "note", n)
-		}
-	}
 	var om *graph.Model
 	if oraclePath != "" {
 		if om, err = s.Load(oraclePath, "oracle"); err != nil {
@@ -244,6 +237,16 @@ func (s *Suite) Measure(modelPath, oraclePath, tool string) (*schema.Report, Mea
 		}
 		if err := CheckSameClasses(m, om, modelPath, oraclePath); err != nil {
 			return nil, Measurements{}, err
+		}
+		if err := s.NormalizationFromModels([]*graph.Model{m, om}, []string{modelPath, oraclePath}); err != nil {
+			return nil, Measurements{}, err
+		}
+	} else if _, err := s.NormalizationFromModel(m, modelPath); err != nil {
+		return nil, Measurements{}, err
+	}
+	if s.Info != nil {
+		for _, n := range InputNotes(m, false) {
+			s.Info("note", "note: "+n, "note", n)
 		}
 	}
 	met, err := s.Evaluate(m, modelPath, "model")
@@ -291,6 +294,9 @@ func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*schema
 		if err := CheckSameClasses(models[i], om, p, oraclePath); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.NormalizationFromModels(append([]*graph.Model{om}, models...), append([]string{oraclePath}, paths...)); err != nil {
+		return nil, err
 	}
 	oi, omet, err := s.measureOracle(om, oraclePath)
 	if err != nil {
@@ -351,6 +357,40 @@ func (s *Suite) NormalizationFromModel(m *graph.Model, path string) (bool, error
 		s.Info("normalization", fmt.Sprintf("normalization from %s's metadata: mean %s, std %s", path, mean, std), "mean", mean, "std", std)
 	}
 	return true, nil
+}
+
+// NormalizationFromModels is NormalizationFromModel over several files
+// evaluated together (the model and its oracle, the models of a
+// comparison): the first whose metadata records a normalization sets it,
+// and every other one that records one must record the same, since the
+// files are scored on the same normalized examples. A file without the
+// metadata is taken to expect the same inputs. Explicit normalization
+// (--mean/--std) always wins and is used for all.
+func (s *Suite) NormalizationFromModels(models []*graph.Model, paths []string) error {
+	first := -1
+	for i, m := range models {
+		if m.Metadata[data.MetaMean] == "" && m.Metadata[data.MetaStd] == "" {
+			continue
+		}
+		if first < 0 {
+			set, err := s.NormalizationFromModel(m, paths[i])
+			if err != nil || !set {
+				return err
+			}
+			first = i
+			continue
+		}
+		mv, sv, err := data.MetadataNormalization(m.Metadata)
+		if err != nil {
+			return fmt.Errorf("%s: %w", paths[i], err)
+		}
+		if !slices.Equal(mv, s.Data.Mean) || !slices.Equal(sv, s.Data.Std) {
+			return setting.Textf("%s and %s record different normalizations in their metadata (%s, %s): "+
+				"they would be scored on different inputs; give it explicitly ({mean}, {std}) "+
+				"if one is right for both", paths[first], paths[i], data.MetaMean, data.MetaStd)
+		}
+	}
+	return nil
 }
 
 // RecordNormalization writes the suite's normalization into m's metadata
