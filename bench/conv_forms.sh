@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Conv forward and gradient formulations of the training graph, timed on
 # the layer shapes of a CIFAR-style ResNet-18 (28×28 input, batch 128) on ONNX
-# Runtime: what train/autodiff/lower_conv.go's chooseInputForm/chooseWeightForm and
-# lower_nchwc.go cite (bench/RESULTS.md). Runs train/autodiff's TestConvFormTimings;
+# Runtime: what train/lowering/cpu's chooseInputForm/chooseWeightForm and
+# nchwc.go cite (bench/RESULTS.md). Runs train/lowering/cpu's TestConvFormTimings;
 # see its comment for what each variant is and how it is timed.
 #
 #   bench/conv_forms.sh                 # 2 threads, 7 rounds, every layer
@@ -24,5 +24,5 @@ export UNLEARN_CONV_BENCH_THREADS=${THREADS:-2} UNLEARN_CONV_BENCH_ROUNDS=${ROUN
 export UNLEARN_CONV_BENCH_BATCH=${BATCH:-128}
 [ -z "${ONLY:-}" ] || export UNLEARN_CONV_BENCH_ONLY=$ONLY
 [ -z "${CHUNKS:-}" ] || export UNLEARN_CONV_BENCH_CHUNKS=$CHUNKS
-go test -count=1 -v -timeout 30m -run '^TestConvFormTimings$' ./train/autodiff/ |
+go test -count=1 -v -timeout 30m -run '^TestConvFormTimings$' ./train/lowering/cpu/ |
   grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS$' -e '^ok '

@@ -12,7 +12,7 @@
 # range of the per-round ratios (PyTorch and unlearn of the same round).
 # "unlearn" is the plain training graph (standard ai.onnx ops, what
 # `unlearn artifacts` exports); "+NCHWc" is the same with the NCHWc Conv
-# kernels of ONNX Runtime's CPU provider (autodiff.ConvGrad.NCHWcBlock), which
+# kernels of ONNX Runtime's CPU provider (cpu.Lowering.NCHWcBlock), which
 # train.NewEngine uses by default where this machine has them: the tool's
 # own training speed is the "+NCHWc" column.
 # Generates bench/models/ (bench/make_models.py) if missing. Needs Debian's

@@ -115,6 +115,22 @@ type Attribute struct {
 	Ext         any
 }
 
+// IntAttr, IntsAttr, FloatAttr, StringAttr and TensorAttr make an
+// attribute of one value (IntsAttr copies v).
+func IntAttr(name string, v int64) *Attribute { return &Attribute{Name: name, Type: AttrInt, I: v} }
+func IntsAttr(name string, v []int64) *Attribute {
+	return &Attribute{Name: name, Type: AttrInts, Ints: append([]int64{}, v...)}
+}
+func FloatAttr(name string, v float32) *Attribute {
+	return &Attribute{Name: name, Type: AttrFloat, F: v}
+}
+func StringAttr(name, v string) *Attribute {
+	return &Attribute{Name: name, Type: AttrString, S: []byte(v)}
+}
+func TensorAttr(name string, t *Tensor) *Attribute {
+	return &Attribute{Name: name, Type: AttrTensor, T: t}
+}
+
 // Node is one operator application. A nil entry in Inputs is an omitted
 // optional input (the empty name in ONNX); Outputs may contain nil likewise.
 type Node struct {

@@ -21,8 +21,8 @@ var (
 
 // NCHWcBlockSize returns the channel block of ONNX Runtime's NCHWc kernels
 // (the CPU execution provider's com.microsoft.nchwc ops, which
-// autodiff.ConvGrad.NCHWcBlock emits) on this machine: 16 with AVX-512, 8
-// with AVX2; 0 where they are not available (the cuda device, a CPU or a
+// train/lowering/cpu emits where its Lowering.NCHWcBlock is set) on this
+// machine: 16 with AVX-512, 8 with AVX2; 0 where they are not available (the cuda device, a CPU or a
 // library without them). The library answers once per process: a
 // ReorderInput of 4 channels pads them to one block.
 func NCHWcBlockSize(opts Options) int64 {

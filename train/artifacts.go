@@ -12,6 +12,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 // ErrDirNotEmpty: ArtifactSet.WriteDir found its folder with files in it.
@@ -34,8 +35,13 @@ type ArtifactSet struct {
 // the training graph of the untied model (graph.UntieIdentityInitializers,
 // as the tool trains it) by spec, and the inference form
 // (graph.InferenceForm: BatchNormalization and Dropout as at inference).
-// Errors of the graph work name modelPath.
+// A nil spec.Lowering takes cpu.Lowering{}: the forms chosen per shape,
+// all of them standard ai.onnx ops that any runtime runs. Errors of the
+// graph work name modelPath.
 func BuildArtifacts(modelPath string, spec autodiff.Spec) (*ArtifactSet, error) {
+	if spec.Lowering == nil {
+		spec.Lowering = cpu.Lowering{}
+	}
 	m, err := onnxio.Load(modelPath)
 	if err != nil {
 		return nil, err

@@ -13,18 +13,20 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
+	"github.com/unlearn-tool/unlearn/train/lowering"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 // EngineOptions configures an Engine.
 type EngineOptions struct {
 	Runtime onnxrt.Options
 	// Spec selects the parameters to differentiate, the BatchNormalization
-	// and Dropout modes and the loss (see autodiff.Spec). A zero
-	// Spec.ConvGrad.NCHWcBlock is filled in with the block size of ONNX
-	// Runtime's NCHWc Conv kernels on this machine (onnxrt.NCHWcBlockSize;
-	// 0 where there are none, e.g. on the cuda device): Conv layers run on
-	// them wherever they apply. A negative one keeps plain ai.onnx Conv. A
-	// zero Spec.Threads is filled in with Runtime's thread count. With
+	// and Dropout modes and the loss (see autodiff.Spec). A nil
+	// Spec.Lowering is the device's (EngineSpec); in a cpu.Lowering a zero
+	// NCHWcBlock is filled in with the block size of ONNX Runtime's NCHWc
+	// Conv kernels on this machine (onnxrt.NCHWcBlockSize; 0 where there
+	// are none): Conv layers run on them wherever they apply. A negative
+	// one keeps plain ai.onnx Conv. A zero Spec.Threads is filled in with Runtime's thread count. With
 	// Spec.GradChannels the graph computes those weights' gradients for
 	// the listed output channels only, and Step writes them into
 	// Param.Grad with zeros in the other channels (see MaskChannels).
@@ -136,29 +138,41 @@ func NewEngine(m *graph.Model, opts EngineOptions) (*Engine, error) {
 }
 
 // EngineSpec returns the autodiff.Spec NewEngine builds the training graph
-// with: opts.Spec, with the NCHWc block size and the thread count of
-// opts.Runtime filled in where they are zero (see EngineOptions.Spec). The
-// NCHWc kernels are ONNX Runtime's own convolutions on a blocked layout
+// with: opts.Spec, with the device's lowering where it names none (on the
+// cpu device the forms of package lowering/cpu, chosen per shape) and the
+// NCHWc block size and the thread count of opts.Runtime filled in where
+// they are zero (see EngineOptions.Spec). A Lowering of another type is
+// kept as it is. The NCHWc kernels are ONNX Runtime's own convolutions on a blocked layout
 // (same sums, another order), on which a ResNet-18 training step (batch
 // 128) takes less time (bench/RESULTS.md, section "What changed
 // (commits)").
 //
-// On cuda the graph takes the plain forms where opts.Spec leaves the
-// choice open: the forward Conv as a Conv, dX as a ConvTranspose and dW by
+// On cuda the graph takes the plain forms (lowering.Plain, or those of a
+// cpu.Lowering the caller gave where it leaves them open): the forward Conv as a Conv, dX as a ConvTranspose and dW by
 // the convolution trick, all Conv nodes the CUDA provider runs on cuDNN,
 // and no rewrite for ONNX Runtime's CPU thread pool (Threads 1). The forms
 // chosen per shape on the CPU (Winograd, the windowed weight gradients)
 // replace slow CPU kernels and are not measured on a GPU.
 func EngineSpec(opts EngineOptions) autodiff.Spec {
 	spec := opts.Spec
-	if opts.Runtime.Device == "cuda" {
-		spec.ConvGrad.Forward = cmp.Or(spec.ConvGrad.Forward, autodiff.ConvForwardDirect)
-		spec.ConvGrad.Input = cmp.Or(spec.ConvGrad.Input, autodiff.ConvInputTranspose)
-		spec.ConvGrad.Weight = cmp.Or(spec.ConvGrad.Weight, autodiff.ConvWeightTrick)
-		spec.Threads = cmp.Or(spec.Threads, 1)
+	forms, forced := spec.Lowering.(cpu.Lowering)
+	switch {
+	case opts.Runtime.Device == "cuda" && spec.Lowering == nil:
+		spec.Lowering = lowering.Plain{}
+	case opts.Runtime.Device == "cuda" && forced:
+		// Forms a caller forced, the plain ones where it left them open.
+		forms.Forward = cmp.Or(forms.Forward, cpu.ConvForwardDirect)
+		forms.Input = cmp.Or(forms.Input, cpu.ConvInputTranspose)
+		forms.Weight = cmp.Or(forms.Weight, cpu.ConvWeightTrick)
+		spec.Lowering = forms
+	case spec.Lowering == nil || forced:
+		if forms.NCHWcBlock == 0 {
+			forms.NCHWcBlock = onnxrt.NCHWcBlockSize(opts.Runtime)
+		}
+		spec.Lowering = forms
 	}
-	if spec.ConvGrad.NCHWcBlock == 0 {
-		spec.ConvGrad.NCHWcBlock = onnxrt.NCHWcBlockSize(opts.Runtime)
+	if opts.Runtime.Device == "cuda" {
+		spec.Threads = cmp.Or(spec.Threads, 1)
 	}
 	if spec.Threads == 0 {
 		spec.Threads = opts.Runtime.ThreadCount()

@@ -11,6 +11,8 @@ import (
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
+	"github.com/unlearn-tool/unlearn/train/lowering"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 func loadModel(t *testing.T, name string) *graph.Model {
@@ -286,13 +288,18 @@ func TestEngineFixedBatchSessions(t *testing.T) {
 // thread-pool rewrites; a form the caller forces stays.
 func TestEngineSpecCUDA(t *testing.T) {
 	spec := EngineSpec(EngineOptions{Runtime: onnxrt.Options{Device: "cuda", Threads: 16}})
-	want := autodiff.ConvGrad{Forward: autodiff.ConvForwardDirect, Input: autodiff.ConvInputTranspose, Weight: autodiff.ConvWeightTrick}
-	if spec.ConvGrad != want || spec.Threads != 1 {
-		t.Errorf("cuda spec: %+v, threads %d; want %+v, threads 1", spec.ConvGrad, spec.Threads, want)
+	if spec.Lowering != (lowering.Plain{}) || spec.Threads != 1 {
+		t.Errorf("cuda spec: lowering %#v, threads %d; want lowering.Plain, threads 1", spec.Lowering, spec.Threads)
 	}
-	forced := EngineSpec(EngineOptions{Runtime: onnxrt.Options{Device: "cuda"}, Spec: autodiff.Spec{ConvGrad: autodiff.ConvGrad{Weight: autodiff.ConvWeightGemm}}})
-	if forced.ConvGrad.Weight != autodiff.ConvWeightGemm {
-		t.Errorf("a forced weight form was replaced: %+v", forced.ConvGrad)
+	forced := EngineSpec(EngineOptions{Runtime: onnxrt.Options{Device: "cuda"}, Spec: autodiff.Spec{Lowering: cpu.Lowering{Weight: cpu.ConvWeightGemm}}})
+	want := cpu.Lowering{Forward: cpu.ConvForwardDirect, Input: cpu.ConvInputTranspose, Weight: cpu.ConvWeightGemm}
+	if forced.Lowering != want {
+		t.Errorf("forced forms on cuda: %#v, want %#v", forced.Lowering, want)
+	}
+	if got := EngineSpec(EngineOptions{Runtime: onnxrt.Options{Threads: 2}}); got.Lowering == nil {
+		t.Errorf("cpu spec without a lowering")
+	} else if _, ok := got.Lowering.(cpu.Lowering); !ok {
+		t.Errorf("cpu spec: lowering %#v, want a cpu.Lowering", got.Lowering)
 	}
 	art, err := autodiff.Build(loadModel(t, "resnet_small_train.onnx"), spec)
 	if err != nil {
@@ -312,11 +319,11 @@ func TestEngineSpecCUDA(t *testing.T) {
 	}
 	// The CPU graph of the same model uses other forms, so the check above
 	// has something to tell apart.
-	cpu, err := autodiff.Build(loadModel(t, "resnet_small_train.onnx"), autodiff.Spec{Threads: 2})
+	onCPU, err := autodiff.Build(loadModel(t, "resnet_small_train.onnx"), autodiff.Spec{Threads: 2, Lowering: cpu.Lowering{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cpu.Model.Graph.Nodes()) == len(art.Model.Graph.Nodes()) {
-		t.Errorf("the cuda graph has as many nodes as the CPU one (%d): the forms did not change", len(cpu.Model.Graph.Nodes()))
+	if len(onCPU.Model.Graph.Nodes()) == len(art.Model.Graph.Nodes()) {
+		t.Errorf("the cuda graph has as many nodes as the CPU one (%d): the forms did not change", len(onCPU.Model.Graph.Nodes()))
 	}
 }

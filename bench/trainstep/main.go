@@ -19,6 +19,7 @@ import (
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 type result struct {
@@ -77,10 +78,11 @@ func main() {
 	lib := flag.String("ort-lib", "", "libonnxruntime.so.1 (default: ONNXRUNTIME_LIB, then beside the executable; with -device cuda the GPU build: ONNXRUNTIME_GPU_LIB, then .ort-gpu/)")
 	device := flag.String("device", "cpu", "cpu or cuda (ONNX Runtime's GPU build, `make ort-gpu`; weights and gradients cross the bus each step: onnxruntime_go binds CPU memory only)")
 	var spec autodiff.Spec
-	flag.StringVar(&spec.ConvGrad.Forward, "conv-forward", "", "force the forward Conv's form (direct, winograd)")
-	flag.StringVar(&spec.ConvGrad.Input, "conv-input", "", "force the Conv input-gradient form (convtranspose, flipped, winograd)")
-	flag.StringVar(&spec.ConvGrad.Weight, "conv-weight", "", "force the Conv weight-gradient form (trick, gemm, bmm, valid, winograd)")
-	nchwc := flag.Bool("nchwc", false, "run Conv on ONNX Runtime's NCHWc kernels (autodiff.ConvGrad.NCHWcBlock; "+
+	var forms cpu.Lowering
+	flag.StringVar(&forms.Forward, "conv-forward", "", "force the forward Conv's form (direct, winograd)")
+	flag.StringVar(&forms.Input, "conv-input", "", "force the Conv input-gradient form (convtranspose, flipped, winograd)")
+	flag.StringVar(&forms.Weight, "conv-weight", "", "force the Conv weight-gradient form (trick, gemm, bmm, valid, winograd)")
+	nchwc := flag.Bool("nchwc", false, "run Conv on ONNX Runtime's NCHWc kernels (cpu.Lowering.NCHWcBlock; "+
 		"train.NewEngine's default; without it the plain graph that artifacts export)")
 	var mo maskOpts
 	flag.Float64Var(&mo.share, "mask", 0, "masked step: select this share of every layer's output channels "+
@@ -92,6 +94,9 @@ func main() {
 	flag.IntVar(&mo.deep, "mask-deep", 0, "with -mask: select channels only in the layers of the deepest N depths")
 	flag.Parse()
 	spec.BN = autodiff.BNTraining
+	if forms != (cpu.Lowering{}) || *device == "cpu" {
+		spec.Lowering = forms
+	}
 	if *model == "" {
 		fmt.Fprintln(os.Stderr, "trainstep: -model is required")
 		os.Exit(2)
@@ -125,9 +130,11 @@ func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, batch, 
 		return err
 	}
 	if nchwc {
-		if spec.ConvGrad.NCHWcBlock = onnxrt.NCHWcBlockSize(rt); spec.ConvGrad.NCHWcBlock == 0 {
+		forms := spec.Lowering.(cpu.Lowering)
+		if forms.NCHWcBlock = onnxrt.NCHWcBlockSize(rt); forms.NCHWcBlock == 0 {
 			return fmt.Errorf("-nchwc: ONNX Runtime has no NCHWc kernels on this machine")
 		}
+		spec.Lowering = forms
 	}
 	spec.Threads = threads
 	var mask map[string][]bool
@@ -244,7 +251,7 @@ func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, batch, 
 		Impl: impl, Model: name, Threads: threads, Batch: batch, Steps: steps,
 		MedianS: med, MinS: slices.Min(times), ImagesPerS: float64(batch) / med,
 		PeakMB: statusMB("VmHWM"), BaseMB: base, UpdateS: median(upds), BuildS: buildS, SessionS: sessS, Nodes: len(art.Model.Graph.Nodes()),
-		CPUShare: share, OthersCores: others, CPUS: median(cpus), ORT: onnxrt.Version(), NCHWc: spec.ConvGrad.NCHWcBlock,
+		CPUShare: share, OthersCores: others, CPUS: median(cpus), ORT: onnxrt.Version(), NCHWc: nchwcBlock(spec),
 		Mask: mo.share, MaskParams: len(spec.Params), Restricted: len(art.GradChannels), MaskSelected: selected,
 	})
 }
@@ -334,4 +341,12 @@ func statusMB(field string) float64 {
 		}
 	}
 	return -1
+}
+
+// nchwcBlock is the NCHWc block size the graph was built with (0: none).
+func nchwcBlock(spec autodiff.Spec) int64 {
+	if l, ok := spec.Lowering.(cpu.Lowering); ok {
+		return max(l.NCHWcBlock, 0)
+	}
+	return 0
 }

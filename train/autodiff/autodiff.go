@@ -3,10 +3,13 @@ package autodiff
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/graph/shapes"
+	"github.com/unlearn-tool/unlearn/train/lowering"
 )
 
 // BNMode selects how BatchNormalization behaves in the training graph.
@@ -55,9 +58,12 @@ type Spec struct {
 	// the sequence is the same for every session).
 	DropoutSeed int64
 	Loss        Loss
-	// ConvGrad selects how Conv gradients are formulated; the zero value
-	// chooses per shape (the fastest measured form, see lower_conv.go).
-	ConvGrad ConvGrad
+	// Lowering emits the convolutions (the forward Conv, dX and dW) in
+	// the forms that suit the device: nil takes lowering.Plain (Conv,
+	// ConvTranspose and the convolution trick, which every execution
+	// provider runs); package lowering/cpu has ONNX Runtime's CPU forms,
+	// which train.EngineSpec chooses on the cpu device.
+	Lowering lowering.Lowering
 	// Threads is the intra-op thread count the graph will run with (0:
 	// unknown, as for exported artifacts). Where ONNX Runtime's kernel for
 	// an op runs on one thread or slows down with more, the graph switches
@@ -121,12 +127,18 @@ type Artifacts struct {
 	// output channels (Spec.GradChannels), by name; nil when none.
 	GradChannels map[string]ChannelGrad
 
-	convForms []string // Conv gradient formulations used (builder.convForms)
+	convForms []string // the forms the Lowering chose (Lowered)
 
 	// Spec is the spec the graph was built with (a training engine on
 	// cuda builds it again for each batch size, the batch fixed).
 	Spec Spec
 }
+
+// Lowered lists the forms the Lowering chose for the graph's
+// convolutions, in the order it chose them ("forward:winograd",
+// "input:flipped", "input:nchwc", "weight:gemm", "scale:folded" where a
+// per-channel factor of dY was folded into the filter).
+func (a *Artifacts) Lowered() []string { return slices.Clone(a.convForms) }
 
 // Errors.
 var (
@@ -144,7 +156,9 @@ var (
 // cannot handle its node. It is Build with the default Spec, every
 // parameter trainable (tens of milliseconds on a 28M-parameter swin_t),
 // so that it accepts what training builds and inspect reports what a run
-// would meet.
+// would meet. Its Conv forms are lowering.Plain's; the CPU lowering's
+// forms fall back to the same trick where theirs do not apply, so they
+// fail on the same nodes (a grouped Conv without a static output shape).
 func CheckSupported(m *graph.Model) error {
 	_, err := Build(m, Spec{})
 	return err
@@ -393,8 +407,10 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown loss %q (want %q or %q)", ErrModel, spec.Loss.Kind, LossCE, LossKL)
 	}
-	if err := spec.ConvGrad.check(); err != nil {
-		return nil, err
+	if c, ok := spec.Lowering.(lowering.Checker); ok {
+		if err := c.Check(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrModel, err)
+		}
 	}
 	if err := checkChannelSpec(orig, spec); err != nil {
 		return nil, err
@@ -656,7 +672,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	}
 	tm := &graph.Model{
 		Graph: b.g, IRVersion: max(m.IRVersion, 8), ProducerName: "unlearn-autodiff",
-		Opsets: opsets(m, opset, b.usedNCHWc),
+		Opsets: opsets(m, opset, b.domains),
 		Doc:    fmt.Sprintf("training graph of %q (BN %v, loss %s)", orig.Name, spec.BN, lossName(spec.Loss)),
 	}
 	art.Model = tm
@@ -741,15 +757,15 @@ func (b *builder) checkGrad(n *graph.Node, i int, g, x *graph.Value) {
 
 // opsets returns the training graph's imports: ai.onnx at opset, plus the
 // original model's other domains.
-func opsets(m *graph.Model, opset int64, nchwc bool) []graph.OpsetImport {
+func opsets(m *graph.Model, opset int64, domains map[string]int64) []graph.OpsetImport {
 	out := []graph.OpsetImport{{Domain: "", Version: opset}}
 	for _, o := range m.Opsets {
-		if o.Domain != "" && o.Domain != "ai.onnx" && !(nchwc && o.Domain == nchwcDomain) {
+		if _, lowered := domains[o.Domain]; o.Domain != "" && o.Domain != "ai.onnx" && !lowered {
 			out = append(out, o)
 		}
 	}
-	if nchwc {
-		out = append(out, graph.OpsetImport{Domain: nchwcDomain, Version: 1})
+	for _, d := range slices.Sorted(maps.Keys(domains)) {
+		out = append(out, graph.OpsetImport{Domain: d, Version: domains[d]})
 	}
 	return out
 }

@@ -43,16 +43,16 @@ type builder struct {
 	// that a Conv producing the value can take u and fold a into its
 	// filter instead of a pass over the activation (foldChannelScale).
 	chanScaled map[*graph.Value]chanScale
-	// convForms records the Conv gradient formulations used, in order
-	// ("input:<form>", "weight:<form>"), for tests.
+	// convForms records the forms the Lowering chose, in order
+	// ("input:<form>", "weight:<form>"; Artifacts.Lowered).
 	convForms []string
-	// usedNCHWc: the graph has com.microsoft.nchwc nodes (lower_nchwc.go).
-	usedNCHWc bool
-	// winoVs holds the Winograd input transform of a Conv's input, which
-	// the forward and the weight gradient share (lower_winograd.go).
-	winoVs map[*graph.Value]*graph.Value
-	// fwdGeom holds the geometry of a Conv whose forward was lowered to
-	// nodes other than a Conv (the Winograd form).
+	// domains holds the opset versions of the other domains the Lowering
+	// emitted nodes of (com.microsoft.nchwc).
+	domains map[string]int64
+	// memo is the Lowering's per-graph cache (lowering.Emitter.Memo).
+	memo map[any]*graph.Value
+	// fwdGeom holds the geometry of a Conv whose forward the Lowering
+	// emitted as other nodes.
 	fwdGeom map[*graph.Node]shapes.Geom
 	// partial holds the weight gradients computed for some output
 	// channels only (Spec.GradChannels, channels.go).
@@ -70,7 +70,7 @@ func newBuilder(orig *graph.Graph, opset int64, spec Spec) *builder {
 		used: map[string]bool{}, count: map[string]int{}, consts: map[string]*graph.Value{},
 		shapeNodes: map[*graph.Value]*graph.Value{},
 		aux:        map[*graph.Node]map[string]*graph.Value{}, fwdNodes: map[*graph.Node]*graph.Node{},
-		chanScaled: map[*graph.Value]chanScale{}, winoVs: map[*graph.Value]*graph.Value{},
+		chanScaled: map[*graph.Value]chanScale{}, domains: map[string]int64{}, memo: map[any]*graph.Value{},
 		fwdGeom: map[*graph.Node]shapes.Geom{}, partial: map[*graph.Value]ChannelGrad{},
 	}
 	if orig.Name == "" {
@@ -137,21 +137,13 @@ func (b *builder) emit(opType string, ins []*graph.Value, outs []string, attrs .
 }
 
 // Attribute constructors.
-func aI(name string, v int64) *graph.Attribute {
-	return &graph.Attribute{Name: name, Type: graph.AttrInt, I: v}
-}
-func aIs(name string, v []int64) *graph.Attribute {
-	return &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: append([]int64{}, v...)}
-}
-func aF(name string, v float32) *graph.Attribute {
-	return &graph.Attribute{Name: name, Type: graph.AttrFloat, F: v}
-}
-func aS(name, v string) *graph.Attribute {
-	return &graph.Attribute{Name: name, Type: graph.AttrString, S: []byte(v)}
-}
-func aT(name string, t *graph.Tensor) *graph.Attribute {
-	return &graph.Attribute{Name: name, Type: graph.AttrTensor, T: t}
-}
+var (
+	aI  = graph.IntAttr
+	aIs = graph.IntsAttr
+	aF  = graph.FloatAttr
+	aS  = graph.StringAttr
+	aT  = graph.TensorAttr
+)
 
 // constT adds (or reuses) a constant initializer holding t.
 func (b *builder) constT(t *graph.Tensor) *graph.Value {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 // TestGradChannels: a weight gradient restricted to some output channels
@@ -33,11 +34,11 @@ func TestGradChannels(t *testing.T) {
 		axis  int
 		forms []string // expected among art.convForms of the restricted build
 	}{
-		{name: "conv/gemm", form: ConvWeightGemm, build: conv, sel: []int64{1, 4}, forms: []string{"weight:gemm"}},
-		{name: "conv/bmm", form: ConvWeightBatched, build: conv, sel: []int64{0, 2, 5}, forms: []string{"weight:bmm"}},
-		{name: "conv/valid", form: ConvWeightValid, build: conv, sel: []int64{3}, forms: []string{"weight:valid"}},
-		{name: "conv/trick", form: ConvWeightTrick, build: conv, sel: []int64{0, 5}, forms: []string{"weight:trick"}},
-		{name: "conv/winograd", form: ConvWinograd, build: conv, sel: []int64{2, 3}, forms: []string{"weight:winograd"}},
+		{name: "conv/gemm", form: cpu.ConvWeightGemm, build: conv, sel: []int64{1, 4}, forms: []string{"weight:gemm"}},
+		{name: "conv/bmm", form: cpu.ConvWeightBatched, build: conv, sel: []int64{0, 2, 5}, forms: []string{"weight:bmm"}},
+		{name: "conv/valid", form: cpu.ConvWeightValid, build: conv, sel: []int64{3}, forms: []string{"weight:valid"}},
+		{name: "conv/trick", form: cpu.ConvWeightTrick, build: conv, sel: []int64{0, 5}, forms: []string{"weight:trick"}},
+		{name: "conv/winograd", form: cpu.ConvWinograd, build: conv, sel: []int64{2, 3}, forms: []string{"weight:winograd"}},
 		{name: "conv/stride2", build: func(f *fg) built {
 			x, w := f.param("x", 2, 4, 8, 8), f.param("w", 6, 4, 3, 3)
 			return built{f.op("Conv", []*graph.Value{x, w}, aIs("pads", []int64{1, 1, 1, 1}), aIs("strides", []int64{2, 2})), []int64{2, 6, 4, 4}}
@@ -66,7 +67,7 @@ func TestGradChannels(t *testing.T) {
 			bt := c.build(f)
 			m := f.model(bt.out)
 			params := []string{"x", "w"}
-			spec := Spec{Params: params, BN: c.bn, ConvGrad: ConvGrad{Weight: c.form}}
+			spec := Spec{Params: params, BN: c.bn, Lowering: cpu.Lowering{Weight: c.form}}
 			full := buildSeed(t, m, spec)
 			spec.GradChannels = map[string][]int64{"w": c.sel}
 			part := buildSeed(t, m, spec)

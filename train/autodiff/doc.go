@@ -2,10 +2,11 @@
 // that any ONNX Runtime build runs as an ordinary model: forward, loss, and
 // the gradient of every parameter, in standard ai.onnx ops only (no
 // com.microsoft ops, none of the *Grad ops of ORT's training builds). The
-// one opt-in exception is Spec.ConvGrad.NCHWcBlock: Conv on the CPU
-// execution provider's NCHWc kernels (com.microsoft.nchwc, lower_nchwc.go), for a
-// graph that runs on an ONNX Runtime known to have them (train.NewEngine
-// opts in wherever its runtime has them; Build's zero value does not).
+// one exception is what a Lowering (Spec.Lowering) emits: package
+// train/lowering/cpu puts Conv on the CPU execution provider's NCHWc
+// kernels (com.microsoft.nchwc) where its NCHWcBlock is set, for a graph
+// that runs on an ONNX Runtime known to have them (train.EngineSpec opts in
+// wherever its runtime has them).
 // It only builds graphs: it never runs one (package train does, through
 // onnxrt) and never imports protobuf code. docs/GRADIENTS.md gives the math
 // of every rule and the attribute handling, op by op.
@@ -91,23 +92,23 @@
 // graph/shapes infers types. A reviewer checks a rule against its doc comment
 // and docs/GRADIENTS.md without reading further: gradConv, for instance, says
 // dX is a transposed convolution of dY with W and dW a correlation of X
-// with dY, and calls convInputGrad and convWeightGrad for them.
+// with dY.
 //
-// The files named lower_*.go choose how such a product runs on ONNX
-// Runtime's CPU kernels; each form computes the same values (their tests
-// compare them with the plain form and with finite differences), and the
-// choice depends on shapes, Spec.ConvGrad and Spec.Threads only:
+// How a convolution runs is not the rules' business: gradConv asks the
+// Spec's Lowering (package train/lowering, the seam; this package imports
+// no lowering) for the forward Conv, dX and dW, through an Emitter
+// (lowering.go) whose nodes take their place in the graph as if the rule
+// had emitted them. lowering.Plain (Conv, ConvTranspose, the convolution
+// trick) is the default and what cuda runs; train/lowering/cpu chooses per
+// shape among the forms ONNX Runtime's CPU kernels run fastest (Winograd,
+// the windowed weight gradients, NCHWc). Three choices that depend on the
+// CPU thread pool stay here, each computing the same values as the plain
+// graph:
 //
-//   - lower_conv.go: the Conv gradient forms (Spec.ConvGrad) and their
-//     choice per shape: dX as ConvTranspose or as a Conv with the flipped
-//     kernel; dW as the batch/channel-swap trick, one Gemm over im2col
-//     windows, batched MatMuls, or the "valid" form that skips products
-//     with the padding; folding a per-channel factor of dY into the filter.
-//   - lower_winograd.go: Winograd F(4×4, 3×3) for 3×3 stride-1 Conv forward
-//     and gradients from 128 channels.
-//   - lower_nchwc.go: Conv on the com.microsoft.nchwc blocked-layout
-//     kernels (Spec.ConvGrad.NCHWcBlock, opt-in) and the forward lowering
-//     fwdConv that picks among direct, Winograd and NCHWc.
+//   - foldscale.go: a per-channel factor of dY (BatchNormalization's input
+//     gradient) folded into the Conv's filter instead of a pass over dY;
+//   - rules_nn.go: BatchNormalization's affine maps as a depthwise Conv from
+//     mtAffineThreads threads;
 //   - lower_transpose.go: stacks of small Transposes rewritten into
 //     multithreaded equivalents (Spec.Threads ≥ 2) after the graph is built.
 //

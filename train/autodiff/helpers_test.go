@@ -12,6 +12,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 // fg builds small forward graphs for the rule tests.
@@ -169,8 +170,15 @@ func vals(t testing.TB, x *graph.Tensor) []float64 {
 	return v
 }
 
+// buildSeed builds m's graph in seed mode (the loss ⟨seed, output 0⟩). A
+// nil spec.Lowering takes cpu.Lowering{}, so that the rule checks cover the
+// CPU forms chosen per shape; TestConvForms forces each form, and
+// TestPlainLowering checks lowering.Plain.
 func buildSeed(t testing.TB, m *graph.Model, spec Spec) *Artifacts {
 	t.Helper()
+	if spec.Lowering == nil {
+		spec.Lowering = cpu.Lowering{}
+	}
 	var art *Artifacts
 	var err error
 	func() {

@@ -1,20 +1,23 @@
 package autodiff
 
 import (
-	"math"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/graph/shapes"
+	"github.com/unlearn-tool/unlearn/train/lowering"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 // convForms lists every forced combination of Conv gradient formulations.
-var convForms = func() []ConvGrad {
-	var out []ConvGrad
-	for _, in := range []string{ConvInputTranspose, ConvInputFlipped} {
-		for _, w := range []string{ConvWeightTrick, ConvWeightGemm, ConvWeightBatched, ConvWeightValid} {
-			out = append(out, ConvGrad{Input: in, Weight: w})
+var convForms = func() []cpu.Lowering {
+	var out []cpu.Lowering
+	for _, in := range []string{cpu.ConvInputTranspose, cpu.ConvInputFlipped} {
+		for _, w := range []string{cpu.ConvWeightTrick, cpu.ConvWeightGemm, cpu.ConvWeightBatched, cpu.ConvWeightValid} {
+			out = append(out, cpu.Lowering{Input: in, Weight: w})
 		}
 	}
 	return out
@@ -39,11 +42,11 @@ func TestConvForms(t *testing.T) {
 			t.Run(tc.name+"/"+form.Input+"+"+form.Weight, func(t *testing.T) {
 				f := newFG(t, tc.dt, uint64(100+i))
 				out, shape, params := tc.build(f)
-				art := checkVJP(t, f, out, shape, params, Spec{ConvGrad: form}, tc.eps, tc.tol)
+				art := checkVJP(t, f, out, shape, params, Spec{Lowering: form}, tc.eps, tc.tol)
 				wantW := form.Weight
-				if wantW == ConvWeightValid && (strings.Contains(tc.name, "group") || strings.Contains(tc.name, "depthwise") ||
+				if wantW == cpu.ConvWeightValid && (strings.Contains(tc.name, "group") || strings.Contains(tc.name, "depthwise") ||
 					tc.name == "Conv/offsets-in-padding") {
-					wantW = ConvWeightGemm // the valid form is for group 1 and offsets that meet X
+					wantW = cpu.ConvWeightGemm // the valid form is for group 1 and offsets that meet X
 				}
 				if !slices.Contains(art.convForms, "weight:"+wantW) {
 					t.Errorf("weight form %s not used: %v", wantW, art.convForms)
@@ -51,7 +54,7 @@ func TestConvForms(t *testing.T) {
 				if strings.HasPrefix(tc.name, "Conv/") {
 					want := form.Input
 					if !flippedApplies[tc.name] {
-						want = ConvInputTranspose
+						want = cpu.ConvInputTranspose
 					}
 					if !slices.Contains(art.convForms, "input:"+want) {
 						t.Errorf("input form %s not used: %v", want, art.convForms)
@@ -62,49 +65,91 @@ func TestConvForms(t *testing.T) {
 	}
 }
 
-// TestConvFormChoice pins the per-shape choice on ResNet-18's layer shapes.
-func TestConvFormChoice(t *testing.T) {
-	b := &builder{}
-	g3 := func(s, p int64) shapes.Geom {
-		return shapes.Geom{K: []int64{3, 3}, S: []int64{s, s}, D: []int64{1, 1}, PB: []int64{p, p}, PE: []int64{p, p}, Group: 1}
+// TestPlainLowering checks the Conv and ConvTranspose cases of nnCases
+// built with lowering.Plain (what Build takes when its Spec names no
+// Lowering, and train.EngineSpec on cuda) against finite differences, and
+// that the graph holds only its forms: the model's Conv forward, dX as a
+// ConvTranspose, dW by the trick.
+func TestPlainLowering(t *testing.T) {
+	for i, tc := range nnCases {
+		if !strings.HasPrefix(tc.name, "Conv") {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFG(t, tc.dt, uint64(100+i))
+			out, shape, params := tc.build(f)
+			art := checkVJP(t, f, out, shape, params, Spec{Lowering: lowering.Plain{}}, tc.eps, tc.tol)
+			for _, form := range art.Lowered() {
+				switch form {
+				case "input:convtranspose", "weight:trick", "scale:folded":
+				default:
+					t.Errorf("plain lowering used form %q (%v)", form, art.Lowered())
+				}
+			}
+			if strings.HasPrefix(tc.name, "Conv/") && !slices.Contains(art.Lowered(), "weight:trick") {
+				t.Errorf("no trick weight gradient: %v", art.Lowered())
+			}
+		})
 	}
-	g1s2 := shapes.Geom{K: []int64{1, 1}, S: []int64{2, 2}, D: []int64{1, 1}, PB: []int64{0, 0}, PE: []int64{0, 0}, Group: 1}
-	for _, c := range []struct {
-		geo      shapes.Geom
-		cg, i, o int64
-		weight   string
-		input    string
-	}{
-		{g3(1, 1), 64, 28, 28, ConvWeightBatched, ConvInputFlipped},
-		{g3(1, 1), 1, 28, 28, ConvWeightGemm, ConvInputFlipped},
-		{g3(2, 1), 64, 28, 14, ConvWeightGemm, ConvInputTranspose},
-		{g3(1, 1), 128, 14, 14, ConvWeightGemm, ConvInputFlipped},
-		{g3(2, 1), 128, 14, 7, ConvWeightGemm, ConvInputTranspose},
-		{g3(1, 1), 256, 7, 7, ConvWeightValid, ConvInputFlipped},
-		{g3(2, 1), 256, 7, 4, ConvWeightValid, ConvInputTranspose},
-		{g3(1, 1), 512, 4, 4, ConvWeightValid, ConvInputFlipped},
-		{g1s2, 64, 28, 14, ConvWeightBatched, ConvInputTranspose},
-		{g1s2, 256, 7, 4, ConvWeightGemm, ConvInputTranspose},
-	} {
-		if w := b.chooseWeightForm(c.geo, c.cg, []int64{c.i, c.i}, []int64{c.o, c.o}); w != c.weight {
-			t.Errorf("C/g %d, %d×%d → %d×%d, stride %d: weight form %s, want %s", c.cg, c.i, c.i, c.o, c.o, c.geo.S[0], w, c.weight)
-		}
-		if in := b.chooseInputForm(c.geo); in != c.input {
-			t.Errorf("stride %d: input form %s, want %s", c.geo.S[0], in, c.input)
+}
+
+// TestLoweringChecked: a Lowering with an unknown form is refused before
+// the build, naming the form.
+func TestLoweringChecked(t *testing.T) {
+	f := newFG(t, graph.Float, 1)
+	out := f.op("Relu", []*graph.Value{f.param("w", 2, 3)})
+	for _, l := range []cpu.Lowering{{Input: "nosuch"}, {Weight: "nosuch"}, {Forward: "nosuch"}} {
+		if _, err := Build(f.model(out), Spec{Lowering: l}); !errors.Is(err, ErrModel) || !strings.Contains(err.Error(), `"nosuch"`) {
+			t.Errorf("%+v: %v", l, err)
 		}
 	}
-	// Valid (output, offset) pairs of a 3×3 pad-1 kernel: per axis 10 of 12
-	// at 4 outputs, 19 of 21 at 7, 40 of 42 at 14.
-	for _, c := range []struct {
-		i, o int64
-		want float64
-	}{{4, 4, 100.0 / 144}, {7, 7, 361.0 / 441}, {14, 14, 1600.0 / 1764}, {7, 4, 100.0 / 144}} {
-		s := int64(1)
-		if c.o < c.i {
-			s = 2
+}
+
+// recordingLowering is a Lowering written as an outside package would
+// write one, from lowering's exported API only: it emits the forward Conv
+// itself (a Conv with explicit attributes, named as the model's output)
+// and takes the portable forms for the gradients, recording each call.
+type recordingLowering struct{ calls *[]string }
+
+func (r recordingLowering) ConvForward(e lowering.Emitter, X, W, B *graph.Value, geo shapes.Geom, out string) *graph.Value {
+	*r.calls = append(*r.calls, "forward")
+	ins := []*graph.Value{X, W}
+	if B != nil {
+		ins = append(ins, B)
+	}
+	return e.Named("Conv", ins, out, graph.IntsAttr("kernel_shape", geo.K), graph.IntsAttr("strides", geo.S),
+		graph.IntsAttr("dilations", geo.D), graph.IntsAttr("pads", slices.Concat(geo.PB, geo.PE)), graph.IntAttr("group", geo.Group))
+}
+
+func (r recordingLowering) ConvInputGrad(e lowering.Emitter, G, W *graph.Value, geo shapes.Geom, xs []int64) *graph.Value {
+	*r.calls = append(*r.calls, "input")
+	return lowering.ConvInputTranspose(e, G, W, geo, xs)
+}
+
+func (r recordingLowering) ConvWeightGrad(e lowering.Emitter, X, G *graph.Value, geo shapes.Geom, ws []int64) *graph.Value {
+	*r.calls = append(*r.calls, "weight")
+	return lowering.ConvWeightTrick(e, X, G, geo, ws)
+}
+
+// TestOutsideLowering: a Lowering from outside the package is called for
+// the forward Conv, dX and dW, its forward takes the model's output name,
+// and the gradients through its nodes pass the finite-difference check.
+func TestOutsideLowering(t *testing.T) {
+	tc := nnCases[0] // Conv/k3p1 with bias
+	var calls []string
+	f := newFG(t, tc.dt, 7)
+	out, shape, params := tc.build(f)
+	art := checkVJP(t, f, out, shape, params, Spec{Lowering: recordingLowering{&calls}}, tc.eps, tc.tol)
+	if !slices.Contains(calls, "forward") || !slices.Contains(calls, "weight") {
+		t.Errorf("calls %v: want the forward and the weight gradient", calls)
+	}
+	var convs int
+	for _, n := range art.Model.Graph.Nodes() {
+		if n.OpType == "Conv" && n.Output(0).Name == out.Name {
+			convs++
 		}
-		if got := validShare(g3(s, 1), []int64{c.i, c.i}, []int64{c.o, c.o}); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("validShare %d×%d → %d×%d = %v, want %v", c.i, c.i, c.o, c.o, got, c.want)
-		}
+	}
+	if convs != 1 {
+		t.Errorf("%d Conv nodes output the model's %q, want the lowering's one", convs, out.Name)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 // nchwcBlock is ONNX Runtime's NCHWc block size here; the test is skipped
@@ -59,7 +60,7 @@ func TestConvNCHWc(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFG(t, tc.dt, uint64(300+i))
 			out, shape, params := tc.build(f)
-			art := checkVJP(t, f, out, shape, params, Spec{ConvGrad: ConvGrad{NCHWcBlock: B}}, tc.eps, tc.tol)
+			art := checkVJP(t, f, out, shape, params, Spec{Lowering: cpu.Lowering{NCHWcBlock: B}}, tc.eps, tc.tol)
 			if got := slices.Contains(art.convForms, "forward:nchwc"); got != tc.forward {
 				t.Errorf("NCHWc forward used: %v, want %v (%v)", got, tc.forward, art.convForms)
 			}
@@ -69,7 +70,7 @@ func TestConvNCHWc(t *testing.T) {
 			if got, want := slices.Contains(art.convForms, "input:polyphase"), tc.input && !slices.Contains(art.convForms, "input:flipped"); got != want {
 				t.Errorf("polyphase input gradient used: %v, want %v (%v)", got, want, art.convForms)
 			}
-			hasDomain := slices.ContainsFunc(art.Model.Opsets, func(o graph.OpsetImport) bool { return o.Domain == nchwcDomain })
+			hasDomain := slices.ContainsFunc(art.Model.Opsets, func(o graph.OpsetImport) bool { return o.Domain == "com.microsoft.nchwc" })
 			if hasDomain != tc.forward {
 				t.Errorf("opset imports %v: nchwc domain %v, want %v", art.Model.Opsets, hasDomain, tc.forward)
 			}
@@ -95,7 +96,7 @@ func TestConvNCHWcMatchesPlain(t *testing.T) {
 	params := []string{"x", "w1", "b1", "w2"}
 	run := func(block int64) map[string]*graph.Tensor {
 		m := build()
-		art := buildSeed(t, m, Spec{Params: params, ConvGrad: ConvGrad{NCHWcBlock: block}})
+		art := buildSeed(t, m, Spec{Params: params, Lowering: cpu.Lowering{NCHWcBlock: block}})
 		r := newRunner(t, art)
 		feeds := map[string]*graph.Tensor{}
 		for _, v := range m.Graph.Initializers {

@@ -2,58 +2,14 @@ package autodiff
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
-	"github.com/unlearn-tool/unlearn/graph/shapes"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
-// TestToomCook checks y = Aᵀ[(G g) ⊙ (Bᵀ d)] against the correlation
-// y_i = Σ_k g_k d_{i+k} for both matrix sets the Winograd form uses.
-func TestToomCook(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, mr := range [][2]int{{4, 3}, {3, 4}} {
-		m, r := mr[0], mr[1]
-		AT, G, BT := toomCook(m, r)
-		n := m + r - 1
-		for range 5 {
-			g, d := make([]float64, r), make([]float64, n)
-			for i := range g {
-				g[i] = rng.NormFloat64()
-			}
-			for i := range d {
-				d[i] = rng.NormFloat64()
-			}
-			prod := make([]float64, n)
-			for j := range n {
-				var gj, dj float64
-				for k := range r {
-					gj += G[j][k] * g[k]
-				}
-				for l := range n {
-					dj += BT[j][l] * d[l]
-				}
-				prod[j] = gj * dj
-			}
-			for i := range m {
-				var want, got float64
-				for k := range r {
-					want += g[k] * d[i+k]
-				}
-				for j := range n {
-					got += AT[i][j] * prod[j]
-				}
-				if math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
-					t.Fatalf("F(%d,%d): y[%d] = %v, want %v", m, r, i, got, want)
-				}
-			}
-		}
-	}
-}
-
-var winoForced = ConvGrad{Forward: ConvWinograd, Input: ConvWinograd, Weight: ConvWinograd}
+var winoForced = cpu.Lowering{Forward: cpu.ConvWinograd, Input: cpu.ConvWinograd, Weight: cpu.ConvWinograd}
 
 // TestConvWinograd checks the Winograd forward and both gradients against
 // finite differences and the direct forms, on one tile, whole tiles and
@@ -75,15 +31,15 @@ func TestConvWinograd(t *testing.T) {
 			build := convCase("Conv", c.xs, c.ws, c.bias, out, pads)
 			f := newFG(t, graph.Float, 7)
 			o, shape, params := build(f)
-			art := checkVJP(t, f, o, shape, params, Spec{ConvGrad: winoForced}, linEps, linTol)
+			art := checkVJP(t, f, o, shape, params, Spec{Lowering: winoForced}, linEps, linTol)
 			for _, want := range []string{"forward:", "input:", "weight:"} {
-				if !slices.Contains(art.convForms, want+ConvWinograd) {
-					t.Errorf("%s%s not used: %v", want, ConvWinograd, art.convForms)
+				if !slices.Contains(art.convForms, want+cpu.ConvWinograd) {
+					t.Errorf("%s%s not used: %v", want, cpu.ConvWinograd, art.convForms)
 				}
 			}
 			// The same model and feeds through the direct forms.
-			direct := Spec{ConvGrad: ConvGrad{Forward: ConvForwardDirect, Input: ConvInputFlipped, Weight: ConvWeightGemm}}
-			got, want := runOnce(t, f, o, shape, params, Spec{ConvGrad: winoForced}), runOnce(t, f, o, shape, params, direct)
+			direct := Spec{Lowering: cpu.Lowering{Forward: cpu.ConvForwardDirect, Input: cpu.ConvInputFlipped, Weight: cpu.ConvWeightGemm}}
+			got, want := runOnce(t, f, o, shape, params, Spec{Lowering: winoForced}), runOnce(t, f, o, shape, params, direct)
 			for _, name := range append([]string{o.Name}, gradNames(params)...) {
 				if e := relMaxErr(vals(t, got[name]), vals(t, want[name])); e > 2e-6 {
 					t.Errorf("%s: Winograd against direct: max error %.3g of the largest value", name, e)
@@ -99,7 +55,7 @@ func TestConvWinograd(t *testing.T) {
 // 1e-5 of the largest value (measured: 1.3–5.5e-6; ONNX Runtime's direct
 // float32 forms 0.3–1.4e-6).
 func TestConvWinogradFloat32(t *testing.T) {
-	direct := Spec{ConvGrad: ConvGrad{Forward: ConvForwardDirect, Input: ConvInputFlipped, Weight: ConvWeightGemm}}
+	direct := Spec{Lowering: cpu.Lowering{Forward: cpu.ConvForwardDirect, Input: cpu.ConvInputFlipped, Weight: cpu.ConvWeightGemm}}
 	for _, S := range []int64{4, 7} {
 		f := newFG(t, graph.Float, 11)
 		xs, ws := []int64{8, 128, S, S}, []int64{128, 128, 3, 3}
@@ -112,7 +68,7 @@ func TestConvWinogradFloat32(t *testing.T) {
 		o := f.op("Conv", []*graph.Value{x, w}, aIs("pads", []int64{1, 1, 1, 1}))
 		params := []string{"x", "w"}
 		names := append([]string{o.Name}, gradNames(params)...)
-		wino, dir := runOnce(t, f, o, xs, params, Spec{ConvGrad: winoForced}), runOnce(t, f, o, xs, params, direct)
+		wino, dir := runOnce(t, f, o, xs, params, Spec{Lowering: winoForced}), runOnce(t, f, o, xs, params, direct)
 		seed := make([]float64, graph.NumElements(xs))
 		for i := range seed {
 			seed[i] = math.Sin(float64(i))
@@ -160,36 +116,6 @@ func refConv3x3(x, w, u []float64, N, C, M, S int64) (y, dx, dw []float64) {
 		}
 	}
 	return y, dx, dw
-}
-
-// TestWinogradChoice pins where the per-shape choice takes the Winograd
-// form on ResNet-18's layer shapes.
-func TestWinogradChoice(t *testing.T) {
-	g3 := func(s int64) shapes.Geom {
-		return shapes.Geom{K: []int64{3, 3}, S: []int64{s, s}, D: []int64{1, 1}, PB: []int64{1, 1}, PE: []int64{1, 1}, Group: 1}
-	}
-	for _, c := range []struct {
-		geo    shapes.Geom
-		xs, ws []int64
-		want   bool
-	}{
-		{g3(1), []int64{128, 512, 4, 4}, []int64{512, 512, 3, 3}, true},
-		{g3(1), []int64{-1, 512, 4, 4}, []int64{512, 512, 3, 3}, true},
-		{g3(2), []int64{128, 256, 7, 7}, []int64{512, 256, 3, 3}, false},
-		{g3(1), []int64{128, 256, 7, 7}, []int64{256, 256, 3, 3}, true},
-		{g3(1), []int64{128, 128, 14, 14}, []int64{128, 128, 3, 3}, false},
-		{g3(1), []int64{128, 64, 28, 28}, []int64{64, 64, 3, 3}, false},
-		{g3(1), []int64{128, 64, 7, 7}, []int64{64, 64, 3, 3}, false},
-		{g3(1), []int64{128, 128, 7, 7}, []int64{128, 128, 3, 3}, true},
-	} {
-		_, got := winograd("", c.xs, c.ws, c.geo, graph.Float)
-		if got != c.want {
-			t.Errorf("x %v w %v stride %d: Winograd %v, want %v", c.xs, c.ws, c.geo.S[0], got, c.want)
-		}
-	}
-	if _, ok := winograd(ConvForwardDirect, []int64{1, 512, 4, 4}, []int64{512, 512, 3, 3}, g3(1), graph.Float); ok {
-		t.Error("a forced direct form took the Winograd form")
-	}
 }
 
 func relu(v []float64) []float64 {

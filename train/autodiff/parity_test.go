@@ -10,6 +10,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 // parityTol is the acceptance bound: max relative error per tensor.
@@ -116,7 +117,7 @@ func parityCase(t *testing.T, name string, mode BNMode, block int64, threads int
 		suffix = "train"
 	}
 	ref := loadNPZ(t, name+"_grads_"+suffix+".npz")
-	art, err := Build(m, Spec{BN: mode, ConvGrad: ConvGrad{NCHWcBlock: block}, Threads: threads})
+	art, err := Build(m, Spec{BN: mode, Lowering: cpu.Lowering{NCHWcBlock: block}, Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}

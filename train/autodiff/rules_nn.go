@@ -166,9 +166,12 @@ func (c *GradCtx) convGeom() (shapes.Geom, []int64) {
 // (pb, pe), dilations d, group g, output spatial size O.
 //
 //	dX = ConvTranspose(dY, W, s, pads, d, g, output_padding = (H+pb+pe−d(k−1)−1) mod s)
-//	   or, at stride 1, Conv(dY, flip(W)ᵀ, pads d(k−1)−p, d, g) (convInputGrad)
-//	dW = one of the formulations chosen per shape (convWeightGrad)
+//	dW = the correlation of X with dY (the convolution trick)
 //	dB = ReduceSum(dY, [0, 2, …])
+//
+// dX and dW come from the Lowering (Spec.Lowering), which may emit other
+// forms of the same values (lowering/cpu: the flipped-kernel Conv,
+// Winograd, the windowed weight gradients).
 //
 // https://onnx.ai/onnx/operators/onnx__Conv.html, docs/GRADIENTS.md "Convolution".
 func gradConv(c *GradCtx) []*graph.Value {
@@ -201,7 +204,7 @@ func gradConv(c *GradCtx) []*graph.Value {
 		if a != nil {
 			Wx = b.mul(W, aW)
 		}
-		out[0] = b.convInputGrad(u, Wx, geo, xs)
+		out[0] = b.lower().ConvInputGrad(emitter{b}, u, Wx, geo, xs)
 	}
 	if c.needs(1) {
 		if sel := b.convGradChannels(c, geo, ws); sel != nil {
@@ -209,7 +212,7 @@ func gradConv(c *GradCtx) []*graph.Value {
 			// same formulation on dY's slices of those channels.
 			k := int64(len(sel))
 			wk := append([]int64{k}, ws[1:]...)
-			out[1] = b.convWeightGrad(X, b.gatherChannels(u, sel, 1), geo, wk)
+			out[1] = b.lower().ConvWeightGrad(emitter{b}, X, b.gatherChannels(u, sel, 1), geo, wk)
 			if a != nil {
 				s := append([]int64{k}, make([]int64, len(ws)-1)...)
 				for i := range s[1:] {
@@ -219,7 +222,7 @@ func gradConv(c *GradCtx) []*graph.Value {
 			}
 			b.markPartial(c.n, 1, out[1], 0, sel)
 		} else {
-			out[1] = b.convWeightGrad(X, u, geo, ws)
+			out[1] = b.lower().ConvWeightGrad(emitter{b}, X, u, geo, ws)
 			if a != nil {
 				out[1] = b.mul(out[1], aW)
 			}
@@ -271,7 +274,7 @@ func gradConvTranspose(c *GradCtx) []*graph.Value {
 			aIs("pads", concat64(geo.PB, geo.PE)), aI("group", geo.Group))
 	}
 	if c.needs(1) {
-		out[1] = b.convWeightGrad(g, X, geo, ws)
+		out[1] = b.lower().ConvWeightGrad(emitter{b}, g, X, geo, ws)
 	}
 	if c.needs(2) {
 		out[2] = b.reduceSum(g, append([]int64{0}, iota64(2, 2+sp)...), false)

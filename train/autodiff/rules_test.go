@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 // ruleCase is one finite-difference check: build returns the output, its
@@ -17,7 +18,7 @@ type ruleCase struct {
 	eps   float64
 	tol   float64
 	bn    BNMode
-	conv  ConvGrad // forced Conv gradient forms (zero: per shape)
+	conv  cpu.Lowering // forced Conv gradient forms (zero: per shape)
 }
 
 const (
@@ -168,7 +169,7 @@ func runCases(t *testing.T, cases []ruleCase) {
 			if eps == 0 {
 				eps, tol = f64eps, f64tol
 			}
-			checkVJP(t, f, out, shape, params, Spec{BN: tc.bn, ConvGrad: tc.conv}, eps, tol)
+			checkVJP(t, f, out, shape, params, Spec{BN: tc.bn, Lowering: tc.conv}, eps, tol)
 		})
 	}
 }

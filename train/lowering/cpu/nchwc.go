@@ -1,7 +1,8 @@
-package autodiff
+package cpu
 
 import (
 	"math"
+	"slices"
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/graph/shapes"
@@ -12,9 +13,9 @@ import (
 // AVX-512, 8 with AVX2), a tensor [N, C, H, W] stored as [N, C/B, H, W, B].
 // ORT's own graph optimizer uses them only for Conv nodes with constant
 // weights (it reorders the weights once); a training graph's weights are
-// inputs, so the builder emits them itself when Spec.ConvGrad.NCHWcBlock is
+// inputs, so the lowering emits them itself when Lowering.NCHWcBlock is
 // set (the graph then needs an ONNX Runtime with these contrib kernels and
-// that block size; train.NewEngine sets it to the runtime's own, Build's
+// that block size; train.EngineSpec sets it to the runtime's own, the
 // zero value does not), reordering the weights in the graph on every run:
 //
 //	Xb = ReorderInput(X)                                  [N, C, H, W] blocked
@@ -44,7 +45,7 @@ const nchwcDomain = "com.microsoft.nchwc"
 // 1×1 (a 1×1 Conv is one Gemm, cheaper than the reorders around it;
 // bench/RESULTS.md, section "Conv formulations per layer").
 func (b *builder) nchwcApplies(xs, ws []int64, geo shapes.Geom, dt graph.DType) bool {
-	B := b.spec.ConvGrad.NCHWcBlock
+	B := b.spec.NCHWcBlock
 	if B <= 0 || dt != graph.Float || len(xs) != 4 || len(ws) != 4 || !shapes.AllKnown(ws) || geo.Group != 1 {
 		return false
 	}
@@ -54,18 +55,12 @@ func (b *builder) nchwcApplies(xs, ws []int64, geo shapes.Geom, dt graph.DType) 
 
 // nchwc emits one com.microsoft.nchwc node with output shape shape (float).
 func (b *builder) nchwc(op string, ins []*graph.Value, shape []int64, attrs ...*graph.Attribute) *graph.Value {
-	return b.nchwcNamed(op, ins, b.name("ad/nchwc_"+op), shape, attrs...)
+	return b.nchwcNamed(op, ins, b.Name("ad/nchwc_"+op), shape, attrs...)
 }
 
 // nchwcNamed is nchwc with the output named out (reserved by the caller).
 func (b *builder) nchwcNamed(op string, ins []*graph.Value, out string, shape []int64, attrs ...*graph.Attribute) *graph.Value {
-	n, err := b.g.AddNode(op, nchwcDomain, out, ins, []string{out}, attrs...)
-	if err != nil {
-		b.fail("autodiff: %v", err)
-	}
-	b.types.Set(n.Output(0), &shapes.Info{DType: graph.Float, Shape: append([]int64{}, shape...)})
-	b.usedNCHWc = true
-	return n.Output(0)
+	return b.Contrib(nchwcDomain, 1, op, ins, out, graph.Float, shape, attrs...)
 }
 
 // nchwcFilter reorders a filter W [O, I, k…] (O and I multiples of the block)
@@ -78,69 +73,48 @@ func (b *builder) nchwcFilter(W *graph.Value, O, I int64, k []int64) *graph.Valu
 	// on ONNX Runtime's thread pool; a Transpose moving B(o) innermost would
 	// copy one float at a time on one thread, several times slower
 	// (bench/RESULTS.md, section "2 threads on the slower host").
-	r := b.nchwc("ReorderInput", []*graph.Value{b.reshape(W, []int64{O, I, K, 1})}, []int64{O, I, K, 1})
-	r = b.nchwc("ReorderInput", []*graph.Value{b.reshape(r, []int64{1, O, I * K, 1})}, []int64{1, O, I * K, 1})
-	return b.reshape(r, concat64([]int64{O, I}, k))
+	r := b.nchwc("ReorderInput", []*graph.Value{b.Reshape(W, []int64{O, I, K, 1})}, []int64{O, I, K, 1})
+	r = b.nchwc("ReorderInput", []*graph.Value{b.Reshape(r, []int64{1, O, I * K, 1})}, []int64{1, O, I * K, 1})
+	return b.Reshape(r, slices.Concat([]int64{O, I}, k))
 }
 
 // nchwcConv emits Y = Conv(X, W[M, C, k…], bias) with explicit geometry on
 // the NCHWc kernels (X and Y in plain NCHW); Wb is W already reordered by
-// nchwcFilter. ys is Y's shape, name Y's name ("": a fresh one). It returns
-// Y and the nchwc Conv node, whose attributes are those of a plain Conv.
-func (b *builder) nchwcConv(X, Wb, bias *graph.Value, M int64, geo shapes.Geom, ys []int64, name string) (*graph.Value, *graph.Node) {
+// nchwcFilter. ys is Y's shape, name Y's name ("": a fresh one).
+func (b *builder) nchwcConv(X, Wb, bias *graph.Value, M int64, geo shapes.Geom, ys []int64, name string) *graph.Value {
 	if name == "" {
-		name = b.name("ad/nchwc_ReorderOutput")
+		name = b.Name("ad/nchwc_ReorderOutput")
 	}
-	xb := b.nchwc("ReorderInput", []*graph.Value{X}, b.shape(X))
+	xb := b.nchwc("ReorderInput", []*graph.Value{X}, b.Shape(X))
 	ins := []*graph.Value{xb, Wb}
 	if bias != nil {
 		ins = append(ins, bias)
 	}
 	yb := b.nchwc("Conv", ins, ys, aIs("kernel_shape", geo.K), aIs("strides", geo.S), aIs("dilations", geo.D),
-		aIs("pads", concat64(geo.PB, geo.PE)), aI("group", 1))
-	fn, _ := yb.Producer()
-	return b.nchwcNamed("ReorderOutput", []*graph.Value{yb}, name, ys, aI("channels", M)), fn
+		aIs("pads", slices.Concat(geo.PB, geo.PE)), aI("group", 1))
+	return b.nchwcNamed("ReorderOutput", []*graph.Value{yb}, name, ys, aI("channels", M))
 }
 
-// fwdConv emits a forward Conv: in the Winograd form where that is chosen
-// (lower_winograd.go; the geometry goes to b.fwdGeom, there being no Conv
-// node), on the NCHWc kernels where they apply (Spec.ConvGrad.NCHWcBlock),
-// else a copy. The rule's geometry is read from the returned node, whose
-// attributes are explicit.
-func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
-	x, w := b.mappedOrNil(n.Input(0)), b.mappedOrNil(n.Input(1))
-	if x == nil || w == nil || n.Output(0) == nil || len(n.Outputs()) != 1 {
-		return b.copyNode(n, nil, nil)
+// convForward emits a forward Conv in the Winograd form where that is
+// chosen (winograd.go), on the NCHWc kernels where they apply
+// (NCHWcBlock), and returns nil (the model's Conv) elsewhere.
+func (b *builder) convForward(x, w, bias *graph.Value, geo shapes.Geom, out string) *graph.Value {
+	xs, ws := b.Shape(x), b.Shape(w)
+	if wp, ok := winograd(b.spec.Forward, xs, ws, geo, b.DType(x)); ok {
+		b.Note("forward:" + ConvWinograd)
+		return b.winoForward(x, w, bias, wp, ws[0], ws[1], out)
 	}
-	xs, ws := b.shape(x), b.shape(w)
-	geo, ok := b.types.ConvGeom(n, xs)
-	if !ok {
-		return b.copyNode(n, nil, nil)
-	}
-	var bias *graph.Value
-	if n.Input(2) != nil {
-		bias = b.mapped(n.Input(2))
-	}
-	if wp, ok := winograd(b.spec.ConvGrad.Forward, xs, ws, geo, b.dtype(x)); ok {
-		y := b.winoForward(x, w, bias, wp, ws[0], ws[1], n.Output(0).Name)
-		b.vmap[n.Output(0)] = y
-		b.fwdGeom[n] = geo
-		b.convForms = append(b.convForms, "forward:"+ConvWinograd)
-		fn, _ := y.Producer()
-		return fn
-	}
-	if b.spec.ConvGrad.NCHWcBlock <= 0 || !b.nchwcApplies(xs, ws, geo, b.dtype(x)) || !shapes.AllKnown(xs[1:]) {
-		return b.copyNode(n, nil, nil)
+	if b.spec.NCHWcBlock <= 0 || !b.nchwcApplies(xs, ws, geo, b.DType(x)) || !shapes.AllKnown(xs[1:]) {
+		return nil
 	}
 	M, C := ws[0], ws[1]
 	ys := []int64{xs[0], M, 0, 0}
 	for i := range geo.K {
 		ys[2+i] = shapes.PoolOut(xs[2+i], geo.K[i], geo.S[i], geo.D[i], geo.PB[i], geo.PE[i], false)
 	}
-	y, fn := b.nchwcConv(x, b.nchwcFilter(w, M, C, geo.K), bias, M, geo, ys, n.Output(0).Name)
-	b.vmap[n.Output(0)] = y
-	b.convForms = append(b.convForms, "forward:nchwc")
-	return fn
+	y := b.nchwcConv(x, b.nchwcFilter(w, M, C, geo.K), bias, M, geo, ys, out)
+	b.Note("forward:nchwc")
+	return y
 }
 
 // nchwcFilterFlipped is nchwcFilter of W′ = flip(W)ᵀ [C, M, k…] for W [M, C, k…]
@@ -152,26 +126,26 @@ func fwdConv(b *builder, n *graph.Node, p *planned) *graph.Node {
 // itself would move runs of only K floats, which takes longer
 // (bench/RESULTS.md, section "Padding").
 func (b *builder) nchwcFilterFlipped(W *graph.Value, M, C int64, k []int64) *graph.Value {
-	B := b.spec.ConvGrad.NCHWcBlock
+	B := b.spec.NCHWcBlock
 	K := graph.NumElements(k)
-	r := b.nchwc("ReorderInput", []*graph.Value{b.reshape(W, []int64{1, M, C * K, 1})}, []int64{1, M, C * K, 1})
-	r = b.nchwc("ReorderInput", []*graph.Value{b.reshape(r, []int64{M / B, C, K * B, 1})}, []int64{M / B, C, K * B, 1})
-	r = b.transpose(b.reshape(r, []int64{M / B, C / B, K * B * B}), []int64{1, 0, 2})
-	r = b.op1("Slice", []*graph.Value{b.reshape(r, []int64{C / B, M / B, K, B * B}), b.i64(-1), b.i64(math.MinInt64), b.i64(2), b.i64(-1)})
-	return b.reshape(r, concat64([]int64{C, M}, k))
+	r := b.nchwc("ReorderInput", []*graph.Value{b.Reshape(W, []int64{1, M, C * K, 1})}, []int64{1, M, C * K, 1})
+	r = b.nchwc("ReorderInput", []*graph.Value{b.Reshape(r, []int64{M / B, C, K * B, 1})}, []int64{M / B, C, K * B, 1})
+	r = b.Transpose(b.Reshape(r, []int64{M / B, C / B, K * B * B}), []int64{1, 0, 2})
+	r = b.Op1("Slice", []*graph.Value{b.Reshape(r, []int64{C / B, M / B, K, B * B}), b.I64(-1), b.I64(math.MinInt64), b.I64(2), b.I64(-1)})
+	return b.Reshape(r, slices.Concat([]int64{C, M}, k))
 }
 
 // convInputGradNCHWc is the flipped input gradient (stride 1) on the NCHWc
 // kernels: dX = Conv(dY, flip(W)ᵀ, pads K−1−p) with W′ [C, M, k…].
 func (b *builder) convInputGradNCHWc(G, W *graph.Value, geo shapes.Geom, xs []int64) *graph.Value {
-	ws := b.shape(W)
+	ws := b.Shape(W)
 	M, C := ws[0], ws[1]
 	flipped := shapes.Geom{K: geo.K, S: []int64{1, 1}, D: geo.D, Group: 1, PB: make([]int64, 2), PE: make([]int64, 2)}
 	for i := range geo.K {
 		ke := geo.D[i]*(geo.K[i]-1) + 1
 		flipped.PB[i], flipped.PE[i] = ke-1-geo.PB[i], ke-1-geo.PE[i]
 	}
-	dX, _ := b.nchwcConv(G, b.nchwcFilterFlipped(W, M, C, geo.K), nil, C, flipped, append([]int64{b.shape(G)[0]}, xs[1:]...), "")
+	dX := b.nchwcConv(G, b.nchwcFilterFlipped(W, M, C, geo.K), nil, C, flipped, append([]int64{b.Shape(G)[0]}, xs[1:]...), "")
 	return dX
 }
 
@@ -243,37 +217,37 @@ func (b *builder) polyphasePlan(xs, ws, gs []int64, geo shapes.Geom, dt graph.DT
 // 256→512 channels on 28, 14, 7 pixels) are in bench/RESULTS.md, section
 // "2 threads on the slower host".
 func (b *builder) convInputGradPolyphase(G, W *graph.Value, p *polyphase) *graph.Value {
-	B := b.spec.ConvGrad.NCHWcBlock
+	B := b.spec.NCHWcBlock
 	C, M, N := p.C, p.M, p.gs[0]
-	Wt := b.transpose(W, []int64{1, 0, 2, 3}) // [C, M, kh, kw]
+	Wt := b.Transpose(W, []int64{1, 0, 2, 3}) // [C, M, kh, kw]
 	Gb := b.nchwc("ReorderInput", []*graph.Value{G}, p.gs)
 	var rows []*graph.Value
 	for _, pa := range p.ph[0] {
 		var cols []*graph.Value
 		for _, pc := range p.ph[1] {
-			w := b.op1("Slice", []*graph.Value{Wt, b.i64(pa.r+p.s[0]*(pa.t-1), pc.r+p.s[1]*(pc.t-1)),
-				b.i64(math.MinInt64, math.MinInt64), b.i64(2, 3), b.i64(-p.s[0], -p.s[1])})
+			w := b.Op1("Slice", []*graph.Value{Wt, b.I64(pa.r+p.s[0]*(pa.t-1), pc.r+p.s[1]*(pc.t-1)),
+				b.I64(math.MinInt64, math.MinInt64), b.I64(2, 3), b.I64(-p.s[0], -p.s[1])})
 			k := []int64{pa.t, pc.t}
 			y := b.nchwc("Conv", []*graph.Value{Gb, b.nchwcFilter(w, C, M, k)}, []int64{N, C, p.u[0], p.u[1]},
 				aIs("kernel_shape", k), aIs("strides", []int64{1, 1}), aIs("dilations", []int64{1, 1}),
 				aIs("pads", []int64{pa.padB, pc.padB, pa.padE, pc.padE}), aI("group", 1))
-			cols = append(cols, b.reshape(y, []int64{-1, C / B, p.u[0], p.u[1], 1, B}))
+			cols = append(cols, b.Reshape(y, []int64{-1, C / B, p.u[0], p.u[1], 1, B}))
 		}
 		row := cols[0]
 		if len(cols) > 1 {
-			row = b.op1("Concat", cols, aI("axis", 4))
+			row = b.Op1("Concat", cols, aI("axis", 4))
 		}
-		rows = append(rows, b.unsqueeze(row, []int64{3}))
+		rows = append(rows, b.Unsqueeze(row, []int64{3}))
 	}
 	full := rows[0]
 	if len(rows) > 1 {
-		full = b.op1("Concat", rows, aI("axis", 3))
+		full = b.Op1("Concat", rows, aI("axis", 3))
 	}
 	H, Wd := p.s[0]*p.u[0], p.s[1]*p.u[1]
-	full = b.reshape(full, []int64{-1, C, H, Wd})
+	full = b.Reshape(full, []int64{-1, C, H, Wd})
 	dX := b.nchwc("ReorderOutput", []*graph.Value{full}, []int64{N, C, H, Wd}, aI("channels", C))
 	if H != p.xs[2] || Wd != p.xs[3] {
-		dX = b.op1("Slice", []*graph.Value{dX, b.i64(0, 0), b.i64(p.xs[2], p.xs[3]), b.i64(2, 3)})
+		dX = b.Op1("Slice", []*graph.Value{dX, b.I64(0, 0), b.I64(p.xs[2], p.xs[3]), b.I64(2, 3)})
 	}
 	return dX
 }

@@ -1,4 +1,4 @@
-package autodiff
+package cpu
 
 import (
 	"fmt"
@@ -16,6 +16,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
 // TestConvFormTimings times the formulations of a Conv's forward and
@@ -77,27 +78,27 @@ func TestConvFormTimings(t *testing.T) {
 	type variant struct {
 		name string
 		kind string // "forward", "dX", "dW"
-		form ConvGrad
+		form Lowering
 	}
 	variants := []variant{
-		{"forward Conv", "forward", ConvGrad{}},
-		{"dX convtranspose", "dX", ConvGrad{Input: ConvInputTranspose}},
-		{"dX flipped", "dX", ConvGrad{Input: ConvInputFlipped}},
-		{"dW trick", "dW", ConvGrad{Weight: ConvWeightTrick}},
-		{"dW gemm", "dW", ConvGrad{Weight: ConvWeightGemm}},
-		{"dW bmm", "dW", ConvGrad{Weight: ConvWeightBatched}},
-		{"dW valid", "dW", ConvGrad{Weight: ConvWeightValid}},
-		{"dW gemm slices", "dW", ConvGrad{Weight: "gemm-slices"}},
-		{"dW convcols gemm", "dW", ConvGrad{Weight: "convcols-gemm"}},
+		{"forward Conv", "forward", Lowering{}},
+		{"dX convtranspose", "dX", Lowering{Input: ConvInputTranspose}},
+		{"dX flipped", "dX", Lowering{Input: ConvInputFlipped}},
+		{"dW trick", "dW", Lowering{Weight: ConvWeightTrick}},
+		{"dW gemm", "dW", Lowering{Weight: ConvWeightGemm}},
+		{"dW bmm", "dW", Lowering{Weight: ConvWeightBatched}},
+		{"dW valid", "dW", Lowering{Weight: ConvWeightValid}},
+		{"dW gemm slices", "dW", Lowering{Weight: "gemm-slices"}},
+		{"dW convcols gemm", "dW", Lowering{Weight: "convcols-gemm"}},
 	}
 	for _, n := range strings.Fields(os.Getenv("UNLEARN_CONV_BENCH_CHUNKS")) {
-		variants = append(variants, variant{"dW gemm chunk " + n, "dW", ConvGrad{Weight: "gemm-chunk-" + n}})
+		variants = append(variants, variant{"dW gemm chunk " + n, "dW", Lowering{Weight: "gemm-chunk-" + n}})
 	}
 	if block > 0 {
 		variants = append(variants,
-			variant{"forward nchwc", "forward", ConvGrad{NCHWcBlock: block}},
-			variant{"dX flipped nchwc", "dX", ConvGrad{Input: ConvInputFlipped, NCHWcBlock: block}},
-			variant{"dW trick nchwc", "dW", ConvGrad{Weight: "trick-nchwc", NCHWcBlock: block}},
+			variant{"forward nchwc", "forward", Lowering{NCHWcBlock: block}},
+			variant{"dX flipped nchwc", "dX", Lowering{Input: ConvInputFlipped, NCHWcBlock: block}},
+			variant{"dW trick nchwc", "dW", Lowering{Weight: "trick-nchwc", NCHWcBlock: block}},
 		)
 	}
 	fmt.Printf("Conv forward and gradients: batch %d, %d threads, ONNX Runtime %s (NCHWc block %d), median of %d interleaved rounds\n",
@@ -200,79 +201,81 @@ func maxDiff(a, b []float32) (d, m float64) {
 // gradient) with a dynamic batch dimension like a training graph's, its
 // input names and the forms the builder used. n is the benchmark's batch,
 // which only the chunked form needs.
-func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo shapes.Geom, n, c, m, hw, o int64) ([]byte, []string, []string) {
+func convBenchGraph(t *testing.T, kind string, form Lowering, geo shapes.Geom, n, c, m, hw, o int64) ([]byte, []string, []string) {
 	t.Helper()
-	b := newBuilder(graph.NewGraph("convbench"), 17, Spec{ConvGrad: form})
+	st := autodiff.NewStandalone("convbench", 17)
+	b := &builder{st.Emitter(), form}
 	batch := graph.Dim{Size: -1, Param: "batch"}
 	d := func(n int64) graph.Dim { return graph.Dim{Size: n} }
 	input := func(name string, dims ...graph.Dim) *graph.Value {
-		v, err := b.g.AddInput(name, &graph.Type{DType: graph.Float, Shape: dims})
+		v, err := st.Input(name, &graph.Type{DType: graph.Float, Shape: dims})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.ti(v)
 		return v
 	}
 	k := geo.K[0]
-	xs := []int64{b.types.Sym(), c, hw, hw}
+	xs := []int64{st.Sym(), c, hw, hw}
 	var out *graph.Value
 	var names []string
-	switch kind {
-	case "forward":
-		X := input("X", batch, d(c), d(hw), d(hw))
-		W := input("W", d(m), d(c), d(k), d(k))
-		if b.nchwcApplies(b.shape(X), b.shape(W), geo, graph.Float) {
-			ys := []int64{b.shape(X)[0], m, o, o}
-			out, _ = b.nchwcConv(X, b.nchwcFilter(W, m, c, geo.K), nil, m, geo, ys, "")
-			b.convForms = append(b.convForms, "forward:nchwc")
-		} else {
-			out = b.op1("Conv", []*graph.Value{X, W}, aIs("kernel_shape", geo.K), aIs("strides", geo.S),
-				aIs("pads", concat64(geo.PB, geo.PE)))
-		}
-		names = []string{"X", "W"}
-	case "dX":
-		G := input("G", batch, d(m), d(o), d(o))
-		W := input("W", d(m), d(c), d(k), d(k))
-		out = b.convInputGrad(G, W, geo, xs)
-		names = []string{"G", "W"}
-	case "dW":
-		X := input("X", batch, d(c), d(hw), d(hw))
-		G := input("G", batch, d(m), d(o), d(o))
-		// The measured-only forms, which the builder does not know, name
-		// themselves in the forms list; the builder's forms it fills in.
-		measured := true
-		switch {
-		case form.Weight == "trick-nchwc":
-			out = convWeightGradTrickNCHWc(b, X, G, geo, c, m, hw, o)
-		case form.Weight == "convcols-gemm":
-			out = convWeightGradConvColsGemm(b, X, G, geo, c, m)
-		case form.Weight == "gemm-slices":
-			gatherWindows = false
-			out = b.convWeightGradGemm(X, G, geo, []int64{m, c, k, k}, []int64{o, o})
-			gatherWindows = true
-		case strings.HasPrefix(form.Weight, "gemm-chunk-"):
-			chunk, err := strconv.ParseInt(strings.TrimPrefix(form.Weight, "gemm-chunk-"), 10, 64)
-			if err != nil {
-				t.Fatal(err)
+	err := st.Run(func() {
+		switch kind {
+		case "forward":
+			X := input("X", batch, d(c), d(hw), d(hw))
+			W := input("W", d(m), d(c), d(k), d(k))
+			if b.nchwcApplies(b.Shape(X), b.Shape(W), geo, graph.Float) {
+				ys := []int64{b.Shape(X)[0], m, o, o}
+				out = b.nchwcConv(X, b.nchwcFilter(W, m, c, geo.K), nil, m, geo, ys, "")
+				b.Note("forward:nchwc")
+			} else {
+				out = b.Op1("Conv", []*graph.Value{X, W}, aIs("kernel_shape", geo.K), aIs("strides", geo.S),
+					aIs("pads", slices.Concat(geo.PB, geo.PE)))
 			}
-			out = convWeightGradGemmChunked(b, X, G, geo, n, c, m, o, chunk)
-		default:
-			measured = false
-			out = b.convWeightGrad(X, G, geo, []int64{m, c, k, k})
+			names = []string{"X", "W"}
+		case "dX":
+			G := input("G", batch, d(m), d(o), d(o))
+			W := input("W", d(m), d(c), d(k), d(k))
+			out = b.convInputGrad(G, W, geo, xs)
+			names = []string{"G", "W"}
+		case "dW":
+			X := input("X", batch, d(c), d(hw), d(hw))
+			G := input("G", batch, d(m), d(o), d(o))
+			// The measured-only forms, which the builder does not know, name
+			// themselves in the forms list; the builder's forms it fills in.
+			measured := true
+			switch {
+			case form.Weight == "trick-nchwc":
+				out = convWeightGradTrickNCHWc(b, st.Sym, X, G, geo, c, m, hw, o)
+			case form.Weight == "convcols-gemm":
+				out = convWeightGradConvColsGemm(b, X, G, geo, c, m)
+			case form.Weight == "gemm-slices":
+				gatherWindows = false
+				out = b.convWeightGradGemm(X, G, geo, []int64{m, c, k, k}, []int64{o, o})
+				gatherWindows = true
+			case strings.HasPrefix(form.Weight, "gemm-chunk-"):
+				chunk, err := strconv.ParseInt(strings.TrimPrefix(form.Weight, "gemm-chunk-"), 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = convWeightGradGemmChunked(b, X, G, geo, n, c, m, o, chunk)
+			default:
+				measured = false
+				out = b.convWeightGrad(X, G, geo, []int64{m, c, k, k})
+			}
+			if measured {
+				b.Note("weight:" + form.Weight)
+			}
+			names = []string{"X", "G"}
 		}
-		if measured {
-			b.convForms = append(b.convForms, "weight:"+form.Weight)
-		}
-		names = []string{"X", "G"}
-	}
-	out = b.identityAs(out, "out")
-	out.Type = &graph.Type{DType: graph.Float}
-	b.g.Outputs = []*graph.Value{out}
-	data, err := onnxio.Encode(&graph.Model{Graph: b.g, IRVersion: 8, Opsets: opsets(&graph.Model{}, 17, b.usedNCHWc)})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data, names, b.convForms
+	data, err := onnxio.Encode(st.Model(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, names, st.Lowered()
 }
 
 // convWeightGradConvColsGemm takes the windows (im2col) of X from the
@@ -282,9 +285,9 @@ func convBenchGraph(t *testing.T, kind string, form ConvGrad, geo shapes.Geom, n
 func convWeightGradConvColsGemm(b *builder, X, G *graph.Value, geo shapes.Geom, c, m int64) *graph.Value {
 	K := graph.NumElements(geo.K)
 	cols := b.convCols(X, geo, c)
-	colsT := b.reshape(b.transpose(b.reshape(cols, []int64{0, c * K, -1}), []int64{1, 0, 2}), []int64{c * K, -1})
-	GT := b.reshape(b.transpose(b.reshape(G, []int64{0, m, -1}), []int64{1, 0, 2}), []int64{m, -1})
-	return b.reshape(b.op1("Gemm", []*graph.Value{GT, colsT}, aI("transB", 1)), concat64([]int64{m, c}, geo.K))
+	colsT := b.Reshape(b.Transpose(b.Reshape(cols, []int64{0, c * K, -1}), []int64{1, 0, 2}), []int64{c * K, -1})
+	GT := b.Reshape(b.Transpose(b.Reshape(G, []int64{0, m, -1}), []int64{1, 0, 2}), []int64{m, -1})
+	return b.Reshape(b.Op1("Gemm", []*graph.Value{GT, colsT}, aI("transB", 1)), slices.Concat([]int64{m, c}, geo.K))
 }
 
 // convWeightGradGemmChunked is the gemm form (convWeightGradGemm) over
@@ -294,11 +297,11 @@ func convWeightGradConvColsGemm(b *builder, X, G *graph.Value, geo shapes.Geom, 
 // while it is still in cache instead of the whole batch's. The batch must be
 // a multiple of chunk (the benchmark's is). Measured, not used.
 func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo shapes.Geom, n, c, m, o, chunk int64) *graph.Value {
-	XT := b.transpose(X, []int64{1, 2, 3, 0})
-	GT := b.reshape(b.transpose(G, []int64{1, 2, 3, 0}), []int64{m, o * o, -1})
+	XT := b.Transpose(X, []int64{1, 2, 3, 0})
+	GT := b.Reshape(b.Transpose(G, []int64{1, 2, 3, 0}), []int64{m, o * o, -1})
 	src := XT
 	if geo.PB[0] != 0 || geo.PE[0] != 0 {
-		src = b.op1("Pad", []*graph.Value{XT, b.i64(0, geo.PB[0], geo.PB[1], 0, 0, geo.PE[0], geo.PE[1], 0)})
+		src = b.Op1("Pad", []*graph.Value{XT, b.I64(0, geo.PB[0], geo.PB[1], 0, 0, geo.PE[0], geo.PE[1], 0)})
 	}
 	var acc *graph.Value
 	for n0 := int64(0); n0 < n; n0 += chunk {
@@ -307,45 +310,45 @@ func convWeightGradGemmChunked(b *builder, X, G *graph.Value, geo shapes.Geom, n
 			for kw := int64(0); kw < geo.K[1]; kw++ {
 				st := []int64{kh * geo.D[0], kw * geo.D[1], n0}
 				en := []int64{st[0] + geo.S[0]*(o-1) + 1, st[1] + geo.S[1]*(o-1) + 1, n0 + chunk}
-				w := b.op1("Slice", []*graph.Value{src, b.i64(st...), b.i64(en...), b.i64(1, 2, 3), b.i64(geo.S[0], geo.S[1], 1)})
-				us = append(us, b.unsqueeze(w, []int64{1}))
+				w := b.Op1("Slice", []*graph.Value{src, b.I64(st...), b.I64(en...), b.I64(1, 2, 3), b.I64(geo.S[0], geo.S[1], 1)})
+				us = append(us, b.Unsqueeze(w, []int64{1}))
 			}
 		}
 		cols := us[0]
 		if len(us) > 1 {
-			cols = b.op1("Concat", us, aI("axis", 1))
+			cols = b.Op1("Concat", us, aI("axis", 1))
 		}
-		cols = b.reshape(cols, []int64{c * geo.K[0] * geo.K[1], -1})
-		g := b.reshape(b.op1("Slice", []*graph.Value{GT, b.i64(n0), b.i64(n0 + chunk), b.i64(2)}), []int64{m, -1})
+		cols = b.Reshape(cols, []int64{c * geo.K[0] * geo.K[1], -1})
+		g := b.Reshape(b.Op1("Slice", []*graph.Value{GT, b.I64(n0), b.I64(n0 + chunk), b.I64(2)}), []int64{m, -1})
 		in := []*graph.Value{g, cols}
 		if acc != nil {
 			in = append(in, acc)
 		}
-		acc = b.op1("Gemm", in, aI("transB", 1))
+		acc = b.Op1("Gemm", in, aI("transB", 1))
 	}
-	return b.reshape(acc, []int64{m, c, geo.K[0], geo.K[1]})
+	return b.Reshape(acc, []int64{m, c, geo.K[0], geo.K[1]})
 }
 
-// convWeightGradTrickNCHWc is the convolution trick (convWeightGradTrick) on
+// convWeightGradTrickNCHWc is the convolution trick (lowering.ConvWeightTrick) on
 // the NCHWc kernels, measured for nchwc.go's note and not used: Xᵀ
 // [C, N, H, W] blocked over N, dYᵀ as the filter [M, N, O…] in OIHWBiBo, the
 // result [C, M, k′…] reordered back. The batch must be a multiple of the
 // block (the benchmark's is).
-func convWeightGradTrickNCHWc(b *builder, X, G *graph.Value, geo shapes.Geom, c, m, hw, o int64) *graph.Value {
-	B := b.spec.ConvGrad.NCHWcBlock
+func convWeightGradTrickNCHWc(b *builder, sym func() int64, X, G *graph.Value, geo shapes.Geom, c, m, hw, o int64) *graph.Value {
+	B := b.spec.NCHWcBlock
 	const n = -1 // batch, from the data
-	Xr := b.nchwc("ReorderInput", []*graph.Value{b.transpose(X, []int64{1, 0, 2, 3})}, []int64{c, b.types.Sym(), hw, hw})
+	Xr := b.nchwc("ReorderInput", []*graph.Value{b.Transpose(X, []int64{1, 0, 2, 3})}, []int64{c, sym(), hw, hw})
 	// ReorderInput of dY: [N/B, B(n), M/B, O, B(m)] → [N/B, M/B, O, B(n), B(m)] → [M/B, N/B, O, B(n), B(m)].
-	Gr := b.nchwc("ReorderInput", []*graph.Value{G}, []int64{b.types.Sym(), m, o, o})
-	Gr = b.transpose(b.reshape(Gr, []int64{n, B, m / B, o * o, B}), []int64{0, 2, 3, 1, 4})
-	Gr = b.reshape(b.transpose(Gr, []int64{1, 0, 2, 3, 4}), []int64{m, n, o, o})
+	Gr := b.nchwc("ReorderInput", []*graph.Value{G}, []int64{sym(), m, o, o})
+	Gr = b.Transpose(b.Reshape(Gr, []int64{n, B, m / B, o * o, B}), []int64{0, 2, 3, 1, 4})
+	Gr = b.Reshape(b.Transpose(Gr, []int64{1, 0, 2, 3, 4}), []int64{m, n, o, o})
 	kp := (hw+geo.PB[0]+geo.PE[0]-geo.S[0]*(o-1)-1)/geo.D[0] + 1
 	T := b.nchwc("Conv", []*graph.Value{Xr, Gr}, []int64{c, m, kp, kp}, aIs("kernel_shape", []int64{o, o}),
-		aIs("strides", geo.D), aIs("dilations", geo.S), aIs("pads", concat64(geo.PB, geo.PE)), aI("group", 1))
+		aIs("strides", geo.D), aIs("dilations", geo.S), aIs("pads", slices.Concat(geo.PB, geo.PE)), aI("group", 1))
 	T = b.nchwc("ReorderOutput", []*graph.Value{T}, []int64{c, m, kp, kp}, aI("channels", m))
-	T = b.transpose(T, []int64{1, 0, 2, 3})
+	T = b.Transpose(T, []int64{1, 0, 2, 3})
 	if kp != geo.K[0] {
-		T = b.op1("Slice", []*graph.Value{T, b.i64(0, 0), b.i64(geo.K...), b.i64(2, 3)})
+		T = b.Op1("Slice", []*graph.Value{T, b.I64(0, 0), b.I64(geo.K...), b.I64(2, 3)})
 	}
 	return T
 }

@@ -1,4 +1,4 @@
-package autodiff
+package cpu
 
 import (
 	"github.com/unlearn-tool/unlearn/graph"
@@ -293,32 +293,32 @@ func winoKron9(m func(t, k int) float64) []float64 {
 // winoTransform applies a plane transform K [36·T, H·W] to x [N, C, H, W]:
 // Gemm(K, x [N·C, H·W], transB) viewed as [36, T·N, C].
 func (b *builder) winoTransform(x *graph.Value, p winoPlan, C int64, K []float64) *graph.Value {
-	dt := b.dtype(x)
+	dt := b.DType(x)
 	T, S := p.tiles(), p.H*p.W
-	k := b.constF(dt, []int64{36 * T, S}, K)
-	v := b.op1("Gemm", []*graph.Value{k, b.reshape(x, []int64{-1, S})}, aI("transB", 1))
-	return b.reshape(v, []int64{36, -1, C})
+	k := b.ConstF(dt, []int64{36 * T, S}, K)
+	v := b.Op1("Gemm", []*graph.Value{k, b.Reshape(x, []int64{-1, S})}, aI("transB", 1))
+	return b.Reshape(v, []int64{36, -1, C})
 }
 
 // winoFilterT returns W [M, C, 3, 3] transformed: [36, M, C].
 func (b *builder) winoFilterT(W *graph.Value, M, C int64, flip bool) *graph.Value {
-	k := b.constF(b.dtype(W), []int64{36, 9}, winoFilter(flip))
-	u := b.op1("Gemm", []*graph.Value{k, b.reshape(W, []int64{M * C, 9})}, aI("transB", 1))
-	return b.reshape(u, []int64{36, M, C})
+	k := b.ConstF(b.DType(W), []int64{36, 9}, winoFilter(flip))
+	u := b.Op1("Gemm", []*graph.Value{k, b.Reshape(W, []int64{M * C, 9})}, aI("transB", 1))
+	return b.Reshape(u, []int64{36, M, C})
 }
 
 // winoBack maps the products P [36, T·N, O] back to the plane: [N, O, H, W]
 // (named name, or a fresh name when "").
 func (b *builder) winoBack(P *graph.Value, p winoPlan, O int64, name string) *graph.Value {
-	dt := b.dtype(P)
+	dt := b.DType(P)
 	T, S := p.tiles(), p.H*p.W
-	k := b.constF(dt, []int64{36 * T, S}, winoOutput(p))
-	y := b.op1("Gemm", []*graph.Value{b.reshape(P, []int64{36 * T, -1}), k}, aI("transA", 1))
-	shape := b.i64(-1, O, p.H, p.W)
+	k := b.ConstF(dt, []int64{36 * T, S}, winoOutput(p))
+	y := b.Op1("Gemm", []*graph.Value{b.Reshape(P, []int64{36 * T, -1}), k}, aI("transA", 1))
+	shape := b.I64(-1, O, p.H, p.W)
 	if name == "" {
-		return b.op1("Reshape", []*graph.Value{y, shape})
+		return b.Op1("Reshape", []*graph.Value{y, shape})
 	}
-	return b.emit("Reshape", []*graph.Value{y, shape}, []string{name}).Output(0)
+	return b.Named("Reshape", []*graph.Value{y, shape}, name)
 }
 
 // winoForward emits Y = Conv(X, W, bias) (W [M, C, 3, 3]) in the Winograd
@@ -326,22 +326,20 @@ func (b *builder) winoBack(P *graph.Value, p winoPlan, O int64, name string) *gr
 func (b *builder) winoForward(X, W, bias *graph.Value, p winoPlan, M, C int64, name string) *graph.Value {
 	V := b.winoV(X, p, C)
 	U := b.winoFilterT(W, M, C, false)
-	P := b.op1("MatMul", []*graph.Value{V, b.transpose(U, []int64{0, 2, 1})})
+	P := b.Op1("MatMul", []*graph.Value{V, b.Transpose(U, []int64{0, 2, 1})})
 	if bias == nil {
 		return b.winoBack(P, p, M, name)
 	}
 	y := b.winoBack(P, p, M, "")
-	return b.emit("Add", []*graph.Value{y, b.reshape(bias, []int64{M, 1, 1})}, []string{name}).Output(0)
+	return b.Named("Add", []*graph.Value{y, b.Reshape(bias, []int64{M, 1, 1})}, name)
 }
+
+// winoVKey keys the input transform of a value in the Emitter's memo.
+type winoVKey struct{ x *graph.Value }
 
 // winoV returns X's input transform [36, T·N, C], emitted once per X.
 func (b *builder) winoV(X *graph.Value, p winoPlan, C int64) *graph.Value {
-	if v, ok := b.winoVs[X]; ok {
-		return v
-	}
-	v := b.winoTransform(X, p, C, winoInput(p))
-	b.winoVs[X] = v
-	return v
+	return b.Memo(winoVKey{X}, func() *graph.Value { return b.winoTransform(X, p, C, winoInput(p)) })
 }
 
 // winoInputGrad returns dX [N, C, H, W] from G = dY [N, M, H, W]: the
@@ -349,16 +347,16 @@ func (b *builder) winoV(X *graph.Value, p winoPlan, C int64) *graph.Value {
 func (b *builder) winoInputGrad(G, W *graph.Value, p winoPlan, M, C int64) *graph.Value {
 	Vg := b.winoTransform(G, p, M, winoInput(p))
 	U := b.winoFilterT(W, M, C, true) // [36, M, C]: dX[t] = dY[t] · U[t]
-	return b.winoBack(b.op1("MatMul", []*graph.Value{Vg, U}), p, C, "")
+	return b.winoBack(b.Op1("MatMul", []*graph.Value{Vg, U}), p, C, "")
 }
 
 // winoWeightGrad returns dW [M, C, 3, 3] from X and G = dY.
 func (b *builder) winoWeightGrad(X, G *graph.Value, p winoPlan, M, C int64) *graph.Value {
-	dt := b.dtype(G)
+	dt := b.DType(G)
 	V := b.winoV(X, p, C)
 	Z := b.winoTransform(G, p, M, winoGradOut(p))
-	Q := b.op1("MatMul", []*graph.Value{b.transpose(Z, []int64{0, 2, 1}), V}) // [36, M, C]
-	k := b.constF(dt, []int64{36, 9}, winoWeightOut())
-	dW := b.op1("Gemm", []*graph.Value{b.reshape(Q, []int64{36, M * C}), k}, aI("transA", 1))
-	return b.reshape(dW, []int64{M, C, 3, 3})
+	Q := b.Op1("MatMul", []*graph.Value{b.Transpose(Z, []int64{0, 2, 1}), V}) // [36, M, C]
+	k := b.ConstF(dt, []int64{36, 9}, winoWeightOut())
+	dW := b.Op1("Gemm", []*graph.Value{b.Reshape(Q, []int64{36, M * C}), k}, aI("transA", 1))
+	return b.Reshape(dW, []int64{M, C, 3, 3})
 }

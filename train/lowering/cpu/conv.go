@@ -1,4 +1,4 @@
-package autodiff
+package cpu
 
 import (
 	"fmt"
@@ -7,10 +7,11 @@ import (
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/graph/shapes"
+	"github.com/unlearn-tool/unlearn/train/lowering"
 )
 
-// Formulations of the Conv gradients (Spec.ConvGrad). The empty string
-// chooses per shape (see chooseInputForm and chooseWeightForm).
+// Formulations of the Conv gradients (Lowering). The empty string chooses
+// per shape (see chooseInputForm and chooseWeightForm).
 const (
 	// ConvInputTranspose: dX = ConvTranspose(dY, W) (any stride).
 	ConvInputTranspose = "convtranspose"
@@ -33,19 +34,24 @@ const (
 	// zeros).
 	ConvWeightValid = "valid"
 
-	// ConvWinograd: Winograd's F(4×4, 3×3) (lower_winograd.go) for 3×3
-	// stride-1 pad-1 layers, as the forward (ConvGrad.Forward), the input
+	// ConvWinograd: Winograd's F(4×4, 3×3) (winograd.go) for 3×3
+	// stride-1 pad-1 layers, as the forward (Lowering.Forward), the input
 	// gradient and the weight gradient form.
 	ConvWinograd = "winograd"
 	// ConvForwardDirect: the forward Conv as a Conv (or its NCHWc lowering).
 	ConvForwardDirect = "direct"
 )
 
-// ConvGrad selects the formulations of the Conv gradients. A form that
-// does not apply to a node (ConvInputFlipped at stride > 1, the windowed
-// weight forms without static spatial sizes) falls back to the general one
-// (ConvInputTranspose, ConvWeightTrick).
-type ConvGrad struct {
+// Lowering is the lowering.Lowering for ONNX Runtime's CPU execution
+// provider: it selects the formulations of the forward Conv and of the
+// Conv gradients, per shape where a field is empty. A form that does not
+// apply to a node (ConvInputFlipped at stride > 1, the windowed weight
+// forms without static spatial sizes) falls back to the general one
+// (ConvInputTranspose, ConvWeightTrick). Every form is made of standard
+// ai.onnx ops, which any build and device runs, except where NCHWcBlock is
+// set. The zero value chooses every form per shape without NCHWc: the graph
+// that exported training artifacts hold.
+type Lowering struct {
 	Input  string // "", ConvInputTranspose, ConvInputFlipped or ConvWinograd
 	Weight string // "", ConvWeightTrick, ConvWeightGemm, ConvWeightBatched, ConvWeightValid or ConvWinograd
 	// Forward is the forward Conv's form in the training graph: "" (chosen
@@ -59,71 +65,67 @@ type ConvGrad struct {
 	// It must be the block size of the ONNX Runtime that runs the graph on
 	// this machine (16 with AVX-512, 8 with AVX2), which
 	// onnxrt.NCHWcBlockSize reports. Zero or negative keeps standard
-	// ai.onnx Conv, which any build and device runs (what exported
-	// training artifacts need); train.NewEngine fills in a zero value with
-	// the runtime's block size (train.EngineSpec). See nchwc.go.
+	// ai.onnx Conv; train.EngineSpec fills in the runtime's block size.
+	// See nchwc.go.
 	NCHWcBlock int64
 }
 
-func (c ConvGrad) check() error {
+// Check refuses an unknown form.
+func (c Lowering) Check() error {
 	switch c.Input {
 	case "", ConvInputTranspose, ConvInputFlipped, ConvWinograd:
 	default:
-		return fmt.Errorf("%w: unknown Conv input-gradient form %q", ErrModel, c.Input)
+		return fmt.Errorf("unknown Conv input-gradient form %q", c.Input)
 	}
 	switch c.Weight {
 	case "", ConvWeightTrick, ConvWeightGemm, ConvWeightBatched, ConvWeightValid, ConvWinograd:
 	default:
-		return fmt.Errorf("%w: unknown Conv weight-gradient form %q", ErrModel, c.Weight)
+		return fmt.Errorf("unknown Conv weight-gradient form %q", c.Weight)
 	}
 	switch c.Forward {
 	case "", ConvForwardDirect, ConvWinograd:
 	default:
-		return fmt.Errorf("%w: unknown Conv forward form %q", ErrModel, c.Forward)
+		return fmt.Errorf("unknown Conv forward form %q", c.Forward)
 	}
 	return nil
 }
 
-// chanScale is a gradient u·a with a [C] a per-channel factor (along axis 1).
-type chanScale struct{ u, a *graph.Value }
+// builder emits one lowering's nodes through the Emitter autodiff gives.
+type builder struct {
+	lowering.Emitter
+	spec Lowering
+}
 
-// foldChannelScale returns (u, a) when the gradient g of a Conv's output
-// (filter shape ws) is u·a with a per-channel factor a [M]
-// (builder.scaleChannels: BatchNormalization's input gradient is
-// γ/σ·(dY − …)) and folding a into the Conv's backward is cheaper than the
-// product: the Mul over dY (read u, write dY) goes, two over the filter's
-// size (W·a for dX, dW·a) come. So where 2·|W| < |dY|: in a batch-128
-// ResNet-18 step the 64- and 128-channel layers (|W| 37 K and 147 K
-// against |dY| 6.4 M and 3.2 M) and the 256-channel ones (590 K against
-// 1.6 M), not the 512-channel ones (2.4 M against 1 M). A dynamic batch is
-// taken as 64. (nil, nil) otherwise, or where g has other uses.
-func (b *builder) foldChannelScale(g *graph.Value, ws []int64) (u, a *graph.Value) {
-	cs, ok := b.chanScaled[g]
-	gs := b.shape(g)
-	if !ok || len(g.Uses()) > 0 || gs == nil || len(gs) != len(ws) || !shapes.AllKnown(gs[1:]) || gs[1] != ws[0] {
-		return nil, nil
-	}
-	if as := b.shape(cs.a); len(as) != 1 || as[0] != ws[0] {
-		return nil, nil
-	}
-	n := gs[0]
-	if n < 0 {
-		n = 64
-	}
-	if 2*graph.NumElements(ws) >= n*graph.NumElements(gs[1:]) {
-		return nil, nil
-	}
-	return cs.u, cs.a
+var (
+	aI  = graph.IntAttr
+	aIs = graph.IntsAttr
+)
+
+// ConvForward emits the forward Conv in the Winograd form where that is
+// chosen (winograd.go), on the NCHWc kernels where they apply (NCHWcBlock),
+// and returns nil (the model's Conv) elsewhere.
+func (l Lowering) ConvForward(e lowering.Emitter, X, W, B *graph.Value, geo shapes.Geom, out string) *graph.Value {
+	return (&builder{e, l}).convForward(X, W, B, geo, out)
+}
+
+// ConvInputGrad emits dX (convInputGrad).
+func (l Lowering) ConvInputGrad(e lowering.Emitter, G, W *graph.Value, geo shapes.Geom, xs []int64) *graph.Value {
+	return (&builder{e, l}).convInputGrad(G, W, geo, xs)
+}
+
+// ConvWeightGrad emits dW (convWeightGrad).
+func (l Lowering) ConvWeightGrad(e lowering.Emitter, X, G *graph.Value, geo shapes.Geom, ws []int64) *graph.Value {
+	return (&builder{e, l}).convWeightGrad(X, G, geo, ws)
 }
 
 // chooseInputForm picks dX's formulation: the flipped Conv wherever it
 // applies (stride 1, pads ≤ d(k−1)), ConvTranspose elsewhere. ONNX
 // Runtime's Conv kernel is faster than its ConvTranspose on every
 // ResNet-18 layer shape, by more the smaller the plane, and the flipped
-// Conv can also run on the NCHWc kernels (lower_nchwc.go); bench/RESULTS.md
+// Conv can also run on the NCHWc kernels (nchwc.go); bench/RESULTS.md
 // "Conv formulations per layer" has the timings.
 func (b *builder) chooseInputForm(geo shapes.Geom) string {
-	form := b.spec.ConvGrad.Input
+	form := b.spec.Input
 	if form == ConvInputTranspose {
 		return form
 	}
@@ -136,10 +138,8 @@ func (b *builder) chooseInputForm(geo shapes.Geom) string {
 	return ConvInputFlipped
 }
 
-// convInputGrad returns dX of Y = Conv(X, W) from G = dY (xs: X's shape).
-//
-// ConvTranspose form: ConvTranspose(G, W, s, pads, d, g, output_padding
-// (H+pb+pe−d(k−1)−1) mod s).
+// convInputGrad returns dX of Y = Conv(X, W) from G = dY (xs: X's shape):
+// the ConvTranspose form (lowering.ConvInputTranspose) or the flipped one.
 //
 // Flipped form (stride 1): with K = d(k−1)+1 the dilated kernel extent,
 //
@@ -149,44 +149,39 @@ func (b *builder) chooseInputForm(geo shapes.Geom) string {
 // i.e. the correlation of dY with the kernel rotated by 180°, an ordinary
 // forward convolution (ONNX Runtime runs it as fast as the forward).
 func (b *builder) convInputGrad(G, W *graph.Value, geo shapes.Geom, xs []int64) *graph.Value {
-	if ws := b.shape(W); ws != nil {
-		if p, ok := winograd(b.spec.ConvGrad.Input, xs, ws, geo, b.dtype(G)); ok {
-			b.convForms = append(b.convForms, "input:"+ConvWinograd)
+	if ws := b.Shape(W); ws != nil {
+		if p, ok := winograd(b.spec.Input, xs, ws, geo, b.DType(G)); ok {
+			b.Note("input:" + ConvWinograd)
 			return b.winoInputGrad(G, W, p, ws[0], ws[1])
 		}
 	}
 	sp := len(xs) - 2
 	form := b.chooseInputForm(geo)
-	if form == ConvInputTranspose && b.spec.ConvGrad.Input != ConvInputTranspose {
-		if plan := b.polyphasePlan(xs, b.shape(W), b.shape(G), geo, b.dtype(G)); plan != nil {
-			b.convForms = append(b.convForms, "input:polyphase", "input:nchwc")
+	if form == ConvInputTranspose && b.spec.Input != ConvInputTranspose {
+		if plan := b.polyphasePlan(xs, b.Shape(W), b.Shape(G), geo, b.DType(G)); plan != nil {
+			b.Note("input:polyphase")
+			b.Note("input:nchwc")
 			return b.convInputGradPolyphase(G, W, plan)
 		}
 	}
-	b.convForms = append(b.convForms, "input:"+form)
-	if form == ConvInputFlipped && b.nchwcApplies(xs, b.shape(W), geo, b.dtype(G)) {
-		b.convForms = append(b.convForms, "input:nchwc")
+	b.Note("input:" + form)
+	if form == ConvInputFlipped && b.nchwcApplies(xs, b.Shape(W), geo, b.DType(G)) {
+		b.Note("input:nchwc")
 		return b.convInputGradNCHWc(G, W, geo, xs)
 	}
 	if form == ConvInputTranspose {
-		op := make([]int64, sp)
-		for i := range op {
-			op[i] = (xs[2+i] + geo.PB[i] + geo.PE[i] - geo.D[i]*(geo.K[i]-1) - 1) % geo.S[i]
-		}
-		return b.op1("ConvTranspose", []*graph.Value{G, W},
-			aIs("kernel_shape", geo.K), aIs("strides", geo.S), aIs("dilations", geo.D),
-			aIs("pads", concat64(geo.PB, geo.PE)), aI("group", geo.Group), aIs("output_padding", op))
+		return lowering.ConvInputTranspose(b.Emitter, G, W, geo, xs)
 	}
-	ws := b.shape(W)
+	ws := b.Shape(W)
 	M, Cg, grp := ws[0], ws[1], geo.Group
-	spAxes := iota64(2, 2+sp)
+	spAxes := lowering.Iota(2, 2+sp)
 	var Wt *graph.Value
 	if grp == 1 {
-		Wt = b.transpose(W, concat64([]int64{1, 0}, spAxes))
+		Wt = b.Transpose(W, slices.Concat([]int64{1, 0}, spAxes))
 	} else {
-		Wt = b.reshape(W, concat64([]int64{grp, M / grp, Cg}, geo.K))
-		Wt = b.transpose(Wt, concat64([]int64{0, 2, 1}, iota64(3, 3+sp)))
-		Wt = b.reshape(Wt, concat64([]int64{Cg * grp, M / grp}, geo.K))
+		Wt = b.Reshape(W, slices.Concat([]int64{grp, M / grp, Cg}, geo.K))
+		Wt = b.Transpose(Wt, slices.Concat([]int64{0, 2, 1}, lowering.Iota(3, 3+sp)))
+		Wt = b.Reshape(Wt, slices.Concat([]int64{Cg * grp, M / grp}, geo.K))
 	}
 	flip := false
 	for _, k := range geo.K {
@@ -194,7 +189,7 @@ func (b *builder) convInputGrad(G, W *graph.Value, geo shapes.Geom, xs []int64) 
 			flip = true
 		}
 	}
-	if flip && b.dtype(W) == graph.Float {
+	if flip && b.DType(W) == graph.Float {
 		// Reversing the flattened kernel axis reverses every spatial axis.
 		// A MatMul with the K×K anti-identity is exact (one product by 1,
 		// the rest by 0; a non-finite weight turns its row into NaN) and
@@ -206,23 +201,23 @@ func (b *builder) convInputGrad(G, W *graph.Value, geo shapes.Geom, xs []int64) 
 		for i := range K {
 			J[i*K+K-1-i] = 1
 		}
-		ts := b.shape(Wt)
-		Wt = b.op1("MatMul", []*graph.Value{b.reshape(Wt, []int64{-1, K}), b.constF(graph.Float, []int64{K, K}, J)})
-		Wt = b.reshape(Wt, ts)
+		ts := b.Shape(Wt)
+		Wt = b.Op1("MatMul", []*graph.Value{b.Reshape(Wt, []int64{-1, K}), b.ConstF(graph.Float, []int64{K, K}, J)})
+		Wt = b.Reshape(Wt, ts)
 	} else if flip {
 		starts, ends, steps := make([]int64, sp), make([]int64, sp), make([]int64, sp)
 		for i := range starts {
 			starts[i], ends[i], steps[i] = -1, math.MinInt64, -1
 		}
-		Wt = b.op1("Slice", []*graph.Value{Wt, b.i64(starts...), b.i64(ends...), b.i64(spAxes...), b.i64(steps...)})
+		Wt = b.Op1("Slice", []*graph.Value{Wt, b.I64(starts...), b.I64(ends...), b.I64(spAxes...), b.I64(steps...)})
 	}
 	pb, pe := make([]int64, sp), make([]int64, sp)
 	for i := range pb {
 		ke := geo.D[i]*(geo.K[i]-1) + 1
 		pb[i], pe[i] = ke-1-geo.PB[i], ke-1-geo.PE[i]
 	}
-	return b.op1("Conv", []*graph.Value{G, Wt}, aIs("kernel_shape", geo.K), aIs("dilations", geo.D),
-		aIs("pads", concat64(pb, pe)), aI("group", grp))
+	return b.Op1("Conv", []*graph.Value{G, Wt}, aIs("kernel_shape", geo.K), aIs("dilations", geo.D),
+		aIs("pads", slices.Concat(pb, pe)), aI("group", grp))
 }
 
 // batchedMinOut and batchedMinC bound where ConvWeightBatched beats
@@ -254,7 +249,7 @@ func (b *builder) chooseWeightForm(geo shapes.Geom, Cg int64, xs, os []int64) st
 	if os == nil || !shapes.AllKnown(os) {
 		return ConvWeightTrick
 	}
-	if form := b.spec.ConvGrad.Weight; form != "" {
+	if form := b.spec.Weight; form != "" {
 		return form
 	}
 	if geo.Group != 1 {
@@ -301,34 +296,37 @@ func validShare(geo shapes.Geom, xs, os []int64) float64 {
 // ws = [M, C/g, k…]) from X and G = dY in the formulation chooseWeightForm
 // picks. ConvTranspose's rule calls it with the roles of X and dY swapped.
 func (b *builder) convWeightGrad(X, G *graph.Value, geo shapes.Geom, ws []int64) *graph.Value {
-	gs := b.shape(G)
+	gs := b.Shape(G)
 	var os []int64
 	if gs != nil && len(gs) == len(ws) {
 		os = gs[2:]
 	}
 	var sp []int64
-	if xs := b.shape(X); xs != nil && len(xs) == len(ws) {
+	if xs := b.Shape(X); xs != nil && len(xs) == len(ws) {
 		sp = xs[2:]
-		if p, ok := winograd(b.spec.ConvGrad.Weight, xs, ws, geo, b.dtype(G)); ok && gs != nil && slices.Equal(gs[2:], xs[2:]) {
-			b.convForms = append(b.convForms, "weight:"+ConvWinograd)
+		if p, ok := winograd(b.spec.Weight, xs, ws, geo, b.DType(G)); ok && gs != nil && slices.Equal(gs[2:], xs[2:]) {
+			b.Note("weight:" + ConvWinograd)
 			return b.winoWeightGrad(X, G, p, ws[0], ws[1])
 		}
 	}
 	form := b.chooseWeightForm(geo, ws[1], sp, os)
-	b.convForms = append(b.convForms, "weight:"+form)
+	if form == ConvWeightValid {
+		// The valid form declines an offset that meets no input and
+		// sizes that are not static; the gemm form takes those.
+		if dW := b.convWeightGradValid(X, G, geo, ws, os); dW != nil {
+			b.Note("weight:" + form)
+			return dW
+		}
+		form = ConvWeightGemm
+	}
+	b.Note("weight:" + form)
 	switch form {
 	case ConvWeightGemm:
 		return b.convWeightGradGemm(X, G, geo, ws, os)
 	case ConvWeightBatched:
 		return b.convWeightGradBatched(X, G, geo, ws, os)
-	case ConvWeightValid:
-		if dW := b.convWeightGradValid(X, G, geo, ws, os); dW != nil {
-			return dW
-		}
-		b.convForms[len(b.convForms)-1] = "weight:" + ConvWeightGemm
-		return b.convWeightGradGemm(X, G, geo, ws, os)
 	}
-	return b.convWeightGradTrick(X, G, geo, ws)
+	return lowering.ConvWeightTrick(b.Emitter, X, G, geo, ws)
 }
 
 // convWindows returns the K = ∏k kernel-offset windows of x, whose spatial
@@ -337,7 +335,7 @@ func (b *builder) convWeightGrad(X, G *graph.Value, geo shapes.Geom, ws []int64)
 // that offset of the kernel meets at every output position. A window equal
 // to x itself is x (no copy). Offsets are in row-major kernel order.
 func (b *builder) convWindows(x *graph.Value, a0 int, geo shapes.Geom, os []int64) []*graph.Value {
-	xs := b.shape(x)
+	xs := b.Shape(x)
 	sp := len(geo.K)
 	src := x
 	padded := false
@@ -352,9 +350,9 @@ func (b *builder) convWindows(x *graph.Value, a0 int, geo shapes.Geom, os []int6
 			pads[a0+i] = geo.PB[i]
 			pads[len(xs)+a0+i] = geo.PE[i]
 		}
-		src = b.op1("Pad", []*graph.Value{x, b.i64(pads...)})
+		src = b.Op1("Pad", []*graph.Value{x, b.I64(pads...)})
 	}
-	axes := iota64(a0, a0+sp)
+	axes := lowering.Iota(a0, a0+sp)
 	var out []*graph.Value
 	off := make([]int64, sp)
 	for {
@@ -373,7 +371,7 @@ func (b *builder) convWindows(x *graph.Value, a0 int, geo shapes.Geom, os []int6
 		case whole:
 			out = append(out, x)
 		default:
-			out = append(out, b.op1("Slice", []*graph.Value{src, b.i64(starts...), b.i64(ends...), b.i64(axes...), b.i64(geo.S...)}))
+			out = append(out, b.Op1("Slice", []*graph.Value{src, b.I64(starts...), b.I64(ends...), b.I64(axes...), b.I64(geo.S...)}))
 		}
 		if !next(off, geo.K) {
 			return out
@@ -391,11 +389,11 @@ func (b *builder) convWindows(x *graph.Value, a0 int, geo shapes.Geom, os []int6
 // (a batched MatMul over the groups when g > 1): one large product with
 // the reduction over batch and output positions inside.
 func (b *builder) convWeightGradGemm(X, G *graph.Value, geo shapes.Geom, ws, os []int64) *graph.Value {
-	xs := b.shape(X)
+	xs := b.Shape(X)
 	sp := len(geo.K)
 	grp, M, Cg := geo.Group, ws[0], ws[1]
 	K := graph.NumElements(geo.K)
-	if grp == 1 && Cg == 1 && K > 1 && b.dtype(X) == graph.Float {
+	if grp == 1 && Cg == 1 && K > 1 && b.DType(X) == graph.Float {
 		return b.convWeightGradCols(X, G, geo, M, 1)
 	}
 	var XT, GT *graph.Value
@@ -405,14 +403,14 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo shapes.Geom, ws, os 
 		// [C, S…, N]: the batch innermost, so that every window is a copy
 		// of runs of N floats (with [C, N, S…] a 4×4 window copies runs
 		// of 4, a stride-2 one single floats).
-		perm := append(iota64(1, 2+sp), 0)
-		XT = b.transpose(X, perm)
-		GT = b.reshape(b.transpose(G, perm), []int64{M, -1})
+		perm := append(lowering.Iota(1, 2+sp), 0)
+		XT = b.Transpose(X, perm)
+		GT = b.Reshape(b.Transpose(G, perm), []int64{M, -1})
 	} else {
 		a0, cat = 3, 2
-		perm := concat64([]int64{1, 2, 0}, iota64(3, 3+sp))
-		XT = b.transpose(b.reshape(X, concat64([]int64{0, grp, Cg}, xs[2:])), perm)
-		GT = b.reshape(b.transpose(b.reshape(G, concat64([]int64{0, grp, M / grp}, os)), perm), []int64{grp, M / grp, -1})
+		perm := slices.Concat([]int64{1, 2, 0}, lowering.Iota(3, 3+sp))
+		XT = b.Transpose(b.Reshape(X, slices.Concat([]int64{0, grp, Cg}, xs[2:])), perm)
+		GT = b.Reshape(b.Transpose(b.Reshape(G, slices.Concat([]int64{0, grp, M / grp}, os)), perm), []int64{grp, M / grp, -1})
 	}
 	var cols *graph.Value
 	if grp == 1 && gatherWindows && K > 1 {
@@ -422,9 +420,9 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo shapes.Geom, ws, os 
 	} else {
 		us := make([]*graph.Value, len(wins))
 		for i, w := range wins {
-			us[i] = b.unsqueeze(w, []int64{cat})
+			us[i] = b.Unsqueeze(w, []int64{cat})
 		}
-		cols = b.op1("Concat", us, aI("axis", cat))
+		cols = b.Op1("Concat", us, aI("axis", cat))
 	}
 	var R *graph.Value
 	if grp == 1 && windowsFirst(Cg*K, M) {
@@ -433,16 +431,16 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo shapes.Geom, ws, os 
 		// valid form"). A MatMul, not a Gemm: ONNX Runtime's
 		// GemmTransposeFusion turns Transpose(Gemm(cols, dYᵀ)) back into
 		// Gemm(dYᵀ, cols).
-		cols = b.reshape(cols, []int64{Cg * K, -1})
-		R = b.transpose(b.op1("MatMul", []*graph.Value{cols, b.transpose(GT, []int64{1, 0})}), []int64{1, 0})
+		cols = b.Reshape(cols, []int64{Cg * K, -1})
+		R = b.Transpose(b.Op1("MatMul", []*graph.Value{cols, b.Transpose(GT, []int64{1, 0})}), []int64{1, 0})
 	} else if grp == 1 {
-		cols = b.reshape(cols, []int64{Cg * K, -1})
-		R = b.op1("Gemm", []*graph.Value{GT, cols}, aI("transB", 1))
+		cols = b.Reshape(cols, []int64{Cg * K, -1})
+		R = b.Op1("Gemm", []*graph.Value{GT, cols}, aI("transB", 1))
 	} else {
-		cols = b.reshape(cols, []int64{grp, Cg * K, -1})
-		R = b.op1("MatMul", []*graph.Value{GT, b.transpose(cols, []int64{0, 2, 1})})
+		cols = b.Reshape(cols, []int64{grp, Cg * K, -1})
+		R = b.Op1("MatMul", []*graph.Value{GT, b.Transpose(cols, []int64{0, 2, 1})})
 	}
-	return b.reshape(R, concat64([]int64{M, Cg}, geo.K))
+	return b.Reshape(R, slices.Concat([]int64{M, Cg}, geo.K))
 }
 
 // convWeightGradValid (ConvWeightValid), group 1: with Xᵀ = [C, ∏S, N] and
@@ -457,7 +455,7 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo shapes.Geom, ws, os 
 // 3×3 pad-1 layer at 4×4, 18 % at 7×7. Returns nil (the caller falls back) when an
 // offset meets no input at all or a size is not static.
 func (b *builder) convWeightGradValid(X, G *graph.Value, geo shapes.Geom, ws, os []int64) *graph.Value {
-	xs := b.shape(X)
+	xs := b.Shape(X)
 	sp := len(geo.K)
 	if geo.Group != 1 || xs == nil || len(xs) != 2+sp || !shapes.AllKnown(xs[1:]) || !shapes.AllKnown(os) {
 		return nil
@@ -501,14 +499,14 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo shapes.Geom, ws, os
 		}
 	}
 	// Every gathered block is a run of N floats.
-	perm := append(iota64(1, 2+sp), 0)
-	XT := b.reshape(b.transpose(X, perm), []int64{C, graph.NumElements(S), -1})
-	GT := b.reshape(b.transpose(G, perm), []int64{M, graph.NumElements(os), -1})
+	perm := append(lowering.Iota(1, 2+sp), 0)
+	XT := b.Reshape(b.Transpose(X, perm), []int64{C, graph.NumElements(S), -1})
+	GT := b.Reshape(b.Transpose(G, perm), []int64{M, graph.NumElements(os), -1})
 	parts := make([]*graph.Value, len(offs))
 	for i, of := range offs {
-		Gg := b.reshape(b.gatherPositions(GT, of.out, graph.NumElements(os)), []int64{M, -1})
-		Xg := b.reshape(b.gatherPositions(XT, of.in, graph.NumElements(S)), []int64{C, -1})
-		parts[i] = b.unsqueeze(b.op1("Gemm", []*graph.Value{Gg, Xg}, aI("transB", 1)), []int64{2})
+		Gg := b.Reshape(b.gatherPositions(GT, of.out, graph.NumElements(os)), []int64{M, -1})
+		Xg := b.Reshape(b.gatherPositions(XT, of.in, graph.NumElements(S)), []int64{C, -1})
+		parts[i] = b.Unsqueeze(b.Op1("Gemm", []*graph.Value{Gg, Xg}, aI("transB", 1)), []int64{2})
 	}
 	// Stacked along a new last axis: one Concat writes [M, C, K], where a
 	// Concat along a first axis would need a Transpose to [M, C, K] after
@@ -516,9 +514,9 @@ func (b *builder) convWeightGradValid(X, G *graph.Value, geo shapes.Geom, ws, os
 	// valid form").
 	R := parts[0]
 	if len(parts) > 1 {
-		R = b.op1("Concat", parts, aI("axis", 2))
+		R = b.Op1("Concat", parts, aI("axis", 2))
 	}
-	return b.reshape(R, concat64([]int64{M, C}, geo.K))
+	return b.Reshape(R, slices.Concat([]int64{M, C}, geo.K))
 }
 
 // gatherPositions gathers x [·, size, ·] at the positions at along axis 1;
@@ -532,7 +530,7 @@ func (b *builder) gatherPositions(x *graph.Value, at []int64, size int64) *graph
 	if identity {
 		return x
 	}
-	return b.op1("Gather", []*graph.Value{x, b.constT(graph.NewInt64("", []int64{int64(len(at))}, at))}, aI("axis", 1))
+	return b.Op1("Gather", []*graph.Value{x, b.Const(graph.NewInt64("", []int64{int64(len(at))}, at))}, aI("axis", 1))
 }
 
 // gatherWindows makes the gemm form (group 1) take its windows from one
@@ -567,14 +565,14 @@ var gatherWindows = true
 func (b *builder) convWeightGradCols(X, G *graph.Value, geo shapes.Geom, M, C int64) *graph.Value {
 	K := graph.NumElements(geo.K)
 	cols := b.convCols(X, geo, C)
-	cols = b.reshape(cols, []int64{0, C * K, -1})
-	Gr := b.reshape(G, []int64{0, M, -1})
+	cols = b.Reshape(cols, []int64{0, C * K, -1})
+	Gr := b.Reshape(G, []int64{0, M, -1})
 	if !windowsFirst(C*K, M) {
-		P := b.op1("MatMul", []*graph.Value{Gr, b.transpose(cols, []int64{0, 2, 1})})
-		return b.reshape(b.reduceSum(P, []int64{0}, false), concat64([]int64{M, C}, geo.K))
+		P := b.Op1("MatMul", []*graph.Value{Gr, b.Transpose(cols, []int64{0, 2, 1})})
+		return b.Reshape(b.ReduceSum(P, []int64{0}, false), slices.Concat([]int64{M, C}, geo.K))
 	}
-	P := b.op1("MatMul", []*graph.Value{cols, b.transpose(Gr, []int64{0, 2, 1})})
-	return b.reshape(b.transpose(b.reduceSum(P, []int64{0}, false), []int64{1, 0}), concat64([]int64{M, C}, geo.K))
+	P := b.Op1("MatMul", []*graph.Value{cols, b.Transpose(Gr, []int64{0, 2, 1})})
+	return b.Reshape(b.Transpose(b.ReduceSum(P, []int64{0}, false), []int64{1, 0}), slices.Concat([]int64{M, C}, geo.K))
 }
 
 // windowsFirst reports whether a weight gradient's product of dY [M, L]
@@ -595,9 +593,9 @@ func (b *builder) convCols(X *graph.Value, geo shapes.Geom, C int64) *graph.Valu
 			e[(c*K+j)*K+j] = 1
 		}
 	}
-	E := b.constF(graph.Float, concat64([]int64{C * K, 1}, geo.K), e)
-	return b.op1("Conv", []*graph.Value{X, E}, aIs("kernel_shape", geo.K), aIs("strides", geo.S),
-		aIs("dilations", geo.D), aIs("pads", concat64(geo.PB, geo.PE)), aI("group", C))
+	E := b.ConstF(graph.Float, slices.Concat([]int64{C * K, 1}, geo.K), e)
+	return b.Op1("Conv", []*graph.Value{X, E}, aIs("kernel_shape", geo.K), aIs("strides", geo.S),
+		aIs("dilations", geo.D), aIs("pads", slices.Concat(geo.PB, geo.PE)), aI("group", C))
 }
 
 // convWindowsGather returns the im2col matrix of xt = Xᵀ [C, S…, N] as one
@@ -609,7 +607,7 @@ func (b *builder) convCols(X *graph.Value, geo shapes.Geom, C int64) *graph.Valu
 // copies the runs of N floats on its thread pool, where Slice and Concat
 // copy on one thread.
 func (b *builder) convWindowsGather(xt *graph.Value, geo shapes.Geom, os []int64) *graph.Value {
-	xs := b.shape(xt)
+	xs := b.Shape(xt)
 	sp := len(geo.K)
 	src := xt
 	padded := false
@@ -621,9 +619,9 @@ func (b *builder) convWindowsGather(xt *graph.Value, geo shapes.Geom, os []int64
 		ps[i] = xs[1+i] + geo.PB[i] + geo.PE[i]
 	}
 	if padded {
-		src = b.op1("Pad", []*graph.Value{xt, b.i64(pads...)})
+		src = b.Op1("Pad", []*graph.Value{xt, b.I64(pads...)})
 	}
-	src = b.reshape(src, []int64{xs[0], graph.NumElements(ps), -1})
+	src = b.Reshape(src, []int64{xs[0], graph.NumElements(ps), -1})
 	stride := make([]int64, sp)
 	st := int64(1)
 	for i := sp - 1; i >= 0; i-- {
@@ -650,7 +648,7 @@ func (b *builder) convWindowsGather(xt *graph.Value, geo shapes.Geom, os []int64
 			break
 		}
 	}
-	return b.op1("Gather", []*graph.Value{src, b.constT(graph.NewInt64("", []int64{int64(len(idx))}, idx))}, aI("axis", 1))
+	return b.Op1("Gather", []*graph.Value{src, b.Const(graph.NewInt64("", []int64{int64(len(idx))}, idx))}, aI("axis", 1))
 }
 
 // next advances the row-major multi-index ix within the bounds lim and
@@ -678,7 +676,7 @@ func next(ix, lim []int64) bool {
 // stacked over j.
 func (b *builder) convWeightGradBatched(X, G *graph.Value, geo shapes.Geom, ws, os []int64) *graph.Value {
 	grp, M, Cg := geo.Group, ws[0], ws[1]
-	if grp == 1 && b.dtype(X) == graph.Float && !geo.IdentityWindow() {
+	if grp == 1 && b.DType(X) == graph.Float && !geo.IdentityWindow() {
 		return b.convWeightGradCols(X, G, geo, M, Cg)
 	}
 	var gShape, wShape, perm []int64
@@ -687,72 +685,16 @@ func (b *builder) convWeightGradBatched(X, G *graph.Value, geo shapes.Geom, ws, 
 	} else {
 		gShape, wShape, perm = []int64{0, grp, M / grp, -1}, []int64{0, grp, Cg, -1}, []int64{0, 1, 3, 2}
 	}
-	Gr := b.reshape(G, gShape)
+	Gr := b.Reshape(G, gShape)
 	wins := b.convWindows(X, 2, geo, os)
 	parts := make([]*graph.Value, len(wins))
 	for i, w := range wins {
-		p := b.op1("MatMul", []*graph.Value{Gr, b.transpose(b.reshape(w, wShape), perm)})
-		parts[i] = b.reshape(b.reduceSum(p, []int64{0}, false), []int64{M, Cg, 1})
+		p := b.Op1("MatMul", []*graph.Value{Gr, b.Transpose(b.Reshape(w, wShape), perm)})
+		parts[i] = b.Reshape(b.ReduceSum(p, []int64{0}, false), []int64{M, Cg, 1})
 	}
 	R := parts[0]
 	if len(parts) > 1 {
-		R = b.op1("Concat", parts, aI("axis", 2))
+		R = b.Op1("Concat", parts, aI("axis", 2))
 	}
-	return b.reshape(R, concat64([]int64{M, Cg}, geo.K))
-}
-
-// convWeightGradTrick (ConvWeightTrick): X plays the input and G the
-// weight, stride and dilation swap:
-//
-//	Xr = Reshape(Transpose(Reshape(X, [N,g,C/g,S…]), [2,1,0,…]), [C/g, g·N, S…])
-//	Gr = Reshape(Transpose(Reshape(G, [N,g,M/g,O…]), [1,2,0,…]), [M, N, O…])
-//	T  = Conv(Xr, Gr, strides=d, dilations=s, pads, group=g)   → [C/g, M, k′…], k′ ≥ k
-//	dW = Transpose(Slice(T, spatial [0,k)), [1,0,…])
-//
-// ONNX Runtime runs T as an im2col with a kernel as large as the output
-// plane and an output of ∏k′ positions, which is slow (docs/GRADIENTS.md,
-// section "Convolution"; bench/RESULTS.md, section "Conv formulations per
-// layer"); it remains for grouped convolutions and shapes the other forms
-// cannot handle.
-func (b *builder) convWeightGradTrick(X, G *graph.Value, geo shapes.Geom, ws []int64) *graph.Value {
-	xs := b.shape(X)
-	gs := b.shape(G)
-	sp := len(xs) - 2
-	grp := geo.Group
-	M, Cg := ws[0], ws[1]
-	var Xr, Gr *graph.Value
-	if grp == 1 {
-		perm := concat64([]int64{1, 0}, iota64(2, 2+sp))
-		Xr = b.transpose(X, perm)
-		Gr = b.transpose(G, perm)
-	} else {
-		if gs == nil || !shapes.AllKnown(gs[1:]) {
-			b.fail("%w: conv weight gradient needs static output shape", ErrUnsupported)
-		}
-		perm5 := concat64([]int64{2, 1, 0}, iota64(3, 3+sp))
-		Xr = b.reshape(X, concat64([]int64{-1, grp, Cg}, xs[2:]))
-		Xr = b.transpose(Xr, perm5)
-		Xr = b.reshape(Xr, concat64([]int64{Cg, -1}, xs[2:]))
-		perm5g := concat64([]int64{1, 2, 0}, iota64(3, 3+sp))
-		Gr = b.reshape(G, concat64([]int64{-1, grp, M / grp}, gs[2:]))
-		Gr = b.transpose(Gr, perm5g)
-		Gr = b.reshape(Gr, concat64([]int64{M, -1}, gs[2:]))
-	}
-	attrs := []*graph.Attribute{aIs("strides", geo.D), aIs("dilations", geo.S),
-		aIs("pads", concat64(geo.PB, geo.PE)), aI("group", grp)}
-	if gs != nil && shapes.AllKnown(gs[2:]) {
-		attrs = append(attrs, aIs("kernel_shape", gs[2:]))
-	}
-	T := b.op1("Conv", []*graph.Value{Xr, Gr}, attrs...)
-	ts := b.shape(T)
-	needSlice := ts == nil
-	for i := 0; !needSlice && i < sp; i++ {
-		if ts[2+i] != geo.K[i] {
-			needSlice = true
-		}
-	}
-	if needSlice {
-		T = b.op1("Slice", []*graph.Value{T, b.i64(make([]int64, sp)...), b.i64(geo.K...), b.i64(iota64(2, 2+sp)...)})
-	}
-	return b.transpose(T, concat64([]int64{1, 0}, iota64(2, 2+sp)))
+	return b.Reshape(R, slices.Concat([]int64{M, Cg}, geo.K))
 }
