@@ -10,8 +10,8 @@ import (
 )
 
 // augmentFlag is --augment, shared by the main command and `unlearn train`.
-func augmentFlag(what string) cli.Flag {
-	return &cli.StringFlag{Name: "augment", Value: "none",
+func augmentFlag(dest *string, what string) cli.Flag {
+	return &cli.StringFlag{Name: "augment", Destination: dest, Value: "none",
 		Usage: "augment " + what + " as torchvision's transforms before Normalize: " +
 			"pad=N is RandomCrop(size, padding=N) (N zero pixels each side, at most half the image's side, a " +
 			"random crop back to the image size), " +
@@ -19,11 +19,12 @@ func augmentFlag(what string) cli.Flag {
 			"on the images as they are"}
 }
 
-// parseAugmentFlag reads --augment; an error is a usage error.
-func parseAugmentFlag(c *cli.Context) (data.Augment, error) {
-	a, err := data.ParseAugment(c.String("augment"))
+// parseAugment reads --augment (--<prefix>augment); an error is a usage
+// error.
+func parseAugment(v, prefix string) (data.Augment, error) {
+	a, err := data.ParseAugment(v)
 	if err != nil {
-		return data.Augment{}, usagef("--%v", err)
+		return data.Augment{}, usagef("--%s%v", prefix, err)
 	}
 	return a, nil
 }

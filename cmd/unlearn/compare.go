@@ -6,7 +6,14 @@ import (
 	"github.com/unlearn-tool/unlearn/eval/report"
 )
 
+type compareOptions struct {
+	suiteOpts
+	oracle, json string
+	models       []string
+}
+
 func compareCommand() *cli.Command {
+	o := &compareOptions{}
 	return &cli.Command{
 		Name:      "compare",
 		Usage:     "one table of several models against the oracle",
@@ -16,38 +23,50 @@ func compareCommand() *cli.Command {
 			"one row per model: forget, retain and test accuracy, MIA scores, agreement with the oracle and the\n" +
 			"average gap, each value followed by Δ = oracle − model in points.",
 		Flags: append(append(append([]cli.Flag{
-			&cli.StringFlag{Name: "oracle", Required: true, Usage: "ONNX classifier trained without the forget set"},
-			&cli.StringFlag{Name: "json", Usage: "write the comparison (schema unlearn.compare/v1) to " +
-				"`FILE` (- for stdout)"},
-		}, miaFlags()...), dataFlags()...), runtimeFlags()...),
-		Action: func(c *cli.Context) error {
-			paths := c.Args().Slice()
-			if len(paths) == 0 {
-				return usagef("no models to compare: give one or more ONNX files after the flags")
-			}
-			if c.String("forget") == "" {
-				return usagef("--forget is required: the comparison is about the forget set")
-			}
-			if err := outs.CheckFlags(c, "json"); err != nil {
-				return err
-			}
-			r, err := newSuite(c)
-			if err != nil {
-				return err
-			}
-			rep, err := r.Compare(c.String("oracle"), paths, "unlearn "+Version)
-			if err != nil {
-				return err
-			}
-			out := c.App.Writer
-			if c.String("json") == "-" {
-				out = tableBesideJSON(c)
-			}
-			_ = report.WriteCompare(out, rep)
-			if p := c.String("json"); p != "" {
-				return writeJSON(c, p, rep)
-			}
-			return nil
-		},
+			&cli.StringFlag{Name: "oracle", Destination: &o.oracle, Required: true, Usage: "ONNX classifier " +
+				"trained without the forget set"},
+			&cli.StringFlag{Name: "json", Destination: &o.json, Usage: "write the comparison (schema " +
+				"unlearn.compare/v1) to `FILE` (- for stdout)"},
+		}, o.miaFlags()...), o.data.flags(256, "examples per forward pass")...), o.rt.flags()...),
+		Action: action(o),
 	}
+}
+
+func (o *compareOptions) complete(c *cli.Context) error {
+	o.models = c.Args().Slice()
+	return nil
+}
+
+func (o *compareOptions) validate() error {
+	if len(o.models) == 0 {
+		return usagef("no models to compare: give one or more ONNX files after the flags")
+	}
+	if o.forget == "" {
+		return usagef("--forget is required: the comparison is about the forget set")
+	}
+	return nil
+}
+
+func (o *compareOptions) run(c *cli.Context) error {
+	if err := outs.CheckFlags(c, "json"); err != nil {
+		return err
+	}
+	// compare only evaluates: cuda runs it, as it runs eval.
+	r, err := o.suite(false)
+	if err != nil {
+		return err
+	}
+	rep, err := r.Compare(o.oracle, o.models, "unlearn "+Version)
+	if err != nil {
+		return err
+	}
+	out := c.App.Writer
+	if o.json == "-" {
+		out = tableBesideJSON(c)
+	}
+	_ = report.WriteCompare(out, rep)
+	if o.json != "" {
+		return writeJSON(c, o.json, rep)
+	}
+	return nil
 }

@@ -35,27 +35,34 @@ func TestDeviceCUDAMissingLibraries(t *testing.T) {
 	if err := onnxrt.CheckCUDA(filepath.Dir(lib)); err == nil {
 		t.Skip("CUDA and cuDNN are installed here: the missing-libraries error cannot be shown")
 	}
+	// eval and compare only evaluate: cuda is not refused for training.
 	out := filepath.Join(t.TempDir(), "metrics.json")
-	cmd := exec.Command(binPath, "eval", "--model", model(t), "--data", "testdata/fashion", "--device", "cuda", "--json", out)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "ONNXRUNTIME_GPU_LIB="+lib)
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		t.Fatalf("want a failure, got %v; stderr %s", err, se.String())
+	for _, args := range [][]string{
+		{"eval", "--model", model(t), "--data", "testdata/fashion", "--device", "cuda", "--json", out},
+		{"compare", "--oracle", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--device", "cuda",
+			"--json", out, model(t)},
+	} {
+		cmd := exec.Command(binPath, args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "ONNXRUNTIME_GPU_LIB="+lib)
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%s: want a failure, got %v; stderr %s", args[0], err, se.String())
+		}
+		r := result{code: ee.ExitCode(), stdout: so.String(), stderr: se.String()}
+		wantError(t, r, exitError, "--device cuda: libcuda.so.1 (NVIDIA driver), libcudart.so.13, libcublasLt.so.13, libcublas.so.13, libcurand.so.10 and libcudnn.so.9 not found",
+			"the provider's folder "+filepath.Dir(lib), "CUDA 13", "cuDNN 9", "--device cpu")
+		if r.stdout != "" {
+			t.Errorf("%s: stdout not empty: %q", args[0], r.stdout)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: %s was written", args[0], out)
+		}
+		t.Log(strings.TrimSpace(r.stderr))
 	}
-	r := result{code: ee.ExitCode(), stdout: so.String(), stderr: se.String()}
-	wantError(t, r, exitError, "--device cuda: libcuda.so.1 (NVIDIA driver), libcudart.so.13, libcublasLt.so.13, libcublas.so.13, libcurand.so.10 and libcudnn.so.9 not found",
-		"the provider's folder "+filepath.Dir(lib), "CUDA 13", "cuDNN 9", "--device cpu")
-	if r.stdout != "" {
-		t.Errorf("stdout not empty: %q", r.stdout)
-	}
-	if _, err := os.Stat(out); err == nil {
-		t.Errorf("%s was written", out)
-	}
-	t.Log(strings.TrimSpace(r.stderr))
 }
 
 // Every command that trains refuses --device cuda before any work (exit 2,

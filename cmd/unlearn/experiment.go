@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -11,7 +10,18 @@ import (
 	"github.com/unlearn-tool/unlearn/train"
 )
 
+// experimentOptions are experiment's flags; of the runtime's, --ort-lib
+// and --device (the file sets the threads).
+type experimentOptions struct {
+	rt                 runtimeOpts
+	config             string
+	reportOnly, dryRun bool
+	shards, shard      int
+}
+
 func experimentCommand() *cli.Command {
+	o := &experimentOptions{}
+	rt := o.rt.flags()
 	return &cli.Command{
 		Name: "experiment",
 		Usage: "the paper's comparison on your model and data: methods × budgets × seeds against " +
@@ -31,35 +41,37 @@ func experimentCommand() *cli.Command {
 			"$JOB_COMPLETION_INDEX\nor $SLURM_ARRAY_TASK_ID) mod N, appending to " +
 			"<out>/results.shard-I.jsonl, and writes no table; --report-only then reads every shard's results.",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "config", Required: true, Usage: "experiment file (YAML)"},
-			&cli.BoolFlag{Name: "report-only", Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "list the steps and whether they are cached, run nothing"},
-			&cli.IntFlag{Name: "shards", Usage: "number of shards, at most the seeds (0: the whole grid); " +
-				"each runs whole seeds"},
-			&cli.IntFlag{Name: "shard", Usage: "run only the seeds at positions ≡ shard mod --shards; " +
+			&cli.StringFlag{Name: "config", Destination: &o.config, Required: true, Usage: "experiment file (YAML)"},
+			&cli.BoolFlag{Name: "report-only", Destination: &o.reportOnly,
+				Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
+			&cli.BoolFlag{Name: "dry-run", Destination: &o.dryRun,
+				Usage: "list the steps and whether they are cached, run nothing"},
+			&cli.IntFlag{Name: "shards", Destination: &o.shards,
+				Usage: "number of shards, at most the seeds (0: the whole grid); " +
+					"each runs whole seeds"},
+			&cli.IntFlag{Name: "shard", Destination: &o.shard, Usage: "run only the seeds at positions ≡ shard mod --shards; " +
 				"unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), " +
 				"one of which must be set"},
-		}, runtimeFlags()[0], runtimeFlags()[2]),
-		Action: runExperiment,
+		}, rt[0], rt[2]),
+		Action: action(o),
 	}
 }
 
-func runExperiment(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("unexpected arguments %v", c.Args().Slice())
-	}
-	cfg, err := experiment.Load(c.String("config"))
+func (o *experimentOptions) complete(c *cli.Context) error { return noArgs(c) }
+func (o *experimentOptions) validate() error               { return nil }
+
+func (o *experimentOptions) run(c *cli.Context) error {
+	cfg, err := experiment.Load(o.config)
 	if err != nil {
 		return err
 	}
-	cudaErr := train.CheckCUDATraining(strings.ToLower(c.String("device")))
-	if cudaErr != nil && !c.Bool("report-only") && !c.Bool("dry-run") {
+	cudaErr := train.CheckCUDATraining(o.rt.dev())
+	if cudaErr != nil && !o.reportOnly && !o.dryRun {
 		return usageError{cudaErr}
 	}
-	job := runner.Job{Config: cfg, ConfigPath: c.String("config"), LibPath: c.String("ort-lib"),
-		Device: strings.ToLower(c.String("device")), Tool: "unlearn " + Version,
-		DryRun: c.Bool("dry-run"), ReportOnly: c.Bool("report-only"), Shard: c.Int("shard"),
-		Shards: c.Int("shards"), Info: logs.Info,
+	job := runner.Job{Config: cfg, ConfigPath: o.config, LibPath: o.rt.lib, Device: o.rt.dev(),
+		Tool: "unlearn " + Version, DryRun: o.dryRun, ReportOnly: o.reportOnly, Shard: o.shard,
+		Shards: o.shards, Info: logs.Info,
 		Step: func(what, state, key string) {
 			logs.Info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
 		}}

@@ -10,7 +10,13 @@ import (
 	"github.com/unlearn-tool/unlearn/onnxio"
 )
 
+type exportOptions struct {
+	model, format, out string
+	all                bool
+}
+
 func exportCommand() *cli.Command {
+	o := &exportOptions{}
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a model's weights under their PyTorch state_dict names (safetensors)",
@@ -22,23 +28,26 @@ func exportCommand() *cli.Command {
 			"  model.load_state_dict(safetensors.torch.load_file(\"U.safetensors\"), strict=False)\n" +
 			"Exporter-made names (onnx::…, /…) are left out unless --all is given.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX model"},
-			&cli.StringFlag{Name: "format", Value: "safetensors", Usage: "output format (safetensors)"},
-			&cli.StringFlag{Name: "out", Required: true, Usage: "file to write"},
-			&cli.BoolFlag{Name: "all", Usage: "also write initializers with exporter-made names"},
+			&cli.StringFlag{Name: "model", Destination: &o.model, Required: true, Usage: "ONNX model"},
+			&cli.StringFlag{Name: "format", Destination: &o.format, Value: "safetensors", Usage: "output format (safetensors)"},
+			&cli.StringFlag{Name: "out", Destination: &o.out, Required: true, Usage: "file to write"},
+			&cli.BoolFlag{Name: "all", Destination: &o.all, Usage: "also write initializers with exporter-made names"},
 		},
-		Action: runExport,
+		Action: action(o),
 	}
 }
 
-func runExport(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("unexpected arguments %v", c.Args().Slice())
+func (o *exportOptions) complete(c *cli.Context) error { return noArgs(c) }
+
+func (o *exportOptions) validate() error {
+	if o.format != "safetensors" {
+		return usagef("--format %q: unknown; the one format is safetensors", o.format)
 	}
-	if f := c.String("format"); f != "safetensors" {
-		return usagef("--format %q: unknown; the one format is safetensors", f)
-	}
-	path, out := c.String("model"), c.String("out")
+	return nil
+}
+
+func (o *exportOptions) run(c *cli.Context) error {
+	path, out := o.model, o.out
 	if err := outs.CheckFlags(c, "out"); err != nil {
 		return err
 	}
@@ -46,7 +55,7 @@ func runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := onnxio.Safetensors(m, onnxio.SafetensorsOptions{All: c.Bool("all")})
+	f, err := onnxio.Safetensors(m, onnxio.SafetensorsOptions{All: o.all})
 	var ge *onnxio.GeneratedParamsError
 	switch {
 	case errors.As(err, &ge):

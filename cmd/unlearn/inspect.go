@@ -8,7 +8,13 @@ import (
 	"github.com/unlearn-tool/unlearn/inspect"
 )
 
+type inspectOptions struct {
+	model, json, classifier string
+	channels                bool
+}
+
 func inspectCommand() *cli.Command {
+	o := &inspectOptions{}
 	return &cli.Command{
 		Name: "inspect",
 		Usage: "summarize a model: opset, inputs and outputs, ops, parameters, neurons per layer, " +
@@ -23,40 +29,44 @@ func inspectCommand() *cli.Command {
 			"was exported with its BatchNormalization kept (TrainingMode.PRESERVE, " +
 			"do_constant_folding=False; README \"Exporting from PyTorch\").",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
-			&cli.StringFlag{Name: "json", Usage: "also write the summary as JSON to `FILE` (- for stdout, " +
-				"instead of the table)"},
-			&cli.StringFlag{Name: "classifier", Usage: "name of the classifier layer (weight initializer " +
-				"or node name) when the default (the layer that produces the logits) is wrong"},
-			&cli.BoolFlag{Name: "channels", Usage: "list every layer (default: at most 60 rows, the rest summarized)"},
+			&cli.StringFlag{Name: "model", Destination: &o.model, Required: true, Usage: "ONNX classifier"},
+			&cli.StringFlag{Name: "json", Destination: &o.json,
+				Usage: "also write the summary as JSON to `FILE` (- for stdout, " +
+					"instead of the table)"},
+			&cli.StringFlag{Name: "classifier", Destination: &o.classifier,
+				Usage: "name of the classifier layer (weight initializer " +
+					"or node name) when the default (the layer that produces the logits) is wrong"},
+			&cli.BoolFlag{Name: "channels", Destination: &o.channels,
+				Usage: "list every layer (default: at most 60 rows, the rest summarized)"},
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("unexpected arguments %v", c.Args().Slice())
-			}
-			if err := outs.CheckFlags(c, "json"); err != nil {
-				return err
-			}
-			rep, err := inspect.File(c.String("model"), inspect.Options{Classifier: c.String("classifier")})
-			var ce *inspect.ClassifierError
-			if errors.As(err, &ce) {
-				return usagef("--classifier %q: %v", ce.Name, ce.Err)
-			}
-			if err != nil {
-				return err
-			}
-			if p := c.String("json"); p != "" {
-				if err := writeJSON(c, p, rep); err != nil {
-					return err
-				}
-				if p == "-" {
-					return nil
-				}
-			}
-			// As before the move: a failed write to the terminal is not a
-			// failure of the command.
-			_ = inspect.WriteText(c.App.Writer, rep, c.Bool("channels"))
-			return nil
-		},
+		Action: action(o),
 	}
+}
+
+func (o *inspectOptions) complete(c *cli.Context) error { return noArgs(c) }
+func (o *inspectOptions) validate() error               { return nil }
+
+func (o *inspectOptions) run(c *cli.Context) error {
+	if err := outs.CheckFlags(c, "json"); err != nil {
+		return err
+	}
+	rep, err := inspect.File(o.model, inspect.Options{Classifier: o.classifier})
+	var ce *inspect.ClassifierError
+	if errors.As(err, &ce) {
+		return usagef("--classifier %q: %v", ce.Name, ce.Err)
+	}
+	if err != nil {
+		return err
+	}
+	if o.json != "" {
+		if err := writeJSON(c, o.json, rep); err != nil {
+			return err
+		}
+		if o.json == "-" {
+			return nil
+		}
+	}
+	// A failed write to the terminal is not a failure of the command.
+	_ = inspect.WriteText(c.App.Writer, rep, o.channels)
+	return nil
 }

@@ -19,7 +19,18 @@ func validStrategy(s string) bool {
 	return err == nil
 }
 
+type localizeOptions struct {
+	rt                                             runtimeOpts
+	data                                           dataOpts
+	model, forget, strategy, randomOf, out, scores string
+	budget, depthFloor                             float64
+	topK                                           int
+	elementRank                                    bool
+	seed                                           uint64
+}
+
 func localizeCommand() *cli.Command {
+	o := &localizeOptions{}
 	return &cli.Command{
 		Name:      "localize",
 		Usage:     "compute a mask: the parameters an unlearning algorithm may change",
@@ -31,56 +42,62 @@ func localizeCommand() *cli.Command {
 			"(whole layers by depth), random (another strategy's per-layer counts, random neurons), full.\n" +
 			"The mask (unlearn.mask/v1) can be passed to the main command with --mask.",
 		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier"},
-			&cli.StringFlag{Name: "forget", Required: true, Usage: "ids file of the forget set"},
-			&cli.StringFlag{Name: "strategy", Value: "del", Usage: "del, salloc, critmem, deepest, " +
+			&cli.StringFlag{Name: "model", Destination: &o.model, Required: true, Usage: "ONNX classifier"},
+			&cli.StringFlag{Name: "forget", Destination: &o.forget, Required: true, Usage: "ids file of the forget set"},
+			&cli.StringFlag{Name: "strategy", Destination: &o.strategy, Value: "del", Usage: "del, salloc, critmem, deepest, " +
 				"shallowest, random, full"},
-			&cli.Float64Flag{Name: "budget", Value: unlearn.Recommended.Budget,
+			&cli.Float64Flag{Name: "budget", Destination: &o.budget, Value: unlearn.Recommended.Budget,
 				Usage: "fraction of all trainable parameters, in (0, 1]"},
-			&cli.Float64Flag{Name: "depth-floor", Usage: "del: layers in the first fraction `F` of the " +
-				"network's depth are not eligible, in [0, 1) (the main command's default " +
-				"localization uses " + fmt.Sprint(unlearn.Recommended.DepthFloor) + ")"},
-			&cli.IntFlag{Name: "topk", Usage: "del: h, the number of top element scores averaged per " +
+			&cli.Float64Flag{Name: "depth-floor", Destination: &o.depthFloor,
+				Usage: "del: layers in the first fraction `F` of the " +
+					"network's depth are not eligible, in [0, 1) (the main command's default " +
+					"localization uses " + fmt.Sprint(unlearn.Recommended.DepthFloor) + ")"},
+			&cli.IntFlag{Name: "topk", Destination: &o.topK, Usage: "del: h, the number of top element scores averaged per " +
 				"neuron (0: max(1, ⌊0.1·C_out⌋))"},
-			&cli.BoolFlag{Name: "element-rank", Usage: "del: rank single elements by their neuron's score " +
-				"(the reference code; may split a neuron)"},
-			&cli.StringFlag{Name: "random-of", Value: "del", Usage: "random: the strategy whose per-layer " +
-				"counts to match"},
-			&cli.Uint64Flag{Name: "seed", Usage: "seed of the random strategy"},
-			&cli.StringFlag{Name: "out", Required: true, Usage: "mask JSON to write"},
-			&cli.StringFlag{Name: "scores", Usage: "also write the per-parameter scores (del, salloc) as " +
-				"float32 safetensors"},
-		}, withBatchSize(dataFlags(), 128, "forget examples per gradient batch")...), runtimeFlags()...),
-		Action: runLocalize,
+			&cli.BoolFlag{Name: "element-rank", Destination: &o.elementRank,
+				Usage: "del: rank single elements by their neuron's score " +
+					"(the reference code; may split a neuron)"},
+			&cli.StringFlag{Name: "random-of", Destination: &o.randomOf,
+				Value: "del", Usage: "random: the strategy whose per-layer " +
+					"counts to match"},
+			&cli.Uint64Flag{Name: "seed", Destination: &o.seed, Usage: "seed of the random strategy"},
+			&cli.StringFlag{Name: "out", Destination: &o.out, Required: true, Usage: "mask JSON to write"},
+			&cli.StringFlag{Name: "scores", Destination: &o.scores,
+				Usage: "also write the per-parameter scores (del, salloc) as " +
+					"float32 safetensors"},
+		}, o.data.flags(128, "forget examples per gradient batch")...), o.rt.flags()...),
+		Action: action(o),
 	}
 }
 
-func runLocalize(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("unexpected arguments %v", c.Args().Slice())
+func (o *localizeOptions) complete(c *cli.Context) error { return noArgs(c) }
+
+func (o *localizeOptions) validate() error {
+	if !(o.budget > 0 && o.budget <= 1) {
+		return usagef("--budget %g: must be in (0, 1]", o.budget)
 	}
-	b := c.Float64("budget")
-	if !(b > 0 && b <= 1) {
-		return usagef("--budget %g: must be in (0, 1]", b)
-	}
-	st, err := localize.LookupStrategy(c.String("strategy"))
+	st, err := localize.LookupStrategy(o.strategy)
 	if err != nil {
-		return usagef("--strategy %q: unknown; choose one of %v", c.String("strategy"), strategies())
+		return usagef("--strategy %q: unknown; choose one of %v", o.strategy, strategies())
 	}
-	if c.String("scores") != "" && !st.Scores {
+	if o.scores != "" && !st.Scores {
 		return usagef("--scores: strategy %s computes no scores (del, salloc and critmem do)", st.Name)
 	}
-	if c.Int("topk") < 0 {
-		return usagef("--topk %d: must be ≥ 0", c.Int("topk"))
+	if o.topK < 0 {
+		return usagef("--topk %d: must be ≥ 0", o.topK)
 	}
-	if err := unlearn.CheckDepthFloor(c.Float64("depth-floor"), st.Name); err != nil {
+	if err := unlearn.CheckDepthFloor(o.depthFloor, st.Name); err != nil {
 		return usagef("--depth-floor: %w", err)
 	}
-	modelPath := c.String("model")
+	return nil
+}
+
+func (o *localizeOptions) run(c *cli.Context) error {
+	modelPath := o.model
 	if err := outs.CheckFlags(c, "out", "scores"); err != nil {
 		return err
 	}
-	opts, err := runtimeOptions(c)
+	opts, err := o.rt.options(true)
 	if err != nil {
 		return err
 	}
@@ -88,14 +105,14 @@ func runLocalize(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ds, err := openData(c)
+	ds, err := o.data.open()
 	if err != nil {
 		return err
 	}
 	if err := eval.CheckModelData(work, modelPath, ds); err != nil {
 		return err
 	}
-	ids, _, err := data.ReadForget(c.String("forget"), ds.Train)
+	ids, _, err := data.ReadForget(o.forget, ds.Train)
 	if err != nil {
 		return err
 	}
@@ -103,9 +120,8 @@ func runLocalize(c *cli.Context) error {
 	ctx, stop := signalContext()
 	defer stop()
 	mk, scores, err := localize.Localize(ctx, work, ds.Train, forget, localize.Options{
-		Strategy: c.String("strategy"), Budget: b, DepthFloor: c.Float64("depth-floor"),
-		TopK: c.Int("topk"), ElementRank: c.Bool("element-rank"),
-		RandomOf: c.String("random-of"), Seed: c.Uint64("seed"), BatchSize: c.Int("batch-size"), Runtime: opts,
+		Strategy: o.strategy, Budget: o.budget, DepthFloor: o.depthFloor, TopK: o.topK, ElementRank: o.elementRank,
+		RandomOf: o.randomOf, Seed: o.seed, BatchSize: o.data.batchSize, Runtime: opts,
 		Progress: logs.Bar("localize"),
 	})
 	if ctx.Err() != nil {
@@ -114,7 +130,7 @@ func runLocalize(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", modelPath, err)
 	}
-	if p := c.String("scores"); p != "" {
+	if p := o.scores; p != "" {
 		b, err := localize.ScoresFile(scores, work)
 		if err != nil {
 			return err
@@ -123,9 +139,9 @@ func runLocalize(c *cli.Context) error {
 			return err
 		}
 	}
-	if err := writeJSON(c, c.String("out"), mk); err != nil {
+	if err := writeJSON(c, o.out, mk); err != nil {
 		return err
 	}
-	_ = mk.WriteSummary(c.App.Writer, c.String("out"))
+	_ = mk.WriteSummary(c.App.Writer, o.out)
 	return nil
 }

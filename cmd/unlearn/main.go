@@ -15,7 +15,6 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxrt"
-	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -39,40 +38,6 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
-func runtimeFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "ort-lib", Usage: "`PATH` of libonnxruntime.so.1 (default: $ONNXRUNTIME_LIB, " +
-			"then beside the executable, where bin/unlearn finds the ../.ort/ that make ort fills; never " +
-			"the working directory; refused if another user could replace it); with --device cuda, of " +
-			"the GPU build's libonnxruntime.so (default: $ONNXRUNTIME_GPU_LIB, then ../.ort-gpu/, " +
-			"which make ort-gpu fills)", EnvVars: nil},
-		&cli.IntFlag{Name: "threads", Usage: "intra-op threads for ONNX Runtime (0: all cores)", Value: 0},
-		&cli.StringFlag{Name: "device", Usage: "cpu or cuda (cuda loads ONNX Runtime's GPU build, make " +
-			"ort-gpu, and needs an NVIDIA driver, CUDA 13 and cuDNN 9, found on the library path, in the " +
-			"system's folders or in a Python environment's nvidia packages)", Value: "cpu"},
-	}
-}
-
-func runtimeOptions(c *cli.Context) (onnxrt.Options, error) {
-	o := onnxrt.Options{LibPath: c.String("ort-lib"), Threads: c.Int("threads"),
-		Device: strings.ToLower(c.String("device"))}
-	if o.Threads < 0 {
-		return o, usagef("--threads %d: must be 0 (all cores) or positive", o.Threads)
-	}
-	if o.Device != "cpu" && o.Device != "cuda" {
-		return o, usagef("--device %q: must be cpu or cuda", c.String("device"))
-	}
-	if err := train.CheckCUDATraining(o.Device); err != nil && (c.Command == nil || c.Command.Name != "eval") {
-		return o, usageError{err} // every command but eval trains
-	}
-	// For cuda, Setup loads the GPU build after finding its provider and the
-	// CUDA and cuDNN libraries (one error line naming what is missing).
-	if err := onnxrt.Setup(o); err != nil {
-		return o, err
-	}
-	return o, nil
-}
-
 // checkFlagValues refuses non-finite numbers and out-of-bound --threads
 // and --batch-size before any command runs (clilog.CheckFlagValues).
 func checkFlagValues(c *cli.Context) error {
@@ -83,6 +48,7 @@ func checkFlagValues(c *cli.Context) error {
 }
 
 func newApp() *cli.App {
+	o := &methodOpts{}
 	app := &cli.App{
 		Name:    "unlearn",
 		Usage:   "remove the influence of training examples from an ONNX classifier",
@@ -93,8 +59,8 @@ func newApp() *cli.App {
 			"Without choices it runs the recommended default, " + unlearn.RecommendedString() + ":\n" +
 			"DEL localization, then reset-and-finetune for as long as oracle-free proxies say is needed\n" +
 			"(README, \"Which method\"); --epochs, --lr or --proxies=false give a fixed recipe instead.",
-		Flags:  unlearnFlags(),
-		Action: runUnlearn,
+		Flags:  o.flags(),
+		Action: action(o),
 		UsageText: "unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.1] " +
 			"[--oracle O.onnx] [--out U.onnx]\n   unlearn COMMAND [flags]",
 		Commands: []*cli.Command{
@@ -136,15 +102,15 @@ func newApp() *cli.App {
 }
 
 func versionCommand() *cli.Command {
+	var rt runtimeOpts
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print the tool's and ONNX Runtime's versions",
-		Flags: runtimeFlags(),
+		Flags: rt.flags(),
 		Action: func(c *cli.Context) error {
 			fmt.Fprintf(c.App.Writer,
 				"unlearn %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			if err := onnxrt.Setup(onnxrt.Options{LibPath: c.String("ort-lib"),
-				Device: strings.ToLower(c.String("device"))}); err != nil {
+			if err := onnxrt.Setup(onnxrt.Options{LibPath: rt.lib, Device: rt.dev()}); err != nil {
 				fmt.Fprintf(c.App.Writer, "onnxruntime: not loaded: %v\n", err)
 				return nil
 			}

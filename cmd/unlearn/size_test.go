@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -10,10 +11,12 @@ import (
 
 // TestCommandStaysThin: cmd/unlearn maps flags onto library jobs, prints
 // and maps errors to exit codes; the work lives in the library (docs/DESIGN.md
-// "Architecture"). Its non-test Go is held to 1,800 units of 100 characters
+// "Architecture"). Its non-test Go is held to 2,050 units of 100 characters
 // (a line of up to 100 characters is one unit, a longer one more), so that
 // logic that creeps back in is noticed and long lines do not hide it, and
-// no line is over 120 characters.
+// no line is over 120 characters. (1,800 held before each command's flags
+// were bound to an options struct: the fields and their Destination
+// bindings added about 260 units of declarations and no logic.)
 func TestCommandStaysThin(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
@@ -36,7 +39,32 @@ func TestCommandStaysThin(t *testing.T) {
 			}
 		}
 	}
-	if units == 0 || units > 1800 {
-		t.Errorf("cmd/unlearn has %d units of 100 characters of non-test Go; the bound is 1,800 (move logic into the library)", units)
+	if units == 0 || units > 2050 {
+		t.Errorf("cmd/unlearn has %d units of 100 characters of non-test Go; the bound is 2,050 (move logic into the library)", units)
+	}
+}
+
+// TestFlagsReadThroughOptions: a command's flags write into its options
+// struct (options.go) and nothing reads one by name, so a flag's meaning
+// lives in one place.
+func TestFlagsReadThroughOptions(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := regexp.MustCompile(`\bc\.(String|Int|Int64|Uint64|Float64|Bool|StringSlice|Value)\("`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if byName.MatchString(line) {
+				t.Errorf("%s:%d reads a flag by name: %s", f, i+1, strings.TrimSpace(line))
+			}
+		}
 	}
 }

@@ -11,7 +11,18 @@ import (
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
+type trainOptions struct {
+	rt                                     runtimeOpts
+	data                                   dataOpts
+	model, out, exclude, schedule, augment string
+	fromScratch                            bool
+	epochs                                 int
+	lr, momentum, weightDecay              float64
+	seed                                   uint64
+}
+
 func trainCommand() *cli.Command {
+	o := &trainOptions{}
 	return &cli.Command{
 		Name:      "train",
 		Usage:     "train or finetune a model on the training split (e.g. an oracle: --exclude the forget ids)",
@@ -23,36 +34,44 @@ func trainCommand() *cli.Command {
 			"parameter as PyTorch initialises a fresh layer. --exclude trains on the training split without the\n" +
 			"given ids: with the forget set this retrains the oracle.",
 		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "model", Required: true, Usage: "ONNX classifier (its graph and, unless " +
-				"--from-scratch, its weights)"},
-			&cli.StringFlag{Name: "out", Required: true, Usage: "where to write the trained model"},
-			&cli.StringFlag{Name: "exclude", Usage: "ids file: training examples to leave out (e.g. the " +
-				"forget set, to train the oracle)"},
-			&cli.BoolFlag{Name: "from-scratch", Usage: "re-initialise every parameter (PyTorch defaults) " +
-				"and reset BN statistics before training"},
-			&cli.IntFlag{Name: "epochs", Value: unlearn.TrainEpochs, Usage: "passes over the training examples"},
-			&cli.Float64Flag{Name: "lr", Value: unlearn.TrainLR, Usage: "peak learning rate"},
-			&cli.StringFlag{Name: "schedule", Value: "cosine", Usage: "learning-rate schedule per step: " +
-				"cosine (to 0) or constant"},
-			&cli.Float64Flag{Name: "momentum", Value: 0.9, Usage: "SGD momentum"},
-			&cli.Float64Flag{Name: "weight-decay", Value: unlearn.TrainWeightDecay, Usage: "SGD weight decay (L2)"},
-			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed for initialisation, example order, " +
+			&cli.StringFlag{Name: "model", Destination: &o.model,
+				Required: true, Usage: "ONNX classifier (its graph and, unless " +
+					"--from-scratch, its weights)"},
+			&cli.StringFlag{Name: "out", Destination: &o.out, Required: true, Usage: "where to write the trained model"},
+			&cli.StringFlag{Name: "exclude", Destination: &o.exclude,
+				Usage: "ids file: training examples to leave out (e.g. the " +
+					"forget set, to train the oracle)"},
+			&cli.BoolFlag{Name: "from-scratch", Destination: &o.fromScratch,
+				Usage: "re-initialise every parameter (PyTorch defaults) " +
+					"and reset BN statistics before training"},
+			&cli.IntFlag{Name: "epochs", Destination: &o.epochs,
+				Value: unlearn.TrainEpochs, Usage: "passes over the training examples"},
+			&cli.Float64Flag{Name: "lr", Destination: &o.lr, Value: unlearn.TrainLR, Usage: "peak learning rate"},
+			&cli.StringFlag{Name: "schedule", Destination: &o.schedule,
+				Value: "cosine", Usage: "learning-rate schedule per step: " +
+					"cosine (to 0) or constant"},
+			&cli.Float64Flag{Name: "momentum", Destination: &o.momentum, Value: 0.9, Usage: "SGD momentum"},
+			&cli.Float64Flag{Name: "weight-decay", Destination: &o.weightDecay,
+				Value: unlearn.TrainWeightDecay, Usage: "SGD weight decay (L2)"},
+			&cli.Uint64Flag{Name: "seed", Destination: &o.seed, Value: 0, Usage: "seed for initialisation, example order, " +
 				"dropout and augmentation"},
-			augmentFlag("every training batch"),
-		}, withBatchSize(dataFlags(), 128, "examples per training step")...), runtimeFlags()...),
-		Action: runTrain,
+			augmentFlag(&o.augment, "every training batch"),
+		}, o.data.flags(128, "examples per training step")...), o.rt.flags()...),
+		Action: action(o),
 	}
 }
 
-func runTrain(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("unexpected arguments %v", c.Args().Slice())
-	}
-	out := c.String("out")
-	job := unlearn.RetrainJob{ModelPath: c.String("model"), Out: out, FromScratch: c.Bool("from-scratch"),
-		Epochs: c.Int("epochs"), LR: c.Float64("lr"), BatchSize: c.Int("batch-size"), Schedule: c.String("schedule"),
-		Momentum: c.Float64("momentum"), WeightDecay: c.Float64("weight-decay"), Seed: c.Uint64("seed"),
+func (o *trainOptions) complete(c *cli.Context) error { return noArgs(c) }
+
+func (o *trainOptions) job() unlearn.RetrainJob {
+	return unlearn.RetrainJob{ModelPath: o.model, Out: o.out, FromScratch: o.fromScratch,
+		Epochs: o.epochs, LR: o.lr, BatchSize: o.data.batchSize, Schedule: o.schedule,
+		Momentum: o.momentum, WeightDecay: o.weightDecay, Seed: o.seed,
 		Info: logs.Info, Progress: logs.Bar("train")}
+}
+
+func (o *trainOptions) validate() error {
+	job := o.job()
 	switch {
 	case job.Epochs <= 0:
 		return usagef("--epochs %d: must be positive", job.Epochs)
@@ -67,21 +86,26 @@ func runTrain(c *cli.Context) error {
 	case job.Schedule != unlearn.TrainCosine && job.Schedule != unlearn.TrainConstant:
 		return usagef("--schedule %q: must be cosine or constant", job.Schedule)
 	}
+	return nil
+}
+
+func (o *trainOptions) run(c *cli.Context) error {
+	job, out := o.job(), o.out
 	var err error
-	if job.Augment, err = parseAugmentFlag(c); err != nil {
+	if job.Augment, err = parseAugment(o.augment, ""); err != nil {
 		return err
 	}
 	outputs := append(clilog.FlagOutputs(c, "out"), clilog.ModelData("out", out))
 	if err := clilog.Check(outputs, outs.Inputs(c)); err != nil {
 		return err
 	}
-	if job.Runtime, err = runtimeOptions(c); err != nil {
+	if job.Runtime, err = o.rt.options(true); err != nil {
 		return err
 	}
-	if job.Data, err = openData(c); err != nil {
+	if job.Data, err = o.data.open(); err != nil {
 		return err
 	}
-	if p := c.String("exclude"); p != "" {
+	if p := o.exclude; p != "" {
 		if job.Exclude, _, err = data.ReadForget(p, job.Data.Train); err != nil {
 			return err
 		}
@@ -99,14 +123,4 @@ func runTrain(c *cli.Context) error {
 	fmt.Fprintf(tw, "%s\t%.2f%%\t%.2f%%\t%.1fs\t\n", out, 100*res.TrainAccuracy, 100*res.TestAccuracy, res.TrainS)
 	tw.Flush()
 	return nil
-}
-
-// withBatchSize replaces the --batch-size flag's default and usage.
-func withBatchSize(flags []cli.Flag, def int, usage string) []cli.Flag {
-	for i, f := range flags {
-		if f.Names()[0] == "batch-size" {
-			flags[i] = &cli.IntFlag{Name: "batch-size", Value: def, Usage: usage}
-		}
-	}
-	return flags
 }

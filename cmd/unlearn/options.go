@@ -1,0 +1,202 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/train"
+)
+
+// options is one command's settings, bound to its flags: the command's
+// flag definitions write into its fields (cli's Destination), and no other
+// code reads a flag by name. As kubectl's commands do, complete fills in
+// what the flags leave to the arguments or to other settings, validate
+// refuses a bad value before any work, and run does the work.
+type options interface {
+	complete(c *cli.Context) error
+	validate() error
+	run(c *cli.Context) error
+}
+
+// action is a command's Action: o's three steps in order.
+func action(o options) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if err := o.complete(c); err != nil {
+			return err
+		}
+		if err := o.validate(); err != nil {
+			return err
+		}
+		return o.run(c)
+	}
+}
+
+// noArgs refuses positional arguments (every command but compare).
+func noArgs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected arguments %v", c.Args().Slice())
+	}
+	return nil
+}
+
+// runtimeOpts are the flags of ONNX Runtime's session: --ort-lib,
+// --threads and --device.
+type runtimeOpts struct {
+	lib, device string
+	threads     int
+}
+
+func (r *runtimeOpts) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "ort-lib", Destination: &r.lib, Usage: "`PATH` of libonnxruntime.so.1 (default: " +
+			"$ONNXRUNTIME_LIB, then beside the executable, where bin/unlearn finds the ../.ort/ that make ort " +
+			"fills; never the working directory; refused if another user could replace it); with --device " +
+			"cuda, of the GPU build's libonnxruntime.so (default: $ONNXRUNTIME_GPU_LIB, then ../.ort-gpu/, " +
+			"which make ort-gpu fills)"},
+		&cli.IntFlag{Name: "threads", Destination: &r.threads, Usage: "intra-op threads for ONNX Runtime " +
+			"(0: all cores)", Value: 0},
+		&cli.StringFlag{Name: "device", Destination: &r.device, Usage: "cpu or cuda (cuda loads ONNX " +
+			"Runtime's GPU build, make ort-gpu, and needs an NVIDIA driver, CUDA 13 and cuDNN 9, found on the " +
+			"library path, in the system's folders or in a Python environment's nvidia packages)", Value: "cpu"},
+	}
+}
+
+// dev is --device as the library takes it.
+func (r *runtimeOpts) dev() string { return strings.ToLower(r.device) }
+
+// options checks the flags and loads ONNX Runtime (for cuda, the GPU
+// build after finding its provider and the CUDA and cuDNN libraries: one
+// error line naming what is missing). trains: the command trains, which
+// cuda refuses (train.CheckCUDATraining).
+func (r *runtimeOpts) options(trains bool) (onnxrt.Options, error) {
+	o := onnxrt.Options{LibPath: r.lib, Threads: r.threads, Device: r.dev()}
+	if o.Threads < 0 {
+		return o, usagef("--threads %d: must be 0 (all cores) or positive", o.Threads)
+	}
+	if o.Device != "cpu" && o.Device != "cuda" {
+		return o, usagef("--device %q: must be cpu or cuda", r.device)
+	}
+	if err := train.CheckCUDATraining(o.Device); err != nil && trains {
+		return o, usageError{err}
+	}
+	if err := onnxrt.Setup(o); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// dataOpts are the dataset flags: --data, --mean, --std and --batch-size.
+type dataOpts struct {
+	path, mean, std string
+	batchSize       int
+}
+
+// flags are the dataset flags with --batch-size's default and usage.
+func (d *dataOpts) flags(batch int, batchUsage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "data", Destination: &d.path, Usage: "dataset: IDX folder (MNIST family), " +
+			"CIFAR binary folder, SVHN .mat folder, image folder or .npz (default: the bundled Fashion-MNIST " +
+			"subset)"},
+		&cli.StringFlag{Name: "mean", Destination: &d.mean, Usage: "per-channel mean subtracted after " +
+			"scaling pixels to [0,1], comma-separated"},
+		&cli.StringFlag{Name: "std", Destination: &d.std, Usage: "per-channel standard deviation to divide " +
+			"by, comma-separated"},
+		&cli.IntFlag{Name: "batch-size", Destination: &d.batchSize, Value: batch, Usage: batchUsage},
+	}
+}
+
+// open opens --data (or the bundled demo data) with --mean/--std.
+func (d *dataOpts) open() (*data.Dataset, error) {
+	mean, err := data.ParseValues(d.mean, false)
+	if err != nil {
+		return nil, usagef("--mean %q: %v", d.mean, err)
+	}
+	std, err := data.ParseValues(d.std, true)
+	if err != nil {
+		return nil, usagef("--std %q: %v", d.std, err)
+	}
+	path := d.path
+	if path == "" {
+		if path, err = bundledData(); err != nil {
+			return nil, err
+		}
+	}
+	return data.Open(path, data.Options{Mean: mean, Std: std})
+}
+
+// bundledData finds testdata/fashion in the working directory or above the executable's folder.
+func bundledData() (string, error) {
+	if p := data.Bundled(); p != "" {
+		return p, nil
+	}
+	return "", usagef("--data not given and the bundled demo data (testdata/fashion) was not found; pass --data")
+}
+
+// suiteOpts are the flags that eval, compare, score and the main command
+// share: runtime, data, the forget set and the attacks' settings.
+type suiteOpts struct {
+	rt               runtimeOpts
+	data             dataOpts
+	forget, mEntropy string
+	noMIA            bool
+	miaSeed          uint64
+}
+
+// miaFlags are the forget set and the attacks' flags.
+func (s *suiteOpts) miaFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "forget", Destination: &s.forget, Usage: "ids file: 0-based indices into the " +
+			"training split, one per line (image folders: or their file names, as \"unlearn data\" lists them)"},
+		&cli.BoolFlag{Name: "no-mia", Destination: &s.noMIA, Usage: "skip the membership-inference attacks " +
+			"(accuracy only)"},
+		&cli.StringFlag{Name: "m-entropy", Destination: &s.mEntropy, Value: "song-mittal", Usage: "modified-" +
+			"entropy feature: song-mittal (Song & Mittal's Mentr) or salun-code (SalUn's m_entropy as written, " +
+			"see README)"},
+		&cli.Uint64Flag{Name: "mia-seed", Destination: &s.miaSeed, Usage: "seed of the loss attack's subsample " +
+			"and cross-validation splits"},
+	}
+}
+
+// suite reads the shared flags into an eval.Suite whose progress goes to
+// the terminal; trains as for runtimeOpts.options.
+func (s *suiteOpts) suite(trains bool) (*eval.Suite, error) {
+	ro, err := s.rt.options(trains)
+	if err != nil {
+		return nil, err
+	}
+	if s.data.batchSize <= 0 {
+		return nil, usagef("--batch-size %d: must be positive", s.data.batchSize)
+	}
+	opts := eval.Options{Runtime: ro, BatchSize: s.data.batchSize, NoMIA: s.noMIA}
+	opts.MIA.Seed = s.miaSeed
+	switch s.mEntropy {
+	case "song-mittal":
+		opts.MIA.MEntropy = eval.MEntropySongMittal
+	case "salun-code":
+		opts.MIA.MEntropy = eval.MEntropySalUnCode
+	default:
+		return nil, usagef("--m-entropy %q: must be song-mittal or salun-code", s.mEntropy)
+	}
+	ds, err := s.data.open()
+	if err != nil {
+		return nil, err
+	}
+	var ids []int
+	var given string
+	if s.forget != "" {
+		if ids, given, err = data.ReadForget(s.forget, ds.Train); err != nil {
+			return nil, err
+		}
+	}
+	st, err := eval.NewSuite(ds, s.forget, ids, opts)
+	if err != nil {
+		return nil, err
+	}
+	st.Bar, st.Info = logs.Bar, logs.Info
+	st.ForgetGiven = given
+	return st, nil
+}
