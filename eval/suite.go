@@ -69,7 +69,7 @@ func (s *Suite) Load(path, role string) (*graph.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s%w", prefix, err)
 	}
-	if err := CheckModelData(m, path, s.Data); err != nil {
+	if err := infer.CheckModelData(m, path, s.Data); err != nil {
 		return nil, fmt.Errorf("%s%w", prefix, err)
 	}
 	return m, nil
@@ -132,58 +132,6 @@ func NewModelInfo(path string) (*schema.ModelInfo, error) {
 	return &schema.ModelInfo{Path: path, SHA256: sum}, nil
 }
 
-// CheckModelData checks that m, read from path, is a classifier that ds
-// can feed: one image input of the data's shape, one logits output, a
-// batch the graph does not hard-code (graph.FixedBatch), and as many
-// classes as the labels need (naming the first label out of range).
-func CheckModelData(m *graph.Model, path string, ds *data.Dataset) error {
-	in, shape, err := infer.ModelInput(m)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := data.CheckInput(ds, in.Name, shape); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if _, err := infer.ModelOutput(m); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	// A fixed batch is made symbolic where the model is run
-	// (graph.MakeBatchSymbolic); one the graph hard-codes is refused here,
-	// before any work.
-	if _, err := graph.FixedBatch(m.Graph); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if k := StaticClasses(m); k > 0 && ds.Classes > 0 && k != ds.Classes {
-		if err := ds.CheckLabels(k); err != nil {
-			return fmt.Errorf("%s outputs %d classes: %w", path, k, err)
-		}
-		return fmt.Errorf("%s outputs %d classes, dataset %s has %d", path, k, ds.Name, ds.Classes)
-	}
-	return nil
-}
-
-// StaticClasses is the class count the model's output shape declares, or
-// -1 when it does not say.
-func StaticClasses(m *graph.Model) int {
-	if len(m.Graph.Outputs) == 0 {
-		return -1
-	}
-	t := m.Graph.Outputs[0].Type
-	if t == nil || len(t.Shape) != 2 || !t.Shape[1].Known() {
-		return -1
-	}
-	return int(t.Shape[1].Size)
-}
-
-// CheckSameClasses refuses an oracle whose declared class count differs
-// from the model's (before any forward pass).
-func CheckSameClasses(model, oracle *graph.Model, modelPath, oraclePath string) error {
-	if a, b := StaticClasses(model), StaticClasses(oracle); a > 0 && b > 0 && a != b {
-		return fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, b, modelPath, a)
-	}
-	return nil
-}
-
 // CompareToOracle returns Δ = oracle − model and the agreement of their
 // predictions; the two must have been measured by the same Suite.
 func CompareToOracle(oracle, model *Metrics, oraclePath, modelPath string) (*schema.Delta, *schema.Agreement, error) {
@@ -235,7 +183,7 @@ func (s *Suite) Measure(modelPath, oraclePath, tool string) (*schema.Report, Mea
 		if om, err = s.Load(oraclePath, "oracle"); err != nil {
 			return nil, Measurements{}, err
 		}
-		if err := CheckSameClasses(m, om, modelPath, oraclePath); err != nil {
+		if err := infer.CheckSameClasses(m, om, modelPath, oraclePath); err != nil {
 			return nil, Measurements{}, err
 		}
 		if err := s.NormalizationFromModels([]*graph.Model{m, om}, []string{modelPath, oraclePath}); err != nil {
@@ -245,7 +193,7 @@ func (s *Suite) Measure(modelPath, oraclePath, tool string) (*schema.Report, Mea
 		return nil, Measurements{}, err
 	}
 	if s.Info != nil {
-		for _, n := range InputNotes(m, false) {
+		for _, n := range infer.InputNotes(m, false) {
 			s.Info("note", "note: "+n, "note", n)
 		}
 	}
@@ -291,7 +239,7 @@ func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*schema
 		if models[i], err = s.Load(p, "model"); err != nil {
 			return nil, err
 		}
-		if err := CheckSameClasses(models[i], om, p, oraclePath); err != nil {
+		if err := infer.CheckSameClasses(models[i], om, p, oraclePath); err != nil {
 			return nil, err
 		}
 	}
@@ -415,19 +363,4 @@ func (s *Suite) RecordNormalization(m *graph.Model) {
 	if len(s.Data.Std) > 0 {
 		m.Metadata[data.MetaStd] = join(s.Data.Std)
 	}
-}
-
-// InputNotes say what about a model's form matters for a run, before any
-// work: a fixed batch the tool makes symbolic (graph.DescribeFixedBatch),
-// and, for runs that train (training), BatchNormalization an exporter
-// folded into the convolutions (graph.DetectFoldedBN).
-func InputNotes(m *graph.Model, training bool) []string {
-	var notes []string
-	if n := graph.DescribeFixedBatch(m.Graph); n != "" {
-		notes = append(notes, n)
-	}
-	if f := graph.DetectFoldedBN(m.Graph); f != nil && training {
-		notes = append(notes, f.Note())
-	}
-	return notes
 }

@@ -162,7 +162,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		if om, err = s.Load(job.OraclePath, "oracle"); err != nil {
 			return nil, err
 		}
-		if err := eval.CheckSameClasses(m, om, job.ModelPath, job.OraclePath); err != nil {
+		if err := infer.CheckSameClasses(m, om, job.ModelPath, job.OraclePath); err != nil {
 			return nil, err
 		}
 	}
@@ -818,7 +818,7 @@ type Prepared struct {
 	Neurons *graph.NeuronMap
 	// Notes say how the working copy differs from the input besides
 	// untying and what about the input makes unlearning harder
-	// (eval.InputNotes).
+	// (infer.InputNotes).
 	Notes []string
 	// Path is the file the model was read from; the output never
 	// replaces it.
@@ -944,7 +944,7 @@ func Prepare(m *graph.Model, path string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	notes := eval.InputNotes(m, true)
+	notes := infer.InputNotes(m, true)
 	nm, err := graph.Neurons(work.Graph)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

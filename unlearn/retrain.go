@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/onnxio"
@@ -169,10 +168,10 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := eval.CheckModelData(m, path, ds); err != nil {
+	if err := infer.CheckModelData(m, path, ds); err != nil {
 		return nil, err
 	}
-	for _, n := range eval.InputNotes(m, true) {
+	for _, n := range infer.InputNotes(m, true) {
 		info("note", "note: "+n, "note", n)
 	}
 	idx := data.Range(ds.Train.Len())

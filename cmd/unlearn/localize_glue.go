@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -109,7 +109,7 @@ func (o *localizeOptions) run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := eval.CheckModelData(work, modelPath, ds); err != nil {
+	if err := infer.CheckModelData(work, modelPath, ds); err != nil {
 		return err
 	}
 	ids, _, err := data.ReadForget(o.forget, ds.Train)
