@@ -86,7 +86,7 @@ func (o *artifactsOptions) validate() error {
 
 func (o *artifactsOptions) run(c *cli.Context) error {
 	modelPath, dir := o.model, o.out
-	if err := outs.CheckDir(c, "out"); err != nil {
+	if err := outs.checkDir(c, "out"); err != nil {
 		return err
 	}
 	set, err := train.BuildArtifacts(modelPath, o.spec)

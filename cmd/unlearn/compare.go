@@ -48,7 +48,7 @@ func (o *compareOptions) validate() error {
 }
 
 func (o *compareOptions) run(c *cli.Context) error {
-	if err := outs.CheckFlags(c, "json"); err != nil {
+	if err := outs.checkFlags(c, "json"); err != nil {
 		return err
 	}
 	// compare only evaluates: cuda runs it, as it runs eval.

@@ -42,7 +42,7 @@ func (o *dataOptions) validate() error {
 }
 
 func (o *dataOptions) run(c *cli.Context) error {
-	if err := outs.CheckFlags(c, "json"); err != nil {
+	if err := outs.checkFlags(c, "json"); err != nil {
 		return err
 	}
 	ds, err := o.data.open()

@@ -94,7 +94,7 @@ func (o *localizeOptions) validate() error {
 
 func (o *localizeOptions) run(c *cli.Context) error {
 	modelPath := o.model
-	if err := outs.CheckFlags(c, "out", "scores"); err != nil {
+	if err := outs.checkFlags(c, "out", "scores"); err != nil {
 		return err
 	}
 	opts, err := o.rt.options(true)

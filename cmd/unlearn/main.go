@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/experiment"
-	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxrt"
@@ -37,15 +36,6 @@ func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// checkFlagValues refuses non-finite numbers and out-of-bound --threads
-// and --batch-size before any command runs (clilog.CheckFlagValues).
-func checkFlagValues(c *cli.Context) error {
-	if err := clilog.CheckFlagValues(c); err != nil {
-		return usageError{err}
-	}
-	return nil
-}
 
 func newApp() *cli.App {
 	o := &methodOpts{}
@@ -138,7 +128,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 		if logs.Quiet {
 			app.Writer = io.Discard
 		}
-		err = clilog.RunRecovered(app, args, outfile.RemoveTracked)
+		err = runRecovered(app, args, outfile.RemoveTracked)
 	}
 	if err == nil {
 		return exitOK
@@ -152,7 +142,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, errInterrupted):
 		code = exitInterrupted
-	case errors.As(err, &u) || isCLIUsage(err) || errors.Is(err, clilog.ErrUsage) ||
+	case errors.As(err, &u) || isCLIUsage(err) ||
 		errors.Is(err, experiment.ErrConfig) || errors.Is(err, unlearn.ErrSettings):
 		code = exitUsage
 	}

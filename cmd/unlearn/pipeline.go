@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"io"
 	"os"
 
+	"github.com/unlearn-tool/unlearn/internal/eventlog"
 	"github.com/urfave/cli/v2"
-
-	"github.com/unlearn-tool/unlearn/internal/clilog"
 )
 
 // Options for unattended use, valid with every command and anywhere on the
@@ -27,7 +25,7 @@ func pipelineFlags() []cli.Flag {
 // logs is the command's logger: status and progress on stderr, as text or
 // JSON lines (--log-format json), errors as one "unlearn: error:" line or
 // one JSON error event.
-var logs = &clilog.Logger{W: os.Stderr, Prefix: "unlearn: error: "}
+var logs = &eventlog.Logger{W: os.Stderr, Prefix: "unlearn: error: "}
 
 // tableBesideJSON is where a table goes when stdout carries JSON: stderr,
 // unless stderr carries JSON lines too (--log-format json), where a table
@@ -41,13 +39,13 @@ func tableBesideJSON(c *cli.Context) io.Writer {
 }
 
 // globalArgs takes --config, --log-format and --quiet out of args
-// (clilog.SplitGlobals), sets up the logger, and splices the config file's
+// (splitGlobals), sets up the logger, and splices the config file's
 // values in as flags right after the command name, where later
 // (command-line) values override them.
 func globalArgs(app *cli.App, args []string) ([]string, error) {
 	outs.Config = "" // set below when this run has a --config
 	// experiment's own --config is its experiment file.
-	out, g, err := clilog.SplitGlobals(args, len(args) > 1 && args[1] == "experiment")
+	out, g, err := splitGlobals(args, len(args) > 1 && args[1] == "experiment")
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -82,7 +80,7 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 	}
 	// log-format and quiet from the file apply unless the command line
 	// gave them; they are not flags of the parsed command.
-	kept := g.FromConfig(injected)
+	kept := g.fromConfig(injected)
 	logs.Quiet = g.Quiet
 	if err := setFormat(); err != nil {
 		return nil, err
@@ -107,9 +105,5 @@ func configArgs(path string, flags []cli.Flag) ([]string, error) {
 	for _, n := range []string{"config", "q", "help", "h"} {
 		delete(known, n)
 	}
-	args, err := clilog.ConfigArgs(path, known, listed)
-	if errors.Is(err, clilog.ErrUsage) {
-		return nil, usageError{err}
-	}
-	return args, err
+	return readConfigArgs(path, known, listed)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/eval/score"
-	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/unlearn"
 	"github.com/unlearn-tool/unlearn/unlearn/scoring"
@@ -53,7 +52,7 @@ func scoreCommand() *cli.Command {
 		Flags: append(flags,
 			&cli.IntFlag{Name: "k", Destination: &o.k, Value: 16, Usage: "models per side (K ≥ 16 to rank clearly different " +
 				"methods, 64 for small differences)",
-				Action: clilog.InRange("k", 2, scoring.MaxK, " (models per side; the audit trains 2K models)")},
+				Action: inRange("k", 2, scoring.MaxK, " (models per side; the audit trains 2K models)")},
 			&cli.StringFlag{Name: "results", Destination: &o.results,
 				Required: true, Usage: "results `FOLDER`: settings.json, " +
 					"tasks/, score.json, score.html"},
@@ -79,7 +78,7 @@ func scoreCommand() *cli.Command {
 				Value: 5e-4, Usage: "oracles: SGD weight decay"},
 			&cli.IntFlag{Name: "train-batch-size", Destination: &o.trainBatchSize,
 				Value: 128, Usage: "oracles: examples per step",
-				Action: clilog.InRange("train-batch-size", 1, clilog.MaxBatchSize, "")},
+				Action: inRange("train-batch-size", 1, maxBatchSize, "")},
 			&cli.StringFlag{Name: "train-augment", Destination: &o.trainAugment,
 				Value: "none", Usage: "oracles: augmentation, as --augment"},
 			&cli.Uint64Flag{Name: "oracle-seed", Destination: &o.oracleSeed, Usage: "oracle k trains with seed oracle-seed + k"},
@@ -88,12 +87,12 @@ func scoreCommand() *cli.Command {
 					"with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of " +
 					"which must be set"},
 			&cli.IntFlag{Name: "shards", Destination: &o.shards, Usage: "number of shards, at most 2K (0: run every " +
-				"task, then score)", Action: clilog.ShardsAtMost("k", 2, "the audit's tasks")},
+				"task, then score)", Action: shardsAtMost("k", 2, "the audit's tasks")},
 			&cli.BoolFlag{Name: "gather", Destination: &o.gather, Usage: "run no task: score a folder whose tasks are all done"},
 			&cli.BoolFlag{Name: "keep-models", Destination: &o.keepModels, Usage: "keep every model under <results>/models/"},
 			&cli.IntFlag{Name: "bootstrap", Destination: &o.bootstrap, Value: 200, Usage: "bootstrap resamples of the models " +
 				"for the intervals",
-				Action: clilog.InRange("bootstrap", math.MinInt, scoring.MaxResamples, " resamples")},
+				Action: inRange("bootstrap", math.MinInt, scoring.MaxResamples, " resamples")},
 			&cli.Uint64Flag{Name: "bootstrap-seed", Destination: &o.bootstrapSeed, Usage: "seed of the bootstrap"},
 		),
 		Action: action(o),
@@ -110,10 +109,10 @@ func (o *scoreOptions) run(c *cli.Context) error {
 		return err
 	}
 	jp, hp := scoring.Paths(o.results, o.json, o.html)
-	err = outs.CheckResults(c, "results", scoring.Entries,
+	err = outs.checkResults(c, "results", o.gather, scoring.Entries,
 		outfile.Output{Flag: "json", Path: jp}, outfile.Output{Flag: "html", Path: hp})
 	if err == nil && o.oracles != "" {
-		err = outs.CheckResults(c, "oracles", scoring.Entries)
+		err = outs.checkResults(c, "oracles", o.gather, scoring.Entries)
 	}
 	if err != nil {
 		return err

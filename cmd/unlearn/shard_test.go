@@ -14,7 +14,7 @@ import (
 )
 
 // TestShardIndex: where a sharded run takes its shard from (the commands'
-// Before hook, clilog.CheckFlagValues, sets --shard). --shard wins;
+// Before hook, checkFlagValues, sets --shard). --shard wins;
 // otherwise, with --shards, $JOB_COMPLETION_INDEX (Kubernetes) or
 // $SLURM_ARRAY_TASK_ID (Slurm), read strictly as decimal; both set and
 // different is refused, and so is neither; without --shards neither is

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/internal/clilog"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -95,8 +94,8 @@ func (o *trainOptions) run(c *cli.Context) error {
 	if job.Augment, err = parseAugment(o.augment, ""); err != nil {
 		return err
 	}
-	outputs := append(clilog.FlagOutputs(c, "out"), clilog.ModelData("out", out))
-	if err := clilog.Check(outputs, outs.Inputs(c)); err != nil {
+	outputs := append(flagOutputs(c, "out"), modelData("out", out))
+	if err := checkOutputs(outputs, outs.inputs(c)); err != nil {
 		return err
 	}
 	if job.Runtime, err = o.rt.options(true); err != nil {

@@ -288,7 +288,7 @@ func (o *methodOpts) run(c *cli.Context) error {
 		return err
 	}
 	o.outputs(s)
-	if err := outs.CheckRun(c, s.Out, s.MetricsPath, s.ReportPath); err != nil {
+	if err := outs.checkRun(c, s.Out, s.MetricsPath, s.ReportPath, o.out == "", o.metrics == ""); err != nil {
 		return err
 	}
 	suite, err := o.suite(true)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/unlearn-tool/unlearn/internal/clilog"
+	"github.com/unlearn-tool/unlearn/internal/eventlog"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/internal/textio"
@@ -12,14 +12,14 @@ import (
 
 // stepLog streams a step's log events into its folder as JSON lines, in
 // the format of the command line's --log-format json ({"time", "level",
-// "event", ...}, the same clilog.Logger): the library's steps (localize,
+// "event", ...}, the same eventlog.Logger): the library's steps (localize,
 // unlearn, train, epoch), progress at most once a second per stage, the
 // result, or the error that ended the step. A long step can be watched
 // (tail -f) and a failed one read afterwards.
 type stepLog struct {
 	f   *os.File
 	w   *textio.ErrWriter
-	log *clilog.Logger
+	log *eventlog.Logger
 }
 
 func createLog(path string) (*stepLog, error) {
@@ -33,7 +33,7 @@ func createLog(path string) (*stepLog, error) {
 		return nil, err
 	}
 	w := &textio.ErrWriter{W: f}
-	return &stepLog{f: f, w: w, log: &clilog.Logger{W: w, JSON: true}}, nil
+	return &stepLog{f: f, w: w, log: &eventlog.Logger{W: w, JSON: true}}, nil
 }
 
 // info logs a step of the library (unlearn.Job.Info, RetrainJob.Info).

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/internal/clilog"
+	"github.com/unlearn-tool/unlearn/internal/eventlog"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -17,7 +17,7 @@ import (
 // flags (the device is the experiment command's own flag).
 func TestStepErrorNamesKeys(t *testing.T) {
 	var buf bytes.Buffer
-	l := &stepLog{log: &clilog.Logger{W: &buf, JSON: true}}
+	l := &stepLog{log: &eventlog.Logger{W: &buf, JSON: true}}
 	err := l.fail("run DEL (seed 0)", fmt.Errorf("%w: %w", unlearn.ErrSettings,
 		setting.Errorf("epoch-fraction", " 0.001 of the 900-example retain set is 0.9 examples a round")))
 	if !errors.Is(err, unlearn.ErrSettings) {

@@ -1,4 +1,4 @@
-package clilog
+package main
 
 import (
 	"errors"
@@ -16,22 +16,23 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/taskindex"
 )
 
-// MaxThreadsPerCore bounds --threads: more intra-op threads than a few per
+// maxThreadsPerCore bounds --threads: more intra-op threads than a few per
 // core only add contention, and a huge count creates that many OS threads.
-const MaxThreadsPerCore = 4
+const maxThreadsPerCore = 4
 
-// MaxBatchSize bounds --batch-size; batches are also never larger than the
+// maxBatchSize bounds --batch-size; batches are also never larger than the
 // examples they hold, so memory follows the data, not the flag.
-const MaxBatchSize = 1 << 20
+const maxBatchSize = 1 << 20
 
-// CheckFlagValues refuses, before any work, a numeric flag of c that is
+// checkFlagValues refuses, before any work, a numeric flag of c that is
 // not a finite number (NaN or ±Inf parse as floats, and NaN compares false
 // with every bound, so it would slip past later checks or be taken for
-// "unset"), a --threads beyond MaxThreadsPerCore per core and a
-// --batch-size beyond MaxBatchSize. Then, for a command with --shard run
+// "unset"), a --threads beyond maxThreadsPerCore per core and a
+// --batch-size beyond maxBatchSize. Then, for a command with --shard run
 // with --shards and without --shard, it sets --shard to the batch engine's
-// task index, and checks the shard (checkShard). Its errors wrap ErrUsage.
-func CheckFlagValues(c *cli.Context) error {
+// task index, and checks the shard (checkShard). Its errors are usage
+// errors.
+func checkFlagValues(c *cli.Context) error {
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
 		if !c.IsSet(name) {
@@ -45,20 +46,21 @@ func CheckFlagValues(c *cli.Context) error {
 		case *cli.IntFlag:
 			v, cores := c.Int(name), runtime.NumCPU()
 			switch {
-			case name == "threads" && v > MaxThreadsPerCore*cores:
-				return usagef("--threads %d: at most %d on this machine (%d per core, %d cores)", v, MaxThreadsPerCore*cores, MaxThreadsPerCore, cores)
-			case name == "batch-size" && v > MaxBatchSize:
-				return usagef("--batch-size %d: at most %d", v, MaxBatchSize)
+			case name == "threads" && v > maxThreadsPerCore*cores:
+				return usagef("--threads %d: at most %d on this machine (%d per core, %d cores)",
+					v, maxThreadsPerCore*cores, maxThreadsPerCore, cores)
+			case name == "batch-size" && v > maxBatchSize:
+				return usagef("--batch-size %d: at most %d", v, maxBatchSize)
 			}
 		}
 	}
 	return checkShard(c)
 }
 
-// InRange is the Action of an integer flag that must lie in [lo, hi] (lo
+// inRange is the Action of an integer flag that must lie in [lo, hi] (lo
 // math.MinInt: at most hi), checked before the command runs; why ends the
 // error's text.
-func InRange(name string, lo, hi int, why string) func(*cli.Context, int) error {
+func inRange(name string, lo, hi int, why string) func(*cli.Context, int) error {
 	return func(_ *cli.Context, v int) error {
 		switch {
 		case lo == math.MinInt && v > hi:
@@ -82,7 +84,8 @@ func InRange(name string, lo, hi int, why string) func(*cli.Context, int) error 
 // Without --shards the variables are not read: a Slurm array task (or an
 // Indexed Job pod) may run a whole audit, e.g. one method per task.
 func checkShard(c *cli.Context) error {
-	if c.Command == nil || !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return f.Names()[0] == "shard" }) {
+	hasShard := func(f cli.Flag) bool { return f.Names()[0] == "shard" }
+	if c.Command == nil || !slices.ContainsFunc(c.Command.Flags, hasShard) {
 		return nil
 	}
 	shards, shard := c.Int("shards"), c.Int("shard")
@@ -106,42 +109,45 @@ func checkShard(c *cli.Context) error {
 	case err != nil:
 		return usagef("%s (--shards %d without --shard takes this run's shard from it)", setting.Render(err), shards)
 	case !ok:
-		return usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one task of %s (they set $JOB_COMPLETION_INDEX and $SLURM_ARRAY_TASK_ID)",
+		return usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one "+
+			"task of %s (they set $JOB_COMPLETION_INDEX and $SLURM_ARRAY_TASK_ID)",
 			shards, shards, taskindex.Array(shards))
 	case i >= shards:
-		return usagef("$%s=%d: no such shard of --shards %d (shards are 0 to %d); run the shards as %s", from, i, shards, shards-1, taskindex.Array(shards))
+		return usagef("$%s=%d: no such shard of --shards %d (shards are 0 to %d); run the shards as %s",
+			from, i, shards, shards-1, taskindex.Array(shards))
 	}
 	return c.Set("shard", strconv.Itoa(i))
 }
 
-// ShardsAtMost is the Action of a --shards flag whose run shares per ×
+// shardsAtMost is the Action of a --shards flag whose run shares per ×
 // --flag work units (what names them: "the audit's tasks") round robin:
 // more shards than units would leave shards with nothing to run, which a
 // batch engine reports as success, so it is refused, saying how many to
 // run instead.
-func ShardsAtMost(flag string, per int, what string) func(*cli.Context, int) error {
+func shardsAtMost(flag string, per int, what string) func(*cli.Context, int) error {
 	return func(c *cli.Context, shards int) error {
 		if n := per * c.Int(flag); n > 0 && shards > n {
-			return usagef("--shards %d: more shards than %s (%d > %d, %d per --%s), so %d shards would run nothing; give --shards %d or fewer, run as %s",
+			return usagef("--shards %d: more shards than %s (%d > %d, %d per --%s), so %d shards would run "+
+				"nothing; give --shards %d or fewer, run as %s",
 				shards, what, shards, n, per, flag, shards-n, n, taskindex.Array(n))
 		}
 		return nil
 	}
 }
 
-// ErrPanic marks a panic turned into an error by RunRecovered.
-var ErrPanic = errors.New("internal error")
+// errPanic marks a panic turned into an error by runRecovered.
+var errPanic = errors.New("internal error")
 
-// RunRecovered runs the app and turns a panic of the command's goroutine
+// runRecovered runs the app and turns a panic of the command's goroutine
 // into an error (with the stack on one line) after calling cleanup, so that
 // the run still ends with one error line, or one JSON error event with
 // --log-format json, and its temporary files removed.
-func RunRecovered(app *cli.App, args []string, cleanup func()) (err error) {
+func runRecovered(app *cli.App, args []string, cleanup func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			cleanup()
 			stack := strings.Join(strings.Fields(string(debug.Stack())), " ")
-			err = fmt.Errorf("%w: %v; please report it with the command line (stack: %s)", ErrPanic, r, stack)
+			err = fmt.Errorf("%w: %v; please report it with the command line (stack: %s)", errPanic, r, stack)
 		}
 	}()
 	return app.Run(args)

@@ -1,4 +1,4 @@
-package clilog
+package eventlog
 
 import (
 	"encoding/json"

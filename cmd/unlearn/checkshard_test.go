@@ -1,7 +1,6 @@
-package clilog
+package main
 
 import (
-	"errors"
 	"io"
 	"os"
 	"strings"
@@ -53,9 +52,9 @@ func TestCheckShard(t *testing.T) {
 			}
 			got := -1
 			app := &cli.App{Writer: io.Discard, ErrWriter: io.Discard, ExitErrHandler: func(*cli.Context, error) {},
-				Commands: []*cli.Command{{Name: "score", Before: CheckFlagValues,
+				Commands: []*cli.Command{{Name: "score", Before: checkFlagValues,
 					Flags: []cli.Flag{&cli.IntFlag{Name: "k", Value: 2}, &cli.IntFlag{Name: "shard"}, &cli.BoolFlag{Name: "gather"},
-						&cli.IntFlag{Name: "shards", Action: ShardsAtMost("k", 2, "the audit's tasks")}},
+						&cli.IntFlag{Name: "shards", Action: shardsAtMost("k", 2, "the audit's tasks")}},
 					Action: func(c *cli.Context) error {
 						got = c.Int("shard")
 						return nil
@@ -67,7 +66,7 @@ func TestCheckShard(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrUsage) || got != -1 {
+			if !isUsage(err) || got != -1 {
 				t.Fatalf("ran shard %d, error %v; want a usage error before the command", got, err)
 			}
 			for _, s := range tc.err {

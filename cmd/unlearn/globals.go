@@ -1,12 +1,12 @@
-package clilog
+package main
 
 import "strings"
 
-// Globals are the options for unattended use that every command takes
+// globals are the options for unattended use that every command takes
 // anywhere on its command line: --config FILE, --log-format text|json and
 // --quiet (-q). A config file may also give log-format and quiet; the
 // command line wins.
-type Globals struct {
+type globals struct {
 	Config      string // the --config file; "" without one
 	Format      string // "text" unless --log-format gave another value
 	FormatGiven bool   // --log-format was on the command line
@@ -14,12 +14,12 @@ type Globals struct {
 	QuietGiven  bool // --quiet was on the command line
 }
 
-// SplitGlobals takes the global options out of args (args[0] is the
+// splitGlobals takes the global options out of args (args[0] is the
 // program) and returns the rest in order. keepConfig leaves --config in
 // args, for a command whose own flag it is. A --config or --log-format at
-// the end without its value is an ErrUsage.
-func SplitGlobals(args []string, keepConfig bool) ([]string, Globals, error) {
-	g := Globals{Format: "text"}
+// the end without its value is a usage error.
+func splitGlobals(args []string, keepConfig bool) ([]string, globals, error) {
+	g := globals{Format: "text"}
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -51,10 +51,10 @@ func SplitGlobals(args []string, keepConfig bool) ([]string, Globals, error) {
 	return out, g, nil
 }
 
-// FromConfig takes log-format and quiet out of a config file's arguments
-// (ConfigArgs' --name=value), applying them unless the command line gave
+// fromConfig takes log-format and quiet out of a config file's arguments
+// (readConfigArgs' --name=value), applying them unless the command line gave
 // them, and returns the other arguments.
-func (g *Globals) FromConfig(args []string) []string {
+func (g *globals) fromConfig(args []string) []string {
 	var kept []string
 	for _, a := range args {
 		name, val, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")

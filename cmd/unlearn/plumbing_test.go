@@ -1,11 +1,10 @@
-package clilog
+package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -16,60 +15,25 @@ import (
 	"time"
 )
 
-func TestLoggerTextAndJSON(t *testing.T) {
-	var b bytes.Buffer
-	l := &Logger{W: &b, Prefix: "tool: error: "}
-	l.Info("step", "doing it", "n", 1)
-	l.Result("result", "n", 1) // text mode: results go to tables, not stderr
-	l.Fail("bad", 1)
-	if got := b.String(); got != "doing it\ntool: error: bad\n" {
-		t.Errorf("text: %q", got)
-	}
-	b.Reset()
-	l.JSON = true
-	l.Info("step", "doing it", "n", 1)
-	l.Bar("stage")(3, 3)
-	l.Fail("bad", 2)
-	var events []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("not JSON: %q", line)
-		}
-		events = append(events, m)
-	}
-	if len(events) != 3 || events[0]["msg"] != "doing it" || events[0]["n"] != 1.0 || events[1]["event"] != "progress" ||
-		events[2]["level"] != "error" || events[2]["exit_code"] != 2.0 {
-		t.Errorf("events %v", events)
-	}
-	b.Reset()
-	l.Quiet = true
-	l.Info("step", "x")
-	l.Bar("stage")(1, 1)
-	if b.Len() != 0 {
-		t.Errorf("quiet wrote %q", b.String())
-	}
-}
-
 func TestConfigArgs(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "run.yaml")
 	os.WriteFile(p, []byte("model: m.onnx\nmean: [0.5, 0.25]\nseed: 3\n"), 0o644)
 	names := map[string]bool{"model": true, "mean": true, "seed": true}
-	args, err := ConfigArgs(p, names, []string{"model", "mean", "seed"})
+	args, err := readConfigArgs(p, names, []string{"model", "mean", "seed"})
 	if err != nil || !slices.Equal(args, []string{"--mean=0.5,0.25", "--model=m.onnx", "--seed=3"}) {
 		t.Errorf("args %v, %v", args, err)
 	}
 	os.WriteFile(p, []byte("modle: m.onnx\n"), 0o644)
-	_, err = ConfigArgs(p, names, []string{"seed", "model"})
-	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `"modle"`) || !strings.Contains(err.Error(), "model, seed") {
+	_, err = readConfigArgs(p, names, []string{"seed", "model"})
+	if !isUsage(err) || !strings.Contains(err.Error(), `"modle"`) || !strings.Contains(err.Error(), "model, seed") {
 		t.Errorf("unknown key: %v", err)
 	}
 	os.WriteFile(p, []byte("model:\n  a: 1\n"), 0o644)
-	if _, err = ConfigArgs(p, names, nil); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "mapping") {
+	if _, err = readConfigArgs(p, names, nil); !isUsage(err) || !strings.Contains(err.Error(), "mapping") {
 		t.Errorf("a mapping: %v", err)
 	}
-	if _, err = ConfigArgs("/dev/zero", names, nil); err == nil || errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err = readConfigArgs("/dev/zero", names, nil); err == nil || isUsage(err) || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a device: %v", err)
 	}
 }
@@ -77,13 +41,25 @@ func TestConfigArgs(t *testing.T) {
 // TestInterruptsExitABlockedCommand: a cancellable command that does not
 // return after SIGTERM (blocked in a call that cannot be interrupted) is
 // exited after Grace, with Cleanup first; while Busy (committing its
-// outputs) the exit waits. The context is cancelled at once.
+// outputs) the exit waits. The context is cancelled at once. It sends
+// SIGTERM to its own process, which the command's handler (installed by
+// other tests' in-process runs) would answer by exiting the test binary,
+// so it runs in a child process of its own (signalChildVar).
 func TestInterruptsExitABlockedCommand(t *testing.T) {
+	if os.Getenv(signalChildVar) != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestInterruptsExitABlockedCommand$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), signalChildVar+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestInterruptsExitABlockedCommand") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
 	exited := make(chan time.Time, 2)
 	var cleaned atomic.Bool
 	var busy atomic.Bool
 	busy.Store(true)
-	in := &Interrupts{Grace: 200 * time.Millisecond, Cleanup: func() { cleaned.Store(true) },
+	in := &signalWatch{Grace: 200 * time.Millisecond, Cleanup: func() { cleaned.Store(true) },
 		Busy: busy.Load, Exit: func() { exited <- time.Now() }}
 	in.Watch()
 	defer signal.Reset(syscall.SIGTERM, os.Interrupt)
@@ -112,40 +88,29 @@ func TestInterruptsExitABlockedCommand(t *testing.T) {
 }
 
 func TestSplitGlobals(t *testing.T) {
-	out, g, err := SplitGlobals([]string{"unlearn", "eval", "--config", "c.yaml", "-q", "--model", "m.onnx", "--log-format=json", "-", "--"}, false)
+	out, g, err := splitGlobals([]string{"unlearn", "eval", "--config", "c.yaml", "-q", "--model", "m.onnx", "--log-format=json", "-", "--"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"unlearn", "eval", "--model", "m.onnx", "-", "--"}; !slices.Equal(out, want) {
 		t.Errorf("rest %q, want %q", out, want)
 	}
-	if g != (Globals{Config: "c.yaml", Format: "json", FormatGiven: true, Quiet: true, QuietGiven: true}) {
+	if g != (globals{Config: "c.yaml", Format: "json", FormatGiven: true, Quiet: true, QuietGiven: true}) {
 		t.Errorf("globals %+v", g)
 	}
 	// experiment's own --config stays.
-	out, g, err = SplitGlobals([]string{"unlearn", "experiment", "--config", "e.yaml"}, true)
+	out, g, err = splitGlobals([]string{"unlearn", "experiment", "--config", "e.yaml"}, true)
 	if err != nil || g.Config != "" || !slices.Equal(out, []string{"unlearn", "experiment", "--config", "e.yaml"}) {
 		t.Errorf("keepConfig: %q %+v %v", out, g, err)
 	}
-	if _, _, err := SplitGlobals([]string{"unlearn", "--log-format"}, false); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--log-format needs a value") {
+	if _, _, err := splitGlobals([]string{"unlearn", "--log-format"}, false); !isUsage(err) || !strings.Contains(err.Error(), "--log-format needs a value") {
 		t.Errorf("missing value: %v", err)
 	}
 	// The command line wins over the config file.
-	g = Globals{Format: "text", Quiet: true, QuietGiven: true}
-	kept := g.FromConfig([]string{"--log-format=json", "--quiet=false", "--seed=3"})
+	g = globals{Format: "text", Quiet: true, QuietGiven: true}
+	kept := g.fromConfig([]string{"--log-format=json", "--quiet=false", "--seed=3"})
 	if g.Format != "json" || !g.Quiet || !slices.Equal(kept, []string{"--seed=3"}) {
 		t.Errorf("FromConfig: %+v, kept %q", g, kept)
-	}
-}
-
-// TestPace: no rate in a stage's first second (a first step over
-// microseconds read as 35,804,196/s), then the rate and the time left.
-func TestPace(t *testing.T) {
-	if got := pace(1, 100, 30*time.Microsecond); got != "" {
-		t.Errorf("first step: %q", got)
-	}
-	if got := pace(20, 100, 10*time.Second); got != "  2.0/s, about 40s left" {
-		t.Errorf("20 of 100 in 10 s: %q", got)
 	}
 }
 
@@ -162,15 +127,25 @@ func TestInRange(t *testing.T) {
 		{math.MinInt, -5, ""},
 		{math.MinInt, 11, "--k 11: at most 10 models"},
 	} {
-		err := InRange("k", c.lo, 10, " models")(nil, c.v)
+		err := inRange("k", c.lo, 10, " models")(nil, c.v)
 		if c.want == "" {
 			if err != nil {
 				t.Errorf("%d: %v", c.v, err)
 			}
 			continue
 		}
-		if err == nil || err.Error() != c.want || !errors.Is(err, ErrUsage) {
+		if err == nil || err.Error() != c.want || !isUsage(err) {
 			t.Errorf("%d: %v, want the usage error %q", c.v, err, c.want)
 		}
 	}
 }
+
+// isUsage reports whether err is a usage error (exit code 2).
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}
+
+// signalChildVar marks the child process of TestInterruptsExitABlockedCommand,
+// which TestMain runs without building the command.
+const signalChildVar = "UNLEARN_TEST_SIGNAL_CHILD"

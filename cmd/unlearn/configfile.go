@@ -1,7 +1,6 @@
-package clilog
+package main
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -12,31 +11,21 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
-// ErrUsage marks a config file that names an unknown key or gives a value
-// no flag can take: a usage error (exit code 2), not a failed run.
-var ErrUsage = errors.New("usage")
-
-// usageError is an ErrUsage with its message.
-type usageError struct{ msg string }
-
-func (u usageError) Error() string        { return u.msg }
-func (u usageError) Is(target error) bool { return target == ErrUsage }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
-
-// ConfigArgs reads a YAML mapping of flag names to values (at most 1 MB,
+// readConfigArgs reads a YAML mapping of flag names to values (at most 1 MB,
 // a regular file) and returns them as --name=value arguments, sorted by
-// name, lists joined with commas. names are the flags the command takes,
+// name, lists joined with commas; an unknown key or a value no flag can
+// take is a usage error. names are the flags the command takes,
 // each with its aliases; listed are the names an error shows (the first
 // name of each flag a config file may set).
-func ConfigArgs(path string, names map[string]bool, listed []string) ([]string, error) {
+func readConfigArgs(path string, names map[string]bool, listed []string) ([]string, error) {
 	b, err := fsread.File(path, "config file", 1<<20)
 	if err != nil {
 		return nil, fmt.Errorf("--config: %w", err)
 	}
 	var doc map[string]any
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("--config %s: not a YAML mapping of flag names to values: %v", path, strings.ReplaceAll(err.Error(), "\n", " "))
+		return nil, fmt.Errorf("--config %s: not a YAML mapping of flag names to values: %v",
+			path, strings.ReplaceAll(err.Error(), "\n", " "))
 	}
 	keys := make([]string, 0, len(doc))
 	for k := range doc {
@@ -47,7 +36,8 @@ func ConfigArgs(path string, names map[string]bool, listed []string) ([]string, 
 	for _, k := range keys {
 		if !names[k] {
 			listed = slices.Sorted(slices.Values(listed))
-			return nil, usagef("--config %s: unknown key %q for this command (keys are its flag names: %s)", path, k, strings.Join(listed, ", "))
+			return nil, usagef("--config %s: unknown key %q for this command (keys are its flag names: %s)",
+				path, k, strings.Join(listed, ", "))
 		}
 		var s string
 		switch v := doc[k].(type) {
