@@ -68,8 +68,9 @@ type Spec struct {
 	// unknown, as for exported artifacts). Where ONNX Runtime's kernel for
 	// an op runs on one thread or slows down with more, the graph switches
 	// to multithreaded equivalents from the count where they win:
-	// BatchNormalization's affine maps from mtAffineThreads, stacks of
-	// small transposes from 2 (rewriteBatchedTransposes).
+	// BatchNormalization's affine maps from mtAffineThreads, and, in
+	// lowering/cpu's pass over the built graph, stacks of small transposes
+	// from 2.
 	Threads int
 	// GradChannels, when set, restricts the weight gradient of the named
 	// parameters to the listed output channels (ascending, distinct): the
@@ -665,7 +666,9 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 			}
 		}
 	}
-	b.rewriteBatchedTransposes(outputs)
+	if f, ok := b.lower().(lowering.Finisher); ok {
+		f.Finish(emitter{b}, b.g, outputs)
+	}
 	b.g.Outputs = outputs
 	if err := b.g.Validate(); err != nil {
 		return nil, fmt.Errorf("autodiff: generated graph is invalid: %w", err)

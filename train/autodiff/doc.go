@@ -101,16 +101,15 @@
 // had emitted them. lowering.Plain (Conv, ConvTranspose, the convolution
 // trick) is the default and what cuda runs; train/lowering/cpu chooses per
 // shape among the forms ONNX Runtime's CPU kernels run fastest (Winograd,
-// the windowed weight gradients, NCHWc). Three choices that depend on the
-// CPU thread pool stay here, each computing the same values as the plain
-// graph:
+// the windowed weight gradients, NCHWc) and, once the graph is built,
+// rewrites stacks of small Transposes for its thread pool
+// (lowering.Finisher). Two choices that depend on the CPU stay here, each
+// computing the same values as the plain graph:
 //
 //   - foldscale.go: a per-channel factor of dY (BatchNormalization's input
 //     gradient) folded into the Conv's filter instead of a pass over dY;
-//   - rules_nn.go: BatchNormalization's affine maps as a depthwise Conv from
-//     mtAffineThreads threads;
-//   - lower_transpose.go: stacks of small Transposes rewritten into
-//     multithreaded equivalents (Spec.Threads ≥ 2) after the graph is built.
+//   - rules_nn.go: BatchNormalization's affine maps as a depthwise Conv
+//     on large planes, and from mtAffineThreads threads as a Mul and an Add.
 //
 // The timings behind each choice are in bench/RESULTS.md (bench/conv_forms.sh
 // and bench/trainstep reproduce them); the comments state the rule and its

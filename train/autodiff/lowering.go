@@ -91,6 +91,7 @@ func (e emitter) Unsqueeze(x *graph.Value, axes []int64) *graph.Value {
 func (e emitter) ReduceSum(x *graph.Value, axes []int64, keep bool) *graph.Value {
 	return e.b.reduceSum(x, axes, keep)
 }
+func (e emitter) Threads() int                     { return e.b.spec.Threads }
 func (e emitter) Shape(v *graph.Value) []int64     { return e.b.shape(v) }
 func (e emitter) DType(v *graph.Value) graph.DType { return e.b.dtype(v) }
 

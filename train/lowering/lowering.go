@@ -36,6 +36,14 @@ type Lowering interface {
 	ConvWeightGrad(e Emitter, X, G *graph.Value, geo shapes.Geom, ws []int64) *graph.Value
 }
 
+// Finisher is implemented by a Lowering that also rewrites the built
+// graph: autodiff calls Finish once every node is emitted, before the
+// graph's outputs are set (outputs are the values they will be), with the
+// Emitter still emitting into g.
+type Finisher interface {
+	Finish(e Emitter, g *graph.Graph, outputs []*graph.Value)
+}
+
 // Checker is implemented by a Lowering whose settings can be wrong;
 // autodiff calls Check before it builds.
 type Checker interface {
@@ -73,6 +81,9 @@ type Emitter interface {
 	// an unknown rank); DType its element type.
 	Shape(v *graph.Value) []int64
 	DType(v *graph.Value) graph.DType
+	// Threads is the intra-op thread count the graph will run with
+	// (autodiff.Spec.Threads; 0: unknown).
+	Threads() int
 	// Memo returns the value stored under key by an earlier call, or
 	// makes, stores and returns it: a lowering's per-graph cache (the
 	// Winograd transform of an input the forward and the weight gradient

@@ -113,6 +113,12 @@ func (l Lowering) ConvInputGrad(e lowering.Emitter, G, W *graph.Value, geo shape
 	return (&builder{e, l}).convInputGrad(G, W, geo, xs)
 }
 
+// Finish rewrites the built graph for ONNX Runtime's CPU thread pool
+// (rewriteBatchedTransposes).
+func (l Lowering) Finish(e lowering.Emitter, g *graph.Graph, outputs []*graph.Value) {
+	(&builder{e, l}).rewriteBatchedTransposes(g, outputs)
+}
+
 // ConvWeightGrad emits dW (convWeightGrad).
 func (l Lowering) ConvWeightGrad(e lowering.Emitter, X, G *graph.Value, geo shapes.Geom, ws []int64) *graph.Value {
 	return (&builder{e, l}).convWeightGrad(X, G, geo, ws)

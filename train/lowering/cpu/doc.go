@@ -15,6 +15,9 @@
 //     (Lowering.NCHWcBlock, opt-in), the polyphase input gradient for
 //     strided layers, and the forward's choice among direct, Winograd and
 //     NCHWc.
+//   - transposes.go: a pass over the built graph (Finish) that rewrites
+//     stacks of small Transposes into multithreaded equivalents when the
+//     graph runs on 2 threads or more.
 //
 // The timings behind each choice are in bench/RESULTS.md (bench/conv_forms.sh
 // and bench/trainstep reproduce them); the comments state the rule and its

@@ -1,4 +1,4 @@
-package autodiff
+package cpu
 
 import (
 	"slices"
@@ -11,8 +11,9 @@ import (
 // the product costs 2·min(A, B) flops per element moved.
 const batchedTransposeMaxI = 32
 
-// rewriteBatchedTransposes replaces, when the graph runs on 2 threads or
-// more (Spec.Threads), every float Transpose that swaps two groups of
+// rewriteBatchedTransposes replaces, in the built graph g (outputs: its
+// outputs), when it runs on 2 threads or more (autodiff.Spec.Threads),
+// every float Transpose that swaps two groups of
 // trailing axes under leading batch axes — [b…, A…, B…] → [b…, B…, A…],
 // a stack of small matrix transposes such as a ViT's attention heads
 // [N, 17, 4, 16] → [N, 4, 16, 17] — by a product with an identity
@@ -33,20 +34,20 @@ const batchedTransposeMaxI = 32
 // left to the same fusion, unless they transpose a Transpose: ONNX
 // Runtime merges the two first, and the merged one is not a swap of the
 // last two axes (a ViT's backward of its attention's key transposes).
-func (b *builder) rewriteBatchedTransposes(outputs []*graph.Value) {
-	if b.spec.Threads < 2 {
+func (b *builder) rewriteBatchedTransposes(g *graph.Graph, outputs []*graph.Value) {
+	if b.Threads() < 2 {
 		return
 	}
 	changed := false
-	for _, n := range slices.Clone(b.g.Nodes()) {
+	for _, n := range slices.Clone(g.Nodes()) {
 		if n.OpType != "Transpose" || !n.IsDefaultDomain() {
 			continue
 		}
 		x, y := n.Input(0), n.Output(0)
-		if b.dtype(x) != graph.Float || slices.Contains(outputs, y) {
+		if b.DType(x) != graph.Float || slices.Contains(outputs, y) {
 			continue
 		}
-		xs, perm := b.shape(x), n.AttrInts("perm", nil)
+		xs, perm := b.Shape(x), n.AttrInts("perm", nil)
 		if xs == nil || len(perm) != len(xs) {
 			continue
 		}
@@ -74,22 +75,22 @@ func (b *builder) rewriteBatchedTransposes(outputs []*graph.Value) {
 		for _, p := range perm[k:] {
 			out = append(out, xs[p])
 		}
-		t := b.transpose(b.reshape(x, []int64{-1, A, B}), []int64{0, 2, 1})
+		t := b.Transpose(b.Reshape(x, []int64{-1, A, B}), []int64{0, 2, 1})
 		var m *graph.Value
 		if A <= B {
-			m = b.op1("MatMul", []*graph.Value{t, b.eye(A)})
+			m = b.Op1("MatMul", []*graph.Value{t, b.eye(A)})
 		} else {
-			m = b.op1("MatMul", []*graph.Value{b.eye(B), t})
+			m = b.Op1("MatMul", []*graph.Value{b.eye(B), t})
 		}
-		b.g.ReplaceAllUsesWith(y, b.reshape(m, out))
-		if err := b.g.RemoveNode(n); err != nil {
-			b.fail("autodiff: rewriting %v: %v", n, err)
+		g.ReplaceAllUsesWith(y, b.Reshape(m, out))
+		if err := g.RemoveNode(n); err != nil {
+			b.Fail("autodiff: rewriting %v: %v", n, err)
 		}
 		changed = true
 	}
 	if changed {
-		if err := b.g.SortTopologically(); err != nil {
-			b.fail("autodiff: rewriting Transposes: %v", err)
+		if err := g.SortTopologically(); err != nil {
+			b.Fail("autodiff: rewriting Transposes: %v", err)
 		}
 	}
 }
@@ -145,5 +146,5 @@ func (b *builder) eye(n int64) *graph.Value {
 	for i := range n {
 		v[i*n+i] = 1
 	}
-	return b.constF(graph.Float, []int64{n, n}, v)
+	return b.ConstF(graph.Float, []int64{n, n}, v)
 }
