@@ -25,7 +25,7 @@ cases=$(cat <<'LIST'
 5, 6, 11 ; cmd/unlearn ; TestBadInputMatrix/flags ; huge --batch-size and --threads, NaN and Inf in numeric flags are usage errors before any work
 7 ; data ; TestImageFolderErrors/huge-header ; PNG headers claiming 30000×30000 are refused before decoding
 8 ; internal/fsread ; TestFileRefusesWhatIsNotARegularFile TestFileLimit ; devices, FIFOs and folders are refused without reading; size limits hold
-9 ; internal/clilog ; TestInterruptsExitABlockedCommand ; a command blocked in an uninterruptible call (an ONNX Runtime session being built) is exited 10 s after the first SIGTERM, with its temporaries removed, unless it is putting its outputs in place
+9 ; cmd/unlearn ; TestInterruptsExitABlockedCommand ; a command blocked in an uninterruptible call (an ONNX Runtime session being built) is exited 10 s after the first SIGTERM, with its temporaries removed, unless it is putting its outputs in place
 10 ; internal/outfile ; TestLockDir ; runs writing one folder take turns from the metrics' write to the model's rename
 12 ; data ; TestIDXErrors/trailing_bytes TestImageFolderErrors/symlinked_class_folder TestParseIDs ; IDX trailing bytes refused; symlinked class folders followed in both splits; a UTF-8 BOM accepted
 13 ; internal/outfile ; TestCheckRefusesNamesWithoutRoomForTemporaries ; an output name without room for its temporaries is refused before the work
@@ -48,10 +48,10 @@ cases=$(cat <<'LIST'
 45.8 ; experiment ; TestMarkdownEscapesNames ; names with a pipe, a line break, a `<script>` tag, an ampersand or a backtick stay one cell in every RESULTS.md table and open no tag or code span
 45.8 ; experiment/runner ; TestCutRecordRepairedAndNamesEscaped ; end to end: a cut last record no longer stops the grid (warned, repaired), RESULTS.md escapes the title and method name, a record out of range stops the report naming file:line:field
 45.8 ; experiment/runner ; TestScoreJSONChecked ; a score.json read back for RESULTS.md with a forget accuracy of 5.0043, an SVC share of 1e308 or a KLoM bound of −1e300 is refused naming the field; every committed score.json passes
-45.9 ; internal/clilog ; TestCheckShard ; --shards N with no --shard and no task index, an empty or 0x1 index, a negative --shards, a shard outside [0, N) and more shards than the audit's 2K tasks are usage errors before the command runs, saying what to set (--shard, the Indexed Job's completions, sbatch --array)
+45.9 ; cmd/unlearn ; TestCheckShard ; --shards N with no --shard and no task index, an empty or 0x1 index, a negative --shards, a shard outside [0, N) and more shards than the audit's 2K tasks are usage errors before the command runs, saying what to set (--shard, the Indexed Job's completions, sbatch --array)
 45.9 ; experiment/runner ; TestShardChecked ; more shards than the config's seeds (shards that would run nothing) and a negative --shards are errors in the experiment (exit 2), naming both counts
 45.9 ; unlearn/scoring ; TestCheckShards ; the library refuses the same for callers that skip the command line: more shards than 2K, a negative count, a shard outside [0, N)
-45.9 ; internal/clilog ; TestFailNamesTheProgramOnce ; an error of the unlearn package reads "unlearn: error: invalid input: ..." with the program named once, in text and JSON
+45.9 ; internal/eventlog ; TestFailNamesTheProgramOnce ; an error of the unlearn package reads "unlearn: error: invalid input: ..." with the program named once, in text and JSON
 45.9 ; cmd/unlearn ; TestShardIndex TestShardFromSlurm ; end to end: score and experiment exit 2 for a shard past --shards from $SLURM_ARRAY_TASK_ID or --shard, a sharded run with no shard, a negative --shards and more shards than work units (the matrix's "flags" rows have the same cases)
 45.10 ; internal/outfile ; TestCheckResultsDirTestsTheFolder TestCheckResultsDirReadOnlyMount ; an existing results folder must be writable itself, not its parent (a volume at /results), a folder only read (--gather) need not be, on a real read-only bind mount (unshare -m) and with a stand-in probe
 45.10 ; unlearn/scoring ; TestGatherWritesOnlyItsOutputs ; gathering a finished audit with --json and --html elsewhere writes nothing into its folder
