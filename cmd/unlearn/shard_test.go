@@ -44,21 +44,7 @@ func TestShardIndex(t *testing.T) {
 		{"huge", []string{"--shards", "4"}, "-", "99999999999999999999", 0, []string{"$SLURM_ARRAY_TASK_ID", "range"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for name, v := range map[string]string{"JOB_COMPLETION_INDEX": tc.job, "SLURM_ARRAY_TASK_ID": tc.slurm} {
-				t.Setenv(name, v)
-				if v == "-" {
-					os.Unsetenv(name)
-				}
-			}
-			got := -1
-			app := &cli.App{Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{{
-				Name: "score", Before: checkFlagValues,
-				Flags: []cli.Flag{&cli.IntFlag{Name: "shards"}, &cli.IntFlag{Name: "shard"}},
-				Action: func(c *cli.Context) error {
-					got = c.Int("shard")
-					return nil
-				}}}}
-			gotErr := app.Run(append([]string{"unlearn", "score"}, tc.args...))
+			got, gotErr := runShardApp(t, tc.job, tc.slurm, tc.args, &cli.IntFlag{Name: "shards"}, &cli.IntFlag{Name: "shard"})
 			if tc.err == nil {
 				if gotErr != nil || got != tc.want {
 					t.Fatalf("shard %d, error %v; want %d", got, gotErr, tc.want)
@@ -207,22 +193,9 @@ func TestCheckShard(t *testing.T) {
 			[]string{"--shards 1000000000: more shards than the audit's tasks (1000000000 > 32, 2 per --k), so 999999968 shards would run nothing", "give --shards 32 or fewer", "completions: 32", "--array=0-31"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for name, v := range map[string]string{"JOB_COMPLETION_INDEX": tc.job, "SLURM_ARRAY_TASK_ID": tc.slurm} {
-				t.Setenv(name, v)
-				if v == "-" {
-					os.Unsetenv(name)
-				}
-			}
-			got := -1
-			app := &cli.App{Writer: io.Discard, ErrWriter: io.Discard, ExitErrHandler: func(*cli.Context, error) {},
-				Commands: []*cli.Command{{Name: "score", Before: checkFlagValues,
-					Flags: []cli.Flag{&cli.IntFlag{Name: "k", Value: 2}, &cli.IntFlag{Name: "shard"}, &cli.BoolFlag{Name: "gather"},
-						&cli.IntFlag{Name: "shards", Action: shardsAtMost("k", 2, "the audit's tasks")}},
-					Action: func(c *cli.Context) error {
-						got = c.Int("shard")
-						return nil
-					}}}}
-			err := app.Run(append([]string{"unlearn", "score"}, tc.args...))
+			got, err := runShardApp(t, tc.job, tc.slurm, tc.args, &cli.IntFlag{Name: "k", Value: 2},
+				&cli.IntFlag{Name: "shard"}, &cli.BoolFlag{Name: "gather"},
+				&cli.IntFlag{Name: "shards", Action: shardsAtMost("k", 2, "the audit's tasks")})
 			if tc.err == nil {
 				if err != nil || got != tc.want {
 					t.Fatalf("shard %d, error %v; want shard %d", got, err, tc.want)
@@ -239,4 +212,27 @@ func TestCheckShard(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runShardApp runs a "score" command with flags and the commands' Before
+// hook (checkFlagValues) on args, with $JOB_COMPLETION_INDEX and
+// $SLURM_ARRAY_TASK_ID set to job and slurm ("-": unset), and returns the
+// shard the command saw (−1: it did not run) and the error.
+func runShardApp(t *testing.T, job, slurm string, args []string, flags ...cli.Flag) (int, error) {
+	t.Helper()
+	for name, v := range map[string]string{"JOB_COMPLETION_INDEX": job, "SLURM_ARRAY_TASK_ID": slurm} {
+		t.Setenv(name, v)
+		if v == "-" {
+			os.Unsetenv(name)
+		}
+	}
+	got := -1
+	app := &cli.App{Writer: io.Discard, ErrWriter: io.Discard, ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{{Name: "score", Before: checkFlagValues, Flags: flags,
+			Action: func(c *cli.Context) error {
+				got = c.Int("shard")
+				return nil
+			}}}}
+	err := app.Run(append([]string{"unlearn", "score"}, args...))
+	return got, err
 }
