@@ -20,8 +20,8 @@ func OriginalKey(baseSum, dataSum string, train Recipe, seed uint64) string {
 }
 
 // IDsFile is the ids file of a forget set for a seed: a comment line that
-// describes the draw, then one id per line. Its text is hashed into
-// IDsKey, so its format is part of every oracle's and run's key.
+// describes the draw, then one id per line. A drawn set's text is hashed
+// into IDsKey, so its format is part of every oracle's and run's key.
 func IDsFile(fs ForgetSet, seed uint64, ids []int) string {
 	var b strings.Builder
 	if fs.Kind == "file" {
@@ -35,8 +35,16 @@ func IDsFile(fs ForgetSet, seed uint64, ids []int) string {
 	return b.String()
 }
 
-// IDsKey keys a forget set by its ids file's text (IDsFile).
-func IDsKey(idsFile string) string { return Key(idsFile) }
+// IDsKey keys a forget set of a seed by what it holds, never by where it
+// was read: a drawn set by its ids file's text (IDsFile), a set read from
+// a file (kind "file") by its name, the seed and its ids (sorted), so that
+// moving the file or the folder it sits in keeps every key.
+func IDsKey(fs ForgetSet, seed uint64, ids []int) string {
+	if fs.Kind == "file" {
+		return Key("ids", fs.Name, seed, ids)
+	}
+	return Key(IDsFile(fs, seed, ids))
+}
 
 // OracleKey keys the oracle of a forget set: OriginalKey's parts and the
 // forget set's IDsKey.
@@ -55,9 +63,11 @@ func OutsideOracleKey(oracleSum, dataSum string, seed uint64, idsKey string) str
 // name as records hold it) for its training time alone.
 func OracleTimeKey(oracleKey, machine string) string { return Key(oracleKey, machine) }
 
-// OriginalRef keys the model a seed's runs unlearn by its path (the
-// config's model, or the original's path under out/runs/) and the seed.
-func OriginalRef(path string, seed uint64) string { return Key(path, seed) }
+// OriginalRef keys the model a seed's runs unlearn by its identity and the
+// seed: id is the config's model's SHA-256, or the OriginalKey of an
+// original the runner trains. It never holds a path, so that a results
+// folder can move without its records becoming cache misses.
+func OriginalRef(id string, seed uint64) string { return Key("original-ref", id, seed) }
 
 // RunKey keys one run of method m at budget (0: none) for a seed and
 // forget set, against its original (OriginalRef) and oracle (OracleKey),

@@ -19,10 +19,37 @@ func TestKeysPinned(t *testing.T) {
 		{"fixed run", RunKey(fixed, 0.1, 2, "ids", "orig", "oracle", false, 4, recommended), "03ecd76b224eb2e6"},
 		{"auto run", RunKey(auto, 0.3, 2, "ids", "orig", "oracle", true, 4, recommended), "21399358e5f18582"},
 		{"default run", RunKey(def, 0, 2, "ids", "orig", "oracle", false, 4, recommended), "5048550e03fcebf6"},
-		{"ids file", IDsKey(IDsFile(ForgetSet{Name: "x", Kind: "iid", Fraction: 0.1}, 2, []int{1, 5, 9})), "c299375311aed7f2"},
+		{"ids file", IDsKey(ForgetSet{Name: "x", Kind: "iid", Fraction: 0.1}, 2, []int{1, 5, 9}), "c299375311aed7f2"},
+		// Content keys (November 2026): a set read from a file and the
+		// model a grid unlearns, keyed without their paths.
+		{"ids from a file", IDsKey(ForgetSet{Name: "x", Kind: "file", IDs: "a/x-seed{seed}.txt"}, 2, []int{1, 5, 9}), "06fd5b827639c8d0"},
+		{"original ref", OriginalRef("0e0960831d89e917", 2), "b898e8b560367d72"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s key %s, want %s: the cache keys changed", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestKeysHoldNoPaths: a forget set read from a file keys the same wherever
+// the file is, and changes with its ids, name or seed.
+func TestKeysHoldNoPaths(t *testing.T) {
+	fs := ForgetSet{Name: "x", Kind: "file", IDs: "experiments/a/x-seed{seed}.txt"}
+	moved := fs
+	moved.IDs = "/elsewhere/x-seed{seed}.txt"
+	k := IDsKey(fs, 2, []int{1, 5, 9})
+	if got := IDsKey(moved, 2, []int{1, 5, 9}); got != k {
+		t.Errorf("moved ids file: key %s, want %s", got, k)
+	}
+	renamed := fs
+	renamed.Name = "y"
+	for name, other := range map[string]string{
+		"other ids":  IDsKey(fs, 2, []int{1, 5, 8}),
+		"other seed": IDsKey(fs, 3, []int{1, 5, 9}),
+		"other name": IDsKey(renamed, 2, []int{1, 5, 9}),
+	} {
+		if other == k {
+			t.Errorf("%s: the same key %s", name, k)
 		}
 	}
 }

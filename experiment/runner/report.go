@@ -86,7 +86,7 @@ func (r *state) report() (*Outcome, error) {
 	md.WriteString("training seconds on the same machine; ★ marks the localized method (strategy other than full) closest to the oracle.\n")
 	md.WriteString(table)
 	if len(r.missing) > 0 {
-		fmt.Fprintf(&md, "\nNot in the tables yet (their oracles are not trained): %s.\n", experiment.MarkdownText(strings.Join(r.missing, "; ")))
+		fmt.Fprintf(&md, "\nNot in the tables yet (their models are not trained): %s.\n", experiment.MarkdownText(strings.Join(r.missing, "; ")))
 	}
 	if len(names) > 0 {
 		md.WriteString("\n")

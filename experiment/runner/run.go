@@ -386,15 +386,39 @@ func (r *state) grid(ctx context.Context) error {
 		// The original is trained when the first run of its seed needs it:
 		// a seed whose runs all have records needs no model at all.
 		orig := experiment.SeedPath(cfg.Model, seed)
-		var origDir string
+		var origDir, origID string
 		if orig == "" {
 			sum, err := baseKey()
 			if err != nil {
 				return err
 			}
-			origDir = filepath.Join(cfg.Out, "runs", "original-"+experiment.OriginalKey(sum, dataSum, cfg.Train, seed))
+			origID = experiment.OriginalKey(sum, dataSum, cfg.Train, seed)
+			origDir = filepath.Join(cfg.Out, "runs", "original-"+origID)
 			orig = filepath.Join(origDir, "model.onnx")
+		} else {
+			sum, err := fsread.HashPath(orig)
+			if errors.Is(err, os.ErrNotExist) && (r.job.ReportOnly || r.dryRun) {
+				// A report or a dry run without the model (a fresh clone,
+				// where models are not committed) takes the SHA-256 its
+				// training script's sidecar records.
+				var side *sidecar
+				if side, err = readSidecar(orig, "", false); errors.Is(err, os.ErrNotExist) {
+					// Not trained yet: its forget sets are left out, named.
+					for _, fs := range cfg.ForgetSets {
+						r.missing = append(r.missing, fmt.Sprintf("%s, seed %d", fs.Name, seed))
+					}
+					r.say(fmt.Sprintf("original (seed %d)", seed), "not trained yet (no "+filepath.Base(strings.TrimSuffix(orig, filepath.Ext(orig)))+".json)", "")
+					continue
+				} else if err == nil {
+					sum = side.ONNXSHA256
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("model of seed %d: %w", seed, err)
+			}
+			origID = sum
 		}
+		origRef := experiment.OriginalRef(origID, seed)
 		origReady := origDir == ""
 		needOrig := func() error {
 			if origReady {
@@ -426,7 +450,7 @@ func (r *state) grid(ctx context.Context) error {
 				}
 			}
 			fset := forgetSet{ForgetSet: fs, ids: ids, path: idsPath}
-			idsKey := experiment.IDsKey(idsFile)
+			idsKey := experiment.IDsKey(fs, seed, ids)
 			var okey string
 			outside := experiment.SeedPath(fs.Oracle, seed)
 			var side *sidecar
@@ -499,7 +523,6 @@ func (r *state) grid(ctx context.Context) error {
 				}
 				return timedS, nil
 			}
-			origRef := experiment.OriginalRef(orig, seed)
 			if sc := cfg.Score; sc != nil && seed == sc.Seed && slices.Contains(sc.ForgetSets, fs.Name) {
 				r.scoreTargets = append(r.scoreTargets, scoreTarget{fs: fset, seed: seed, orig: orig, needOrig: needOrig,
 					okey: okey, idsKey: idsKey, origRef: origRef})

@@ -51,13 +51,15 @@ methods:
 `}
 
 // TestGridKeysPinned lists the grid of two configs (a dry run, which
-// writes nothing) and checks the keys of representative steps against the
-// values cmd/unlearn's subprocess runner computed for the same configs
-// before the runner moved here: oracles, fixed rows with and without a
-// budget, a row with a strategy and algorithm instead of a method, auto
-// rows, default rows, a trained and a given original, with and without
-// the attacks. Committed results.jsonl files are cached by these keys; a
-// changed key silently reruns their grid. The default rows' keys hold
+// writes nothing) and checks the keys of representative steps against
+// pinned values: oracles, fixed rows with and without a budget, a row with
+// a strategy and algorithm instead of a method, auto rows, default rows, a
+// trained and a given original, with and without the attacks. Committed
+// results.jsonl files are cached by these keys; a changed key silently
+// reruns their grid. The oracles' keys are those cmd/unlearn's subprocess
+// runner computed; the runs' keys changed once, on purpose, when they
+// stopped holding the original's path (content keys, November 2026; the
+// committed records were re-keyed then). The default rows' keys hold
 // unlearn.RecommendedString() and the auto rows' unlearn.AutoVersion by
 // design: changing either changes them (and this test) on purpose.
 func TestGridKeysPinned(t *testing.T) {
@@ -66,26 +68,26 @@ func TestGridKeysPinned(t *testing.T) {
 		"oracle non-iid (seed 0)":              "f213596658da1c74",
 		"oracle iid (seed 3)":                  "7f3af3d6d61318db",
 		"oracle non-iid (seed 3)":              "ad09da01b793b00b",
-		"Finetune on iid (seed 0)":             "9be7dc1e9a58e45e",
-		"Finetune on non-iid (seed 3)":         "83cc96db7189d314",
-		"DEL α=0.05 on iid (seed 0)":           "08989595679aec1b",
-		"DEL α=0.3 on iid (seed 0)":            "1c20c3ae3dbaace4",
-		"DEL α=0.05 on non-iid (seed 3)":       "d6e92ff06d124da7",
-		"DEL α=0.3 on non-iid (seed 0)":        "22fab29755026465",
-		"SSD on iid (seed 0)":                  "6809d5af3d422ce6",
-		"SSD on non-iid (seed 3)":              "a44fd7480b2c5e73",
-		"Mine α=0.3 on iid (seed 0)":           "3b6c8cd5f9a5cb6e",
-		"Mine α=0.3 on non-iid (seed 3)":       "bf8999987bd87083",
-		"DEL (auto) α=0.3 on iid (seed 0)":     "a3c42096ab0944ae",
-		"DEL (auto) α=0.3 on non-iid (seed 3)": "8453aad20798970a",
-		"Finetune (auto) on iid (seed 0)":      "a55343acf8eba819",
-		"Finetune (auto) on non-iid (seed 3)":  "168b0bdcf4d37d12",
-		"Default on iid (seed 0)":              "f3d190205ac3d8fc",
-		"Default on non-iid (seed 3)":          "5a768f133f8ebeb1",
+		"Finetune on iid (seed 0)":             "c24ab2b8456af9a3",
+		"Finetune on non-iid (seed 3)":         "8059ab5b61cf2290",
+		"DEL α=0.05 on iid (seed 0)":           "9651d6108857bf48",
+		"DEL α=0.3 on iid (seed 0)":            "850299de9412c141",
+		"DEL α=0.05 on non-iid (seed 3)":       "4616f7cf103cf4c5",
+		"DEL α=0.3 on non-iid (seed 0)":        "20350d2ab08c66d8",
+		"SSD on iid (seed 0)":                  "1034a77d48e02e06",
+		"SSD on non-iid (seed 3)":              "54d5fff4ebda91b0",
+		"Mine α=0.3 on iid (seed 0)":           "0fa76b959b656f38",
+		"Mine α=0.3 on non-iid (seed 3)":       "ad1c9d6314038e73",
+		"DEL (auto) α=0.3 on iid (seed 0)":     "b58007dc63904ec2",
+		"DEL (auto) α=0.3 on non-iid (seed 3)": "b8243fa06ecd3a21",
+		"Finetune (auto) on iid (seed 0)":      "63037476486a7d6a",
+		"Finetune (auto) on non-iid (seed 3)":  "11e5a64c599a6c89",
+		"Default on iid (seed 0)":              "50190bf7caaceeae",
+		"Default on non-iid (seed 3)":          "379061ec372d55e0",
 	}, {
 		"oracle few (seed 7)":      "f5140aaf70cfb32f",
-		"NegGrad+ on few (seed 7)": "524dc26baa8c9ff7",
-		"Default on few (seed 7)":  "eed881457cb1e54c",
+		"NegGrad+ on few (seed 7)": "1a5092c915d84bcc",
+		"Default on few (seed 7)":  "345f2c1dece3c858",
 	}}
 	wantSteps := []int{4 + 2*2*8, 1 + 2}
 	if got := unlearn.RecommendedString(); got != "--method del --budget 0.1 --depth-floor 0.4 --schedule auto (auto rule 9)" {
@@ -257,9 +259,12 @@ func TestOutsideModels(t *testing.T) {
 	copyFile("../../testdata/demo/forget_nonIID.txt", filepath.Join(dir, "forget-seed4.txt"))
 	oracleSum, err1 := fsread.HashPath("../../testdata/demo/oracle_resnet_small.onnx")
 	dataSum, err2 := fsread.HashPath("../../testdata/fashion")
-	if err := errors.Join(err1, err2); err != nil {
+	origSum, err3 := fsread.HashPath("../../testdata/resnet_small_train.onnx")
+	if err := errors.Join(err1, err2, err3); err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile(filepath.Join(dir, "original-seed4.json"), []byte(fmt.Sprintf(`{"train_s": 99, "threads": 2, "machine": "m", "onnx_sha256": %q, "data_sha256": %q}`,
+		origSum, dataSum)), 0o644)
 	for i, c := range []struct {
 		machine string
 		threads int
@@ -323,7 +328,8 @@ methods:
 			t.Errorf("oracle forget accuracy %.4f, want the demo oracle's 0.6975", f)
 		}
 		// The report needs neither the data nor the models: its keys come
-		// from the sidecar.
+		// from the sidecars. Without the original's sidecar, its seed is
+		// named as not trained yet.
 		cfg.Data = filepath.Join(dir, "absent")
 		os.Rename(filepath.Join(dir, "original-seed4.onnx"), filepath.Join(dir, "moved.onnx"))
 		os.Rename(filepath.Join(sub, "oracle-seed4.onnx"), filepath.Join(sub, "moved.onnx"))
@@ -331,16 +337,43 @@ methods:
 		if err != nil || !strings.Contains(out.Table, "SSD") {
 			t.Errorf("report without data and models: %v", err)
 		}
+		os.Rename(filepath.Join(dir, "original-seed4.json"), filepath.Join(dir, "moved.json"))
+		out, err = Run(context.Background(), Job{Config: cfg, ReportOnly: true})
+		md, _ := os.ReadFile(filepath.Join(cfg.Out, "RESULTS.md"))
+		if err != nil || strings.Contains(out.Table, "SSD") || !strings.Contains(string(md), "not trained): outside, seed 4.") {
+			t.Errorf("report without the original and its sidecar: %v; RESULTS.md:\n%s", err, md)
+		}
+		os.Rename(filepath.Join(dir, "moved.json"), filepath.Join(dir, "original-seed4.json"))
 		os.Rename(filepath.Join(dir, "moved.onnx"), filepath.Join(dir, "original-seed4.onnx"))
+		os.Rename(filepath.Join(sub, "moved.onnx"), filepath.Join(sub, "oracle-seed4.onnx"))
 	}
-	// A model that is not the one its sidecar names is refused before any
-	// work, naming both files.
-	sub := filepath.Join(dir, "0")
-	copyFile("../../testdata/resnet_small_train.onnx", filepath.Join(sub, "oracle-seed4.onnx"))
-	cfg, err := experiment.Load(filepath.Join(sub, "exp.yaml"))
+	// The keys hold no paths: the whole experiment moved (config, ids,
+	// models, out folder) finds every step cached.
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	dir, old := moved, dir
+	sub0 := filepath.Join(moved, "0")
+	y, err := os.ReadFile(filepath.Join(sub0, "exp.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile(filepath.Join(sub0, "exp.yaml"), []byte(strings.ReplaceAll(string(y), old, moved)), 0o644)
+	cfg, err := experiment.Load(filepath.Join(sub0, "exp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Step: func(what, state, key string) {
+		states = append(states, what+": "+state)
+	}}); err != nil || len(states) != 2 || strings.Count(strings.Join(states, "\n"), "cached") != 2 {
+		t.Errorf("the moved experiment: %v; steps %q, want both cached", err, states)
+	}
+	// A model that is not the one its sidecar names is refused before any
+	// work, naming both files.
+	sub := sub0
+	copyFile("../../testdata/resnet_small_train.onnx", filepath.Join(sub, "oracle-seed4.onnx"))
 	cfg.Out = filepath.Join(dir, "out-changed")
 	_, err = Run(context.Background(), Job{Config: cfg})
 	if err == nil || !strings.Contains(err.Error(), "oracle-seed4.json") || !strings.Contains(err.Error(), "changed after its sidecar") {
@@ -385,6 +418,13 @@ func TestReportNamesUntrainedOracles(t *testing.T) {
 	if err := os.WriteFile(ids, []byte("0\n1\n2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	orig, err := os.ReadFile("../../testdata/resnet_small_train.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "original-seed0.onnx"), orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := filepath.Join(dir, "exp.yaml")
 	if err = os.WriteFile(p, []byte(fmt.Sprintf(`title: in progress
 data: %s
@@ -418,7 +458,7 @@ methods:
 		t.Fatalf("report: %v", err)
 	}
 	b, err := os.ReadFile(filepath.Join(cfg.Out, "RESULTS.md"))
-	if err != nil || !strings.Contains(string(b), "Not in the tables yet (their oracles are not trained): iid, seed 0.") {
+	if err != nil || !strings.Contains(string(b), "Not in the tables yet (their models are not trained): iid, seed 0.") {
 		t.Errorf("RESULTS.md (%v):\n%s", err, b)
 	}
 	if _, err := Run(context.Background(), Job{Config: cfg, ConfigPath: p}); err == nil || !strings.Contains(err.Error(), "seed0") {
