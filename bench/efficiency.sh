@@ -6,7 +6,7 @@
 #   bench/efficiency.sh [--data DIR] [--threads N] [--out DIR] [--methods "del-fixed del-auto ..."]
 #                       [--train-size 60000] [--epochs 5]
 #
-# Trains an original model with the recipe of experiments/fashion-mnist.yaml
+# Trains an original model with the recipe of regimes/fashion-mnist.yaml
 # (small ResNet, 5 epochs, all 60,000 Fashion-MNIST training images), draws
 # an IID forget set of 10 % (6,000 ids, fixed random source), retrains the
 # oracle without it, and runs each method on the original. For each it prints

@@ -18,7 +18,7 @@
 # Why parts: at most 64 MiB travels to a GPU machine per call (the working
 # tree, about 22 MiB, included), and it has no network. `split` packs
 # .ort-gpu/ (`make ort-gpu`: 258 MB), the CPU library .ort/ (`make ort`), the
-# ResNet-18 regime's data experiments/resnet18/work/fmnist32.npz (22 MB, made
+# ResNet-18 regime's data regimes/resnet18/work/fmnist32.npz (22 MB, made
 # from Debian's Fashion-MNIST, which the GPU machine lacks) and prebuilt,
 # stripped binaries (bin/unlearn, bin/trainstep, bin/onnxrt.test, for a
 # machine without Go) into one xz archive (about 190 MiB), and splits it into
@@ -66,7 +66,7 @@
 #      fixed short recipe (--epochs 2 --no-mia) on cuda and on cpu: forget,
 #      retain and test accuracy of each, their difference (stated tolerance:
 #      1.5 points, as `make demo-threads`), wall time of each
-#   7. the ResNet-18 regime's script (experiments/resnet18/train.py) trains
+#   7. the ResNet-18 regime's script (regimes/resnet18/train.py) trains
 #      the seed-0 original and its IID oracle on cuda (R18_EPOCHS, default
 #      the recipe's 15), and the default unlearns the original on cuda with
 #      that oracle: Δ forget and Δ test against the oracle, the unlearning's
@@ -86,7 +86,7 @@ PARTS=.gpu-parts
 STAGE=.gpu-stage
 GPU_FILES=(libonnxruntime.so libonnxruntime_providers_shared.so libonnxruntime_providers_cuda.so)
 R18=bench/models/resnet18_cifar.onnx
-NPZ=experiments/resnet18/work/fmnist32.npz
+NPZ=regimes/resnet18/work/fmnist32.npz
 
 die() {
   echo "gpu_check: $*" >&2
@@ -105,8 +105,8 @@ split_mode() {
   ./scripts/fetch-ort.sh
   ./scripts/fetch-ort-gpu.sh
   if [ ! -f "$NPZ" ]; then
-    echo "gpu_check: making $NPZ (experiments/resnet18/train.py data)" >&2
-    /usr/bin/python3 experiments/resnet18/train.py data >&2
+    echo "gpu_check: making $NPZ (regimes/resnet18/train.py data)" >&2
+    /usr/bin/python3 regimes/resnet18/train.py data >&2
   fi
   echo "gpu_check: building bin/unlearn, bin/trainstep, bin/onnxrt.test (stripped)" >&2
   go build -trimpath -ldflags='-s -w' -o bin/unlearn ./cmd/unlearn
@@ -337,15 +337,15 @@ PY
   done
 
   # 7. The ResNet-18 regime's own script on dev: an original and its IID
-  # oracle (seed 0) trained there by experiments/resnet18/train.py with the
+  # oracle (seed 0) trained there by regimes/resnet18/train.py with the
   # regime's recipe (R18_EPOCHS epochs), then the original unlearned by the
   # default on dev with that oracle: time against the oracle's training, Δ
   # against the oracle. The dry run trains on 200 images for one epoch.
-  local rdir="$W/r18" npz="$NPZ" forget=experiments/resnet18/forget/iid-seed0.txt r18ep f s7 chance=""
+  local rdir="$W/r18" npz="$NPZ" forget=regimes/resnet18/forget/iid-seed0.txt r18ep f s7 chance=""
   mkdir -p "$rdir"
   if [ "$dry" = 1 ]; then
     r18ep=1 npz="$W/small.npz" forget="$W/forget.txt" chance=--allow-chance # one epoch on 200 images is near chance
-    $py - "$NPZ" "$npz" experiments/resnet18/forget/iid-seed0.txt "$forget" <<'PY' 2>>"$log" || true
+    $py - "$NPZ" "$npz" regimes/resnet18/forget/iid-seed0.txt "$forget" <<'PY' 2>>"$log" || true
 import sys, numpy as np
 z = np.load(sys.argv[1])
 np.savez(sys.argv[2], x_train=z["x_train"][:200], y_train=z["y_train"][:200], x_test=z["x_test"][:100], y_test=z["y_test"][:100])
@@ -358,7 +358,7 @@ PY
   skip regime || for f in "" iid; do
     s7=$(now)
     if UNLEARN_R18_MODELS="$rdir" UNLEARN_R18_CACHE="$rdir/cache" UNLEARN_R18_DATA="$npz" PYTHONUNBUFFERED=1 timeout 300 \
-      $py experiments/resnet18/train.py train --seed 0 ${f:+--forget $f} --device "$dev" --threads "$gthreads" --epochs "$r18ep" >>"$log" 2>&1; then
+      $py regimes/resnet18/train.py train --seed 0 ${f:+--forget $f} --device "$dev" --threads "$gthreads" --epochs "$r18ep" >>"$log" 2>&1; then
       echo "gpu_check: trained ${f:-original} in $(since "$s7") s" >&2
     else
       row "ResNet-18 regime" "FAILED" "train.py train --forget ${f:-none} --device $dev; see log.txt"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Trains the ResNet-18 regime's twelve models (issue 42) on a GPU machine and
 # brings them back, for a session that is lent one: on this host's CPU one
-# model takes about 2 h a core (experiments/resnet18/NOTES.md), on an H200
+# model takes about 2 h a core (regimes/resnet18/NOTES.md), on an H200
 # about 80 s. Modes:
 #
 #   bench/r18_gpu.sh train [--dry-run]   there: every model of seeds 0-2 with train.py's
@@ -10,14 +10,14 @@
 #   bench/r18_gpu.sh fetch NAME          there: NAME's pieces and sidecar into $OUT (one
 #                                        model a call: 45 MB, and 64 MiB come back a call)
 #   bench/r18_gpu.sh assemble DIR        here: the pieces in DIR (a call's files_at) joined
-#                                        into experiments/resnet18/models/NAME.onnx (or
+#                                        into regimes/resnet18/models/NAME.onnx (or
 #                                        $UNLEARN_R18_MODELS), checked against the sidecar's
 #                                        sha256, the sidecar beside it
 #
-# The calls, back to back (the machine keeps experiments/resnet18/work/ between
+# The calls, back to back (the machine keeps regimes/resnet18/work/ between
 # calls while held; it is released after ~30 s idle):
 #
-#   run(command="bench/r18_gpu.sh train", carry=["experiments/resnet18/work/fmnist32.npz"], timeout_s=540)
+#   run(command="bench/r18_gpu.sh train", carry=["regimes/resnet18/work/fmnist32.npz"], timeout_s=540)
 #   run(command="bench/r18_gpu.sh fetch original-seed0")     then, here: bench/r18_gpu.sh assemble <files_at>
 #   ...                                                   one call per model (12)
 #
@@ -27,8 +27,8 @@
 # epoch, on the CPU, seed 0 only, to check the commands here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STORE=experiments/resnet18/work/gpu
-NPZ=experiments/resnet18/work/fmnist32.npz
+STORE=regimes/resnet18/work/gpu
+NPZ=regimes/resnet18/work/fmnist32.npz
 PIECE=15M
 
 die() {
@@ -49,7 +49,7 @@ train_mode() {
   for s in $seeds; do
     for f in "" iid non-iid class-5; do
       UNLEARN_R18_MODELS="$STORE/models" UNLEARN_R18_CACHE="$STORE/cache" UNLEARN_R18_DATA="$data" PYTHONUNBUFFERED=1 \
-        $py experiments/resnet18/train.py train --seed "$s" ${f:+--forget $f} --device "$dev" --threads 1 "${epochs[@]}" \
+        $py regimes/resnet18/train.py train --seed "$s" ${f:+--forget $f} --device "$dev" --threads 1 "${epochs[@]}" \
         >"$STORE/logs/seed$s-${f:-original}.log" 2>&1 &
       pids+=($!)
     done
@@ -85,7 +85,7 @@ assemble_mode() {
   name=$(basename "$side" .json)
   [[ "$name" =~ ^(original|oracle-(iid|non-iid|class-5))-seed[0-9]+$ ]] || die "$name: not a model of the regime"
   want=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["onnx_sha256"])' "$side")
-  local dest=${UNLEARN_R18_MODELS:-experiments/resnet18/models}
+  local dest=${UNLEARN_R18_MODELS:-regimes/resnet18/models}
   local tmp=$dest/.$name.onnx.tmp
   mkdir -p "$dest"
   cat "$dir/$name.onnx.part-"* >"$tmp"

@@ -6,7 +6,7 @@
 #
 # For two models on the bundled data (testdata/fashion) and the bundled
 # non-IID forget set: the bundled demo (scripts/demo.sh's command with
-# --retrain-epochs) and the small VGG (experiments/archs/vgg_cnn.onnx,
+# --retrain-epochs) and the small VGG (regimes/archs/vgg_cnn.onnx,
 # first trained from scratch on the whole training split with the train
 # command's defaults, since the template is untrained). For each it runs the
 # main command (the default, as the demo does) with --retrain-epochs N and
@@ -101,8 +101,8 @@ row() {
 
 if [ "$report_only" = 0 ]; then
   run demo testdata/resnet_small_train.onnx --oracle testdata/demo/oracle_resnet_small.onnx
-  echo "== vgg: unlearn train --model experiments/archs/vgg_cnn.onnx --from-scratch --epochs $epochs (the original)" >&2
-  $u train --model experiments/archs/vgg_cnn.onnx --data "$data" --from-scratch --epochs "$epochs" --threads "$threads" \
+  echo "== vgg: unlearn train --model regimes/archs/vgg_cnn.onnx --from-scratch --epochs $epochs (the original)" >&2
+  $u train --model regimes/archs/vgg_cnn.onnx --data "$data" --from-scratch --epochs "$epochs" --threads "$threads" \
     --out "$out/vgg_original.onnx" -q
   run vgg "$out/vgg_original.onnx"
   echo "threads $threads, $epochs epochs; $(lscpu | sed -n 's/^Model name: *//p'); $(nproc) cores; load at the end:$(uptime | sed 's/.*load average://')" > "$out/machine.txt"

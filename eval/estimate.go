@@ -30,7 +30,7 @@ import (
 // small (the suite's small-data ResNet: estimate 85.2 % against the
 // oracle's 83.5 % forget accuracy); on an undertrained model with a few
 // hundred examples per class it is not (the bundled demo: 77.6 % against
-// 69.75 %). experiments/*/RESULTS.md measure it per regime.
+// 69.75 %). regimes/*/RESULTS.md measure it per regime.
 
 // PartialClassShare is how much more of a class's training examples than
 // of the whole training split a forget set must take, without taking all

@@ -471,7 +471,7 @@ func TestLoadNotes(t *testing.T) {
 
 // The committed experiment files load under every check of Load.
 func TestCommittedConfigsLoad(t *testing.T) {
-	paths, err := filepath.Glob("../experiments/*.yaml")
+	paths, err := filepath.Glob("../regimes/*.yaml")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no experiment files (%v)", err)
 	}

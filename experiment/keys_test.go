@@ -34,7 +34,7 @@ func TestKeysPinned(t *testing.T) {
 // TestKeysHoldNoPaths: a forget set read from a file keys the same wherever
 // the file is, and changes with its ids, name or seed.
 func TestKeysHoldNoPaths(t *testing.T) {
-	fs := ForgetSet{Name: "x", Kind: "file", IDs: "experiments/a/x-seed{seed}.txt"}
+	fs := ForgetSet{Name: "x", Kind: "file", IDs: "regimes/a/x-seed{seed}.txt"}
 	moved := fs
 	moved.IDs = "/elsewhere/x-seed{seed}.txt"
 	k := IDsKey(fs, 2, []int{1, 5, 9})

@@ -97,7 +97,7 @@ const ReexportAdvice = `torch.onnx.export(model.eval(), x, f, training=torch.onn
 // Note is the warning a run and inspect print for a folded model.
 func (f *FoldedBN) Note() string {
 	return fmt.Sprintf("the export folded BatchNormalization into %d convolution(s) (weights with exporter-made names such as %s, no BatchNormalization node): "+
-		"the parameters lost their state_dict names, and training the folded convolutions without normalization is unstable (a lower learning rate, and on a 141k-parameter CNN a collapse of test accuracy: experiments/folded-bn); "+
+		"the parameters lost their state_dict names, and training the folded convolutions without normalization is unstable (a lower learning rate, and on a 141k-parameter CNN a collapse of test accuracy: regimes/folded-bn); "+
 		"re-export with %s (README \"Exporting from PyTorch\")",
 		f.Convs, f.Example, ReexportAdvice)
 }

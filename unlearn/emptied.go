@@ -15,7 +15,7 @@ const emptiedShare = 0.75
 // (at least emptiedShare of them) while a deeper layer stays partly frozen:
 // the frozen layers were trained to read features that the reset replaced,
 // and only the masked channels and the classifier can adapt. On the small
-// ResNet of experiments/fashion-mnist, a DEL mask of 10 % that took 14 of
+// ResNet of regimes/fashion-mnist, a DEL mask of 10 % that took 14 of
 // the 16 stem channels left the model 7.6 points under the oracle's test
 // accuracy after the fixed 3-epoch recipe (NOTES.md there). It returns ""
 // when no layer is in that state. cls (the classifier, always trained

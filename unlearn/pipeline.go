@@ -524,22 +524,22 @@ const ResolutionForget = 100
 // above the estimate, and the default, its rule met, ended 1.50 points
 // under the 1.37 one's forget accuracy; on the 6,000-example sets
 // (0.7–0.8 points) the oracles lay 0.3–1.0 above it and every default run
-// landed within a point (experiments/fashion-mnist-realistic,
-// experiments/fashion-mnist-default).
+// landed within a point (regimes/fashion-mnist-realistic,
+// regimes/fashion-mnist-default).
 const ResolutionPoint = 0.01
 
 // EstimateBias lists how far (points) the oracles' forget accuracy lay
 // below the oracle estimate's on forget sets that thin classes without
 // removing them (schema.OracleEstimate.Partial), by how many training
 // examples the thinned classes kept, measured on the suite of regimes
-// (README "Which method", experiments/*/RESULTS.md "Flag against miss").
+// (README "Which method", regimes/*/RESULTS.md "Flag against miss").
 // The estimate accounts for a thinned class's smaller share of the data
 // but not for the worse features a model retrained on fewer of its
 // examples learns, so it lies above the oracles: by 0.2–7.9 points where
 // 200 examples were kept (estimate − oracle per run: small ResNet +1.7,
 // +3.5, +2.5; small VGG +3.5, +2.9, +0.2; the demo +7.9), and still by
 // 0.4–1.2 where 3,000 were kept (full Fashion-MNIST, the current default,
-// experiments/fashion-mnist-default: +0.36, +1.19, +1.02), where the
+// regimes/fashion-mnist-default: +0.36, +1.19, +1.02), where the
 // default ended 1.03, 1.42 and 0.97 points above the oracle's forget
 // accuracy and, before this warning covered it, vouched for the first
 // two. So every run on such a forget set raises the estimate-bias
@@ -562,7 +562,7 @@ type BiasPoint struct {
 // reference while forget accuracy says the forget set looks unseen, before
 // the run says its signals disagree. Two oracles retrained with other
 // seeds differ from each other by up to 6.7 MIA points in this project's
-// measurements (experiments/fashion-mnist/oracle-noise), so a gap above
+// measurements (regimes/fashion-mnist/oracle-noise), so a gap above
 // 10 is more than retraining's own noise.
 const MIADisagreement = 0.10
 
@@ -840,7 +840,7 @@ type Prepared struct {
 // (graph.FoldBackBN), every channel with its trained normalization and
 // running statistics, so the output has the input's graph; channels
 // outside the mask change only by their statistics (Audit.FoldedStatistics).
-// Measured in experiments/folded-bn:
+// Measured in regimes/folded-bn:
 // without it the default collapsed on a folded CNN; with it it landed where
 // the same model exported with BatchNormalization kept lands. It does
 // nothing for other models.
@@ -878,7 +878,7 @@ func (p *Prepared) RestoreFoldedBN(s *eval.Suite) error {
 // copy's convolutions, every channel with its trained normalization and
 // running statistics: a channel outside the mask was normalized with batch
 // statistics during training like any other, and keeping its old weights
-// instead broke the model (experiments/folded-bn: test accuracy 83 % in
+// instead broke the model (regimes/folded-bn: test accuracy 83 % in
 // the run, 49 % written). It returns how many elements of the
 // convolutions outside mask changed that way (mask nil: none is outside).
 func (p *Prepared) foldBack(mask map[string][]bool) (int64, error) {

@@ -19,7 +19,7 @@ func goodExperiment(out string) string {
 }
 
 // experimentFixtures writes the experiment files of experimentCases under
-// root/experiments/ (fixture "exp-<name>"; its out folder, which no case
+// root/regimes/ (fixture "exp-<name>"; its out folder, which no case
 // may create, is fixture "exp-<name>-out").
 func experimentFixtures(t *testing.T, fx *badFixtures) {
 	dir := filepath.Join(fx.root, "experiments")

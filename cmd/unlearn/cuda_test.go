@@ -74,7 +74,7 @@ func TestDeviceCUDATrainingRefused(t *testing.T) {
 	for _, args := range [][]string{
 		{"--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--out", out},
 		{"train", "--model", model(t), "--out", out},
-		{"experiment", "--config", "experiments/resnet18.yaml"},
+		{"experiment", "--config", "regimes/resnet18.yaml"},
 	} {
 		cmd := exec.Command(binPath, append(args, "--device", "cuda")...)
 		cmd.Dir = testutil.RepoRoot(t)

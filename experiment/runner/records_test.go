@@ -136,7 +136,7 @@ func TestCutRecordRepairedAndNamesEscaped(t *testing.T) {
 // are checked when read back (issue 45, item 8: a forget accuracy of
 // 500.43 % went into the table); every committed score.json passes.
 func TestScoreJSONChecked(t *testing.T) {
-	files, _ := filepath.Glob("../../experiments/*/score/*/*/score.json")
+	files, _ := filepath.Glob("../../regimes/*/score/*/*/score.json")
 	if len(files) == 0 {
 		t.Fatal("no committed score.json: the test shows nothing")
 	}

@@ -95,7 +95,7 @@ func TestLayers(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		if d.IsDir() {
-			if base := d.Name(); rel != "." && (strings.HasPrefix(base, ".") || base == "testdata" || base == "experiments" || base == "bin" || base == "out") {
+			if base := d.Name(); rel != "." && (strings.HasPrefix(base, ".") || base == "testdata" || base == "regimes" || base == "bin" || base == "out") {
 				return filepath.SkipDir
 			}
 			return nil
@@ -161,7 +161,7 @@ func TestLibraryErrorsNameNoFlags(t *testing.T) {
 		}
 		if d.IsDir() {
 			base := d.Name()
-			if path != root && (strings.HasPrefix(base, ".") || slices.Contains([]string{"testdata", "experiments", "bin", "out", "cmd", "bench"}, base)) {
+			if path != root && (strings.HasPrefix(base, ".") || slices.Contains([]string{"testdata", "regimes", "bin", "out", "cmd", "bench"}, base)) {
 				return filepath.SkipDir
 			}
 			return nil
