@@ -65,12 +65,12 @@ type Spec struct {
 	// which train.EngineSpec chooses on the cpu device.
 	Lowering lowering.Lowering
 	// Threads is the intra-op thread count the graph will run with (0:
-	// unknown, as for exported artifacts). Where ONNX Runtime's kernel for
-	// an op runs on one thread or slows down with more, the graph switches
-	// to multithreaded equivalents from the count where they win:
-	// BatchNormalization's affine maps from mtAffineThreads, and, in
-	// lowering/cpu's pass over the built graph, stacks of small transposes
-	// from 2.
+	// unknown, as for exported artifacts), which the Lowering reads
+	// (lowering.Emitter.Threads): where ONNX Runtime's kernel for an op
+	// runs on one thread or slows down with more, lowering/cpu switches to
+	// multithreaded equivalents from the count where they win
+	// (BatchNormalization's affine maps from cpu.MulAddThreads, stacks of
+	// small transposes from 2).
 	Threads int
 	// GradChannels, when set, restricts the weight gradient of the named
 	// parameters to the listed output channels (ascending, distinct): the

@@ -103,13 +103,12 @@
 // shape among the forms ONNX Runtime's CPU kernels run fastest (Winograd,
 // the windowed weight gradients, NCHWc) and, once the graph is built,
 // rewrites stacks of small Transposes for its thread pool
-// (lowering.Finisher). Two choices that depend on the CPU stay here, each
-// computing the same values as the plain graph:
-//
-//   - foldscale.go: a per-channel factor of dY (BatchNormalization's input
-//     gradient) folded into the Conv's filter instead of a pass over dY;
-//   - rules_nn.go: BatchNormalization's affine maps as a depthwise Conv
-//     on large planes, and from mtAffineThreads threads as a Mul and an Add.
+// (lowering.Finisher). BatchNormalization's affine maps are the
+// lowering's too (lowering.Normalizer: a kernel, a depthwise Conv or a Mul
+// and an Add). One rewrite stays here, valid on every provider and
+// computing the same values as the plain graph: foldscale.go folds a
+// per-channel factor of dY (BatchNormalization's input gradient) into the
+// Conv's filter instead of a pass over dY.
 //
 // The timings behind each choice are in bench/RESULTS.md (bench/conv_forms.sh
 // and bench/trainstep reproduce them); the comments state the rule and its

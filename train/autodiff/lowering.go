@@ -18,6 +18,15 @@ func (b *builder) lower() lowering.Lowering {
 	return b.spec.Lowering
 }
 
+// normalizer is the Lowering's choice of BatchNormalization's affine
+// maps, or Plain's.
+func (b *builder) normalizer() lowering.Normalizer {
+	if n, ok := b.lower().(lowering.Normalizer); ok {
+		return n
+	}
+	return lowering.Plain{}
+}
+
 // fwdConv emits a forward Conv as the Lowering chooses: its own nodes,
 // named as the model's output (the geometry goes to b.fwdGeom, for the
 // rule), or a copy of the model's Conv.
@@ -91,6 +100,7 @@ func (e emitter) Unsqueeze(x *graph.Value, axes []int64) *graph.Value {
 func (e emitter) ReduceSum(x *graph.Value, axes []int64, keep bool) *graph.Value {
 	return e.b.reduceSum(x, axes, keep)
 }
+func (e emitter) Annotate(v *graph.Value)          { e.b.annotate(v) }
 func (e emitter) Threads() int                     { return e.b.spec.Threads }
 func (e emitter) Shape(v *graph.Value) []int64     { return e.b.shape(v) }
 func (e emitter) DType(v *graph.Value) graph.DType { return e.b.dtype(v) }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/train/lowering"
+	"github.com/unlearn-tool/unlearn/train/lowering/cpu"
 )
 
 // conv builds Conv(x[xs], w[ws] (, b)) with attrs; linear in each parameter.
@@ -100,8 +102,8 @@ func TestRulesNN(t *testing.T) { runCases(t, nnCases) }
 // its filter (foldChannelScale) instead of a Mul over the activation: the
 // gradients of x, w, b, γ and β against finite differences, in both modes;
 // with a filter larger than twice the activation the Mul stays. On a plane
-// of depthwiseMinPlane or more, training mode's affine maps are depthwise
-// 1×1 Convs (depthwiseAffine).
+// of cpu.DepthwiseMinPlane or more, the CPU lowering makes training mode's
+// affine maps depthwise 1×1 Convs; Plain keeps BatchNormalization kernels.
 func TestConvFoldsBatchNormScale(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -115,6 +117,7 @@ func TestConvFoldsBatchNormScale(t *testing.T) {
 		{"training", 3, 6, BNTraining, true, false},
 		{"training/large-filter", 5, 6, BNTraining, false, false},
 		{"training/depthwise", 3, 24, BNTraining, true, true},
+		{"training/plain", 3, 24, BNTraining, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFG(t, s, 7)
@@ -131,7 +134,11 @@ func TestConvFoldsBatchNormScale(t *testing.T) {
 			if c.bn == BNTraining {
 				params = []string{"x", "w", "gamma", "beta"} // the bias cancels in batch statistics
 			}
-			art := checkVJP(t, f, z, []int64{2, m, c.hw, c.hw}, params, Spec{BN: c.bn}, f32eps, f32tol)
+			spec := Spec{BN: c.bn}
+			if strings.HasSuffix(c.name, "/plain") {
+				spec.Lowering = lowering.Plain{}
+			}
+			art := checkVJP(t, f, z, []int64{2, m, c.hw, c.hw}, params, spec, f32eps, f32tol)
 			if got := slices.Contains(art.convForms, "scale:folded"); got != c.fold {
 				t.Errorf("scale folded into the Conv: %v, want %v (forms %v)", got, c.fold, art.convForms)
 			}
@@ -148,9 +155,10 @@ func TestConvFoldsBatchNormScale(t *testing.T) {
 	}
 }
 
-// TestBatchNormMultithreaded checks BatchNormalization's lowering for many
-// threads (Spec.Threads ≥ mtAffineThreads: per-channel Mul and Add instead
-// of BatchNormalization kernels) against finite differences, in both modes.
+// TestBatchNormMultithreaded checks BatchNormalization's CPU lowering for
+// many threads (Spec.Threads ≥ cpu.MulAddThreads: per-channel Mul and Add
+// instead of BatchNormalization kernels) against finite differences, in
+// both modes, and that Plain keeps the kernels there.
 func TestBatchNormMultithreaded(t *testing.T) {
 	for i, tc := range nnCases {
 		if !strings.HasPrefix(tc.name, "BatchNormalization/") {
@@ -159,15 +167,21 @@ func TestBatchNormMultithreaded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFG(t, tc.dt, uint64(100+i))
 			out, shape, params := tc.build(f)
-			art := checkVJP(t, f, out, shape, params, Spec{BN: tc.bn, Threads: mtAffineThreads}, f64eps, f64tol)
-			n := 0
-			for _, nd := range art.Model.Graph.Nodes() {
-				if nd.OpType == "BatchNormalization" {
-					n++
+			for _, lw := range []lowering.Lowering{cpu.Lowering{}, lowering.Plain{}} {
+				art := checkVJP(t, f, out, shape, params, Spec{BN: tc.bn, Threads: cpu.MulAddThreads, Lowering: lw}, f64eps, f64tol)
+				n := 0
+				for _, nd := range art.Model.Graph.Nodes() {
+					if nd.OpType == "BatchNormalization" {
+						n++
+					}
 				}
-			}
-			if want := map[BNMode]int{BNInference: 1, BNTraining: 0}[tc.bn]; n != want {
-				t.Errorf("%d BatchNormalization nodes in the training graph, want %d", n, want)
+				want := map[BNMode]int{BNInference: 1, BNTraining: 0}[tc.bn]
+				if _, plain := lw.(lowering.Plain); plain && tc.bn == BNTraining {
+					want = 2 // the forward's and the backward's kernels
+				}
+				if n != want {
+					t.Errorf("%T: %d BatchNormalization nodes in the training graph, want %d", lw, n, want)
+				}
 			}
 		})
 	}

@@ -411,15 +411,14 @@ func bnAxes(r int) []int64 { return append([]int64{0}, iota64(2, r)...) }
 // batch statistics, composed as
 //
 //	μ = ReduceMean(x, axes), xc = x − μ, σ² = ReduceMean(xc·xc, axes), r = 1/√(σ²+ε),
-//	y = BatchNormalization(x, γ, β, μ, σ², ε)          (inference form: x·γr + (β − μγr))
+//	y = (x − μ)·γr + β = x·γr + (β − μγr)
 //
 // with μ and σ² (biased) as the outputs "bn_mean/<scale>", "bn_var/<scale>".
-// The normalization itself is ONNX Runtime's one-pass BatchNormalization
-// kernel on the batch statistics, the x·α + β form PyTorch's CPU kernel
-// uses: five passes over the activation instead of the seven of
-// x̂ = xc·r, y = x̂·γ + β; on large planes a depthwise 1×1 Conv that ONNX
-// Runtime fuses with the ReLU after it (depthwiseAffine), from
-// mtAffineThreads a Mul and an Add. xc is kept for the backward. (σ² as
+// The map y is the Lowering's (lowering.Normalizer): Plain's is ONNX
+// Runtime's one-pass BatchNormalization kernel on the batch statistics,
+// five passes over the activation instead of the seven of x̂ = xc·r,
+// y = x̂·γ + β; package cpu's also a depthwise Conv or a Mul and an Add.
+// xc is kept for the backward. (σ² as
 // ReduceSumSquare(xc)/M would save the product's pass, but with ONNX
 // Runtime's ReduceSumSquare the gradients of testdata/resnet_small_train.onnx
 // miss PyTorch's by more than the 1e-4 that ReduceMean keeps;
@@ -459,20 +458,7 @@ func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 	mean1 := b.emit("Squeeze", []*graph.Value{mean, b.i64(axes...)}, []string{mOut}).Output(0)
 	var1 := b.emit("Squeeze", []*graph.Value{variance, b.i64(axes...)}, []string{vOut}).Output(0)
 	rstd := b.op1("Reciprocal", []*graph.Value{b.op1("Sqrt", []*graph.Value{b.add(var1, b.scalarF(dt, eps))})})
-	var y *graph.Value
-	switch mt, dw := b.mtAffine(), b.depthwiseAffine(x); {
-	case mt || dw:
-		alpha := b.mul(gamma, rstd)
-		shift := b.sub(beta, b.mul(mean1, alpha))
-		if mt {
-			y = b.channelAffine(x, alpha, shift, r, yName)
-		} else {
-			y = b.channelConv(x, alpha, shift, yName)
-		}
-	default:
-		y = b.emit("BatchNormalization", []*graph.Value{x, gamma, beta, mean1, var1}, []string{yName},
-			aF("epsilon", float32(eps))).Output(0)
-	}
+	y := b.normalizer().BNForward(emitter{b}, x, gamma, beta, mean1, var1, rstd, eps, yName)
 	b.vmap[n.Output(0)] = y
 	per := int64(-1)
 	if xs := b.shape(x); xs != nil && shapes.AllKnown(xs[2:]) {
@@ -495,51 +481,6 @@ func fwdBatchNormalization(b *builder, n *graph.Node, p *planned) *graph.Node {
 	return nil
 }
 
-// mtAffineThreads is the intra-op thread count (Spec.Threads) from which
-// the per-channel affine maps of BatchNormalization's lowering are a Mul
-// and an Add, which ONNX Runtime runs on its pool, rather than its one-pass
-// BatchNormalization kernel, which runs on one thread: on 2 threads the
-// kernel is still the faster, from 4 the Mul and the Add overtake it
-// (bench/RESULTS.md, section "A 16-core Xeon: thread scaling").
-const mtAffineThreads = 4
-
-func (b *builder) mtAffine() bool { return b.spec.Threads >= mtAffineThreads }
-
-// depthwiseAffine reports whether the per-channel affine maps of
-// BatchNormalization's lowering on x are depthwise 1×1 Convs (channelConv):
-// float x (ONNX Runtime's Conv has no double kernel) of rank 4, its channel
-// count static and its spatial plane at least depthwiseMinPlane, below
-// mtAffineThreads. ONNX Runtime fuses such a Conv with what follows it: the
-// forward's ReLU, or the residual Add and ReLU after it, and the backward's
-// Add (dY − t as dY + (−t)) into one pass. On 2 threads that wins on
-// 28×28 planes, in the forward and the backward, and loses from 14×14
-// down, more the smaller the plane (ONNX Runtime's depthwise kernel pays
-// per image and channel; bench/RESULTS.md, section "around the
-// convolutions").
-func (b *builder) depthwiseAffine(x *graph.Value) bool {
-	xs := b.shape(x)
-	return !b.mtAffine() && b.dtype(x) == graph.Float && len(xs) == 4 && xs[1] > 0 &&
-		shapes.AllKnown(xs[2:]) && xs[2]*xs[3] >= depthwiseMinPlane
-}
-
-// depthwiseMinPlane is the smallest spatial plane (H·W) on which
-// depthwiseAffine uses the depthwise Conv: it wins at 28×28 (784) and loses
-// at 14×14 (196).
-const depthwiseMinPlane = 512
-
-// channelConv returns x·a + c (a and c per channel, [C]) as the depthwise
-// 1×1 Conv(x, Reshape(a, [C, 1, 1, 1]), c, group C); name names the result
-// ("" for a fresh name).
-func (b *builder) channelConv(x, a, c *graph.Value, name string) *graph.Value {
-	C := b.shape(x)[1]
-	ins := []*graph.Value{x, b.reshape(a, []int64{C, 1, 1, 1}), c}
-	attrs := []*graph.Attribute{aIs("kernel_shape", []int64{1, 1}), aI("group", C)}
-	if name == "" {
-		return b.op1("Conv", ins, attrs...)
-	}
-	return b.emit("Conv", ins, []string{name}, attrs...).Output(0)
-}
-
 // channelAxis returns a [C] as [C, 1, …], broadcasting along axis 1 of a
 // tensor of rank r.
 func (b *builder) channelAxis(a *graph.Value, r int) *graph.Value {
@@ -556,17 +497,6 @@ func (b *builder) scaleChannels(u, a, ab *graph.Value) *graph.Value {
 	v := b.mul(u, ab)
 	b.chanScaled[v] = chanScale{u: u, a: a}
 	return v
-}
-
-// channelAffine returns x·a + c for x of rank r with a and c per channel
-// ([C], along axis 1) as a Mul and an Add; name names the result ("" for a
-// fresh name).
-func (b *builder) channelAffine(x, a, c *graph.Value, r int, name string) *graph.Value {
-	a, c = b.channelAxis(a, r), b.channelAxis(c, r)
-	if name == "" {
-		return b.add(b.mul(x, a), c)
-	}
-	return b.emit("Add", []*graph.Value{b.mul(x, a), c}, []string{name}).Output(0)
 }
 
 // bnCount returns M = Size(x)/C, the number of values per channel of x
@@ -588,11 +518,9 @@ func (b *builder) bnCount(x *graph.Value) *graph.Value {
 //
 //	dX = γr·(dY − mean(dY) − x̂·mean(dY·x̂)) = γr·(dY − (xc·r²·S₁/M + S₀/M))
 //
-// with S₀ = Σ dY, S₁ = Σ dY·xc (PyTorch's formulation). The per-channel
-// affine map xc·a + b is one pass of ONNX Runtime's BatchNormalization
-// kernel (mean 0, variance 1, ε 0: scale and bias exactly a and b), or
-// on large planes a depthwise Conv fused with the subtraction
-// (depthwiseAffine). The factor γr is left to a Conv that produced x where
+// with S₀ = Σ dY, S₁ = Σ dY·xc (PyTorch's formulation). dY − (xc·c₁ + c₀)
+// (c₁ = r²S₁/M, c₀ = S₀/M) is the Lowering's (lowering.Normalizer; Plain's
+// is one BatchNormalization kernel and a Sub). The factor γr is left to a Conv that produced x where
 // that is cheaper (scaleChannels, foldChannelScale). Inference mode
 // (running statistics): dX = dY·γ/√(rv+ε); dγ = Σ dY·(x − rm)/√(rv+ε);
 // dβ = Σ dY. Sums and means run over every axis but 1. https://onnx.ai/onnx/operators/onnx__BatchNormalization.html
@@ -617,28 +545,11 @@ func gradBatchNormalization(c *GradCtx) []*graph.Value {
 			out[2] = s0
 		}
 		if c.needs(0) {
-			C := b.shape(xc)[1]
 			a1 := b.mul(c.in[1], rstd) // [C]
 			a := b.channelAxis(a1, r)
 			c1 := b.div(b.mul(s1, b.mul(rstd, rstd)), count)
 			c0 := b.div(s0, count)
-			var u *graph.Value
-			switch {
-			case b.mtAffine():
-				u = b.sub(g, b.channelAffine(xc, c1, c0, r, ""))
-			case b.depthwiseAffine(xc):
-				// g + (xc·(−c1) − c0): ONNX Runtime fuses the Conv and the
-				// Add (a Sub it does not) into one pass, where its shape
-				// inference knows both inputs' shapes to be equal; it loses
-				// them behind its contrib NCHWc ops, so they are stated.
-				t := b.channelConv(xc, b.neg(c1), b.neg(c0), "")
-				b.annotate(t)
-				b.annotate(g)
-				u = b.add(t, g)
-			default:
-				u = b.sub(g, b.op1("BatchNormalization", []*graph.Value{xc, c1, c0, b.constF(dt, []int64{C}, fill(C, 0)),
-					b.constF(dt, []int64{C}, fill(C, 1))}, aF("epsilon", 0)))
-			}
+			u := b.normalizer().BNInputGrad(emitter{b}, g, xc, c1, c0)
 			out[0] = b.scaleChannels(u, a1, a)
 		}
 		return out

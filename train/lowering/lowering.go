@@ -1,8 +1,9 @@
 // Package lowering is the seam between the gradient math and the device:
 // package autodiff states each gradient as math and asks a Lowering for the
 // nodes that compute the operations whose fastest form depends on where
-// the graph runs (today the convolutions: the forward Conv, its input
-// gradient and its weight gradient). A Lowering emits through an Emitter,
+// the graph runs: the convolutions (the forward Conv, its input gradient
+// and its weight gradient) and BatchNormalization's per-channel affine
+// maps. A Lowering emits through an Emitter,
 // which autodiff supplies while it builds the training graph, so a
 // lowering's nodes take their place and their names in the graph as if
 // the rule had emitted them.
@@ -10,8 +11,9 @@
 // autodiff imports only this package. The lowerings themselves live
 // elsewhere and import no autodiff: Plain (here), the portable forms every
 // execution provider runs, is what autodiff uses when its Spec names none;
-// package cpu holds the forms chosen per shape for ONNX Runtime's CPU
-// kernels (Winograd, the windowed weight gradients, the NCHWc layout).
+// package cpu holds the forms chosen per shape and thread count for ONNX
+// Runtime's CPU kernels (Winograd, the windowed weight gradients, the
+// NCHWc layout, depthwise or Mul-and-Add affine maps).
 // train.EngineSpec picks one per device.
 package lowering
 
@@ -34,6 +36,20 @@ type Lowering interface {
 	// from X and G = dY. ConvTranspose's rule calls it with the roles of X
 	// and dY swapped.
 	ConvWeightGrad(e Emitter, X, G *graph.Value, geo shapes.Geom, ws []int64) *graph.Value
+}
+
+// Normalizer is implemented by a Lowering that chooses the form of
+// BatchNormalization's per-channel affine maps in a training graph (batch
+// statistics); autodiff takes Plain's for a Lowering without it. Every
+// vector below is per channel (axis 1 of x), of shape [C].
+type Normalizer interface {
+	// BNForward returns y = (x − μ)·γr + β, r = 1/√(σ²+ε) (rstd), named
+	// out.
+	BNForward(e Emitter, x, gamma, beta, mean, variance, rstd *graph.Value, eps float64, out string) *graph.Value
+	// BNInputGrad returns g − (xc·c1 + c0), g and xc of x's shape: the
+	// part of BatchNormalization's input gradient that runs over the
+	// activation.
+	BNInputGrad(e Emitter, g, xc, c1, c0 *graph.Value) *graph.Value
 }
 
 // Finisher is implemented by a Lowering that also rewrites the built
@@ -77,6 +93,10 @@ type Emitter interface {
 	Transpose(x *graph.Value, perm []int64) *graph.Value
 	Unsqueeze(x *graph.Value, axes []int64) *graph.Value
 	ReduceSum(x *graph.Value, axes []int64, keep bool) *graph.Value
+	// Annotate writes v's inferred type into the graph's value info, for
+	// ONNX Runtime's optimizer, whose fusions need shapes it cannot
+	// always infer (behind contrib ops).
+	Annotate(v *graph.Value)
 	// Shape is v's inferred shape (−1 for an unknown dimension; nil for
 	// an unknown rank); DType its element type.
 	Shape(v *graph.Value) []int64

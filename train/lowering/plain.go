@@ -9,7 +9,8 @@ import (
 
 // Plain is the lowering every execution provider runs: the forward Conv
 // stays a Conv, dX is a ConvTranspose and dW the convolution trick, all
-// of them Conv nodes (on cuda, cuDNN's). autodiff uses it when its Spec
+// of them Conv nodes (on cuda, cuDNN's); BatchNormalization's affine maps
+// are BatchNormalization kernels. autodiff uses it when its Spec
 // names no Lowering; train.EngineSpec chooses it on cuda.
 type Plain struct{}
 
@@ -28,6 +29,26 @@ func (Plain) ConvInputGrad(e Emitter, G, W *graph.Value, geo shapes.Geom, xs []i
 func (Plain) ConvWeightGrad(e Emitter, X, G *graph.Value, geo shapes.Geom, ws []int64) *graph.Value {
 	e.Note("weight:trick")
 	return ConvWeightTrick(e, X, G, geo, ws)
+}
+
+// BNForward is ONNX's BatchNormalization kernel in inference form on the
+// batch statistics: y = (x − μ)·γ/√(σ²+ε) + β.
+func (Plain) BNForward(e Emitter, x, gamma, beta, mean, variance, _ *graph.Value, eps float64, out string) *graph.Value {
+	return e.Named("BatchNormalization", []*graph.Value{x, gamma, beta, mean, variance}, out,
+		graph.FloatAttr("epsilon", float32(eps)))
+}
+
+// BNInputGrad computes xc·c1 + c0 as one BatchNormalization kernel (mean
+// 0, variance 1, ε 0: scale and bias exactly c1 and c0) and subtracts it
+// from g.
+func (Plain) BNInputGrad(e Emitter, g, xc, c1, c0 *graph.Value) *graph.Value {
+	C, dt := e.Shape(xc)[1], e.DType(xc)
+	zeros, ones := make([]float64, C), make([]float64, C)
+	for i := range ones {
+		ones[i] = 1
+	}
+	return e.Op1("Sub", []*graph.Value{g, e.Op1("BatchNormalization", []*graph.Value{xc, c1, c0, e.ConstF(dt, []int64{C}, zeros),
+		e.ConstF(dt, []int64{C}, ones)}, graph.FloatAttr("epsilon", 0))})
 }
 
 // ConvInputTranspose returns dX of Y = Conv(X, W) from G = dY (xs: X's
