@@ -6,17 +6,16 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/infer"
-	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
+	"github.com/unlearn-tool/unlearn/unlearn/autofit"
 	"github.com/unlearn-tool/unlearn/unlearn/autorule"
 )
 
@@ -65,10 +64,8 @@ type ProxyConfig struct {
 	NoMIA   bool
 }
 
-const (
-	streamHoldout = 0x401d
-	streamProbe   = 0x960b
-)
+// streamHoldout draws the held-out slice.
+const streamHoldout = 0x401d
 
 // proxyState is what a run with proxies keeps.
 type proxyState struct {
@@ -77,10 +74,9 @@ type proxyState struct {
 	opts    eval.ProxyOptions
 }
 
-// autoState is what an auto run keeps.
+// autoState is what an auto run keeps: whether it runs the range test.
 type autoState struct {
 	rangeTest bool
-	probe     []int
 }
 
 // isTraining reports whether algo trains in epochs and not from scratch
@@ -376,278 +372,34 @@ func (r *Runner) proxiesAfter(e *train.Engine, ep int, lr float64) error {
 	return nil
 }
 
-// engineState is a copy of an engine's parameters and running statistics.
-type engineState struct {
-	params  [][]float32
-	running map[string][]float32
-}
-
-func saveState(e *train.Engine) engineState {
-	var s engineState
-	s.save(e)
-	return s
-}
-
-// save copies e's state into s, reusing s's buffers.
-func (s *engineState) save(e *train.Engine) {
-	ps := e.Params()
-	if len(s.params) != len(ps) {
-		s.params = make([][]float32, len(ps))
-	}
-	for i, p := range ps {
-		s.params[i] = append(s.params[i][:0], p.Data...)
-	}
-	if s.running == nil {
-		s.running = map[string][]float32{}
-	}
-	for name, v := range e.Running() {
-		s.running[name] = append(s.running[name][:0], v...)
-	}
-}
-
-func (s engineState) restore(e *train.Engine) {
-	for i, p := range e.Params() {
-		copy(p.Data, s.params[i])
-	}
-	copyRunning(e.Running(), s.running)
-}
-
-// probeLoss is the mean cross-entropy of the engine's weights on the probe
-// examples with BatchNormalization in training form (batch statistics, as
-// the training steps see them), in batches of at most 128; +Inf for
-// non-finite logits. It runs the engine's training graph (its gradients are
-// discarded) and so moves the running statistics: callers restore the state.
-//
-// Not in inference form: after rft's reset the running statistics of the
-// re-initialised channels lag the weights (momentum 0.1: 35 % of the stale
-// value remains after 10 steps), so the probe loss would rise with every
-// candidate's rate and the test would always choose the smallest; batch
-// statistics measure the weights, not the lag.
-func (r *Runner) probeLoss(e *train.Engine) (float64, error) {
-	const batch = 128
-	probe := r.auto.probe
-	var sum float64
-	for at := 0; at < len(probe); at += batch {
-		idx := probe[at:min(at+batch, len(probe))]
-		if _, err := e.LoadBatch(r.split, idx); err != nil {
-			return 0, err
-		}
-		_, _, _, teacher, err := e.Inputs(len(idx))
-		if err != nil {
-			return 0, err
-		}
-		clear(teacher) // scrub's KL term: a defined teacher; only the logits are read
-		out, err := e.StepFilled(len(idx))
-		if errors.Is(err, train.ErrNonFinite) {
-			return math.Inf(1), nil
-		} else if err != nil {
-			return 0, err
-		}
-		for _, v := range out.Logits {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return math.Inf(1), nil
-			}
-		}
-		o := eval.Outputs{Logits: out.Logits, Labels: r.split.Labels(idx), Classes: e.Classes()}
-		for _, l := range eval.CrossEntropy(o) {
-			sum += l
-		}
-	}
-	return sum / float64(len(probe)), nil
-}
-
-// rangeTest runs the learning-rate range test on l and returns the chosen
-// rate; the engine's state is restored.
-func (r *Runner) rangeTest(l Loop) (float64, error) {
-	a := r.cfg.Auto
-	res := r.res.Auto
-	e := l.Engine
-	start := time.Now()
-	probe := r.Rand(streamProbe).Perm(len(r.in.Retain))
-	probe = probe[:min(len(probe), 512)]
-	for i, j := range probe {
-		probe[i] = r.in.Retain[j]
-	}
-	sort.Ints(probe)
-	r.auto.probe = probe
-	state := saveState(e)
-	defer state.restore(e)
-	steps, step, err := l.Epoch(0)
-	if err != nil {
-		return 0, err
-	}
-	k := min(a.RangeSteps, steps)
-	idx := make([]int, k)
-	for i := range idx {
-		idx[i] = i * steps / k
-	}
-	res.RangeSteps = k
-	if res.StartLoss, err = r.probeLoss(e); err != nil {
-		return 0, err
-	}
-	var lrs []float64
-	lrs, res.LRCap = autorule.CapRates(a.LRs, a.RoundBudget, roundSteps(steps, a.EpochFraction))
-	total := k * len(lrs)
-	for c, lr := range lrs {
-		state.restore(e)
-		opt := r.Optimizer()
-		trial := schema.LRTrial{LR: lr}
-		for i, s := range idx {
-			if err := r.ctx.Err(); err != nil {
-				return 0, err
-			}
-			out, err := step(s)
-			if errors.Is(err, train.ErrNonFinite) {
-				// A NaN or Inf loss or gradient at this rate is what a
-				// range test looks for: the rate is past the usable range.
-				trial.Diverged = true
-				break
-			} else if err != nil {
-				return 0, fmt.Errorf("range test at lr %g: %w", lr, err)
-			}
-			if math.IsNaN(out.Loss) || math.IsInf(out.Loss, 0) || train.CheckFinite(e.Params()) != nil {
-				trial.Diverged = true
-				break
-			}
-			if l.Hook != nil {
-				l.Hook(0, e.Params())
-			}
-			if err := opt.Step(e.Params(), lr); err != nil {
-				return 0, err
-			}
-			if CheckFiniteData(e.Params()) != nil {
-				trial.Diverged = true
-				break
-			}
-			r.Report(Progress{Phase: "lr-range", Step: c*k + i + 1, Steps: total, Rates: len(lrs), Loss: out.Loss, LR: lr})
-		}
-		if !trial.Diverged {
-			loss, err := r.probeLoss(e)
-			if err != nil {
-				return 0, err
-			}
-			if math.IsInf(loss, 0) || math.IsNaN(loss) {
-				trial.Diverged = true
-			} else {
-				trial.Loss = loss
-			}
-		}
-		res.RangeTest = append(res.RangeTest, trial)
-	}
-	res.RangeS = time.Since(start).Seconds()
-	lr, ok := autorule.ChooseLR(res.RangeTest, a.RangeSlack)
-	if !ok {
-		rates := make([]string, len(lrs))
-		for i, lr := range lrs {
-			rates[i] = fmt.Sprintf("%.4g", lr)
-		}
-		return 0, setting.Textf("%w: every range-test learning rate diverged (%s): the loss or a gradient became NaN or Inf within %d steps at each; give a fixed {lr} below %s, or check the model and data (e.g. {mean}/{std})",
-			train.ErrNonFinite, strings.Join(rates, ", "), k, rates[0])
-	}
-	return lr, nil
-}
-
-// fitAuto is fit under the auto schedule.
+// fitAuto is Fit under the auto schedule, which package autofit drives
+// through this run's loop l.
 func (r *Runner) fitAuto(l Loop) error {
-	a := r.cfg.Auto
-	res := r.res.Auto
-	lr := r.cfg.LR
-	if r.auto.rangeTest {
-		var err error
-		if lr, err = r.rangeTest(l); err != nil {
-			return err
-		}
-		var parts []string
-		for _, t := range res.RangeTest {
-			if t.Diverged {
-				parts = append(parts, fmt.Sprintf("%.3g: diverged", t.LR))
-			} else {
-				parts = append(parts, fmt.Sprintf("%.3g: %.4f", t.LR, t.Loss))
+	t := &autofit.Training{
+		Ctx: r.ctx, Engine: l.Engine, Split: r.split, Retain: r.in.Retain, Rand: r.Rand, Optimizer: r.Optimizer,
+		Epoch: func(ep int) (int, func(s int) (float64, error), error) {
+			steps, step, err := l.Epoch(ep)
+			if err != nil {
+				return 0, nil, err
 			}
-		}
-		capped := ""
-		if res.LRCap > 0 && len(res.RangeTest) < len(a.LRs) {
-			capped = fmt.Sprintf(" (%d of %d candidates: at most %g rate-steps per round of %d steps, lr ≤ %.3g)", len(res.RangeTest), len(a.LRs), a.RoundBudget, int(math.Round(a.RoundBudget/res.LRCap)), res.LRCap)
-		}
-		r.Note("auto schedule: learning-rate range test%s, %d steps per candidate, retain probe loss (start %.4f) %s; chose lr %g (largest within %g of the best)",
-			capped, res.RangeSteps, res.StartLoss, strings.Join(parts, "; "), lr, a.RangeSlack)
-	} else {
-		r.Note("auto schedule: learning rate %g as given (no range test)", lr)
+			return steps, func(s int) (float64, error) {
+				out, err := step(s)
+				return out.Loss, err
+			}, nil
+		},
+		TrainEpoch: func(ep int, lr float64, anneal bool, fraction float64) error {
+			return r.trainEpoch(l, ep, lr, l.Epochs, anneal, fraction)
+		},
+		Measure: func(ep int, lr float64) error { return r.proxiesAfter(l.Engine, ep, lr) },
+		Epochs:  l.Epochs, LR: l.LR, BaseLR: r.cfg.LR, RangeTest: r.auto.rangeTest, Forget: len(r.in.Forget),
+		Note: r.Note,
+		Progress: func(step, steps, rates int, loss, lr float64) {
+			r.Report(Progress{Phase: "lr-range", Step: step, Steps: steps, Rates: rates, Loss: loss, LR: lr})
+		},
+		Log: r.proxy.log, Result: r.res.Auto,
 	}
-	res.LR = lr
-	res.UtilityBaseline, res.ForgetBaseline = a.UtilityBaseline, a.ForgetBaseline
-	res.ForgetTolerance, res.UtilityTolerance = max(a.ForgetTolerance, 0), max(a.UtilityTolerance, 0)
-	est := r.proxy.log.Estimate
-	switch a.UtilityBaseline {
-	case autorule.UtilityMatched:
-		res.UtilityTarget = r.proxy.log.BeforeMatchedTest
-	case autorule.UtilityHoldout:
-		res.UtilityTarget = r.proxy.log.Before.HoldoutAccuracy
-	case autorule.UtilityTest:
-		res.UtilityTarget = r.proxy.log.Before.TestAccuracy
-	default:
-		res.UtilityTarget = est.TestAccuracy
+	if l.Hook != nil {
+		t.Hook = func(params []*train.Param) { l.Hook(0, params) }
 	}
-	targets := autorule.Targets{Utility: res.UtilityTarget}
-	if a.ForgetBaseline == autorule.ForgetEstimate {
-		targets.Forget, targets.ForgetSet = est.ReferenceAccuracy, true
-		res.ForgetCeiling = &targets.Forget
-		// An IID forget set is held against the estimate alone
-		// (autorule.Targets.ForgetFixed), with the split allowance.
-		targets.ForgetFixed = r.proxy.log.Reference != nil && r.proxy.log.Reference.IID && len(est.Partial) == 0
-		res.ForgetFixed = targets.ForgetFixed
-	}
-	// Not when the forget set thins classes: there the estimate is already
-	// an upper bound of the oracle's forget accuracy (it leaves out the
-	// worse features of a class with fewer examples), and two standard
-	// errors more would let a run stop far above the oracle.
-	if a.ScaleForgetTolerance && len(est.Partial) == 0 {
-		lvl := min(r.proxy.log.Before.ReferenceAccuracy, est.ReferenceAccuracy)
-		if noise := autorule.ForgetNoise(lvl, len(r.in.Forget), r.proxy.log.Reference.NTest); noise > a.ForgetTolerance {
-			a.ForgetTolerance = noise
-			res.ForgetTolerance = noise
-			r.Note("auto schedule: forget tolerance %.3f, two standard errors of a forget accuracy near %.3f measured on %d forget and %d reference examples (wider than the default %.3f)",
-				noise, lvl, len(r.in.Forget), r.proxy.log.Reference.NTest, 0.01)
-		}
-	}
-	if a.ScaleForgetTolerance && targets.ForgetFixed && a.SplitAllowance > 0 {
-		a.ForgetTolerance += a.SplitAllowance
-		res.ForgetTolerance, res.SplitAllowance = a.ForgetTolerance, a.SplitAllowance
-		r.Note("auto schedule: IID forget set: forget accuracy held against the oracle estimate's %.3f, tolerance %.3f including %.3f for unseen training examples scoring above the test split",
-			targets.Forget, a.ForgetTolerance, a.SplitAllowance)
-	}
-	scale := lr / r.cfg.LR
-	var hist []schema.Proxies
-	// best holds the state after the epoch of least violation so far: a
-	// run that stops without meeting the rule returns that epoch.
-	var best engineState
-	bestV := math.Inf(1)
-	log := r.proxy.log
-	for ep := 0; ep < l.Epochs; ep++ {
-		elr := l.LR(ep) * scale
-		if err := r.trainEpoch(l, ep, elr, l.Epochs, !a.NoAnneal, a.EpochFraction); err != nil {
-			return err
-		}
-		if err := r.proxiesAfter(l.Engine, ep+1, elr); err != nil {
-			return err
-		}
-		hist = append(hist, log.After)
-		d := a.Decide(targets, hist)
-		log.Epochs[len(log.Epochs)-1].Decision = &d
-		v := a.Violation(targets, log.After)
-		if d.Stop {
-			res.StopEpoch, res.Epoch, res.Reason, res.Detail = ep+1, d.Epoch, d.Reason, d.Detail
-			if d.Epoch != ep+1 {
-				best.restore(l.Engine)
-				log.After = hist[d.Epoch-1]
-			}
-			break
-		}
-		if v < bestV {
-			bestV = v
-			best.save(l.Engine)
-		}
-	}
-	r.Note("auto schedule: stopped after epoch %d of at most %d (%s): %s", res.StopEpoch, res.MaxEpochs, res.Reason, res.Detail)
-	return nil
+	return autofit.Fit(t, r.cfg.Auto)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
+	"github.com/unlearn-tool/unlearn/unlearn/autofit"
 	"github.com/unlearn-tool/unlearn/unlearn/autorule"
 )
 
@@ -280,16 +281,6 @@ func (r *Runner) Fit(l Loop) error {
 	return nil
 }
 
-// roundSteps is the steps of one round of an epoch of steps: the first
-// ⌈fraction·steps⌉ with fraction in (0, 1) (AutoConfig.EpochFraction),
-// else the whole epoch.
-func roundSteps(steps int, fraction float64) int {
-	if fraction > 0 && fraction < 1 {
-		return max(1, int(math.Ceil(fraction*float64(steps))))
-	}
-	return steps
-}
-
 // trainEpoch runs epoch ep (0-based) of l at learning rate lr and appends
 // its statistics to the result; epochs is what progress reports as the
 // number of epochs. With anneal, the rate of step s of n is
@@ -303,7 +294,7 @@ func (r *Runner) trainEpoch(l Loop, ep int, lr float64, epochs int, anneal bool,
 	if err != nil {
 		return err
 	}
-	steps = roundSteps(steps, fraction)
+	steps = autofit.RoundSteps(steps, fraction)
 	var lossSum float64
 	var correct, seen int
 	for s := 0; s < steps; s++ {
