@@ -55,7 +55,7 @@ type builder struct {
 	// emitted as other nodes.
 	fwdGeom map[*graph.Node]shapes.Geom
 	// partial holds the weight gradients computed for some output
-	// channels only (Spec.GradChannels, channels.go).
+	// channels only (Spec.GradChannels, gradchannels.go).
 	partial map[*graph.Value]ChannelGrad
 	// lostRank is the first forward node whose inputs all had a known rank
 	// and one of whose outputs did not, after the declared types
