@@ -8,7 +8,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
-	"github.com/unlearn-tool/unlearn/localize"
+	"github.com/unlearn-tool/unlearn/localize/floor"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
@@ -80,8 +80,8 @@ type Params struct {
 	Layers   int   `json:"layers"`
 	MaxDepth int   `json:"max_depth"`
 	// DefaultMinDepth is the smallest layer depth the default localization
-	// may reset (DEL with the recommended depth floor: localize.MinDepth
-	// of localize.RecommendedDepthFloor (the default's) and MaxDepth).
+	// may reset (DEL with the recommended depth floor: floor.MinDepth of
+	// floor.Recommended and MaxDepth).
 	DefaultMinDepth int `json:"default_min_depth"`
 }
 
@@ -256,7 +256,7 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 		return nil, errors.New("the model has no trainable parameters (no float initializer feeds a differentiable input); there is nothing to unlearn")
 	}
 	rep.Parameters = Params{Tensors: len(nm.Params), Elements: nm.NumParams, Neurons: len(nm.Neurons), Layers: len(nm.Layers), MaxDepth: nm.MaxDepth,
-		DefaultMinDepth: localize.MinDepth(localize.RecommendedDepthFloor, nm.MaxDepth)}
+		DefaultMinDepth: floor.MinDepth(floor.Recommended, nm.MaxDepth)}
 	for _, l := range nm.Layers {
 		il := Layer{Name: l.Name, Depth: l.Depth, Channels: l.Channels, Params: l.NumParams(), Standalone: l.Standalone}
 		if l.Op != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -145,5 +146,22 @@ func TestReportsWhatTheBuildRefuses(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "the training graph cannot be built, so the model cannot be unlearned") || !strings.Contains(text.String(), rep.Untrainable) {
 		t.Errorf("text:\n%s", text.String())
+	}
+}
+
+// TestLinksNoRuntime: a summary never runs a model, so the package links
+// neither ONNX Runtime's binding nor the tool's runtime and training
+// packages (the default's first layer comes from localize/floor).
+func TestLinksNoRuntime(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		switch p {
+		case "github.com/yalue/onnxruntime_go", "github.com/unlearn-tool/unlearn/onnxrt",
+			"github.com/unlearn-tool/unlearn/train", "github.com/unlearn-tool/unlearn/localize":
+			t.Errorf("inspect depends on %s", p)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/localize/floor"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
@@ -222,23 +223,9 @@ func takePrefix(nm *graph.NeuronMap, mk *Mask, order []ranked, limit int64) {
 	}
 }
 
-// RecommendedDepthFloor is the depth floor of the recommended default
-// (unlearn.Recommended, which takes it from here): DEL never resets a
-// layer in the first 40 % of the network's depth.
-const RecommendedDepthFloor = 0.4
-
-// MinDepth is the smallest layer depth eligible under a depth floor:
-// ⌈floor·maxDepth⌉ (0 for floor 0).
-func MinDepth(floor float64, maxDepth int) int {
-	if floor <= 0 {
-		return 0
-	}
-	return int(math.Ceil(floor*float64(maxDepth) - 1e-9))
-}
-
 func delMask(nm *graph.NeuronMap, sc map[string][]float64, limit int64, o Options) *Mask {
 	var order []ranked
-	minDepth := MinDepth(o.DepthFloor, nm.MaxDepth)
+	minDepth := floor.MinDepth(o.DepthFloor, nm.MaxDepth)
 	for _, l := range nm.Layers {
 		if l.Depth < minDepth {
 			continue

@@ -454,15 +454,6 @@ func TestReadMaskRefusesBadFiles(t *testing.T) {
 // the floor, records the floor in the mask and its file, and refuses a
 // floor outside [0, 1).
 func TestDepthFloor(t *testing.T) {
-	if got := MinDepth(0.4, 7); got != 3 {
-		t.Errorf("MinDepth(0.4, 7) = %d, want 3", got)
-	}
-	if got := MinDepth(0.5, 4); got != 2 {
-		t.Errorf("MinDepth(0.5, 4) = %d, want 2", got)
-	}
-	if got := MinDepth(0, 7); got != 0 {
-		t.Errorf("MinDepth(0, 7) = %d, want 0", got)
-	}
 	m, ds, ids := setup(t, "resnet_small_train.onnx")
 	nm, _ := graph.Neurons(m.Graph)
 	ctx := context.Background()

@@ -20,6 +20,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/localize"
+	"github.com/unlearn-tool/unlearn/localize/floor"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
@@ -208,11 +209,11 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		info("mask", fmt.Sprintf("mask: %s (strategy %s, budget %g, %d of %d parameters)", job.MaskPath, fileMask.Strategy, fileMask.Budget, fileMask.Selected, fileMask.Total),
 			"path", job.MaskPath, "strategy", fileMask.Strategy, "budget", fileMask.Budget, "selected", fileMask.Selected, "total", fileMask.Total)
 	} else {
-		floor := ""
+		depth := ""
 		if job.DepthFloor > 0 {
-			floor = fmt.Sprintf(", layers from depth %d of %d (depth floor %g)", localize.MinDepth(job.DepthFloor, p.Neurons.MaxDepth), p.Neurons.MaxDepth, job.DepthFloor)
+			depth = fmt.Sprintf(", layers from depth %d of %d (depth floor %g)", floor.MinDepth(job.DepthFloor, p.Neurons.MaxDepth), p.Neurons.MaxDepth, job.DepthFloor)
 		}
-		info("localize", fmt.Sprintf("localizing: strategy %s, budget %g%s", strategy, budget, floor), "strategy", strategy, "budget", budget, "depth_floor", job.DepthFloor)
+		info("localize", fmt.Sprintf("localizing: strategy %s, budget %g%s", strategy, budget, depth), "strategy", strategy, "budget", budget, "depth_floor", job.DepthFloor)
 		lo := localize.Options{Strategy: strategy, Budget: budget, DepthFloor: job.DepthFloor, Seed: cfg.Seed, Runtime: cfg.Runtime, BatchSize: cfg.BatchSize, Neurons: p.Neurons}
 		if job.Bar != nil {
 			lo.Progress = job.Bar("localize")

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/unlearn-tool/unlearn/internal/setting"
-	"github.com/unlearn-tool/unlearn/localize"
+	"github.com/unlearn-tool/unlearn/localize/floor"
 )
 
 // Algorithm describes one unlearning algorithm: how it runs, its defaults
@@ -243,7 +243,7 @@ var Recommended = struct {
 	// the default (Job.DepthFloor): the first 40 % of the network's depth
 	// is never reset.
 	DepthFloor float64
-}{Method: "del", Budget: 0.1, Schedule: ScheduleAuto, DepthFloor: localize.RecommendedDepthFloor}
+}{Method: "del", Budget: 0.1, Schedule: ScheduleAuto, DepthFloor: floor.Recommended}
 
 // CheckDepthFloor checks a depth floor for a strategy: a fraction in
 // [0, 1), and only for del (and random, which copies del's per-layer
