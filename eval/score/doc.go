@@ -81,8 +81,8 @@
 // 1/100 apart, so two samples that a threshold separates by a smaller gap
 // (all unlearned values 0.0, all retrained 0.001; tight samples near 40)
 // have no grid threshold in the gap: every grid test then has FPR or FNR
-// 0 and is discarded (the competition's code fails its assertion; this
-// package used to return ε = 0 and award the example a full point), or a
+// 0 and is discarded (the competition's code fails its assertion;
+// returning ε = 0 would award the example a full point), or a
 // few partial tests give a finite ε. Either way the samples an attacker
 // tells apart perfectly scored as (nearly) indistinguishable. The two
 // tests added in steps 3 and 4 are the families' own tightest tests around
