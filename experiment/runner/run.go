@@ -397,11 +397,11 @@ func (r *state) grid(ctx context.Context) error {
 			orig = filepath.Join(origDir, "model.onnx")
 		} else {
 			sum, err := fsread.HashPath(orig)
+			var side *sidecar
 			if errors.Is(err, os.ErrNotExist) && (r.job.ReportOnly || r.dryRun) {
 				// A report or a dry run without the model (a fresh clone,
 				// where models are not committed) takes the SHA-256 its
 				// training script's sidecar records.
-				var side *sidecar
 				if side, err = readSidecar(orig, "", false); errors.Is(err, os.ErrNotExist) {
 					// Not trained yet: its forget sets are left out, named.
 					for _, fs := range cfg.ForgetSets {
@@ -417,6 +417,9 @@ func (r *state) grid(ctx context.Context) error {
 				return fmt.Errorf("model of seed %d: %w", seed, err)
 			}
 			origID = sum
+			if base == orig && side == nil {
+				baseSum = sum // the file an oracle of the tool's would start from
+			}
 		}
 		origRef := experiment.OriginalRef(origID, seed)
 		origReady := origDir == ""
