@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,9 +58,16 @@ methods:
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Run(context.Background(), Job{Config: cfg, DryRun: true})
+	var steps []string
+	step := func(what, state, _ string) { steps = append(steps, what+": "+state) }
+	out, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Step: step})
 	if err != nil || len(out.Keys) != 2 {
 		t.Fatalf("dry run: %v, keys %v", err, out)
+	}
+	// The outside oracle's evaluation is a step of its own, listed before
+	// the run that is measured against it.
+	if want := []string{"oracle outside (seed 0): to run", "a|b <script> on outside (seed 0): to run"}; !slices.Equal(steps, want) {
+		t.Fatalf("dry run listed %q, want %q", steps, want)
 	}
 	return cfg, out.Keys[0], out.Keys[1], filepath.Join(cfg.Out, "results.jsonl")
 }

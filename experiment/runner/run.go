@@ -483,7 +483,7 @@ func (r *state) grid(ctx context.Context) error {
 			if _, ok := r.done[okey]; ok {
 				r.say(what, "cached (results.jsonl)", okey)
 			} else if outside != "" {
-				if err := r.outsideOracle(ctx, odir, okey, fset, seed, outside, side); err != nil {
+				if err := r.outsideOracle(ctx, odir, what, okey, fset, seed, outside, side); err != nil {
 					return err
 				}
 			} else {
@@ -686,10 +686,12 @@ func readSidecar(path, dataSum string, verify bool) (*sidecar, error) {
 // outsideOracle records an oracle trained outside the tool (the forget
 // set's Oracle at path, described by side): evaluated as oracleRecord
 // evaluates the tool's, with the sidecar's training seconds and machine.
-func (r *state) outsideOracle(ctx context.Context, dir, key string, fs forgetSet, seed uint64, path string, side *sidecar) error {
+func (r *state) outsideOracle(ctx context.Context, dir, what, key string, fs forgetSet, seed uint64, path string, side *sidecar) error {
 	if r.dryRun {
+		r.say(what, "to run", key)
 		return nil
 	}
+	r.say(what, "evaluating "+filepath.Base(path), key)
 	if err := r.setup(); err != nil {
 		return err
 	}
