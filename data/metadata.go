@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Model metadata keys (ONNX metadata_props) for the normalization a model
@@ -13,6 +14,31 @@ const (
 	MetaMean = "unlearn.mean"
 	MetaStd  = "unlearn.std"
 )
+
+// MetaTrainEpochs is the model metadata key for the epochs the model was
+// trained for (a decimal integer), set at export: the main command reads
+// it, when --retrain-epochs is not given, to estimate what retraining
+// from scratch would cost.
+const MetaTrainEpochs = "unlearn.train_epochs"
+
+// MaxTrainEpochs bounds MetaTrainEpochs (and --retrain-epochs): far above
+// any recipe's epochs, low enough that the estimate stays a small number.
+const MaxTrainEpochs = 100000
+
+// MetadataTrainEpochs parses MetaTrainEpochs from a model's metadata: 0
+// when absent; an error naming the key for anything but an integer in
+// 1..MaxTrainEpochs.
+func MetadataTrainEpochs(md map[string]string) (int, error) {
+	v, ok := md[MetaTrainEpochs]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > MaxTrainEpochs {
+		return 0, fmt.Errorf("metadata %s %s: want the epochs the model was trained for, an integer from 1 to %d", MetaTrainEpochs, quoteStart(v, 64), MaxTrainEpochs)
+	}
+	return n, nil
+}
 
 // MaxMetaValue bounds the length of the normalization metadata values: a
 // comma-separated list of per-channel numbers is far shorter, and a longer

@@ -80,6 +80,9 @@ type Unlearning struct {
 	// first step's extra seconds when the steps were timed.
 	RetrainEstimateS float64 `json:"retrain_estimate_s,omitempty"`
 	RetrainEpochs    int     `json:"retrain_epochs,omitempty"`
+	// RetrainEpochsFrom says where RetrainEpochs came from:
+	// RetrainEpochsFlag or RetrainEpochsMetadata.
+	RetrainEpochsFrom string `json:"retrain_epochs_from,omitempty"`
 	// Speedup is RetrainEstimateS / (localize + unlearn seconds).
 	Speedup float64 `json:"speedup,omitempty"`
 	// RetrainEstimateBasis says what the estimate of retraining (for
@@ -129,6 +132,14 @@ const (
 	// RetrainBasisRun: the run retrained from scratch (--method retrain);
 	// its own epochs are the measurement.
 	RetrainBasisRun = "retrain-run"
+)
+
+// Where Unlearning.RetrainEpochs came from.
+const (
+	// RetrainEpochsFlag: the user's --retrain-epochs.
+	RetrainEpochsFlag = "flag"
+	// RetrainEpochsMetadata: the model's unlearn.train_epochs metadata.
+	RetrainEpochsMetadata = "metadata"
 )
 
 // RunLog is what an algorithm reported: per-epoch mean loss, accuracy and

@@ -65,8 +65,12 @@ type Job struct {
 	// RetrainEpochs, when positive, estimates the cost of retraining from
 	// scratch for that many epochs, from full training steps timed on a
 	// copy of the model (TimeRetrain) or, for an algorithm that trains
-	// from scratch, from the run's own epochs.
+	// from scratch, from the run's own epochs. When 0, the model's
+	// metadata (data.MetaTrainEpochs) supplies it if it has the key.
 	RetrainEpochs int
+	// retrainEpochsFrom is schema.RetrainEpochsMetadata when the model's
+	// metadata gave RetrainEpochs; otherwise the caller set it.
+	retrainEpochsFrom string
 	// NoBefore skips evaluating the input model.
 	NoBefore bool
 	// AllowChance unlearns a model that scores near chance on the training
@@ -142,6 +146,15 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	if _, err := s.NormalizationFromModel(m, job.ModelPath); err != nil {
 		return nil, err
+	}
+	if job.RetrainEpochs == 0 {
+		n, err := data.MetadataTrainEpochs(m.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (--retrain-epochs N overrides it)", job.ModelPath, err)
+		}
+		if n > 0 {
+			job.RetrainEpochs, job.retrainEpochsFrom = n, schema.RetrainEpochsMetadata
+		}
 	}
 	p, err := Prepare(m, job.ModelPath)
 	if err != nil {
@@ -775,8 +788,12 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 			u.RetrainStepsTimed, u.Timings.RetrainTimingS = rt.Steps, rt.CostS
 		}
 	}
+	from := job.retrainEpochsFrom
+	if from == "" && job.RetrainEpochs > 0 {
+		from = schema.RetrainEpochsFlag
+	}
 	if job.RetrainEpochs > 0 && estimate != nil {
-		u.RetrainEpochs = job.RetrainEpochs
+		u.RetrainEpochs, u.RetrainEpochsFrom = job.RetrainEpochs, from
 		u.RetrainEstimateS = estimate(job.RetrainEpochs)
 		u.Speedup = u.RetrainEstimateS / runS
 	}
@@ -785,7 +802,7 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 		if epochs <= 0 {
 			epochs = TrainEpochs
 		}
-		if n := cheaperRetrainNote(estimate(epochs), epochs, job.RetrainEpochs > 0, runS, report.RetrainBasis(u)); n != "" {
+		if n := cheaperRetrainNote(estimate(epochs), epochs, from, runS, report.RetrainBasis(u)); n != "" {
 			u.Notes = append(u.Notes, n)
 		}
 	}
@@ -795,16 +812,18 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 // cheaperRetrainNote is the note for a run that took longer (runS: its
 // localization and unlearning) than retraining from scratch would
 // (estimateS, for epochs over the retain set; basis says what the estimate
-// rests on, report.RetrainBasis), or "". given says whether epochs is the
-// user's (--retrain-epochs, the epochs the model was trained for) or
-// assumed: the retrain method's default (TrainEpochs, the train command's).
-func cheaperRetrainNote(estimateS float64, epochs int, given bool, runS float64, basis string) string {
+// rests on, report.RetrainBasis), or "". from says where epochs came
+// from: the user (schema.RetrainEpochsFlag, --retrain-epochs), the
+// model's metadata (schema.RetrainEpochsMetadata), both the epochs the
+// model was trained for, or "": assumed, the retrain method's default
+// (TrainEpochs, the train command's).
+func cheaperRetrainNote(estimateS float64, epochs int, from string, runS float64, basis string) string {
 	if !(estimateS > 0) || estimateS >= runS {
 		return ""
 	}
-	if given {
-		return fmt.Sprintf("retraining is cheaper here: retraining from scratch on the retain set for %s (--retrain-epochs) would take about %.0f s (%s), less than this run's %.0f s (localize and unlearn); --method retrain does that, exact unlearning, with the model's training recipe (--epochs %d and its --lr, --weight-decay, --augment)",
-			plural(epochs, "epoch"), estimateS, basis, runS, epochs)
+	if from != "" {
+		return fmt.Sprintf("retraining is cheaper here: retraining from scratch on the retain set for %s (%s) would take about %.0f s (%s), less than this run's %.0f s (localize and unlearn); --method retrain does that, exact unlearning, with the model's training recipe (--epochs %d and its --lr, --weight-decay, --augment)",
+			plural(epochs, "epoch"), report.RetrainEpochsFrom(from), estimateS, basis, runS, epochs)
 	}
 	return fmt.Sprintf("retraining may be cheaper here: retraining from scratch on the retain set for %s (assumed: --method retrain's default, the train command's; --retrain-epochs N gives the epochs the model was trained for) would take about %.0f s (%s), less than this run's %.0f s (localize and unlearn); if the model trains in that few epochs, --method retrain is exact unlearning at lower cost (with the model's recipe: --epochs, --lr, --weight-decay, --augment)",
 		plural(epochs, "epoch"), estimateS, basis, runS)

@@ -74,8 +74,9 @@ func TestCheaperRetrainNote(t *testing.T) {
 	// 900 retain examples; full steps of 100 examples at 1 s: 9 s per
 	// retraining epoch. The run (one epoch of 9 s) took 1 + 10 = 11 s.
 	full := &RetrainTiming{Basis: schema.RetrainBasisTimed, Steps: 6, StepS: 1, WarmupS: 1, BatchSize: 100, CostS: 7.5}
+	from := "" // where the job's RetrainEpochs came from
 	section := func(algo string, retrainEpochs int, unlearnS float64) *schema.Unlearning {
-		job := Job{Algorithm: algo, RetrainEpochs: retrainEpochs,
+		job := Job{Algorithm: algo, RetrainEpochs: retrainEpochs, retrainEpochsFrom: from,
 			Suite: &eval.Suite{Retain: make([]int, 900), Forget: make([]int, 100)}}
 		o := &Outcome{Result: &Result{Epochs: []schema.EpochStats{{Epoch: 1, Seconds: 9}}}}
 		rt := full
@@ -92,9 +93,16 @@ func TestCheaperRetrainNote(t *testing.T) {
 			t.Errorf("note %q lacks %q", n, want)
 		}
 	}
-	if u.RetrainEpochs != 1 || u.RetrainEstimateS != 9 || !(u.Speedup < 1) {
-		t.Errorf("estimate %d epochs, %g s, speedup %g", u.RetrainEpochs, u.RetrainEstimateS, u.Speedup)
+	if u.RetrainEpochs != 1 || u.RetrainEstimateS != 9 || !(u.Speedup < 1) || u.RetrainEpochsFrom != schema.RetrainEpochsFlag {
+		t.Errorf("estimate %d epochs (from %q), %g s, speedup %g", u.RetrainEpochs, u.RetrainEpochsFrom, u.RetrainEstimateS, u.Speedup)
 	}
+	// The same epochs from the model's metadata: the note names the key.
+	from = schema.RetrainEpochsMetadata
+	u = section("finetune", 1, 10)
+	if n := cheaperNote(u); !strings.Contains(n, "for 1 epoch (the model's unlearn.train_epochs metadata)") || u.RetrainEpochsFrom != from {
+		t.Errorf("epochs from metadata: note %q, from %q", n, u.RetrainEpochsFrom)
+	}
+	from = ""
 	// --retrain-epochs 8: 72 s > 11 s; no note, the estimate as before.
 	if u := section("finetune", 8, 10); cheaperNote(u) != "" || u.RetrainEstimateS != 72 {
 		t.Errorf("a run cheaper than retraining: note %q, estimate %g", cheaperNote(u), u.RetrainEstimateS)
@@ -128,7 +136,7 @@ func TestCheaperRetrainNote(t *testing.T) {
 	if u.RetrainEstimateS != 9 || u.RetrainEstimateBasis != schema.RetrainBasisRun || u.RetrainStepS != 1 || u.RetrainStepsTimed != 0 || u.Timings.RetrainTimingS != 0 {
 		t.Errorf("retrain's own estimate: %g s, basis %q, step %g s, %d steps timed in %g s", u.RetrainEstimateS, u.RetrainEstimateBasis, u.RetrainStepS, u.RetrainStepsTimed, u.Timings.RetrainTimingS)
 	}
-	if n := cheaperRetrainNote(0, 3, false, 10, ""); n != "" {
+	if n := cheaperRetrainNote(0, 3, "", 10, ""); n != "" {
 		t.Errorf("no estimate: %q", n)
 	}
 }

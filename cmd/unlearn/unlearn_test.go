@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/onnxio"
 )
 
 // TestUnlearnEndToEnd localizes with `unlearn localize`, unlearns with that
@@ -330,5 +333,60 @@ func TestGradChannelsFlag(t *testing.T) {
 	}
 	if !doc.Unlearning.Audit.BitIdentical {
 		t.Error("parameters outside the mask changed")
+	}
+}
+
+// TestRetrainEpochsFromMetadata: a model whose export recorded the epochs
+// it was trained for (unlearn.train_epochs) gets the retraining estimate
+// without --retrain-epochs, and says where the epochs came from; a value
+// that is no epoch count stops the run naming the file and the key, with
+// no output.
+func TestRetrainEpochsFromMetadata(t *testing.T) {
+	withEpochs := func(v string) string {
+		m, err := onnxio.Load(model(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Metadata == nil {
+			m.Metadata = map[string]string{}
+		}
+		m.Metadata[data.MetaTrainEpochs] = v
+		b, err := onnxio.Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return writeFile(t, "epochs.onnx", b)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "u.onnx")
+	args := []string{"--forget", "testdata/demo/forget_nonIID.txt", "--data", "testdata/fashion", "--method", "finetune",
+		"--epochs", "1", "--no-before", "--no-mia", "--out", out, "--threads", "2"}
+	r := runCLI(t, append([]string{"--model", withEpochs("9")}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if want := "retraining from scratch (9 epochs, from the model's unlearn.train_epochs metadata) would take about"; !strings.Contains(r.stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+	}
+	var doc struct {
+		Unlearning struct {
+			Epochs   int     `json:"retrain_epochs"`
+			From     string  `json:"retrain_epochs_from"`
+			Estimate float64 `json:"retrain_estimate_s"`
+		} `json:"unlearning"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "u.metrics.json"))
+	if err != nil || json.Unmarshal(b, &doc) != nil || doc.Unlearning.Epochs != 9 || doc.Unlearning.From != "metadata" || !(doc.Unlearning.Estimate > 0) {
+		t.Errorf("metrics.json: %v; unlearning %+v", err, doc.Unlearning)
+	}
+	os.Remove(out)
+	bad := withEpochs("nine")
+	wantError(t, runCLI(t, append([]string{"--model", bad}, args...)...), exitError, bad, "unlearn.train_epochs", `"nine"`, "--retrain-epochs")
+	if _, err := os.Stat(out); err == nil {
+		t.Error("output written despite the error")
+	}
+	// --retrain-epochs overrides the metadata, bad or not.
+	if r := runCLI(t, append([]string{"--model", bad, "--retrain-epochs", "2"}, args...)...); r.code != 0 || !strings.Contains(r.stdout, "retraining from scratch (2 epochs) would") {
+		t.Errorf("--retrain-epochs over bad metadata: exit %d: %s%s", r.code, r.stderr, r.stdout)
 	}
 }

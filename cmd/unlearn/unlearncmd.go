@@ -103,7 +103,8 @@ func (o *methodOpts) flags() []cli.Flag {
 				"use instead of localizing"},
 		&cli.IntFlag{Name: "retrain-epochs", Destination: &o.retrainEpochs,
 			Usage: "epochs the model was trained for: estimates the cost " +
-				"of retraining from scratch from a few full training steps timed on a copy of the model (0: no estimate)"},
+				"of retraining from scratch from a few full training steps timed on a copy of the model " +
+				"(0: the model's unlearn.train_epochs metadata if it has one, else no estimate)"},
 		&cli.StringFlag{Name: "out", Destination: &o.out,
 			Usage: "unlearned model (default: <model>-unlearned.onnx beside the input)"},
 		&cli.StringFlag{Name: "metrics", Destination: &o.metrics,

@@ -307,7 +307,7 @@ func cost(speedup float64) string {
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct": pct, "points": points, "gap": gap, "frac": frac, "rate": rate, "trained": trained, "cost": cost, "retrainBasis": RetrainBasis, "epochsEquivalent": EpochsEquivalent, "epochs": func(n int) string { return plural(n, "epoch") },
+	"pct": pct, "points": points, "gap": gap, "frac": frac, "rate": rate, "trained": trained, "cost": cost, "retrainBasis": RetrainBasis, "epochsEquivalent": EpochsEquivalent, "epochs": func(n int) string { return plural(n, "epoch") }, "retrainEpochs": retrainEpochs,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -354,7 +354,7 @@ dd { margin: 0; word-break: break-all; }
 <dl>
 <dt>method</dt><dd>{{.Method}}: localization {{.Strategy}}{{if ne .Strategy "full"}} (budget {{.Budget}}){{end}}, algorithm {{.Algorithm}}, {{trained .}}, lr {{rate .LR}}, batch {{.BatchSize}}, seed {{.Seed}}</dd>
 {{with .Audit}}<dt>changed</dt><dd>{{.ChangedParams}} of {{.TotalParams}} parameters in {{len .Changed}} tensors; every other parameter bit-identical to the input{{if .FoldedStatistics}} except {{.FoldedStatistics}} convolution weights and biases outside the mask that carry their channels' updated normalization statistics (BatchNormalization restored for the run and folded back){{end}}</dd>{{end}}
-<dt>time</dt><dd>localize {{printf "%.1f" .Timings.LocalizeS}} s, unlearn {{printf "%.1f" .Timings.UnlearnS}} s{{if .EpochsEquivalent}} ({{epochsEquivalent .}}){{end}}{{if .RetrainEstimateS}}; retraining from scratch ({{epochs .RetrainEpochs}}) would take about {{printf "%.0f" .RetrainEstimateS}} s{{with retrainBasis .}} ({{.}}){{end}}, {{cost .Speedup}}{{end}}</dd>
+<dt>time</dt><dd>localize {{printf "%.1f" .Timings.LocalizeS}} s, unlearn {{printf "%.1f" .Timings.UnlearnS}} s{{if .EpochsEquivalent}} ({{epochsEquivalent .}}){{end}}{{if .RetrainEstimateS}}; retraining from scratch ({{retrainEpochs .}}) would take about {{printf "%.0f" .RetrainEstimateS}} s{{with retrainBasis .}} ({{.}}){{end}}, {{cost .Speedup}}{{end}}</dd>
 {{with .Auto}}<dt>auto schedule</dt><dd>lr {{rate .LR}}{{if .RangeTest}} chosen by a range test ({{range $i, $t := .RangeTest}}{{if $i}}, {{end}}{{rate $t.LR}}: {{if $t.Diverged}}diverged{{else}}{{printf "%.4f" $t.Loss}}{{end}}{{end}}; retain probe loss after {{.RangeSteps}} steps){{end}}; stopped after epoch {{.StopEpoch}} of at most {{.MaxEpochs}} ({{.Reason}}){{if ne .Epoch .StopEpoch}}, result: epoch {{.Epoch}}{{end}}: {{.Detail}}</dd>{{end}}
 {{range .Notes}}<dt class="note">note</dt><dd class="note">{{.}}</dd>{{end}}
 <dt>verdict</dt><dd>{{if .Vouched}}vouched for: the auto schedule met its conditions and no signal disagrees{{else if .Flags}}<strong>not vouched for</strong> ({{range $i, $f := .Flags}}{{if $i}}, {{end}}{{$f.Kind}}{{end}}; see the notes above): check the result against an oracle before relying on it{{else if .Auto}}<strong>not vouched for</strong>: the auto schedule did not meet its conditions{{else}}a fixed recipe: no rule checked the result{{end}}</dd>

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/internal/textio"
 	"github.com/unlearn-tool/unlearn/schema"
 )
@@ -91,6 +92,26 @@ func RetrainBasis(u *schema.Unlearning) string {
 	return ""
 }
 
+// RetrainEpochsFrom names where the epochs of the retraining estimate came
+// from (Unlearning.RetrainEpochsFrom) for the text: "--retrain-epochs", or
+// the model's metadata key.
+func RetrainEpochsFrom(from string) string {
+	if from == schema.RetrainEpochsMetadata {
+		return "the model's " + data.MetaTrainEpochs + " metadata"
+	}
+	return "--retrain-epochs"
+}
+
+// retrainEpochs is "N epochs", with where N came from when the model's
+// metadata gave it (the user knows what they typed).
+func retrainEpochs(u *schema.Unlearning) string {
+	s := plural(u.RetrainEpochs, "epoch")
+	if u.RetrainEpochsFrom == schema.RetrainEpochsMetadata {
+		s += ", from " + RetrainEpochsFrom(u.RetrainEpochsFrom)
+	}
+	return s
+}
+
 // WriteRunSummary writes what the main command prints after the metrics
 // table: the changed parameters, the time against the retraining estimate
 // (saying so plainly when retraining would have been cheaper), the auto
@@ -111,7 +132,7 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 		fmt.Fprintf(ew, " (%s)", EpochsEquivalent(u))
 	}
 	if u.RetrainEstimateS > 0 {
-		fmt.Fprintf(ew, "; retraining from scratch (%s) would take about %.0f s", plural(u.RetrainEpochs, "epoch"), u.RetrainEstimateS)
+		fmt.Fprintf(ew, "; retraining from scratch (%s) would take about %.0f s", retrainEpochs(u), u.RetrainEstimateS)
 		if b := RetrainBasis(u); b != "" {
 			fmt.Fprintf(ew, " (%s)", b)
 		}
