@@ -150,7 +150,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if job.RetrainEpochs == 0 {
 		n, err := data.MetadataTrainEpochs(m.Metadata)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w (--retrain-epochs N overrides it)", job.ModelPath, err)
+			return nil, setting.Textf("%s: %w ({retrain-epochs} N overrides it)", job.ModelPath, err)
 		}
 		if n > 0 {
 			job.RetrainEpochs, job.retrainEpochsFrom = n, schema.RetrainEpochsMetadata
