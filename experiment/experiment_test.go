@@ -226,8 +226,8 @@ func TestSummarizeAndMarkdown(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "peak memory") {
-		t.Errorf("records without peak memory gained its column:\n%s", md)
+	if strings.Contains(md, "peak memory") || strings.Contains(md, "command") {
+		t.Errorf("records without peak memory and command seconds gained their columns:\n%s", md)
 	}
 	// Records that carry their peak memory: the table gains a column with
 	// each row's largest (the oracle's training records none).
@@ -236,6 +236,17 @@ func TestSummarizeAndMarkdown(t *testing.T) {
 	for _, want := range []string{"| time ÷ retrain | peak memory | seeds |", "| 0.110 | 3.5 GiB | 2 |", "| 1 | – | 2 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown with peak memory lacks %q:\n%s", want, md)
+		}
+	}
+	// Records that carry the whole command's seconds: a column of them ÷
+	// the oracle's training, before the memory's, over the seeds that
+	// have them ("–" for a row whose records do not).
+	recs[2].CommandSeconds, recs[3].CommandSeconds, recs[5].CommandSeconds = 15, 17, 30
+	md = Markdown(Summarize(recs))
+	for _, want := range []string{"| time ÷ retrain | command ÷ retrain | peak memory | seeds |", "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+		"| 0.110 | 0.160 | 3.5 GiB | 2 |", "| 0.200 | 0.300 | – | 2 |", "| 0.200 | – | – | 2 |", "| 1 | 1 | – | 2 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown with command seconds lacks %q:\n%s", want, md)
 		}
 	}
 	names, files, err := Plots(rows)

@@ -213,6 +213,7 @@ func (rec *Record) Check() error {
 		v      float64
 		lo, hi float64
 	}{{"budget", rec.Budget, 0, 1}, {"seconds", rec.Seconds, 0, maxRecordSeconds}, {"oracle_seconds", rec.OracleSeconds, 0, maxRecordSeconds},
+		{"command_seconds", rec.CommandSeconds, 0, maxRecordSeconds},
 		{"epochs_equivalent", rec.EpochsEquivalent, 0, maxRecordSeconds}, {"peak_rss_mib", rec.PeakRSSMiB, 0, 1 << 30}} {
 		if !(t.v >= t.lo && t.v <= t.hi) {
 			return fmt.Errorf("%s %g: outside [%g, %g]", t.field, t.v, t.lo, t.hi)

@@ -36,7 +36,12 @@ type Record struct {
 	// training time; OracleSeconds the oracle's training time.
 	Seconds       float64 `json:"seconds"`
 	OracleSeconds float64 `json:"oracle_seconds"`
-	Forget        int     `json:"forget"`
+	// CommandSeconds is a run's whole time as the main command spends it
+	// (metrics.json's unlearning.timings.total_s: the evaluations before
+	// and after, the retraining estimate's timed steps, localization and
+	// unlearning); absent in records from before it was kept.
+	CommandSeconds float64 `json:"command_seconds,omitempty"`
+	Forget         int     `json:"forget"`
 	// Machine names the CPU the step ran on (machine's model name, family
 	// and model, and its CPU count; empty in records from before it was
 	// kept): a run's OracleSeconds always come from the same machine.
@@ -141,8 +146,9 @@ type Row struct {
 	Oracle    bool
 	// Forget is the model's forget accuracy; DForget, DMIA, DTest are
 	// oracle − model; Gap is (|DForget| + |DMIA|)/2 per seed; Time is the
-	// run's seconds ÷ the oracle's training seconds.
-	Forget, DForget, DMIA, DTest, Gap, Time Stat
+	// run's seconds ÷ the oracle's training seconds, Command the run's
+	// CommandSeconds ÷ the same (over the seeds whose records have it).
+	Forget, DForget, DMIA, DTest, Gap, Time, Command Stat
 	// PeakMiB is the largest peak resident memory of the row's runs, in
 	// MiB (0 where the records do not have it).
 	PeakMiB float64
@@ -215,7 +221,7 @@ func Summarize(recs []Record) []Row {
 		sort.Slice(g, func(i, j int) bool { return g[i].Seed < g[j].Seed })
 		r := Row{ForgetSet: k.fs, Name: g[0].Name, Strategy: g[0].Strategy, Algorithm: g[0].Algorithm, Budget: k.budget, Oracle: g[0].Kind == "oracle"}
 		r.Auto = g[0].Schedule == "auto"
-		var fo, df, dm, dt, gap, tm, ep []float64
+		var fo, df, dm, dt, gap, tm, cm, ep []float64
 		r.Gaps, r.PaperGaps = map[uint64]float64{}, map[uint64]float64{}
 		for _, rec := range g {
 			if rec.Schedule == "auto" {
@@ -239,10 +245,13 @@ func Summarize(recs []Record) []Row {
 			}
 			if rec.OracleSeconds > 0 {
 				tm = append(tm, rec.Seconds/rec.OracleSeconds)
+				if rec.CommandSeconds > 0 {
+					cm = append(cm, rec.CommandSeconds/rec.OracleSeconds)
+				}
 			}
 			r.PeakMiB = max(r.PeakMiB, rec.PeakRSSMiB)
 		}
-		r.Forget, r.DForget, r.DMIA, r.DTest, r.Gap, r.Time = NewStat(fo), NewStat(df), NewStat(dm), NewStat(dt), NewStat(gap), NewStat(tm)
+		r.Forget, r.DForget, r.DMIA, r.DTest, r.Gap, r.Time, r.Command = NewStat(fo), NewStat(df), NewStat(dm), NewStat(dt), NewStat(gap), NewStat(tm), NewStat(cm)
 		if r.Auto {
 			r.Epochs = NewStat(ep)
 		}
@@ -290,23 +299,26 @@ func abs(s Stat) string {
 func Markdown(rows []Row) string {
 	var b strings.Builder
 	fs := ""
-	// A table gains a column of the runs' peak memory when its records
-	// have it (tables of older records are as they were).
-	memory := map[string]bool{}
+	// A table gains a column of the whole command's time and one of the
+	// runs' peak memory when its records have them (tables of older
+	// records are as they were).
+	memory, command := map[string]bool{}, map[string]bool{}
 	for _, r := range rows {
 		memory[r.ForgetSet] = memory[r.ForgetSet] || r.PeakMiB > 0
+		command[r.ForgetSet] = command[r.ForgetSet] || r.Command.N > 0
 	}
 	for _, r := range rows {
 		if r.ForgetSet != fs {
 			fs = r.ForgetSet
 			fmt.Fprintf(&b, "\n**Forget set %s**\n\n", MarkdownText(fs))
-			if memory[fs] {
-				b.WriteString("| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time ÷ retrain | peak memory | seeds |\n")
-				b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
-			} else {
-				b.WriteString("| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time ÷ retrain | seeds |\n")
-				b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+			head, rule := "| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time ÷ retrain", "|---|---|---|---|---|---|---|---|---"
+			if command[fs] {
+				head, rule = head+" | command ÷ retrain", rule+"|---"
 			}
+			if memory[fs] {
+				head, rule = head+" | peak memory", rule+"|---"
+			}
+			fmt.Fprintf(&b, "%s | seeds |\n%s|---|\n", head, rule)
 		}
 		name, how, alpha := MarkdownText(r.Name), MarkdownText(r.Strategy)+" + "+MarkdownText(r.Algorithm), "–"
 		if r.Oracle {
@@ -327,6 +339,15 @@ func Markdown(rows []Row) string {
 			if r.Time.N > 0 {
 				tm = fmt.Sprintf("%.3f", r.Time.Mean)
 			}
+		}
+		if command[fs] {
+			c := "–"
+			if r.Oracle {
+				c = "1"
+			} else if r.Command.N > 0 {
+				c = fmt.Sprintf("%.3f", r.Command.Mean)
+			}
+			tm += " | " + c
 		}
 		if memory[fs] {
 			mem := "–"

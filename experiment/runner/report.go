@@ -83,7 +83,14 @@ func (r *state) report() (*Outcome, error) {
 	md.WriteString("Values are percentage points, Δ = oracle − model, mean ± 95 % CI over seeds (Student's t);\n")
 	md.WriteString("MIA is SalUn's SVC on the true label's confidence (share of the forget set called non-member);\n")
 	md.WriteString("avg |Δ| = (|Δ forget| + |Δ MIA|)/2; time ÷ retrain = (localize + unlearn seconds) ÷ the oracle's\n")
-	md.WriteString("training seconds on the same machine; ★ marks the localized method (strategy other than full) closest to the oracle.\n")
+	md.WriteString("training seconds on the same machine; ")
+	for _, row := range rows {
+		if row.Command.N > 0 {
+			md.WriteString("command ÷ retrain = the whole command's seconds (its evaluations\nbefore and after and its retraining estimate included) ÷ the same; ")
+			break
+		}
+	}
+	md.WriteString("★ marks the localized method (strategy other than full) closest to the oracle.\n")
 	md.WriteString(table)
 	if len(r.missing) > 0 {
 		fmt.Fprintf(&md, "\nNot in the tables yet (their models are not trained): %s.\n", experiment.MarkdownText(strings.Join(r.missing, "; ")))

@@ -850,7 +850,7 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 		Name: m.Name, Strategy: doc.Unlearning.Strategy, Algorithm: doc.Unlearning.Algorithm, Budget: budget,
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
 		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: len(fs.ids),
-		Machine: r.machine, PeakRSSMiB: doc.Unlearning.Timings.PeakRSSMiB}
+		CommandSeconds: doc.Unlearning.Timings.TotalS, Machine: r.machine, PeakRSSMiB: doc.Unlearning.Timings.PeakRSSMiB}
 	if rec.OriginalSHA256, err = fsread.HashPath(orig); err != nil {
 		return err
 	}

@@ -322,6 +322,11 @@ methods:
 		if m := run.PeakRSSMiB; !(m > 20 && m < 8192) {
 			t.Errorf("run record peak_rss_mib %g", m)
 		}
+		// The whole command's time holds the unlearning's and the
+		// evaluations around it.
+		if !(run.CommandSeconds > run.Seconds) {
+			t.Errorf("run record command_seconds %g, seconds %g", run.CommandSeconds, run.Seconds)
+		}
 		// The oracle's own metrics (the demo's oracle: 69.75 % on this
 		// forget set, README's demo), not the original's.
 		if f := orc.Accuracy["forget"]; f < 0.69 || f > 0.705 {
