@@ -236,22 +236,36 @@ func (r *state) setup() error {
 }
 
 // machineID names this machine's CPU for the records: model name, family
-// and model from /proc/cpuinfo and the CPU count ("" where /proc/cpuinfo
-// cannot be read). Two runs' seconds compare only under the same name.
+// and model from /proc/cpuinfo and the machine's CPU count, the processors
+// it lists ("" where /proc/cpuinfo cannot be read). The count is the
+// machine's, not the process's affinity: a timing pinned to one core (as
+// the 2-core machine's grids and trainings run, one a core) keeps the
+// machine's name. Two runs' seconds compare only under the same name.
 func machineID() string {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
 		return ""
 	}
 	fields := map[string]string{}
+	cpus, first := 0, true
 	for _, line := range strings.Split(string(b), "\n") {
 		if line == "" {
-			break // the first processor's block
+			first = false // the first processor's block ended
+			continue
 		}
 		k, v, ok := strings.Cut(line, ":")
-		if ok {
-			fields[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		if !ok {
+			continue
 		}
+		if k = strings.TrimSpace(k); k == "processor" {
+			cpus++
+		}
+		if first {
+			fields[k] = strings.TrimSpace(v)
+		}
+	}
+	if cpus == 0 {
+		cpus = runtime.NumCPU()
 	}
 	name := fields["model name"]
 	if name == "" {
@@ -264,7 +278,7 @@ func machineID() string {
 	if fields["cpu family"] != "" {
 		id += fmt.Sprintf(" (family %s, model %s)", fields["cpu family"], fields["model"])
 	}
-	return fmt.Sprintf("%s, %d CPUs", id, runtime.NumCPU())
+	return fmt.Sprintf("%s, %d CPUs", id, cpus)
 }
 
 // resetPeakMemory resets the process's peak resident set size (VmHWM) to

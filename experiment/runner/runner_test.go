@@ -470,3 +470,23 @@ methods:
 		t.Errorf("a run without the oracle's sidecar: %v", err)
 	}
 }
+
+// TestMachineIDCountsTheMachine: the CPU count in a record's machine name
+// is the machine's (the processors /proc/cpuinfo lists), not the
+// process's affinity, so that a grid pinned to one core with taskset is
+// timed against sidecars written on the same machine unpinned.
+func TestMachineIDCountsTheMachine(t *testing.T) {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Skip("no /proc/cpuinfo:", err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, _, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "processor" {
+			n++
+		}
+	}
+	if id := machineID(); !strings.HasSuffix(id, fmt.Sprintf(", %d CPUs", n)) || strings.HasPrefix(id, ",") {
+		t.Errorf("machine %q, want a CPU name and %d CPUs", id, n)
+	}
+}

@@ -166,18 +166,24 @@ def sha256(path):
 
 
 def machine_id():
-    """The CPU as the tool's experiment records name it (runner.machineID)."""
-    fields = {}
+    """The CPU as the tool's experiment records name it (runner.machineID):
+    the machine's processors, not this process's affinity, so that a
+    timing pinned to one core (taskset) keeps the machine's name."""
+    fields, cpus, first = {}, 0, True
     with open("/proc/cpuinfo") as f:
         for line in f:
             if not line.strip():
-                break
+                first = False
+                continue
             k, _, v = line.partition(":")
-            fields[k.strip()] = v.strip()
+            if k.strip() == "processor":
+                cpus += 1
+            if first:
+                fields[k.strip()] = v.strip()
     name = fields.get("model name") or fields.get("vendor_id", "")
     if fields.get("cpu family"):
         name += f" (family {fields['cpu family']}, model {fields.get('model', '')})"
-    return f"{name}, {len(os.sched_getaffinity(0))} CPUs"
+    return f"{name}, {cpus or os.cpu_count()} CPUs"
 
 
 def resnet18():
