@@ -92,7 +92,7 @@ func (g *Graph) sharedInit(v *Value) *Value {
 // BatchNormalization stays a node of its own with the running statistics
 // untouched and the state_dict names kept (README "Exporting from
 // PyTorch").
-const ReexportAdvice = `torch.onnx.export(model.eval(), x, f, training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False, dynamic_axes={...})`
+const ReexportAdvice = `torch.onnx.export(model.eval(), x, f, training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False, dynamic_axes={...}, dynamo=False)`
 
 // Note is the warning a run and inspect print for a folded model.
 func (f *FoldedBN) Note() string {
