@@ -164,6 +164,10 @@ type Method struct {
 	// normalized by Load; the algorithm must augment, see
 	// unlearn.Algorithm.Augments). It is not inherited from train.
 	Augment string `yaml:"augment" json:"augment,omitempty"`
+	// BatchSize is the unlearning's batch (--batch-size) [128, the main
+	// command's]; for retrain, the training's batch, so that a retraining
+	// row can take the recipe of an original trained outside the tool.
+	BatchSize int `yaml:"batch_size" json:"batch_size,omitempty"`
 	// DepthFloor keeps del's localization away from the first layers
 	// (--depth-floor; localize.Options.DepthFloor). A default row takes
 	// the recommended default's.
@@ -318,10 +322,13 @@ func (c *Config) check() error {
 		if !(m.DepthFloor >= 0 && m.DepthFloor < 1) {
 			return fmt.Errorf("%w: method %s: depth_floor %g outside [0, 1)", ErrConfig, m.Name, m.DepthFloor)
 		}
+		if m.BatchSize < 0 || m.BatchSize > MaxBatchSize {
+			return fmt.Errorf("%w: method %s: batch_size %d: must be in [1, %d]", ErrConfig, m.Name, m.BatchSize, MaxBatchSize)
+		}
 		if m.Default {
 			if m.Method != "" || m.Strategy != "" || m.Algorithm != "" || len(m.Budgets) > 0 || m.Epochs != 0 ||
-				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || len(m.Args) > 0 {
-				return fmt.Errorf("%w: method %s: default runs the main command without choices; drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs and args", ErrConfig, m.Name)
+				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || m.BatchSize != 0 || len(m.Args) > 0 {
+				return fmt.Errorf("%w: method %s: default runs the main command without choices; drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs, batch_size and args", ErrConfig, m.Name)
 			}
 			continue
 		}
@@ -400,7 +407,7 @@ func (s *Score) check(c *Config, names map[string]bool) error {
 
 // Bounds of an experiment file's counts, checked by Load before any work.
 const (
-	// MaxBatchSize bounds train.batch_size.
+	// MaxBatchSize bounds train.batch_size and a method's batch_size.
 	MaxBatchSize = 1 << 16
 	// MaxEpochs bounds train.epochs and a method's epochs and max_epochs.
 	MaxEpochs = 10000

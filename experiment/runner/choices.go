@@ -21,6 +21,8 @@ type Choices struct {
 	Augment data.Augment
 	// DepthFloor is del's depth floor (unlearn.Job.DepthFloor).
 	DepthFloor float64
+	// BatchSize is the row's batch (0: the main command's, 128).
+	BatchSize int
 }
 
 // Choose maps a method row at a budget (0: none) onto the main command's
@@ -39,7 +41,7 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 	}
 	c := Choices{Method: unlearn.Recommended.Method, Budget: unlearn.Recommended.Budget, DepthFloor: unlearn.Recommended.DepthFloor}
 	if !m.Default {
-		c.DepthFloor = m.DepthFloor
+		c.DepthFloor, c.BatchSize = m.DepthFloor, m.BatchSize
 		if m.Method != "" {
 			c.Method = m.Method
 		}

@@ -921,8 +921,9 @@ func (r *state) unlearn(ctx context.Context, ch Choices, orig string, fs forgetS
 }
 
 // unlearnJob is the row's choices on forget set fs with seed as the main
-// command runs them without a model or outputs (the caller's): batch 128,
-// the evaluation settings of evalOptions, no "before" evaluation.
+// command runs them without a model or outputs (the caller's): batch 128
+// (the row's batch_size, when given, for the unlearning), the evaluation
+// settings of evalOptions, no "before" evaluation.
 // AllowChance when the experiment trains its originals itself (from an
 // architecture), on the data as it opens them: a weak original is then
 // its recipe's (a smoke test's one epoch), not a preprocessing mismatch. A
@@ -939,6 +940,9 @@ func (r *state) unlearnJob(ch Choices, fs forgetSet, seed uint64, lg *stepLog) (
 		return unlearn.Job{}, err
 	}
 	cfg.BatchSize, cfg.Seed, cfg.Proxies.NoMIA, cfg.Augment = batch, seed, r.cfg.NoMIA, ch.Augment
+	if ch.BatchSize > 0 {
+		cfg.BatchSize = ch.BatchSize // the row's, for its training; the evaluation keeps 128
+	}
 	return unlearn.Job{Suite: s, Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget, DepthFloor: ch.DepthFloor,
 		Algorithm: ch.Algorithm, Config: cfg, NoBefore: true, AllowChance: r.cfg.Model == "", Tool: r.job.Tool,
 		Info: lg.info, Bar: lg.bar}, nil

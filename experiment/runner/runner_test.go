@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -147,6 +148,13 @@ func TestChoose(t *testing.T) {
 	c, err = Choose(experiment.Method{Name: "Aug", Method: "del", Augment: "pad=4,flip"}, 0)
 	if err != nil || c.Augment != (data.Augment{CropPad: 4, Flip: true}) {
 		t.Errorf("augmented row: %+v (%v)", c, err)
+	}
+	c, err = Choose(experiment.Method{Name: "Retrain", Method: "retrain", Epochs: 30, LR: 0.05, BatchSize: 32}, 0)
+	if err != nil || c.Algorithm != "retrain" || c.BatchSize != 32 {
+		t.Errorf("retrain row with a batch size: %+v (%v)", c, err)
+	}
+	if c, _ := Choose(experiment.Method{Name: "Default", Default: true, BatchSize: 32}, 0); c.BatchSize != 0 {
+		t.Errorf("a default row took batch_size %d (Load refuses it; Choose leaves it to the default)", c.BatchSize)
 	}
 	for name, m := range map[string]experiment.Method{
 		"args":              {Name: "x", Method: "del", Args: []string{"--classifier", "fc"}},
@@ -488,5 +496,76 @@ func TestMachineIDCountsTheMachine(t *testing.T) {
 	}
 	if id := machineID(); !strings.HasSuffix(id, fmt.Sprintf(", %d CPUs", n)) || strings.HasPrefix(id, ",") {
 		t.Errorf("machine %q, want a CPU name and %d CPUs", id, n)
+	}
+}
+
+// TestRowBatchSize: a row's batch_size reaches its training (a retraining
+// row takes the batch of a recipe trained outside the tool), as
+// metrics.json records it, while the evaluation keeps its own batch.
+func TestRowBatchSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a model")
+	}
+	dir := t.TempDir()
+	link := func(src, dst string) {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("../../testdata/resnet_small_train.onnx", "original-seed4.onnx")
+	link("../../testdata/demo/forget_nonIID.txt", "forget-seed4.txt")
+	link("../../testdata/demo/oracle_resnet_small.onnx", "oracle-seed4.onnx")
+	oracleSum, err1 := fsread.HashPath("../../testdata/demo/oracle_resnet_small.onnx")
+	dataSum, err2 := fsread.HashPath("../../testdata/fashion")
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "oracle-seed4.json"), []byte(fmt.Sprintf(`{"train_s": 50, "threads": 2, "machine": "m", "onnx_sha256": %q, "data_sha256": %q}`,
+		oracleSum, dataSum)), 0o644)
+	p := filepath.Join(dir, "exp.yaml")
+	os.WriteFile(p, []byte(fmt.Sprintf(`model: %[1]s/original-seed{seed}.onnx
+data: ../../testdata/fashion
+train: {epochs: 1, lr: 0.05}
+forget_sets:
+  - {name: outside, kind: file, ids: "%[1]s/forget-seed{seed}.txt", oracle: "%[1]s/oracle-seed{seed}.onnx"}
+seeds: [4]
+no_mia: true
+threads: 2
+out: %[1]s/out
+methods:
+  - {name: Retrain, method: retrain, epochs: 1, lr: 0.05, batch_size: 96}
+`, dir)), 0o644)
+	cfg, err := experiment.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), Job{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := filepath.Glob(filepath.Join(cfg.Out, "runs", "run-*", "metrics.json"))
+	if len(runs) != 1 {
+		t.Fatalf("run folders %v, want one", runs)
+	}
+	b, err := os.ReadFile(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Unlearning struct {
+			BatchSize       int     `json:"batch_size"`
+			ExamplesTrained int     `json:"examples_trained"`
+			EpochsTrained   float64 `json:"epochs_trained"`
+		} `json:"unlearning"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// 3,600 retain examples in batches of 96: 38 steps, the last one short.
+	if u := doc.Unlearning; u.BatchSize != 96 || u.ExamplesTrained != 3600 {
+		t.Errorf("metrics.json: batch_size %d, examples_trained %d; want 96 and one epoch of the 3,600 retain examples", u.BatchSize, u.ExamplesTrained)
 	}
 }
