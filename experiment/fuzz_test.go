@@ -14,6 +14,7 @@ import (
 func FuzzLoad(f *testing.F) {
 	good := "architecture: a.onnx\ntrain: {epochs: 1, lr: 0.1}\nforget_sets: [{name: f, kind: iid, fraction: 0.1}]\nseeds: [0]\nout: o\nmethods: [{name: DEL, method: del, budgets: [0.3]}]\n"
 	f.Add([]byte(good))
+	f.Add([]byte(strings.Replace(good, "budgets: [0.3]}", "budgets: [0.3], batch_size: 32}", 1)))
 	f.Add([]byte(good + "notes: n.md\nscore: {k: 4, forget_sets: [f], methods: [DEL]}\n"))
 	f.Add([]byte(strings.Replace(good, "name: f,", `name: "/../../victim",`, 1)))
 	f.Add([]byte(strings.Replace(good, "lr: 0.1}", "lr: .inf, batch_size: 2000000000, momentum: .nan}", 1)))
@@ -35,6 +36,11 @@ func FuzzLoad(f *testing.F) {
 		}
 		if tr := c.Train; tr.BatchSize < 1 || tr.BatchSize > MaxBatchSize || tr.Epochs < 1 || tr.Epochs > MaxEpochs || !(tr.Momentum >= 0 && tr.Momentum < 1) {
 			t.Errorf("recipe %+v loaded", tr)
+		}
+		for _, m := range c.Methods {
+			if m.BatchSize < 0 || m.BatchSize > MaxBatchSize || (m.Default && m.BatchSize != 0) {
+				t.Errorf("method %s: batch_size %d loaded", m.Name, m.BatchSize)
+			}
 		}
 		if c.Notes != "" {
 			if rel, err := filepath.Rel(dir, c.Notes); err != nil || !filepath.IsLocal(rel) {
