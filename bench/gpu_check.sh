@@ -74,6 +74,13 @@
 #      command's wall time, the flags
 # Not in it: profiling the CUDA step (issue 43 item 3).
 #
+# Independent of the GPU and of the parts, one call on such a machine's
+# PyTorch (2.9 or later) makes the file of TestDynamoExport, the small CNN
+# exported by PyTorch's default exporter (testdata/exports/make_dynamo.py):
+#   run(command="python3 testdata/exports/make_dynamo.py --out $OUT", timeout_s=120)
+# then copy files_at's f_dynamo_default.onnx* and dynamo.json into
+# testdata/exports/ and run `go test ./cmd/unlearn -run TestDynamoExport`.
+#
 # The dry run (here, no GPU) runs steps 2–7 on the CPU with tiny sizes
 # (batch 8, one timed step, --epochs 1, 2 threads, 200 images) and device cpu
 # in place of cuda, so every command, parser and the table are exercised;
