@@ -426,7 +426,8 @@ PY
 # to $OUT/diagnose.txt: the forward pass alone (unlearn eval on cuda); the
 # node at fault in the demo model's training graph at batch 8 (the graph
 # written by trainstep -dump before its step, then bench/ort_bisect.py running
-# its prefixes on cuda with bin/ortrun); one training step with ONNX
+# its prefixes on cuda with bin/ortrun); one step with the outputs ONNX
+# Runtime allocates and one with them bound; one training step with ONNX
 # Runtime's verbose log (UNLEARN_ORT_LOG=verbose: where each node is
 # placed, what runs last); the step with each Conv lowering and with each
 # set of CUDA libraries. --dry-run: the same on the CPU (device cpu), to
@@ -451,6 +452,16 @@ diagnose_mode() {
     timeout 120 bin/trainstep -model testdata/resnet_small_train.onnx -name small -device "$dev" -threads 4 -batch 8 \
       -warmup 0 -steps 1 -dump "$W/training.onnx" >/dev/null 2>&1
     timeout 300 $py bench/ort_bisect.py "$W/training.onnx" --runner bin/ortrun --device "$dev" --batch 8 2>&1 | tail -25
+    # ortrun, as every forward pass, lets ONNX Runtime allocate the outputs;
+    # training bound them to the engine's tensors until cuda's default became
+    # "ort" (train.OutputsVar): one step each way.
+    echo "== one training step on $dev, batch 8, each way of returning the outputs"
+    local mode
+    for mode in ort bound; do
+      UNLEARN_ORT_OUTPUTS=$mode timeout 120 bin/trainstep -model testdata/resnet_small_train.onnx -name small -device "$dev" \
+        -threads 4 -batch 8 -warmup 0 -steps 1 >"$W/outputs.txt" 2>&1
+      echo "UNLEARN_ORT_OUTPUTS=$mode: rc=$? $(grep -m1 -E 'images_per_s|error|SIGSEGV|trainstep:' "$W/outputs.txt" | cut -c1-300)"
+    done
   } >"$out/diagnose.txt" 2>&1
   cat "$out/diagnose.txt"
   [ "$dev" = cuda ] || { rm -rf "$W"; return 0; }

@@ -55,6 +55,10 @@ type Engine struct {
 	inNames, outNames  []string
 	fixedBatchSessions bool
 
+	// ortOutputs: ONNX Runtime allocates each run's outputs and StepFilled
+	// copies them into the engine's tensors (see OutputsVar).
+	ortOutputs bool
+
 	inputs  []autodiff.IO
 	outputs []autodiff.IO
 
@@ -224,6 +228,9 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts onnxrt
 		outNames[i] = io.Name
 	}
 	e.m, e.opts, e.inNames, e.outNames, e.perBatch = m, opts, inNames, outNames, map[int]*batchRun{}
+	if e.ortOutputs, err = ortOutputs(opts); err != nil {
+		return nil, err
+	}
 	// With sessions per batch size, the dynamic graph never runs: no
 	// session for it.
 	if e.fixedBatchSessions = fixedBatchSessions(opts); !e.fixedBatchSessions {
@@ -578,8 +585,12 @@ func (e *Engine) StepFilled(n int) (StepResult, error) {
 	if err != nil {
 		return StepResult{}, err
 	}
-	if err := sess.Run(ins, outs); err != nil {
-		return StepResult{}, fmt.Errorf("train: %w", err)
+	if !e.ortOutputs {
+		if err := sess.Run(ins, outs); err != nil {
+			return StepResult{}, fmt.Errorf("train: %w", err)
+		}
+	} else if err := e.runCopying(sess, ins, outs); err != nil {
+		return StepResult{}, err
 	}
 	for i := range e.partial {
 		e.partial[i].scatter()
@@ -602,6 +613,33 @@ func (e *Engine) StepFilled(n int) (StepResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// runCopying runs sess with outputs that ONNX Runtime allocates (host
+// memory, copied from the device where a node ran elsewhere, as every
+// forward pass of the tool gets its logits) and copies each into the
+// engine's tensor of that output (outs), which must have its size.
+func (e *Engine) runCopying(sess *onnxrt.Session, ins, outs []*onnxrt.Tensor) error {
+	got := make([]*onnxrt.Tensor, len(outs))
+	defer func() {
+		for _, t := range got {
+			if t != nil {
+				t.Close()
+			}
+		}
+	}()
+	if err := sess.Run(ins, got); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	for i, t := range got {
+		dst, src := outs[i].Float32s(), t.Float32s()
+		if len(dst) != len(src) || src == nil {
+			return fmt.Errorf("train: training-graph output %q: ONNX Runtime returned %v (%s), the engine holds %d values",
+				e.outputs[i].Name, t.Shape(), t.DType(), len(dst))
+		}
+		copy(dst, src)
+	}
+	return nil
 }
 
 // updateRunning applies PyTorch's running-statistics update:
@@ -712,6 +750,31 @@ func (e *Engine) Close() error {
 // builder writes those values as constants. A test sets it on the CPU to
 // compare both ways.
 var fixedBatchSessions = func(o onnxrt.Options) bool { return o.Device == "cuda" }
+
+// OutputsVar chooses how a training run returns its outputs: "bound",
+// into the engine's own tensors (Param.Grad and the batch buffers), which
+// ONNX Runtime writes directly; "ort", into tensors ONNX Runtime allocates,
+// which the engine then copies into its own. The default is "bound" on the
+// CPU and "ort" on cuda: the CUDA provider of the GPU build ran every
+// forward pass (outputs ONNX Runtime allocates) and crashed on every
+// training run (outputs bound), and those are the one difference in how the
+// two call ONNX Runtime that the host code controls (bench/RESULTS.md, "GPU
+// check"). The copy costs one pass over the gradients per step.
+const OutputsVar = "UNLEARN_ORT_OUTPUTS"
+
+// ortOutputs reads OutputsVar for opts' device.
+var ortOutputs = func(o onnxrt.Options) (bool, error) {
+	switch v := os.Getenv(OutputsVar); v {
+	case "":
+		return o.Device == "cuda", nil
+	case "ort":
+		return true, nil
+	case "bound":
+		return false, nil
+	default:
+		return false, fmt.Errorf("train: $%s=%q: want ort or bound", OutputsVar, v)
+	}
+}
 
 // batchRun is a session for one batch size and the artifacts it runs.
 type batchRun struct {

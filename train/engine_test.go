@@ -3,6 +3,8 @@ package train
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/data"
@@ -325,5 +327,66 @@ func TestEngineSpecCUDA(t *testing.T) {
 	}
 	if len(onCPU.Model.Graph.Nodes()) == len(art.Model.Graph.Nodes()) {
 		t.Errorf("the cuda graph has as many nodes as the CPU one (%d): the forms did not change", len(onCPU.Model.Graph.Nodes()))
+	}
+}
+
+// TestEngineORTOutputs: with the outputs ONNX Runtime allocates and the
+// engine copies (OutputsVar=ort, cuda's default), a step gives the same
+// loss, logits, gradients (whole and channel-restricted) and running
+// statistics, bit for bit, as with the outputs bound to the engine's
+// tensors, over two steps and two batch sizes; an unknown value is refused,
+// naming the variable.
+func TestEngineORTOutputs(t *testing.T) {
+	m := loadModel(t, "resnet_small_train.onnx")
+	nm, mask := channelMask(t, m, 0.1, 31)
+	var names []string
+	for _, p := range nm.Params {
+		if mask[p.Value.Name] != nil {
+			names = append(names, p.Value.Name)
+		}
+	}
+	b := refBatch(t)
+	n := 5
+	small := Batch{X: b.X[:n*len(b.X)/len(b.Labels)], Labels: b.Labels[:n]}
+	for _, spec := range []autodiff.Spec{
+		{BN: autodiff.BNTraining},
+		{BN: autodiff.BNTraining, Params: names, GradChannels: MaskChannels(nm, mask)},
+	} {
+		engines := map[string]*Engine{}
+		for _, mode := range []string{"bound", "ort"} {
+			t.Setenv(OutputsVar, mode)
+			engines[mode] = newEngine(t, m, spec)
+		}
+		bound, ort := engines["bound"], engines["ort"]
+		if bound.ortOutputs || !ort.ortOutputs {
+			t.Fatalf("%s: ortOutputs bound %v, ort %v", OutputsVar, bound.ortOutputs, ort.ortOutputs)
+		}
+		for step, bt := range []Batch{b, small} {
+			rb, err := bound.Step(bt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ro, err := ort.Step(bt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rb.Loss != ro.Loss || !slices.Equal(rb.Logits, ro.Logits) || len(ro.Logits) != len(bt.Labels)*10 {
+				t.Errorf("step %d (restricted %v): loss %v and %v, %d and %d logits", step, spec.GradChannels != nil, rb.Loss, ro.Loss, len(rb.Logits), len(ro.Logits))
+			}
+			for i, p := range bound.Params() {
+				if q := ort.Params()[i]; !slices.Equal(p.Grad, q.Grad) {
+					t.Errorf("step %d: %s: gradients differ", step, p.Name)
+				}
+			}
+			for name, rm := range bound.running {
+				if !slices.Equal(rm, ort.running[name]) {
+					t.Errorf("step %d: running statistic %s differs", step, name)
+				}
+			}
+		}
+	}
+	t.Setenv(OutputsVar, "gpu")
+	if _, err := NewEngine(m, EngineOptions{Runtime: onnxrt.Options{Threads: 2}}); err == nil || !strings.Contains(err.Error(), OutputsVar) {
+		t.Errorf("%s=gpu: %v", OutputsVar, err)
 	}
 }
