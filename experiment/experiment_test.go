@@ -377,6 +377,44 @@ func TestRankingPaperMetric(t *testing.T) {
 	}
 }
 
+// TestRankingLeavesRetrainOut: an exact retraining row (algorithm retrain)
+// keeps its rank, in the table and in the ranks the comparison counts, but
+// DEL is compared with the closest approximate method of another strategy,
+// not with a second oracle.
+func TestRankingLeavesRetrainOut(t *testing.T) {
+	rec := func(fs, name, strategy, algorithm string, seed uint64, df float64) Record {
+		kind := "run"
+		if name == "" {
+			kind, name = "oracle", "Retrain (oracle)"
+		}
+		budget := 0.0
+		if strategy == "del" {
+			budget = 0.1
+		}
+		return Record{Schema: RecordSchema, Key: fs + Key(kind, name, seed), Kind: kind, ForgetSet: fs, Seed: seed, Name: name,
+			Strategy: strategy, Algorithm: algorithm, Budget: budget, Accuracy: map[string]float64{"forget": 0.9},
+			Delta: map[string]float64{"forget": df, "test": 0, "mia_" + MIAKey: 0, "mia_correctness": -df}, Seconds: 50, OracleSeconds: 100}
+	}
+	var recs []Record
+	for _, fs := range []string{"iid", "non-iid"} {
+		for s := uint64(0); s < 2; s++ {
+			recs = append(recs, rec(fs, "", "", "", s, 0),
+				rec(fs, "Retrain (tool)", "full", "retrain", s, 0.001),
+				rec(fs, "Finetune", "full", "finetune", s, 0.04),
+				rec(fs, "DEL", "del", "rft", s, 0.02))
+		}
+	}
+	md := RankingMarkdown(Summarize(recs))
+	for _, want := range []string{"| 1 | Retrain (tool) |", "DEL's closest row, DEL α 0.1, ranks 2 of 3 (mean avg |Δ| 1.00); the closest method of another strategy, Finetune, ranks 3 (2.00)."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("ranking lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "another strategy, Retrain") {
+		t.Errorf("DEL compared with exact retraining:\n%s", md)
+	}
+}
+
 // FileName keeps every name inside the folder it is joined to.
 func TestFileName(t *testing.T) {
 	for in, want := range map[string]string{

@@ -188,7 +188,9 @@ func RankingMarkdown(rows []Row) string {
 
 // compareDEL compares DEL's closest row (any row whose strategy is del)
 // among the ranks whose rows keep accepts with the closest row of another
-// strategy, per forget set; "" when either is missing.
+// strategy, per forget set; "" when either is missing. Exact retraining
+// (algorithm retrain) is a second oracle, not a method DEL competes with:
+// it keeps its place in the ranks counted and is never the other row.
 func compareDEL(sets []string, ranks []Rank, keep func(Row) bool) string {
 	var kept []Rank
 	for _, rk := range ranks {
@@ -201,7 +203,7 @@ func compareDEL(sets []string, ranks []Rank, keep func(Row) bool) string {
 		if rk.Strategy == "del" && del < 0 {
 			del = i
 		}
-		if rk.Strategy != "del" && other < 0 {
+		if rk.Strategy != "del" && rk.Rows[0].Algorithm != "retrain" && other < 0 {
 			other = i
 		}
 	}
