@@ -36,10 +36,10 @@ type EngineOptions struct {
 // Engine runs one training graph on ONNX Runtime. Parameters live in ONNX
 // Runtime tensors whose memory Go shares (Param.Data), so optimizers update
 // them in place between steps; gradients are written by ONNX Runtime into
-// preallocated tensors (Param.Grad). One session serves every step and
-// batch size (on cuda, one session per batch size: see batchSession). In
-// BNTraining mode, Step updates the running statistics as PyTorch's
-// train() forward does.
+// preallocated tensors (Param.Grad), or on cuda copied there (OutputsVar).
+// One session serves every step and batch size (on cuda, one session per
+// batch size: see batchSession). In BNTraining mode, Step updates the
+// running statistics as PyTorch's train() forward does.
 //
 // An Engine is not safe for concurrent use.
 type Engine struct {
@@ -757,13 +757,13 @@ var fixedBatchSessions = func(o onnxrt.Options) bool { return o.Device == "cuda"
 // which the engine then copies into its own. The default is "bound" on the
 // CPU and "ort" on cuda: the CUDA provider of the GPU build ran every
 // forward pass (outputs ONNX Runtime allocates) and crashed on every
-// training run (outputs bound), and those are the one difference in how the
-// two call ONNX Runtime that the host code controls (bench/RESULTS.md, "GPU
-// check"). The copy costs one pass over the gradients per step.
+// training run (outputs bound), the plainest difference in how the two call
+// ONNX Runtime (bench/RESULTS.md, "GPU check"). The copy costs one pass over
+// the gradients per step.
 const OutputsVar = "UNLEARN_ORT_OUTPUTS"
 
 // ortOutputs reads OutputsVar for opts' device.
-var ortOutputs = func(o onnxrt.Options) (bool, error) {
+func ortOutputs(o onnxrt.Options) (bool, error) {
 	switch v := os.Getenv(OutputsVar); v {
 	case "":
 		return o.Device == "cuda", nil
