@@ -254,15 +254,7 @@ func TestOutsideModels(t *testing.T) {
 		t.Skip("runs a model")
 	}
 	dir := t.TempDir()
-	copyFile := func(src, dst string) {
-		b, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyFile := func(src, dst string) { copyTestFile(t, src, dst) }
 	copyFile("../../testdata/resnet_small_train.onnx", filepath.Join(dir, "original-seed4.onnx"))
 	copyFile("../../testdata/demo/forget_nonIID.txt", filepath.Join(dir, "forget-seed4.txt"))
 	oracleSum, err1 := fsread.HashPath("../../testdata/demo/oracle_resnet_small.onnx")
@@ -507,15 +499,7 @@ func TestRowBatchSize(t *testing.T) {
 		t.Skip("runs a model")
 	}
 	dir := t.TempDir()
-	link := func(src, dst string) {
-		b, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	link := func(src, dst string) { copyTestFile(t, src, filepath.Join(dir, dst)) }
 	link("../../testdata/resnet_small_train.onnx", "original-seed4.onnx")
 	link("../../testdata/demo/forget_nonIID.txt", "forget-seed4.txt")
 	link("../../testdata/demo/oracle_resnet_small.onnx", "oracle-seed4.onnx")
@@ -567,5 +551,17 @@ methods:
 	// 3,600 retain examples in batches of 96: 38 steps, the last one short.
 	if u := doc.Unlearning; u.BatchSize != 96 || u.ExamplesTrained != 3600 {
 		t.Errorf("metrics.json: batch_size %d, examples_trained %d; want 96 and one epoch of the 3,600 retain examples", u.BatchSize, u.ExamplesTrained)
+	}
+}
+
+// copyTestFile copies src to dst.
+func copyTestFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
