@@ -34,6 +34,11 @@ $UNLEARN_R18_CACHE, outside the work tree):
                                      (trained without SET's ids, same init)
   train.py all [--seeds 0 1 2]       every missing model, originals first,
                                      seed by seed
+  (train and all rebuild a model whose sidecar is committed but whose .onnx
+  is gone, byte for byte on the machine that trained it: PyTorch's CPU
+  kernels differ between processors. On another machine they refuse
+  unless --replace, since the records made with the old model would drop
+  out of RESULTS.md.)
   train.py time --seed S [--forget SET] --threads T [--timed-epochs N]
                                      times the model's first N epochs (2)
                                      here and writes the first plus the
@@ -319,6 +324,7 @@ def time_epochs(seed, forget, threads, epochs, timed):
     with open(side) as f:
         meta = json.load(f)
     meta.setdefault("train_s_trained", meta["train_s"])
+    meta.setdefault("trained_on", meta.get("machine"))
     # The first epoch carries the start-up (allocations, first touches of
     # the data) once per training; the later ones stand for the rest.
     est = secs[0] + (epochs - 1) * sum(secs[1:]) / (len(secs) - 1) if len(secs) > 1 else secs[0] * epochs
@@ -328,9 +334,10 @@ def time_epochs(seed, forget, threads, epochs, timed):
     print(f"{os.path.basename(out)}: train_s {meta['train_s']:.0f} s ({timed} of its {epochs} epochs timed)", flush=True)
 
 
-def train(seed, forget, threads, epochs, retime=False, device="cpu"):
+def train(seed, forget, threads, epochs, retime=False, device="cpu", replace=False):
     out = model_path(seed, forget)
     side = out[:-5] + ".json"
+    rebuild = None  # the sidecar's sha256 when this training rebuilds a lost model
     if retime:
         if not os.path.exists(side):
             sys.exit(f"{side} is missing: train the model first")
@@ -343,6 +350,8 @@ def train(seed, forget, threads, epochs, retime=False, device="cpu"):
         return
     elif restore(out, side):
         return
+    elif os.path.exists(side):
+        rebuild = check_rebuild(out, side, device, replace)
     os.makedirs(MODELS, exist_ok=True)
     x, y, xte, yte, mean, std, model, gen, opt, sched, bs = setup(seed, forget, threads, epochs, device)
     log = []
@@ -397,14 +406,47 @@ def train(seed, forget, threads, epochs, retime=False, device="cpu"):
     meta = dict(model=os.path.basename(out), seed=seed, forget=forget, examples=len(x), recipe=dict(RECIPE, epochs=epochs),
                 train_s=round(train_s, 2), threads=threads, machine=machine_id(), torch=torch.__version__,
                 **({} if device == "cpu" else dict(device=device, gpu=torch.cuda.get_device_name(device))),
-                data_sha256=sha256(DATA), mean=mean.tolist(), std=std.tolist(), epochs=log, final=final,
-                onnx_sha256=sha256(out))
+                trained_on=machine_id(), data_sha256=sha256(DATA), mean=mean.tolist(), std=std.tolist(),
+                epochs=log, final=final, onnx_sha256=sha256(out))
+    if rebuild and rebuild != meta["onnx_sha256"]:
+        print(f"{os.path.basename(out)}: trained to other bytes than the sidecar named ({rebuild[:12]}…, now "
+              f"{meta['onnx_sha256'][:12]}…): the records made with the old model drop out of RESULTS.md", flush=True)
+    elif rebuild:
+        print(f"{os.path.basename(out)}: rebuilt byte for byte (sha256 {rebuild[:12]}…)", flush=True)
     write_json(side, meta)
     shutil.copyfile(out, os.path.join(CACHE, os.path.basename(out) + ".tmp"))
     os.replace(os.path.join(CACHE, os.path.basename(out) + ".tmp"), os.path.join(CACHE, os.path.basename(out)))
     os.remove(ckpt)
     print(f"{os.path.basename(out)}: train {final['train_accuracy']:.4f} test {final['test_accuracy']:.4f}, "
           f"{train_s:.0f} s", flush=True)
+
+
+def check_rebuild(out, side, device, replace):
+    """A model whose sidecar is committed but whose file is gone (a new
+    machine: the .onnx files and the cache are not in git) is trained again
+    from the same seed and data. PyTorch's CPU kernels differ between
+    processors, so only the machine that trained it gives back the same
+    bytes; on another one the new model replaces the old, and every record
+    made with the old one drops out of RESULTS.md. That needs --replace.
+    Returns the sha256 the sidecar names."""
+    with open(side) as f:
+        meta = json.load(f)
+    # "trained_on" is recent; before it, "machine" named the training's
+    # machine unless `time` ran on another one.
+    was = meta.get("trained_on") or meta.get("machine")
+    here = machine_id()
+    if device != "cpu" or meta.get("device", "cpu") != "cpu":
+        # GPU trainings are not bit-reproducible in any case.
+        was, here = meta.get("gpu", meta.get("device", "cpu")), device
+    if was != here:
+        if not replace:
+            sys.exit(f"{os.path.basename(out)} is missing and {side} names a model trained on {was}; "
+                     f"training it here ({here}) gives other bytes, and the "
+                     f"records made with the old model would drop out of RESULTS.md. Train it on that machine "
+                     f"to rebuild it, or pass --replace to train a new one here.")
+        print(f"{os.path.basename(out)}: replacing the model {side} names (trained on {was}) with one trained here",
+              flush=True)
+    return meta["onnx_sha256"]
 
 
 def same_recipe(side, epochs):
@@ -475,6 +517,10 @@ def main():
         q.add_argument("--epochs", type=int, default=RECIPE["epochs"])
         q.add_argument("--device", default="cpu", help="cpu, or cuda (bench/gpu_check.sh); the sidecar records it")
     a = sub.choices["all"]
+    for q in (t, a):
+        q.add_argument("--replace", action="store_true",
+                       help="train a lost model again on another machine than its sidecar names, "
+                            "replacing it (the records made with it drop out of RESULTS.md)")
     a.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     a.add_argument("--forget-sets", nargs="+", default=list(FORGET_SETS), choices=list(FORGET_SETS))
     args = p.parse_args()
@@ -483,12 +529,13 @@ def main():
     elif args.cmd == "time":
         time_epochs(args.seed, args.forget, args.threads, args.epochs, args.timed_epochs)
     elif args.cmd in ("train", "retime"):
-        train(args.seed, args.forget, args.threads, args.epochs, retime=args.cmd == "retime", device=args.device)
+        train(args.seed, args.forget, args.threads, args.epochs, retime=args.cmd == "retime", device=args.device,
+              replace=getattr(args, "replace", False))
     else:
         for seed in args.seeds:
-            train(seed, None, args.threads, args.epochs, device=args.device)
+            train(seed, None, args.threads, args.epochs, device=args.device, replace=args.replace)
             for f in args.forget_sets:
-                train(seed, f, args.threads, args.epochs, device=args.device)
+                train(seed, f, args.threads, args.epochs, device=args.device, replace=args.replace)
 
 
 if __name__ == "__main__":
