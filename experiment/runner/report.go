@@ -39,7 +39,8 @@ func (r *state) report() (*Outcome, error) {
 	}
 	recs := set.Records
 	if r.keys != nil {
-		kept := recs[:0]
+		// A new slice: set.Records stays whole for pendingMarkdown.
+		var kept []experiment.Record
 		for _, rec := range recs {
 			if r.keys[rec.Key] {
 				kept = append(kept, rec)
@@ -95,6 +96,10 @@ func (r *state) report() (*Outcome, error) {
 	if len(r.missing) > 0 {
 		fmt.Fprintf(&md, "\nNot in the tables yet (their models are not trained): %s.\n", experiment.MarkdownText(strings.Join(r.missing, "; ")))
 	}
+	if p := pendingMarkdown(r.pending, set.Records, r.keys, cfgPath); p != "" {
+		md.WriteString(p)
+		r.warn(fmt.Sprintf("%d of the config's runs have no record made by this version of the tool; RESULTS.md names them", len(r.pending)))
+	}
 	if len(names) > 0 {
 		md.WriteString("\n")
 		for _, n := range names {
@@ -141,4 +146,106 @@ func byConfigOrder(recs []experiment.Record, sets []experiment.ForgetSet) {
 		return len(pos)
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return rank(recs[i].ForgetSet) < rank(recs[j].ForgetSet) })
+}
+
+// pendingRun is a run of the config that a report found no record of.
+type pendingRun struct {
+	name      string
+	budget    float64
+	forgetSet string
+	seed      uint64
+}
+
+// label names the run's row as the tables do.
+func (p pendingRun) label() string {
+	return experiment.Rank{Name: p.name, Budget: p.budget}.Label()
+}
+
+// pendingMarkdown says which of the config's runs the tables leave out for
+// want of a record under their current key, in two groups: runs whose row
+// has a record for the same forget set and seed under another key (made
+// before the auto rule, the default or the row's settings changed, all of
+// which key it: the record stays in results.jsonl but is not this row's),
+// and runs never recorded. Without it a table silently loses rows that a
+// changed rule made stale, and a reader cannot tell a finished grid from
+// one with runs still to do. Empty when every run has its record.
+func pendingMarkdown(pending []pendingRun, recs []experiment.Record, keys map[string]bool, cfgPath string) string {
+	if len(pending) == 0 {
+		return ""
+	}
+	type at struct {
+		label, forgetSet string
+		seed             uint64
+	}
+	// A row without budgets (the default, a full-strategy method) may
+	// record the budget it ran at, so it is matched by name alone.
+	stale := map[at]bool{}
+	for _, rec := range recs {
+		if rec.Kind == "run" && !keys[rec.Key] {
+			stale[at{pendingRun{name: rec.Name, budget: rec.Budget}.label(), rec.ForgetSet, rec.Seed}] = true
+			stale[at{rec.Name, rec.ForgetSet, rec.Seed}] = true
+		}
+	}
+	var superseded, never []pendingRun
+	for _, p := range pending {
+		if stale[at{p.label(), p.forgetSet, p.seed}] {
+			superseded = append(superseded, p)
+		} else {
+			never = append(never, p)
+		}
+	}
+	var b strings.Builder
+	if len(superseded) > 0 {
+		fmt.Fprintf(&b, "\nLeft out, made by an earlier version of the tool (%d %s: their records were made before the auto rule, the default or the row's settings changed, which key them; they stay in the results but are not these rows'; %s runs them again): %s.\n",
+			len(superseded), plural(len(superseded), "run", "runs"), experiment.MarkdownCode("unlearn experiment --config "+cfgPath), groupPending(superseded))
+	}
+	if len(never) > 0 {
+		fmt.Fprintf(&b, "\nNot run yet (%d %s): %s.\n", len(never), plural(len(never), "run", "runs"), groupPending(never))
+	}
+	return b.String()
+}
+
+// groupPending lists runs by row, then forget set, with their seeds, in
+// the order they came (the grid's): "Default on iid (seeds 0, 1) and
+// non-iid (seed 0); DEL α 0.1 on iid (seed 2)".
+func groupPending(runs []pendingRun) string {
+	var rows []string
+	sets := map[string][]string{}
+	seeds := map[[2]string][]string{}
+	for _, p := range runs {
+		l := p.label()
+		if _, ok := sets[l]; !ok {
+			rows = append(rows, l)
+		}
+		k := [2]string{l, p.forgetSet}
+		if _, ok := seeds[k]; !ok {
+			sets[l] = append(sets[l], p.forgetSet)
+		}
+		seeds[k] = append(seeds[k], fmt.Sprint(p.seed))
+	}
+	parts := make([]string, len(rows))
+	for i, l := range rows {
+		var on []string
+		for _, fs := range sets[l] {
+			ss := seeds[[2]string{l, fs}]
+			on = append(on, fmt.Sprintf("%s (%s %s)", fs, plural(len(ss), "seed", "seeds"), strings.Join(ss, ", ")))
+		}
+		parts[i] = l + " on " + joinAnd(on)
+	}
+	return experiment.MarkdownText(strings.Join(parts, "; "))
+}
+
+// joinAnd joins "a", "a and b", "a, b and c".
+func joinAnd(s []string) string {
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -99,6 +99,9 @@ type state struct {
 	// missing names the forget sets and seeds whose outside oracle has no
 	// sidecar yet (not trained), which a report or dry run leaves out.
 	missing []string
+	// pending lists the runs of a report or dry run that have no record
+	// under their key (pendingMarkdown says which and why).
+	pending []pendingRun
 	// done holds the records already in results.jsonl by key. They are the
 	// cache of record: a step whose key has a record is not run again,
 	// even where out/runs/ is gone (a fresh clone of a repository that
@@ -317,6 +320,7 @@ func (r *state) grid(ctx context.Context) error {
 	r.keys = map[string]bool{}
 	r.keyList = nil
 	r.missing = nil
+	r.pending = nil
 	r.scoreTargets = nil
 	r.done = map[string]experiment.Record{}
 	if !r.dryRun {
@@ -831,6 +835,7 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 		return err
 	}
 	if r.dryRun {
+		r.pending = append(r.pending, pendingRun{name: m.Name, budget: budget, forgetSet: fs.Name, seed: seed})
 		r.say(what, "to run", key)
 		return nil
 	}
