@@ -27,6 +27,11 @@ type Verdict struct {
 	Epochs               int
 	EpochsEquivalent     float64
 	OracleForget, Forget float64 // accuracies, points
+	// Time and Command are the run's localize + unlearn seconds and its
+	// whole command's seconds ÷ its oracle's training seconds on the same
+	// machine; NaN when the run was not timed (or, for Command, predates
+	// the command's time being kept).
+	Time, Command float64
 }
 
 // Verdicts lists the runs of the named rows (the default's, usually) with
@@ -50,7 +55,13 @@ func Verdicts(recs []Record, names []string) []Verdict {
 		}
 		v := Verdict{ForgetSet: r.ForgetSet, Seed: r.Seed, Name: r.Name, DForget: 100 * r.Delta["forget"], DTest: 100 * r.Delta["test"],
 			Flags: r.Flags, Vouched: r.Vouched, Stop: r.Stop, Epochs: r.Epochs, EpochsEquivalent: r.EpochsEquivalent,
-			Forget: 100 * r.Accuracy["forget"], EstForget: math.NaN(), EstTest: math.NaN()}
+			Forget: 100 * r.Accuracy["forget"], EstForget: math.NaN(), EstTest: math.NaN(), Time: math.NaN(), Command: math.NaN()}
+		if r.OracleSeconds > 0 {
+			v.Time = r.Seconds / r.OracleSeconds
+			if r.CommandSeconds > 0 {
+				v.Command = r.CommandSeconds / r.OracleSeconds
+			}
+		}
 		v.Miss = math.Abs(v.DForget) > MissPoints+1e-9 || math.Abs(v.DTest) > MissPoints+1e-9
 		if o, ok := oracle[fmt.Sprintf("%s/%d", r.ForgetSet, r.Seed)]; ok {
 			v.OracleForget = 100 * o.Accuracy["forget"]
@@ -85,9 +96,10 @@ func VerdictMarkdown(recs []Record, names []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n**Flag against miss** (%s): every run, Δ = oracle − model in points; a miss is |Δ forget| or |Δ test| above %g point; ", MarkdownText(strings.Join(names, ", ")), MissPoints)
 	b.WriteString("flags are the run's own warnings (metrics.json `unlearning.flags`); vouched means the auto rule was met with no flag; ")
-	b.WriteString("estimate − oracle is the run's oracle-free estimate of the oracle's forget and test accuracy against the oracle's.\n\n")
-	b.WriteString("| forget set | seed | method | Δ forget | Δ test | miss | flags | vouched | stop | epochs | epochs-equivalent | estimate − oracle: forget | test |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("estimate − oracle is the run's oracle-free estimate of the oracle's forget and test accuracy against the oracle's; ")
+	b.WriteString("time and command ÷ retrain are the run's, as in the tables above (– where the run was not timed against its oracle).\n\n")
+	b.WriteString("| forget set | seed | method | Δ forget | Δ test | miss | flags | vouched | stop | epochs | epochs-equivalent | estimate − oracle: forget | test | time ÷ retrain | command ÷ retrain |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var missed, flaggedMiss, unflaggedMiss, flaggedHit int
 	for _, v := range vs {
 		flags := "–"
@@ -123,8 +135,15 @@ func VerdictMarkdown(recs []Record, names []string) string {
 		if stop == "" {
 			stop = "–"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %+.2f | %+.2f | %s | %s | %s | %s | %d | %s | %s | %s |\n",
-			MarkdownText(v.ForgetSet), v.Seed, MarkdownText(v.Name), v.DForget, v.DTest, miss, flags, vouched, stop, v.Epochs, ee, est(v.EstForget), est(v.EstTest))
+		ratio := func(x float64) string {
+			if math.IsNaN(x) {
+				return "–"
+			}
+			return fmt.Sprintf("%.3f", x)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %+.2f | %+.2f | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
+			MarkdownText(v.ForgetSet), v.Seed, MarkdownText(v.Name), v.DForget, v.DTest, miss, flags, vouched, stop, v.Epochs, ee, est(v.EstForget), est(v.EstTest),
+			ratio(v.Time), ratio(v.Command))
 	}
 	fmt.Fprintf(&b, "\n%d runs: %d missed (%d flagged, **%d vouched for although they missed**); %d not vouched for although within %g point.\n",
 		len(vs), missed, flaggedMiss, unflaggedMiss, flaggedHit, MissPoints)

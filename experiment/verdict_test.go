@@ -26,6 +26,8 @@ func TestVerdicts(t *testing.T) {
 		run("b", 1, 0, 0, false, "test-drop"),                    // hit, flagged, no oracle record
 		{Kind: "run", ForgetSet: "a", Seed: 0, Name: "Finetune"}, // not a default row
 	}
+	// Timed against its oracle: time and command ÷ retrain per run.
+	recs[1].Seconds, recs[1].OracleSeconds, recs[1].CommandSeconds = 10, 100, 12
 	vs := Verdicts(recs, []string{"Default"})
 	if len(vs) != 4 {
 		t.Fatalf("%d verdicts, want 4", len(vs))
@@ -42,6 +44,12 @@ func TestVerdicts(t *testing.T) {
 	}
 	if !strings.Contains(md, "| b | 0 | Default | +0.00 | +3.00 | **yes** | rule-not-met | no | x |") {
 		t.Errorf("flagged miss row missing:\n%s", md)
+	}
+	if !strings.Contains(md, "| a | 0 | Default | +0.50 | -0.90 | no | – | yes | x | 0 | – | +2.00 | -1.00 | 0.100 | 0.120 |\n") {
+		t.Errorf("timed run's row missing:\n%s", md)
+	}
+	if !strings.Contains(md, "| b | 1 | Default | +0.00 | +0.00 | no | test-drop | no | x | 0 | – | – | – | – | – |\n") {
+		t.Errorf("untimed run's row missing:\n%s", md)
 	}
 	if VerdictMarkdown(recs, []string{"Nothing"}) != "" {
 		t.Error("a table for rows that do not exist")
