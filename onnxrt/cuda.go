@@ -3,6 +3,7 @@ package onnxrt
 import (
 	"bufio"
 	"fmt"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"os"
 	"path/filepath"
 	"sort"
@@ -287,7 +288,7 @@ func findCUDA(s cudaSearch) (cudaLibs, error) {
 		return cudaLibs{}, cudaErrorf("%s not found (searched %s); the CUDA provider of ONNX Runtime %s "+
 			"needs the NVIDIA driver, CUDA 13 and cuDNN 9: install them, or a Python environment with PyTorch for CUDA 13 "+
 			"(its site-packages/nvidia/*/lib are searched), or put their folders on LD_LIBRARY_PATH; or use {device} cpu",
-			joinAnd(missing), s.describe(), GPUWantVersion)
+			textio.JoinAnd(missing), s.describe(), GPUWantVersion)
 	}
 	for _, p := range libs.required {
 		if err := checkTrusted(p); err != nil {
@@ -337,14 +338,6 @@ func listSome(l []string, n int) string {
 		return strings.Join(l, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(l[:n], ", "), len(l)-n)
-}
-
-// joinAnd joins "a, b and c".
-func joinAnd(l []string) string {
-	if len(l) < 2 {
-		return strings.Join(l, "")
-	}
-	return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
 }
 
 // preloadCUDA opens the libraries findCUDA found, globally and in order, so

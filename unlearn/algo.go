@@ -430,14 +430,6 @@ func anyTrue(m []bool) bool {
 	return false
 }
 
-// plural is "1 epoch", "2 epochs".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 // anySelected reports whether mask selects at least one element.
 func anySelected(mask map[string][]bool) bool {
 	for _, m := range mask {

@@ -2,6 +2,7 @@ package unlearn
 
 import (
 	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train"
 )
@@ -65,7 +66,7 @@ func runRetrain(r *Runner) error {
 		aug = ", augmentation " + job.Augment.Torchvision()
 	}
 	r.Note(exactNote+"every parameter (%d elements) re-initialised as PyTorch initialises a fresh layer (seed %d; BatchNormalization statistics reset), then trained from scratch on the %d retain examples (the training split without the forget set) for %s: SGD lr %g (%s per step), momentum %g, weight decay %g, batch %d, Dropout on%s; the model never sees the forget set, so it is an oracle of this recipe (`unlearn train --exclude FORGET --from-scratch` with the same recipe writes the same parameters)",
-		reset, job.Seed, len(r.Input().Retain), plural(job.Epochs, "epoch"), job.LR, job.Schedule, job.Momentum, job.WeightDecay, job.BatchSize, aug)
+		reset, job.Seed, len(r.Input().Retain), textio.Count(job.Epochs, "epoch"), job.LR, job.Schedule, job.Momentum, job.WeightDecay, job.BatchSize, aug)
 	r.NoteBN(e)
 	return r.WriteBack(e)
 }

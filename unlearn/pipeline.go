@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"math"
 	"os"
 	"path/filepath"
@@ -249,7 +250,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		cfg.Proxies.Track = false
 		info("proxies", fmt.Sprintf("no proxies: --data %s has no test split", s.Data.Path), "reason", "no test split")
 	}
-	sched := fmt.Sprintf("%s, lr %g", plural(cfg.Epochs, "epoch"), cfg.LR)
+	sched := fmt.Sprintf("%s, lr %g", textio.Count(cfg.Epochs, "epoch"), cfg.LR)
 	if cfg.Schedule == ScheduleAuto {
 		sched = "auto schedule"
 	}
@@ -594,7 +595,7 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Fl
 		check = "the oracle's column above is the check"
 	}
 	if a := u.Auto; a != nil && a.Reason != autorule.StopUnseen && a.Reason != "" {
-		why := "reached its cap of " + plural(a.MaxEpochs, "epoch")
+		why := "reached its cap of " + textio.Count(a.MaxEpochs, "epoch")
 		if a.Reason == autorule.StopNoProgress {
 			why = "stopped for lack of progress"
 		}
@@ -823,10 +824,10 @@ func cheaperRetrainNote(estimateS float64, epochs int, from string, runS float64
 	}
 	if from != "" {
 		return fmt.Sprintf("retraining is cheaper here: retraining from scratch on the retain set for %s (%s) would take about %.0f s (%s), less than this run's %.0f s (localize and unlearn); --method retrain does that, exact unlearning, with the model's training recipe (--epochs %d and its --lr, --weight-decay, --augment)",
-			plural(epochs, "epoch"), report.RetrainEpochsFrom(from), estimateS, basis, runS, epochs)
+			textio.Count(epochs, "epoch"), report.RetrainEpochsFrom(from), estimateS, basis, runS, epochs)
 	}
 	return fmt.Sprintf("retraining may be cheaper here: retraining from scratch on the retain set for %s (assumed: --method retrain's default, the train command's; --retrain-epochs N gives the epochs the model was trained for) would take about %.0f s (%s), less than this run's %.0f s (localize and unlearn); if the model trains in that few epochs, --method retrain is exact unlearning at lower cost (with the model's recipe: --epochs, --lr, --weight-decay, --augment)",
-		plural(epochs, "epoch"), estimateS, basis, runS)
+		textio.Count(epochs, "epoch"), estimateS, basis, runS)
 }
 
 // Prepared is a decoded model ready for unlearning: the original (written

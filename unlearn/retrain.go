@@ -3,6 +3,7 @@ package unlearn
 import (
 	"context"
 	"fmt"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"time"
 
 	"github.com/unlearn-tool/unlearn/data"
@@ -203,7 +204,7 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 		fields = append(fields, "augment", job.Augment.String())
 	}
 	info("train", fmt.Sprintf("training %s on %d examples of %s: %s, batch %d, lr %g (%s), momentum %g, weight decay %g, seed %d%s",
-		path, len(idx), ds.Path, plural(job.Epochs, "epoch"), job.BatchSize, job.LR, schedName, job.Momentum, job.WeightDecay, job.Seed, augText),
+		path, len(idx), ds.Path, textio.Count(job.Epochs, "epoch"), job.BatchSize, job.LR, schedName, job.Momentum, job.WeightDecay, job.Seed, augText),
 		fields...)
 	fo := job.fitOptions(sched)
 	fo.EpochEnd = func(s schema.EpochStats) error {

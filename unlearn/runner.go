@@ -3,6 +3,7 @@ package unlearn
 import (
 	"context"
 	"fmt"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -205,9 +206,9 @@ func (r *Runner) NoteAfter(f func() string) {
 func (r *Runner) TrainedFor() string {
 	a := r.res.Auto
 	if a == nil {
-		return "for " + plural(r.cfg.Epochs, "epoch")
+		return "for " + textio.Count(r.cfg.Epochs, "epoch")
 	}
-	s := fmt.Sprintf("for %s (auto schedule, at most %d)", plural(a.StopEpoch, "epoch"), a.MaxEpochs)
+	s := fmt.Sprintf("for %s (auto schedule, at most %d)", textio.Count(a.StopEpoch, "epoch"), a.MaxEpochs)
 	if a.Epoch != a.StopEpoch {
 		s += fmt.Sprintf(", the result being epoch %d's state", a.Epoch)
 	}

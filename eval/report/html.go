@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"html/template"
 	"strconv"
 
@@ -279,21 +280,13 @@ func rate(lr float64) string { return fmt.Sprintf("%.4g", lr) }
 // epoch and, when it differs, the epoch whose state is the result.
 func trained(u *schema.Unlearning) string {
 	if a := u.Auto; a != nil {
-		s := plural(a.StopEpoch, "epoch")
+		s := textio.Count(a.StopEpoch, "epoch")
 		if a.Epoch != a.StopEpoch && a.Epoch > 0 {
 			s += fmt.Sprintf(" (the result is epoch %d)", a.Epoch)
 		}
 		return s
 	}
-	return plural(u.Epochs, "epoch")
-}
-
-// plural is "1 epoch", "2 epochs".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return textio.Count(u.Epochs, "epoch")
 }
 
 // cost says the run's time against the retraining estimate as the terminal
@@ -307,7 +300,7 @@ func cost(speedup float64) string {
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct": pct, "points": points, "gap": gap, "frac": frac, "rate": rate, "trained": trained, "cost": cost, "retrainBasis": RetrainBasis, "epochsEquivalent": EpochsEquivalent, "epochs": func(n int) string { return plural(n, "epoch") }, "retrainEpochs": retrainEpochs,
+	"pct": pct, "points": points, "gap": gap, "frac": frac, "rate": rate, "trained": trained, "cost": cost, "retrainBasis": RetrainBasis, "epochsEquivalent": EpochsEquivalent, "epochs": func(n int) string { return textio.Count(n, "epoch") }, "retrainEpochs": retrainEpochs,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -105,7 +105,7 @@ func RetrainEpochsFrom(from string) string {
 // retrainEpochs is "N epochs", with where N came from when the model's
 // metadata gave it (the user knows what they typed).
 func retrainEpochs(u *schema.Unlearning) string {
-	s := plural(u.RetrainEpochs, "epoch")
+	s := textio.Count(u.RetrainEpochs, "epoch")
 	if u.RetrainEpochsFrom == schema.RetrainEpochsMetadata {
 		s += ", from " + RetrainEpochsFrom(u.RetrainEpochsFrom)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"github.com/unlearn-tool/unlearn/schema"
 )
 
@@ -196,11 +197,11 @@ func pendingMarkdown(pending []pendingRun, recs []experiment.Record, keys map[st
 	}
 	var b strings.Builder
 	if len(superseded) > 0 {
-		fmt.Fprintf(&b, "\nLeft out, made by an earlier version of the tool (%d %s: their records were made before the auto rule, the default or the row's settings changed, which key them; they stay in the results but are not these rows'; %s runs them again): %s.\n",
-			len(superseded), plural(len(superseded), "run", "runs"), experiment.MarkdownCode("unlearn experiment --config "+cfgPath), groupPending(superseded))
+		fmt.Fprintf(&b, "\nLeft out, made by an earlier version of the tool (%s: their records were made before the auto rule, the default or the row's settings changed, which key them; they stay in the results but are not these rows'; %s runs them again): %s.\n",
+			textio.Count(len(superseded), "run"), experiment.MarkdownCode("unlearn experiment --config "+cfgPath), groupPending(superseded))
 	}
 	if len(never) > 0 {
-		fmt.Fprintf(&b, "\nNot run yet (%d %s): %s.\n", len(never), plural(len(never), "run", "runs"), groupPending(never))
+		fmt.Fprintf(&b, "\nNot run yet (%s): %s.\n", textio.Count(len(never), "run"), groupPending(never))
 	}
 	return b.String()
 }
@@ -228,24 +229,9 @@ func groupPending(runs []pendingRun) string {
 		var on []string
 		for _, fs := range sets[l] {
 			ss := seeds[[2]string{l, fs}]
-			on = append(on, fmt.Sprintf("%s (%s %s)", fs, plural(len(ss), "seed", "seeds"), strings.Join(ss, ", ")))
+			on = append(on, fmt.Sprintf("%s (%s %s)", fs, textio.Plural(len(ss), "seed"), strings.Join(ss, ", ")))
 		}
-		parts[i] = l + " on " + joinAnd(on)
+		parts[i] = l + " on " + textio.JoinAnd(on)
 	}
 	return experiment.MarkdownText(strings.Join(parts, "; "))
-}
-
-// joinAnd joins "a", "a and b", "a, b and c".
-func joinAnd(s []string) string {
-	if len(s) <= 1 {
-		return strings.Join(s, "")
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
