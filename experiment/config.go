@@ -116,13 +116,24 @@ type Recipe struct {
 // (seconds of its training epochs), "machine" (the CPU as the records name
 // it) and "threads". Runs are timed against it only where machine and
 // threads are this run's.
+//
+// Seeds, when set, runs the set on those of the grid's seeds only (a
+// forget set whose oracles cost too much for every seed); empty: on all.
+// It is not part of any key, so narrowing or widening it keeps every
+// record.
 type ForgetSet struct {
-	Name     string  `yaml:"name" json:"name"`
-	Kind     string  `yaml:"kind" json:"kind"`
-	Fraction float64 `yaml:"fraction" json:"fraction"`
-	Classes  []int   `yaml:"classes" json:"classes,omitempty"`
-	IDs      string  `yaml:"ids" json:"ids,omitempty"`
-	Oracle   string  `yaml:"oracle" json:"oracle,omitempty"`
+	Name     string   `yaml:"name" json:"name"`
+	Kind     string   `yaml:"kind" json:"kind"`
+	Fraction float64  `yaml:"fraction" json:"fraction"`
+	Classes  []int    `yaml:"classes" json:"classes,omitempty"`
+	IDs      string   `yaml:"ids" json:"ids,omitempty"`
+	Oracle   string   `yaml:"oracle" json:"oracle,omitempty"`
+	Seeds    []uint64 `yaml:"seeds" json:"-"`
+}
+
+// HasSeed reports whether the set is run on seed.
+func (f ForgetSet) HasSeed(seed uint64) bool {
+	return len(f.Seeds) == 0 || slices.Contains(f.Seeds, seed)
 }
 
 // SeedPath is a config path for a seed: each {seed} replaced by its
@@ -272,6 +283,14 @@ func (c *Config) check() error {
 			return err
 		}
 		names["f:"+f.Name] = true
+		for j, seed := range f.Seeds {
+			switch {
+			case !slices.Contains(c.Seeds, seed):
+				return fmt.Errorf("%w: forget set %s: seeds: %d is not one of the grid's seeds %v", ErrConfig, f.Name, seed, c.Seeds)
+			case slices.Contains(f.Seeds[:j], seed):
+				return fmt.Errorf("%w: forget set %s: seeds: %d appears twice", ErrConfig, f.Name, seed)
+			}
+		}
 		if f.Oracle != "" && c.Model == "" {
 			return fmt.Errorf("%w: forget set %s: oracle needs model (the original it was trained beside); with architecture the tool trains both", ErrConfig, f.Name)
 		}
@@ -390,6 +409,9 @@ func (s *Score) check(c *Config, names map[string]bool) error {
 	for _, f := range s.ForgetSets {
 		if !names["f:"+f] {
 			return fmt.Errorf("%w: score: forget set %q is not in forget_sets", ErrConfig, f)
+		}
+		if i := slices.IndexFunc(c.ForgetSets, func(fs ForgetSet) bool { return fs.Name == f }); !c.ForgetSets[i].HasSeed(s.Seed) {
+			return fmt.Errorf("%w: score: forget set %s is not run on seed %d (its seeds are %v)", ErrConfig, f, s.Seed, c.ForgetSets[i].Seeds)
 		}
 	}
 	for _, m := range s.Methods {

@@ -135,6 +135,11 @@ func TestLoadErrors(t *testing.T) {
 		{"epochs 9e18", strings.Replace(good, "epochs: 1,", "epochs: 9000000000000000000,", 1), "train: epochs 9000000000000000000: must be in [1, 10000]"},
 		{"schedule", strings.Replace(good, "lr: 0.1}", "lr: 0.1, schedule: sometimes}", 1), `train: schedule "sometimes"`},
 		{"duplicate seeds", strings.Replace(good, "seeds: [0]", "seeds: [0, 1, 0]", 1), "seeds: 0 appears twice"},
+		{"forget set seeds", strings.Replace(strings.Replace(good, "seeds: [0]", "seeds: [0, 1]", 1), "fraction: 0.1}", "fraction: 0.1, seeds: [1]}", 1), ""},
+		{"forget set seed outside the grid's", strings.Replace(good, "fraction: 0.1}", "fraction: 0.1, seeds: [1]}", 1), "forget set f: seeds: 1 is not one of the grid's seeds [0]"},
+		{"forget set seed twice", strings.Replace(good, "fraction: 0.1}", "fraction: 0.1, seeds: [0, 0]}", 1), "forget set f: seeds: 0 appears twice"},
+		{"score on a seed its forget set leaves out", strings.Replace(strings.Replace(good, "seeds: [0]", "seeds: [0, 1]", 1), "fraction: 0.1}", "fraction: 0.1, seeds: [1]}", 1) +
+			"score: {k: 4, seed: 0, forget_sets: [f], methods: [DEL]}\n", "score: forget set f is not run on seed 0 (its seeds are [1])"},
 		{"threads", good + "threads: 100000\n", "threads 100000"},
 		{"std 0", good + "mean: [0.5]\nstd: [0]\n", "std [0]"},
 		{"mean nan", good + "mean: [.nan]\n", "mean [NaN]"},

@@ -93,6 +93,7 @@ func (r *state) report() (*Outcome, error) {
 		}
 	}
 	md.WriteString("★ marks the localized method (strategy other than full) closest to the oracle.\n")
+	md.WriteString(seedsMarkdown(r.cfg))
 	md.WriteString(table)
 	if len(r.missing) > 0 {
 		fmt.Fprintf(&md, "\nNot in the tables yet (their models are not trained): %s.\n", experiment.MarkdownText(strings.Join(r.missing, "; ")))
@@ -234,4 +235,30 @@ func groupPending(runs []pendingRun) string {
 		parts[i] = l + " on " + textio.JoinAnd(on)
 	}
 	return experiment.MarkdownText(strings.Join(parts, "; "))
+}
+
+// seedsMarkdown says which forget sets run on fewer seeds than the grid's
+// (their own seeds in the config), so that a row's seed count is not read
+// as runs gone missing; "" when every set runs on all.
+func seedsMarkdown(cfg *experiment.Config) string {
+	var own []string
+	for _, fs := range cfg.ForgetSets {
+		if len(fs.Seeds) > 0 {
+			own = append(own, fmt.Sprintf("%s on %s %s", fs.Name, textio.Plural(len(fs.Seeds), "seed"), seedList(fs.Seeds)))
+		}
+	}
+	if len(own) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Forget sets run on fewer seeds than the grid's %s (their own `seeds` in the config): %s.\n",
+		seedList(cfg.Seeds), experiment.MarkdownText(textio.JoinAnd(own)))
+}
+
+// seedList writes seeds as "0, 1 and 2".
+func seedList(seeds []uint64) string {
+	s := make([]string, len(seeds))
+	for i, x := range seeds {
+		s[i] = fmt.Sprint(x)
+	}
+	return textio.JoinAnd(s)
 }

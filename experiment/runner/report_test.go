@@ -74,6 +74,54 @@ func TestReportNamesPendingRuns(t *testing.T) {
 	}
 }
 
+// TestForgetSetSeeds: a forget set's own seeds leave the grid's other
+// seeds out of its runs: neither their models nor their runs are asked
+// for, no run is named as missing, and RESULTS.md says which seeds the set
+// runs on.
+func TestForgetSetSeeds(t *testing.T) {
+	cfg, okey, rkey, results := damagedGrid(t)
+	cfg.Seeds = []uint64{0, 1} // seed 1 has no original, oracle or ids file
+	cfg.ForgetSets[0].Seeds = []uint64{0}
+	acc := map[string]float64{"forget": 0.7, "retain": 0.9, "test": 0.85, "train": 0.88}
+	lines := recordJSON(t, experiment.Record{Schema: experiment.RecordSchema, Key: okey, Kind: "oracle", ForgetSet: "outside", Name: "Retrain (oracle)",
+		Accuracy: acc, Delta: map[string]float64{"forget": 0, "test": 0}, Seconds: 100, OracleSeconds: 100, Forget: 3}) + "\n" +
+		recordJSON(t, experiment.Record{Schema: experiment.RecordSchema, Key: rkey, Kind: "run", ForgetSet: "outside", Name: "a|b <script>",
+			Strategy: "full", Algorithm: "ssd", Accuracy: acc, Delta: map[string]float64{"forget": 0.02, "test": -0.01}, Seconds: 5, OracleSeconds: 100, Forget: 3}) + "\n"
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(results, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warns []string
+	info := func(event, text string, _ ...any) {
+		if event == "warning" {
+			warns = append(warns, text)
+		}
+	}
+	out, err := Run(context.Background(), Job{Config: cfg, ReportOnly: true, Info: info})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out.ResultsMD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	const want = "Forget sets run on fewer seeds than the grid's 0 and 1 (their own `seeds` in the config): outside on seed 0.\n"
+	if !strings.Contains(md, want) {
+		t.Errorf("RESULTS.md lacks %q:\n%s", want, md)
+	}
+	for _, bad := range []string{"seed 1", "Not run yet", "Not in the tables yet"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("RESULTS.md names %q:\n%s", bad, md)
+		}
+	}
+	if len(warns) > 0 {
+		t.Errorf("warnings %q", warns)
+	}
+}
+
 func TestGroupPending(t *testing.T) {
 	runs := []pendingRun{{name: "Default", forgetSet: "iid", seed: 0}, {name: "Default", forgetSet: "iid", seed: 1},
 		{name: "DEL", budget: 0.1, forgetSet: "iid", seed: 0}, {name: "Default", forgetSet: "non-iid", seed: 0},

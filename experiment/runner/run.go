@@ -389,6 +389,9 @@ func (r *state) grid(ctx context.Context) error {
 		if r.job.Shards > 0 && !r.job.ReportOnly && i%r.job.Shards != r.job.Shard {
 			continue // another shard's seed
 		}
+		if !slices.ContainsFunc(cfg.ForgetSets, func(fs experiment.ForgetSet) bool { return fs.HasSeed(seed) }) {
+			continue // every forget set's own seeds leave this one out
+		}
 		base := cfg.Architecture
 		if base == "" {
 			base = experiment.SeedPath(cfg.Model, seed)
@@ -423,6 +426,9 @@ func (r *state) grid(ctx context.Context) error {
 				if side, err = readSidecar(orig, "", false); errors.Is(err, os.ErrNotExist) {
 					// Not trained yet: its forget sets are left out, named.
 					for _, fs := range cfg.ForgetSets {
+						if !fs.HasSeed(seed) {
+							continue
+						}
 						r.missing = append(r.missing, fmt.Sprintf("%s, seed %d", fs.Name, seed))
 					}
 					r.say(fmt.Sprintf("original (seed %d)", seed), "not trained yet (no "+filepath.Base(strings.TrimSuffix(orig, filepath.Ext(orig)))+".json)", "")
@@ -452,6 +458,9 @@ func (r *state) grid(ctx context.Context) error {
 			return nil
 		}
 		for _, fs := range cfg.ForgetSets {
+			if !fs.HasSeed(seed) {
+				continue // the set's own seeds leave this one out
+			}
 			var ids []int
 			var err error
 			if fs.Kind == "file" {
