@@ -171,6 +171,11 @@ type Method struct {
 	// retain set (--epoch-fraction); a default row may set it too, the
 	// only choice it takes (the default with more frequent checks).
 	EpochFraction float64 `yaml:"epoch_fraction" json:"epoch_fraction,omitempty"`
+	// UtilityTolerance is the auto schedule's utility tolerance
+	// (--utility-tolerance: a fraction, 0.01 = 1 point; 0: the rule's). A
+	// default row may set it too: the default with another tolerance, a
+	// trial of a rule change run beside the Default row under its own key.
+	UtilityTolerance float64 `yaml:"utility_tolerance" json:"utility_tolerance,omitempty"`
 	// Augment augments the row's unlearning batches (--augment syntax,
 	// normalized by Load; the algorithm must augment, see
 	// unlearn.Algorithm.Augments). It is not inherited from train.
@@ -338,6 +343,9 @@ func (c *Config) check() error {
 		if !(m.EpochFraction >= 0 && m.EpochFraction <= 1) {
 			return fmt.Errorf("%w: method %s: epoch_fraction %g outside (0, 1]", ErrConfig, m.Name, m.EpochFraction)
 		}
+		if !(m.UtilityTolerance >= 0 && m.UtilityTolerance < 1) {
+			return fmt.Errorf("%w: method %s: utility_tolerance %g outside [0, 1) (a fraction: 0.01 = 1 point)", ErrConfig, m.Name, m.UtilityTolerance)
+		}
 		if !(m.DepthFloor >= 0 && m.DepthFloor < 1) {
 			return fmt.Errorf("%w: method %s: depth_floor %g outside [0, 1)", ErrConfig, m.Name, m.DepthFloor)
 		}
@@ -346,8 +354,8 @@ func (c *Config) check() error {
 		}
 		if m.Default {
 			if m.Method != "" || m.Strategy != "" || m.Algorithm != "" || len(m.Budgets) > 0 || m.Epochs != 0 ||
-				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || m.BatchSize != 0 || len(m.Args) > 0 {
-				return fmt.Errorf("%w: method %s: default runs the main command without choices; drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs, batch_size and args", ErrConfig, m.Name)
+				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || m.BatchSize != 0 || m.DepthFloor != 0 || m.Augment != "" || len(m.Args) > 0 {
+				return fmt.Errorf("%w: method %s: default runs the main command without choices; drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs, batch_size, depth_floor, augment and args (it takes epoch_fraction and utility_tolerance only)", ErrConfig, m.Name)
 			}
 			continue
 		}
@@ -379,6 +387,9 @@ func (c *Config) check() error {
 		}
 		if m.EpochFraction != 0 && m.Schedule != "auto" {
 			return fmt.Errorf("%w: method %s: epoch_fraction applies to schedule auto", ErrConfig, m.Name)
+		}
+		if m.UtilityTolerance != 0 && m.Schedule != "auto" {
+			return fmt.Errorf("%w: method %s: utility_tolerance applies to schedule auto (the stopping rule's)", ErrConfig, m.Name)
 		}
 	}
 	return c.Score.check(c, names)

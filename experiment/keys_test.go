@@ -24,10 +24,29 @@ func TestKeysPinned(t *testing.T) {
 		// model a grid unlearns, keyed without their paths.
 		{"ids from a file", IDsKey(ForgetSet{Name: "x", Kind: "file", IDs: "a/x-seed{seed}.txt"}, 2, []int{1, 5, 9}), "06fd5b827639c8d0"},
 		{"original ref", OriginalRef("0e0960831d89e917", 2), "b898e8b560367d72"},
+		// A forget set's own seeds are in no key: narrowing them keeps
+		// the records.
+		{"ids from a file, own seeds", IDsKey(ForgetSet{Name: "x", Kind: "file", IDs: "a/x-seed{seed}.txt", Seeds: []uint64{2}}, 2, []int{1, 5, 9}), "06fd5b827639c8d0"},
+		{"ids, own seeds", IDsKey(ForgetSet{Name: "x", Kind: "iid", Fraction: 0.1, Seeds: []uint64{2, 3}}, 2, []int{1, 5, 9}), "c299375311aed7f2"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s key %s, want %s: the cache keys changed", c.name, c.got, c.want)
 		}
+	}
+}
+
+// TestTrialDefaultKey: a default row with another utility tolerance (a
+// trial beside the Default row) has its own key, and the Default row's is
+// the one pinned above.
+func TestTrialDefaultKey(t *testing.T) {
+	const recommended = "--method del --budget 0.1 --schedule auto (auto rule 4)"
+	def := Method{Name: "Default", Default: true}
+	trial := Method{Name: "Default", Default: true, UtilityTolerance: 0.015}
+	if k := RunKey(def, 0, 2, "ids", "orig", "oracle", false, 4, recommended); k != "5048550e03fcebf6" {
+		t.Errorf("default key %s changed", k)
+	}
+	if RunKey(trial, 0, 2, "ids", "orig", "oracle", false, 4, recommended) == RunKey(def, 0, 2, "ids", "orig", "oracle", false, 4, recommended) {
+		t.Error("the trial's key is the default's")
 	}
 }
 

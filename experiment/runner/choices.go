@@ -50,10 +50,12 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 		}
 		c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleFixed, NoProxies: true}
 		if m.Schedule == unlearn.ScheduleAuto {
-			c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleAuto, MaxEpochs: m.MaxEpochs, EpochFraction: m.EpochFraction}
+			c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleAuto, MaxEpochs: m.MaxEpochs,
+				EpochFraction: m.EpochFraction, UtilityTolerance: m.UtilityTolerance}
 		}
 	} else {
-		c.Recipe.EpochFraction = m.EpochFraction // the default, checked more often
+		// The default, checked more often or with another utility tolerance.
+		c.Recipe.EpochFraction, c.Recipe.UtilityTolerance = m.EpochFraction, m.UtilityTolerance
 	}
 	meth, ok := unlearn.LookupMethod(c.Method)
 	if !ok {

@@ -145,6 +145,17 @@ func TestChoose(t *testing.T) {
 	if err != nil || c.Method != rec.Name || c.Algorithm != rec.Algorithm || c.Budget != unlearn.Recommended.Budget || c.Recipe != (unlearn.Recipe{}) {
 		t.Errorf("default row: %+v (%v)", c, err)
 	}
+	c, err = Choose(experiment.Method{Name: "Default (utility 1.5)", Default: true, UtilityTolerance: 0.015}, 0)
+	if err != nil || c.Method != rec.Name || c.Recipe != (unlearn.Recipe{UtilityTolerance: 0.015}) {
+		t.Errorf("default row with a utility tolerance: %+v (%v)", c, err)
+	}
+	if cfg, err := unlearn.Configure(c.Algorithm, c.Recipe); err != nil || cfg.Schedule != unlearn.ScheduleAuto || cfg.Auto.UtilityTolerance != 0.015 {
+		t.Errorf("default row with a utility tolerance configures %+v (%v)", cfg.Auto, err)
+	}
+	c, err = Choose(experiment.Method{Name: "NG", Method: "neggrad+", Schedule: "auto", UtilityTolerance: 0.02}, 0)
+	if err != nil || c.Recipe != (unlearn.Recipe{Schedule: unlearn.ScheduleAuto, UtilityTolerance: 0.02}) {
+		t.Errorf("auto row with a utility tolerance: %+v (%v)", c, err)
+	}
 	c, err = Choose(experiment.Method{Name: "Aug", Method: "del", Augment: "pad=4,flip"}, 0)
 	if err != nil || c.Augment != (data.Augment{CropPad: 4, Flip: true}) {
 		t.Errorf("augmented row: %+v (%v)", c, err)
