@@ -1,0 +1,268 @@
+// Command replay answers "where would this auto run have stopped with
+// another utility tolerance?" from the run's own files, without training
+// again. An auto run's trajectory does not depend on its stopping rule's
+// tolerances: each epoch's rate comes from the cap (MaxEpochs) and the
+// chosen rate alone, so the proxies after each epoch (metrics.json,
+// unlearning.proxies.epochs) are what any tolerance would have seen up to
+// where it stops, and autorule.Config.Decide, the rule itself, replays on
+// them. A wider tolerance can only stop at or before the run's last epoch,
+// which is all the replay can see: a narrower one that would train on is
+// reported as "beyond the run".
+//
+//	go run ./bench/replay -tol 0.005,0.01,0.015 regimes/resnet18/runs/run-c4f1ba3c842f2fa9
+//
+// Each argument is a run folder of `unlearn experiment` (metrics.json and
+// record.json: the oracle's accuracies are the record's accuracy plus its
+// Δ, and its training seconds the record's oracle_seconds) or a
+// metrics.json of `unlearn --oracle` (the oracle's accuracies from its
+// "oracle" section; no time ratio). Replaying at the run's own tolerance
+// must give back its recorded stop, or the file is refused: a run of
+// another rule version, or settings other than the default patience and
+// minimum epochs, does not replay.
+//
+// Times: the unlearning's seconds to the replayed stop are the run's
+// unlearn_s less the training and proxy seconds of the epochs after it;
+// time ÷ retrain is that plus the localization, over the oracle's
+// training seconds, as RESULTS.md computes it.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/unlearn-tool/unlearn/internal/fsread"
+	"github.com/unlearn-tool/unlearn/schema"
+	"github.com/unlearn-tool/unlearn/unlearn/autorule"
+)
+
+// run is what the replay reads of one run.
+type run struct {
+	Path string
+	Auto schema.AutoSchedule
+	// Epochs are the proxies after each epoch, with their seconds;
+	// TrainSeconds the training seconds of each epoch.
+	Epochs       []schema.EpochProxies
+	TrainSeconds []float64
+	LocalizeS    float64
+	UnlearnS     float64
+	// OracleForget and OracleTest are the oracle's accuracies (NaN when
+	// unknown), OracleSeconds its training (0: unknown).
+	OracleForget, OracleTest, OracleSeconds float64
+}
+
+// outcome is the replayed run at one utility tolerance.
+type outcome struct {
+	Tol            float64
+	Decision       schema.ProxyDecision
+	StopEpoch      int  // the last epoch trained
+	Stopped        bool // false: the rule would have trained past the run's last epoch
+	Forget, Test   float64
+	DForget, DTest float64 // oracle − model; NaN without the oracle
+	Seconds, Ratio float64 // unlearning seconds to the stop; ÷ the oracle's training (NaN: unknown)
+}
+
+func main() {
+	tols := flag.String("tol", "0.005,0.0075,0.01,0.015", "utility tolerances to replay, comma-separated fractions (0.01 = 1 point)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: replay [-tol T1,T2,...] RUN_DIR_OR_METRICS.json...\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() == 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	var ts []float64
+	for _, s := range strings.Split(*tols, ",") {
+		t, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || !(t >= 0 && t < 1) {
+			fmt.Fprintf(os.Stderr, "replay: -tol %q: each must be a fraction in [0, 1)\n", s)
+			os.Exit(2)
+		}
+		ts = append(ts, t)
+	}
+	failed := false
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "run\tutility tol\tstop\tresult epoch\treason\tforget %\ttest %\tΔ forget\tΔ test\tunlearn s\t÷ retrain\t")
+	for _, p := range flag.Args() {
+		r, err := load(p)
+		if err == nil {
+			err = r.check()
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "replay: %v\n", err)
+			failed = true
+			continue
+		}
+		for _, t := range ts {
+			o := r.replay(t)
+			stop, reason := strconv.Itoa(o.StopEpoch), o.Decision.Reason
+			if !o.Stopped {
+				stop, reason = "beyond the run", "-"
+			}
+			fmt.Fprintf(w, "%s\t%.4g\t%s\t%d\t%s\t%.2f\t%.2f\t%s\t%s\t%.0f\t%s\t\n", filepath.Base(r.Path), t, stop, o.Decision.Epoch, reason,
+				100*o.Forget, 100*o.Test, signed(o.DForget), signed(o.DTest), o.Seconds, ratio(o.Ratio))
+		}
+	}
+	w.Flush()
+	if failed {
+		os.Exit(1)
+	}
+}
+
+func signed(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.2f", 100*v)
+}
+
+func ratio(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// maxFile bounds what replay reads (a run's metrics.json with its mask
+// summary is about 100 KB).
+const maxFile = 64 << 20
+
+// load reads a run folder or a metrics.json.
+func load(path string) (*run, error) {
+	metrics, record := path, ""
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		metrics, record = filepath.Join(path, "metrics.json"), filepath.Join(path, "record.json")
+	}
+	b, err := fsread.File(metrics, "metrics", maxFile)
+	if err != nil {
+		return nil, err
+	}
+	var m struct {
+		Timings    map[string]float64                     `json:"timings"`
+		Oracle     *struct{ Accuracy map[string]float64 } `json:"oracle"`
+		Unlearning *struct {
+			Auto    *schema.AutoSchedule `json:"auto"`
+			Proxies *struct {
+				Epochs []schema.EpochProxies `json:"epochs"`
+			} `json:"proxies"`
+			Log *struct {
+				Epochs []struct {
+					Epoch   int
+					Seconds float64
+				} `json:"epochs"`
+			} `json:"log"`
+			Timings map[string]float64 `json:"timings"`
+		} `json:"unlearning"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %v", metrics, err)
+	}
+	u := m.Unlearning
+	if u == nil || u.Auto == nil || u.Proxies == nil || u.Log == nil {
+		return nil, fmt.Errorf("%s: not a run of the auto schedule (no unlearning.auto, proxies or log)", metrics)
+	}
+	r := &run{Path: path, Auto: *u.Auto, Epochs: u.Proxies.Epochs, OracleForget: math.NaN(), OracleTest: math.NaN()}
+	for _, e := range u.Log.Epochs {
+		r.TrainSeconds = append(r.TrainSeconds, e.Seconds)
+	}
+	t := u.Timings
+	if t == nil {
+		t = m.Timings
+	}
+	r.LocalizeS, r.UnlearnS = t["localize_s"], t["unlearn_s"]
+	if m.Oracle != nil {
+		r.OracleForget, r.OracleTest = acc(m.Oracle.Accuracy, "forget"), acc(m.Oracle.Accuracy, "test")
+	}
+	if record != "" {
+		b, err := fsread.File(record, "record", maxFile)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if err == nil {
+			var rec struct {
+				Accuracy, Delta map[string]float64
+				OracleSeconds   float64 `json:"oracle_seconds"`
+			}
+			if err := json.Unmarshal(b, &rec); err != nil {
+				return nil, fmt.Errorf("%s: %v", record, err)
+			}
+			r.OracleForget = acc(rec.Accuracy, "forget") + acc(rec.Delta, "forget")
+			r.OracleTest = acc(rec.Accuracy, "test") + acc(rec.Delta, "test")
+			r.OracleSeconds = rec.OracleSeconds
+		}
+	}
+	return r, nil
+}
+
+func acc(m map[string]float64, k string) float64 {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// rule is the stopping rule the run applied, at utility tolerance tol.
+func (r *run) rule(tol float64) (autorule.Config, autorule.Targets) {
+	a := r.Auto
+	c := autorule.Config{MaxEpochs: a.MaxEpochs, MinEpochs: 1, Patience: 3, ForgetTolerance: a.ForgetTolerance, UtilityTolerance: tol,
+		UtilityBaseline: a.UtilityBaseline, ForgetBaseline: a.ForgetBaseline}
+	t := autorule.Targets{Utility: a.UtilityTarget, ForgetFixed: a.ForgetFixed}
+	if a.ForgetCeiling != nil {
+		t.Forget, t.ForgetSet = *a.ForgetCeiling, true
+	}
+	return c, t
+}
+
+// check replays the run at its own tolerance and refuses it unless that
+// gives back the recorded stop.
+func (r *run) check() error {
+	a := r.Auto
+	if len(r.Epochs) != a.StopEpoch || len(r.TrainSeconds) != a.StopEpoch {
+		return fmt.Errorf("%s: %d proxy epochs and %d trained for a stop after epoch %d", r.Path, len(r.Epochs), len(r.TrainSeconds), a.StopEpoch)
+	}
+	o := r.replay(a.UtilityTolerance)
+	if !o.Stopped || o.Decision.Epoch != a.Epoch || o.Decision.Reason != a.Reason {
+		return fmt.Errorf("%s: replayed at its own tolerance %g it gives epoch %d (%s), the run recorded epoch %d (%s): another rule version or settings",
+			r.Path, a.UtilityTolerance, o.Decision.Epoch, o.Decision.Reason, a.Epoch, a.Reason)
+	}
+	return nil
+}
+
+// replay applies the rule at tolerance tol after each recorded epoch.
+func (r *run) replay(tol float64) outcome {
+	c, t := r.rule(tol)
+	o := outcome{Tol: tol, DForget: math.NaN(), DTest: math.NaN(), Ratio: math.NaN()}
+	hist := make([]schema.Proxies, 0, len(r.Epochs))
+	stop := len(r.Epochs)
+	for i, e := range r.Epochs {
+		hist = append(hist, e.Proxies)
+		if d := c.Decide(t, hist); d.Stop {
+			o.Decision, o.Stopped, stop = d, true, i+1
+			o.StopEpoch = stop
+			break
+		}
+	}
+	if !o.Stopped {
+		o.Decision = schema.ProxyDecision{Epoch: c.BestEpoch(t, hist)}
+	}
+	p := r.Epochs[o.Decision.Epoch-1].Proxies
+	o.Forget, o.Test = p.ForgetAccuracy, p.TestAccuracy
+	o.DForget, o.DTest = r.OracleForget-o.Forget, r.OracleTest-o.Test
+	o.Seconds = r.UnlearnS
+	for i := stop; i < len(r.Epochs); i++ {
+		o.Seconds -= r.TrainSeconds[i] + r.Epochs[i].Seconds
+	}
+	if r.OracleSeconds > 0 {
+		o.Ratio = (r.LocalizeS + o.Seconds) / r.OracleSeconds
+	}
+	return o
+}
