@@ -9,6 +9,21 @@ import (
 	"github.com/unlearn-tool/unlearn/experiment"
 )
 
+// reportOnly rebuilds cfg's RESULTS.md and returns it with the warnings.
+func reportOnly(cfg *experiment.Config) (md string, warns []string, err error) {
+	info := func(event, text string, _ ...any) {
+		if event == "warning" {
+			warns = append(warns, text)
+		}
+	}
+	out, err := Run(context.Background(), Job{Config: cfg, ReportOnly: true, Info: info})
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := os.ReadFile(out.ResultsMD)
+	return string(b), warns, err
+}
+
 // TestReportNamesPendingRuns: a run of the config without a record under
 // its key is named in RESULTS.md, as a run made by an earlier version of
 // the tool when its row has a record for that forget set and seed under
@@ -42,21 +57,10 @@ func TestReportNamesPendingRuns(t *testing.T) {
 		if err := os.WriteFile(results, []byte(c.lines), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var warns []string
-		info := func(event, text string, _ ...any) {
-			if event == "warning" {
-				warns = append(warns, text)
-			}
-		}
-		out, err := Run(context.Background(), Job{Config: cfg, ReportOnly: true, Info: info})
+		md, warns, err := reportOnly(cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		b, err := os.ReadFile(out.ResultsMD)
-		if err != nil {
-			t.Fatal(err)
-		}
-		md := string(b)
 		for _, w := range c.want {
 			if !strings.Contains(md, w) {
 				t.Errorf("%s: RESULTS.md lacks %q:\n%s", c.name, w, md)
@@ -93,21 +97,10 @@ func TestForgetSetSeeds(t *testing.T) {
 	if err := os.WriteFile(results, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var warns []string
-	info := func(event, text string, _ ...any) {
-		if event == "warning" {
-			warns = append(warns, text)
-		}
-	}
-	out, err := Run(context.Background(), Job{Config: cfg, ReportOnly: true, Info: info})
+	md, warns, err := reportOnly(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(out.ResultsMD)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md := string(b)
 	const want = "Forget sets run on fewer seeds than the grid's 0 and 1 (their own `seeds` in the config): outside on seed 0.\n"
 	if !strings.Contains(md, want) {
 		t.Errorf("RESULTS.md lacks %q:\n%s", want, md)
