@@ -53,6 +53,10 @@ type run struct {
 	TrainSeconds []float64
 	LocalizeS    float64
 	UnlearnS     float64
+	// Flagged says that the run raised a flag that does not depend on
+	// where it stopped (estimate-bias, forget-resolution): such a run is
+	// not vouched for whatever the tolerance.
+	Flagged bool
 	// OracleForget and OracleTest are the oracle's accuracies (NaN when
 	// unknown), OracleSeconds its training (0: unknown).
 	OracleForget, OracleTest, OracleSeconds float64
@@ -90,6 +94,7 @@ func main() {
 		ts = append(ts, t)
 	}
 	failed := false
+	sums := make([]summary, len(ts))
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "run\tutility tol\tstop\tresult epoch\treason\tforget %\ttest %\tΔ forget\tΔ test\tunlearn s\t÷ retrain\t")
 	for _, p := range flag.Args() {
@@ -102,8 +107,9 @@ func main() {
 			failed = true
 			continue
 		}
-		for _, t := range ts {
+		for i, t := range ts {
 			o := r.replay(t)
+			sums[i].add(r, o)
 			stop, reason := strconv.Itoa(o.StopEpoch), o.Decision.Reason
 			if !o.Stopped {
 				stop, reason = "beyond the run", "-"
@@ -113,8 +119,48 @@ func main() {
 		}
 	}
 	w.Flush()
+	if sums[0].runs > 1 {
+		fmt.Println()
+		w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(w, "utility tol\truns\tbeyond the run\twith oracle\tmissed\tmissed, rule met, unflagged\tmean ÷ retrain\t")
+		for i, t := range ts {
+			s := sums[i]
+			fmt.Fprintf(w, "%.4g\t%d\t%d\t%d\t%d\t%d\t%s\t\n", t, s.runs, s.beyond, s.withOracle, s.missed, s.vouchedMiss, ratio(s.ratio/float64(s.timed)))
+		}
+		w.Flush()
+		fmt.Println("missed: more than 1 point from the oracle's forget or test accuracy; unflagged: without the flags that do not depend")
+		fmt.Println("on the stop (estimate-bias, forget-resolution); test-drop and proxies-disagree are not replayed.")
+	}
 	if failed {
 		os.Exit(1)
+	}
+}
+
+// summary counts one tolerance's outcomes over the runs replayed.
+type summary struct {
+	runs, beyond, withOracle, missed, vouchedMiss, timed int
+	ratio                                                float64
+}
+
+func (s *summary) add(r *run, o outcome) {
+	s.runs++
+	if !o.Stopped {
+		s.beyond++
+		return
+	}
+	if !math.IsNaN(o.Ratio) {
+		s.timed++
+		s.ratio += o.Ratio
+	}
+	if math.IsNaN(o.DForget) || math.IsNaN(o.DTest) {
+		return
+	}
+	s.withOracle++
+	if math.Abs(o.DForget) > 0.01+1e-9 || math.Abs(o.DTest) > 0.01+1e-9 {
+		s.missed++
+		if o.Decision.Reason == autorule.StopUnseen && !r.Flagged {
+			s.vouchedMiss++
+		}
 	}
 }
 
@@ -160,7 +206,8 @@ func load(path string) (*run, error) {
 					Seconds float64
 				} `json:"epochs"`
 			} `json:"log"`
-			Timings map[string]float64 `json:"timings"`
+			Timings map[string]float64      `json:"timings"`
+			Flags   []struct{ Kind string } `json:"flags"`
 		} `json:"unlearning"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -171,6 +218,9 @@ func load(path string) (*run, error) {
 		return nil, fmt.Errorf("%s: not a run of the auto schedule (no unlearning.auto, proxies or log)", metrics)
 	}
 	r := &run{Path: path, Auto: *u.Auto, Epochs: u.Proxies.Epochs, OracleForget: math.NaN(), OracleTest: math.NaN()}
+	for _, f := range u.Flags {
+		r.Flagged = r.Flagged || f.Kind == "estimate-bias" || f.Kind == "forget-resolution"
+	}
 	for _, e := range u.Log.Epochs {
 		r.TrainSeconds = append(r.TrainSeconds, e.Seconds)
 	}

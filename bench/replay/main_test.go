@@ -75,3 +75,22 @@ func TestReplayRefusesAnotherRule(t *testing.T) {
 		t.Errorf("a folder without metrics.json: %v", err)
 	}
 }
+
+// The summary counts a replayed miss that the rule would have met without
+// a flag: at 1.5 points the class-5 run stops at epoch 3, 1.6 points under
+// the oracle's test accuracy, and would have vouched for it.
+func TestReplaySummary(t *testing.T) {
+	r, err := load(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var narrow, wide summary
+	narrow.add(r, r.replay(0.01))
+	wide.add(r, r.replay(0.015))
+	if narrow.withOracle != 1 || narrow.missed != 0 || narrow.timed != 1 {
+		t.Errorf("at 1 point: %+v", narrow)
+	}
+	if wide.missed != 1 || wide.vouchedMiss != 1 || !(wide.ratio < narrow.ratio) {
+		t.Errorf("at 1.5 points: %+v", wide)
+	}
+}
