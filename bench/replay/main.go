@@ -57,6 +57,9 @@ type run struct {
 	// where it stopped (estimate-bias, forget-resolution): such a run is
 	// not vouched for whatever the tolerance.
 	Flagged bool
+	// NTest is the size of the test split (metrics.json's counts; 0 when
+	// absent).
+	NTest int
 	// OracleForget and OracleTest are the oracle's accuracies (NaN when
 	// unknown), OracleSeconds its training (0: unknown).
 	OracleForget, OracleTest, OracleSeconds float64
@@ -74,7 +77,8 @@ type outcome struct {
 }
 
 func main() {
-	tols := flag.String("tol", "0.005,0.0075,0.01,0.015", "utility tolerances to replay, comma-separated fractions (0.01 = 1 point)")
+	tols := flag.String("tol", "0.005,0.0075,0.01,0.015,1se,1.5se", "utility tolerances to replay, comma-separated: fractions (0.01 = 1 point), "+
+		"or Kse: K standard errors of an accuracy at the utility target measured on the run's test split, at least 0.005")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: replay [-tol T1,T2,...] RUN_DIR_OR_METRICS.json...\n")
 		flag.PrintDefaults()
@@ -84,11 +88,11 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	var ts []float64
+	var ts []tolerance
 	for _, s := range strings.Split(*tols, ",") {
-		t, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || !(t >= 0 && t < 1) {
-			fmt.Fprintf(os.Stderr, "replay: -tol %q: each must be a fraction in [0, 1)\n", s)
+		t, err := parseTolerance(s)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "replay: -tol: %v\n", err)
 			os.Exit(2)
 		}
 		ts = append(ts, t)
@@ -107,14 +111,15 @@ func main() {
 			failed = true
 			continue
 		}
-		for i, t := range ts {
+		for i, ts := range ts {
+			t := ts.of(r)
 			o := r.replay(t)
 			sums[i].add(r, o)
 			stop, reason := strconv.Itoa(o.StopEpoch), o.Decision.Reason
 			if !o.Stopped {
 				stop, reason = "beyond the run", "-"
 			}
-			fmt.Fprintf(w, "%s\t%.4g\t%s\t%d\t%s\t%.2f\t%.2f\t%s\t%s\t%.0f\t%s\t\n", filepath.Base(r.Path), t, stop, o.Decision.Epoch, reason,
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%.2f\t%.2f\t%s\t%s\t%.0f\t%s\t\n", filepath.Base(r.Path), ts.label(t), stop, o.Decision.Epoch, reason,
 				100*o.Forget, 100*o.Test, signed(o.DForget), signed(o.DTest), o.Seconds, ratio(o.Ratio))
 		}
 	}
@@ -125,7 +130,7 @@ func main() {
 		fmt.Fprintln(w, "utility tol\truns\tbeyond the run\twith oracle\tmissed\tmissed, rule met, unflagged\tmean ÷ retrain\t")
 		for i, t := range ts {
 			s := sums[i]
-			fmt.Fprintf(w, "%.4g\t%d\t%d\t%d\t%d\t%d\t%s\t\n", t, s.runs, s.beyond, s.withOracle, s.missed, s.vouchedMiss, ratio(s.ratio/float64(s.timed)))
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", t.spec, s.runs, s.beyond, s.withOracle, s.missed, s.vouchedMiss, ratio(s.ratio/float64(s.timed)))
 		}
 		w.Flush()
 		fmt.Println("missed: more than 1 point from the oracle's forget or test accuracy; unflagged: without the flags that do not depend")
@@ -134,6 +139,53 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// tolerance is a utility tolerance to replay: a fixed fraction, or se
+// standard errors of an accuracy at the run's utility target measured on
+// its test split (sqrt(p(1−p)/n)), at least the rule's 0.005.
+type tolerance struct {
+	spec      string
+	fixed, se float64
+}
+
+func parseTolerance(s string) (tolerance, error) {
+	s = strings.TrimSpace(s)
+	t := tolerance{spec: s}
+	if k, ok := strings.CutSuffix(s, "se"); ok {
+		v, err := strconv.ParseFloat(k, 64)
+		if err != nil || !(v > 0 && v < 100) {
+			return t, fmt.Errorf("%q: K in Kse must be a number in (0, 100)", s)
+		}
+		t.se = v
+		return t, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v >= 0 && v < 1) {
+		return t, fmt.Errorf("%q: a fraction in [0, 1) or Kse", s)
+	}
+	t.fixed = v
+	return t, nil
+}
+
+// of is the tolerance for run r.
+func (t tolerance) of(r *run) float64 {
+	if t.se == 0 {
+		return t.fixed
+	}
+	p := r.Auto.UtilityTarget
+	if r.NTest <= 0 || !(p > 0 && p < 1) {
+		return 0.005
+	}
+	return max(0.005, t.se*math.Sqrt(p*(1-p)/float64(r.NTest)))
+}
+
+// label writes the tolerance as given, with its value when it is derived.
+func (t tolerance) label(v float64) string {
+	if t.se == 0 {
+		return t.spec
+	}
+	return fmt.Sprintf("%s = %.4f", t.spec, v)
 }
 
 // summary counts one tolerance's outcomes over the runs replayed.
@@ -194,6 +246,7 @@ func load(path string) (*run, error) {
 	}
 	var m struct {
 		Timings    map[string]float64                     `json:"timings"`
+		Counts     map[string]int                         `json:"counts"`
 		Oracle     *struct{ Accuracy map[string]float64 } `json:"oracle"`
 		Unlearning *struct {
 			Auto    *schema.AutoSchedule `json:"auto"`
@@ -218,6 +271,7 @@ func load(path string) (*run, error) {
 		return nil, fmt.Errorf("%s: not a run of the auto schedule (no unlearning.auto, proxies or log)", metrics)
 	}
 	r := &run{Path: path, Auto: *u.Auto, Epochs: u.Proxies.Epochs, OracleForget: math.NaN(), OracleTest: math.NaN()}
+	r.NTest = m.Counts["test"]
 	for _, f := range u.Flags {
 		r.Flagged = r.Flagged || f.Kind == "estimate-bias" || f.Kind == "forget-resolution"
 	}
