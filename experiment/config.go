@@ -168,8 +168,8 @@ type Method struct {
 	Schedule  string `yaml:"schedule" json:"schedule,omitempty"`
 	MaxEpochs int    `yaml:"max_epochs" json:"max_epochs,omitempty"`
 	// EpochFraction trains each auto round over that fraction of the
-	// retain set (--epoch-fraction); a default row may set it too, the
-	// only choice it takes (the default with more frequent checks).
+	// retain set (--epoch-fraction); a default row may set it too (the
+	// default with more frequent checks).
 	EpochFraction float64 `yaml:"epoch_fraction" json:"epoch_fraction,omitempty"`
 	// UtilityTolerance is the auto schedule's utility tolerance
 	// (--utility-tolerance: a fraction, 0.01 = 1 point; 0: the rule's). A
