@@ -330,7 +330,7 @@ func (r *run) rule(tol float64) (autorule.Config, autorule.Targets) {
 // gives back the recorded stop.
 func (r *run) check() error {
 	a := r.Auto
-	if len(r.Epochs) != a.StopEpoch || len(r.TrainSeconds) != a.StopEpoch {
+	if a.StopEpoch < 1 || len(r.Epochs) != a.StopEpoch || len(r.TrainSeconds) != a.StopEpoch {
 		return fmt.Errorf("%s: %d proxy epochs and %d trained for a stop after epoch %d", r.Path, len(r.Epochs), len(r.TrainSeconds), a.StopEpoch)
 	}
 	o := r.replay(a.UtilityTolerance)

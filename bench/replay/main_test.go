@@ -71,6 +71,10 @@ func TestReplayRefusesAnotherRule(t *testing.T) {
 	if err := r.check(); err == nil || !strings.Contains(err.Error(), "the run recorded epoch 7") {
 		t.Errorf("check: %v", err)
 	}
+	empty := &run{Path: "empty"}
+	if err := empty.check(); err == nil || !strings.Contains(err.Error(), "stop after epoch 0") {
+		t.Errorf("a run without epochs: %v", err)
+	}
 	if _, err := load("testdata"); err == nil || !strings.Contains(err.Error(), "metrics.json") {
 		t.Errorf("a folder without metrics.json: %v", err)
 	}
