@@ -8,10 +8,11 @@ import (
 
 // The fixture is the ResNet-18 regime's Default run on class 5, seed 2
 // (regimes/resnet18/results.shard-2.jsonl, key c4f1ba3c842f2fa9), its
-// metrics.json cut to what the replay reads: it stopped for want of
-// progress after epoch 9 and returned epoch 6 (test accuracy 80.40 %
-// against the oracle's 81.20 %), at 0.268 of the oracle's training.
-const fixture = "testdata/class-5-seed2"
+// metrics.json cut to what the replay reads (regimes/resnet18/replay): it
+// stopped for want of progress after epoch 9 and returned epoch 6 (test
+// accuracy 80.40 % against the oracle's 81.20 %), at 0.268 of the
+// oracle's training.
+const fixture = "../../regimes/resnet18/replay/default-class-5-seed2-c4f1ba3c842f2fa9"
 
 func TestReplayGivesBackTheRun(t *testing.T) {
 	r, err := load(fixture)
@@ -75,7 +76,7 @@ func TestReplayRefusesAnotherRule(t *testing.T) {
 	if err := empty.check(); err == nil || !strings.Contains(err.Error(), "stop after epoch 0") {
 		t.Errorf("a run without epochs: %v", err)
 	}
-	if _, err := load("testdata"); err == nil || !strings.Contains(err.Error(), "metrics.json") {
+	if _, err := load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "metrics.json") {
 		t.Errorf("a folder without metrics.json: %v", err)
 	}
 }
