@@ -38,6 +38,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn/autorule"
@@ -244,25 +245,7 @@ func load(path string) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m struct {
-		Timings    map[string]float64                     `json:"timings"`
-		Counts     map[string]int                         `json:"counts"`
-		Oracle     *struct{ Accuracy map[string]float64 } `json:"oracle"`
-		Unlearning *struct {
-			Auto    *schema.AutoSchedule `json:"auto"`
-			Proxies *struct {
-				Epochs []schema.EpochProxies `json:"epochs"`
-			} `json:"proxies"`
-			Log *struct {
-				Epochs []struct {
-					Epoch   int
-					Seconds float64
-				} `json:"epochs"`
-			} `json:"log"`
-			Timings map[string]float64      `json:"timings"`
-			Flags   []struct{ Kind string } `json:"flags"`
-		} `json:"unlearning"`
-	}
+	var m schema.Report
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %v", metrics, err)
 	}
@@ -270,40 +253,43 @@ func load(path string) (*run, error) {
 	if u == nil || u.Auto == nil || u.Proxies == nil || u.Log == nil {
 		return nil, fmt.Errorf("%s: not a run of the auto schedule (no unlearning.auto, proxies or log)", metrics)
 	}
-	r := &run{Path: path, Auto: *u.Auto, Epochs: u.Proxies.Epochs, OracleForget: math.NaN(), OracleTest: math.NaN()}
-	r.NTest = m.Counts["test"]
+	r := &run{Path: path, Auto: *u.Auto, Epochs: u.Proxies.Epochs, OracleForget: math.NaN(), OracleTest: math.NaN(),
+		LocalizeS: u.Timings.LocalizeS, UnlearnS: u.Timings.UnlearnS}
+	if m.Metrics != nil {
+		r.NTest = m.Counts.Test
+	}
 	for _, f := range u.Flags {
-		r.Flagged = r.Flagged || f.Kind == "estimate-bias" || f.Kind == "forget-resolution"
+		r.Flagged = r.Flagged || f.Kind == schema.FlagEstimateBias || f.Kind == schema.FlagForgetResolution
 	}
 	for _, e := range u.Log.Epochs {
 		r.TrainSeconds = append(r.TrainSeconds, e.Seconds)
 	}
-	t := u.Timings
-	if t == nil {
-		t = m.Timings
-	}
-	r.LocalizeS, r.UnlearnS = t["localize_s"], t["unlearn_s"]
-	if m.Oracle != nil {
-		r.OracleForget, r.OracleTest = acc(m.Oracle.Accuracy, "forget"), acc(m.Oracle.Accuracy, "test")
-	}
-	if record != "" {
-		b, err := fsread.File(record, "record", maxFile)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		if err == nil {
-			var rec struct {
-				Accuracy, Delta map[string]float64
-				OracleSeconds   float64 `json:"oracle_seconds"`
-			}
-			if err := json.Unmarshal(b, &rec); err != nil {
-				return nil, fmt.Errorf("%s: %v", record, err)
-			}
-			r.OracleForget = acc(rec.Accuracy, "forget") + acc(rec.Delta, "forget")
-			r.OracleTest = acc(rec.Accuracy, "test") + acc(rec.Delta, "test")
-			r.OracleSeconds = rec.OracleSeconds
+	if o := m.Oracle; o != nil && o.Metrics != nil {
+		r.OracleTest = o.Accuracy.Test
+		if o.Accuracy.Forget != nil {
+			r.OracleForget = *o.Accuracy.Forget
 		}
 	}
+	if record == "" {
+		return r, nil
+	}
+	b, err = fsread.File(record, "record", maxFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec experiment.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %v", record, err)
+	}
+	if err := rec.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %v", record, err)
+	}
+	r.OracleForget = acc(rec.Accuracy, "forget") + acc(rec.Delta, "forget")
+	r.OracleTest = acc(rec.Accuracy, "test") + acc(rec.Delta, "test")
+	r.OracleSeconds = rec.OracleSeconds
 	return r, nil
 }
 
