@@ -9,6 +9,7 @@ default runs in NOTES.md reruns on a fresh clone (runs/ is not committed):
 """
 import json
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -22,7 +23,8 @@ for src in sys.argv[1:]:
     out = {"counts": m["counts"], "unlearning": {
         "auto": u["auto"], "proxies": {"epochs": u["proxies"]["epochs"]},
         "log": {"epochs": u["log"]["epochs"]}, "timings": u["timings"], "flags": u.get("flags", [])}}
-    name = f"{rec['name'].lower().split()[0]}-{rec['forget_set']}-seed{rec['seed']}-{rec['key']}"
+    # Only letters, digits and '-' from the record, so a name stays in this folder.
+    name = re.sub(r"[^a-z0-9-]+", "-", f"{rec['name'].lower().split()[0]}-{rec['forget_set']}-seed{int(rec['seed'])}-{rec['key']}")
     dst = os.path.join(HERE, name)
     os.makedirs(dst, exist_ok=True)
     with open(os.path.join(dst, "metrics.json"), "w") as f:
