@@ -63,3 +63,39 @@ func TestHelpPlaceholders(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpOwnDefaults checks every command's flags as --help prints them: a
+// usage that states its own default ("(default 0.9, ...)") must not get the
+// formatter's "(default: 0)" after it, and the others keep theirs.
+func TestHelpOwnDefaults(t *testing.T) {
+	own, other := 0, 0
+	var walk func(name string, flags []cli.Flag, cs []*cli.Command)
+	walk = func(name string, flags []cli.Flag, cs []*cli.Command) {
+		for _, f := range flags {
+			df, ok := f.(cli.DocGenerationFlag)
+			if !ok || !df.TakesValue() {
+				continue
+			}
+			line, appended := cli.FlagStringer(f), " (default: "+df.GetDefaultText()+")"
+			if strings.Contains(df.GetUsage(), "(default") {
+				own++
+				if strings.HasSuffix(line, appended) {
+					t.Errorf("%s --%s: the usage states its default, and the help adds %q: %s", name, df.Names()[0], appended, line)
+				}
+			} else if df.GetDefaultText() != "" {
+				other++
+				if !strings.HasSuffix(line, appended) {
+					t.Errorf("%s --%s: the help dropped the default %q: %s", name, df.Names()[0], appended, line)
+				}
+			}
+		}
+		for _, c := range cs {
+			walk(name+" "+c.Name, c.Flags, c.Subcommands)
+		}
+	}
+	app := newApp()
+	walk("unlearn", app.Flags, app.Commands)
+	if own < 5 || other < 5 {
+		t.Fatalf("checked %d flags that state their own default and %d that do not; want at least 5 of each", own, other)
+	}
+}

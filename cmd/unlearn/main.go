@@ -37,6 +37,24 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+func init() { cli.FlagStringer = ownDefaults(cli.FlagStringer) }
+
+// ownDefaults wraps the help's flag formatter, which appends
+// "(default: V)" to every usage text. A flag whose usage states its own
+// default ("(default 0.9, as the train command's)") takes 0 to mean that
+// default, so the appended "(default: 0)" would contradict it: it is
+// dropped there and kept everywhere else.
+func ownDefaults(inner cli.FlagStringFunc) cli.FlagStringFunc {
+	return func(f cli.Flag) string {
+		s := inner(f)
+		df, ok := f.(cli.DocGenerationFlag)
+		if !ok || !strings.Contains(df.GetUsage(), "(default") {
+			return s
+		}
+		return strings.TrimSuffix(s, " (default: "+df.GetDefaultText()+")")
+	}
+}
+
 func newApp() *cli.App {
 	o := &methodOpts{}
 	app := &cli.App{
