@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 BIN=bin/unlearn
 MODEL=testdata/resnet_small_train.onnx
 FORGET=testdata/demo/forget_nonIID.txt
+DATA=testdata/fashion
 ORACLE=testdata/demo/oracle_resnet_small.onnx
 mkdir -p out/demo
 cat <<'EOF'
@@ -22,8 +23,8 @@ EOF
 echo "== unlearn inspect --model $MODEL"
 $BIN inspect --model "$MODEL"
 echo
-echo "== unlearn --model $MODEL --forget $FORGET --oracle $ORACLE --out out/demo/unlearned.onnx"
+echo "== unlearn --model $MODEL --data $DATA --forget $FORGET --oracle $ORACLE --out out/demo/unlearned.onnx"
 # The recommended default (docs/METHODS.md "Which method"): DEL at budget 0.1 with the
 # auto schedule, which needs no oracle; --oracle only adds the comparison.
-$BIN --model "$MODEL" --forget "$FORGET" --oracle "$ORACLE" --out out/demo/unlearned.onnx \
+$BIN --model "$MODEL" --data "$DATA" --forget "$FORGET" --oracle "$ORACLE" --out out/demo/unlearned.onnx \
   --metrics out/demo/metrics.json --report out/demo/report.html --retrain-epochs 8

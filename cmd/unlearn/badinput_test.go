@@ -1212,3 +1212,30 @@ func (b *modelBuilder) output(v *graph.Value, dt graph.DType, ds ...any) {
 func intAttr(name string, v int64) *graph.Attribute {
 	return &graph.Attribute{Name: name, Type: graph.AttrInt, I: v}
 }
+
+// TestDefaultDataNamed: without --data a command reads the bundled demo
+// data, which a model of the demo's shape would accept without a word. A
+// run that succeeds says so last on stderr; one that fails names it in its
+// one error line (here ids out of the demo's range, as a user's ids into
+// their own larger training split would be). With --data neither appears.
+func TestDefaultDataNamed(t *testing.T) {
+	const note = "--data was not given: this run read the bundled demo data testdata/fashion"
+	r := runCLI(t, "data")
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if r.code != 0 || !strings.HasPrefix(lines[len(lines)-1], "note: "+note) {
+		t.Fatalf("data without --data: exit %d, stderr %q; want the note last", r.code, r.stderr)
+	}
+	if r := runCLI(t, "data", "--data", "testdata/fashion"); r.code != 0 || strings.Contains(r.stderr, note) {
+		t.Fatalf("data --data testdata/fashion: exit %d, stderr %q; want no note", r.code, r.stderr)
+	}
+	if r := runCLI(t, "data", "-q"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("data -q: exit %d, stderr %q; want nothing", r.code, r.stderr)
+	}
+	ids := writeFile(t, "ids.txt", []byte("5\n4001\n"))
+	wantError(t, runCLI(t, "--model", model(t), "--forget", ids), exitError, "id 4001 out of range [0, 4000)", note)
+	r = runCLI(t, "--model", model(t), "--forget", ids, "--data", "testdata/fashion")
+	wantError(t, r, exitError, "id 4001 out of range [0, 4000)")
+	if strings.Contains(r.stderr, note) {
+		t.Errorf("with --data the error still says %q: %s", note, r.stderr)
+	}
+}

@@ -141,6 +141,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	app := newApp()
 	app.Writer, app.ErrWriter = stdout, stderr
 	logs.Reset(stderr)
+	defaultData = ""
 	args, err := globalArgs(app, args)
 	if err == nil {
 		if logs.Quiet {
@@ -149,6 +150,12 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 		err = runRecovered(app, args, outfile.RemoveTracked)
 	}
 	if err == nil {
+		if defaultData != "" {
+			// Last, where it is seen; not before, where a failing run's
+			// stderr must stay its one error line.
+			logs.Info("data", "note: --data was not given: this run read the bundled demo data "+defaultData+
+				" (a Fashion-MNIST subset); pass --data with the model's training data", "path", defaultData)
+		}
 		return exitOK
 	}
 	msg := strings.ReplaceAll(setting.Render(err), "\n", " ")
@@ -163,6 +170,11 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &u) || isCLIUsage(err) ||
 		errors.Is(err, experiment.ErrConfig) || errors.Is(err, unlearn.ErrSettings):
 		code = exitUsage
+	}
+	if code == exitError && defaultData != "" {
+		// Ids out of range, a shape or class count that does not fit:
+		// most likely the data was never meant to be the demo's.
+		msg += " (--data was not given: this run read the bundled demo data " + defaultData + ")"
 	}
 	logs.Fail(msg, code)
 	return code

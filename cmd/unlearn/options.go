@@ -124,9 +124,16 @@ func (d *dataOpts) open() (*data.Dataset, error) {
 		if path, err = bundledData(); err != nil {
 			return nil, err
 		}
+		// A model of the demo's shape would run on the demo's images
+		// without a word: runIO names them after the run, or in its error.
+		defaultData = path
 	}
 	return data.Open(path, data.Options{Mean: mean, Std: std})
 }
+
+// defaultData is the bundled data's path once a command has opened it for
+// want of --data ("" otherwise); runIO resets it.
+var defaultData string
 
 // bundledData finds testdata/fashion in the working directory or above the executable's folder.
 func bundledData() (string, error) {
