@@ -68,10 +68,11 @@
 #      1.5 points, as `make demo-threads`), wall time of each
 #   7. the ResNet-18 regime's script (regimes/resnet18/train.py) trains
 #      the seed-0 original and its IID oracle on cuda (R18_EPOCHS, default
-#      the recipe's 15), and the default unlearns the original on cuda with
-#      that oracle: Δ forget and Δ test against the oracle, the unlearning's
-#      time against the oracle's training on the same GPU, the whole
-#      command's wall time, the flags
+#      15: half the recipe's 30, the short recipe issue 43 asks for), and
+#      the default unlearns the original on cuda with that oracle: Δ forget
+#      and Δ test against the oracle, the unlearning's time against the
+#      oracle's training on the same GPU, the whole command's wall time, the
+#      flags
 # Not in it: profiling the CUDA step (issue 43 item 3).
 #
 # Independent of the GPU and of the parts, one call on such a machine's
