@@ -345,19 +345,32 @@ func listSome(l []string, n int) string {
 // libcudnn.so.9 and of its parts) finds them by name wherever they are, as
 // PyTorch does for its nvidia wheels. An optional library that fails to open
 // is skipped (the provider reports what it misses when a node needs it).
+//
+// Each is opened by the name pin gives it: exactly the file that was
+// checked. The provider and cuDNN then find them by soname, not by file.
 func preloadCUDA(libs cudaLibs) error {
 	for _, p := range libs.required {
-		if err := dlopenGlobal(p); err != nil {
-			return cudaErrorf("%v; use {device} cpu to run on the CPU", err)
+		name, err := pin(p)
+		if err != nil {
+			return &setting.Error{Name: "device", Msg: " cuda: " + err.Error(), Flag: true, Err: err}
+		}
+		if err := dlopenGlobal(name); err != nil {
+			return cudaErrorf("%s: %v; use {device} cpu to run on the CPU", p, err)
 		}
 	}
-	// The optional ones may need each other: retry while any opens.
-	rest := libs.optional
+	// The optional ones may need each other: retry while any opens. One
+	// that changed since findCUDA checked it is not loaded.
+	var rest []string
+	for _, p := range libs.optional {
+		if name, err := pin(p); err == nil {
+			rest = append(rest, name)
+		}
+	}
 	for len(rest) > 0 {
 		var failed []string
-		for _, p := range rest {
-			if dlopenGlobal(p) != nil {
-				failed = append(failed, p)
+		for _, name := range rest {
+			if dlopenGlobal(name) != nil {
+				failed = append(failed, name)
 			}
 		}
 		if len(failed) == len(rest) {

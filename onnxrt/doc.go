@@ -16,7 +16,12 @@
 //
 // Loading a library runs its code, so a library file (whichever source named
 // it) and the CUDA provider libraries beside it are refused unless only root
-// or the current user can replace them: see checkTrusted.
+// or the current user can replace them: see checkTrusted. A library that
+// passes is loaded as the very file checked, by its open descriptor (pin),
+// with ONNX Runtime's telemetry off; and nothing is loaded in a process
+// that started with an LD_LIBRARY_PATH entry the loader would read from the
+// working directory or from a folder others control (ldpath.go: the
+// command re-executes itself without them first).
 //
 // --device cuda (Options.Device "cuda") loads another library: ONNX Runtime
 // 1.29.0's GPU build (GPULibName, GPUWantVersion), found at --ort-lib, the

@@ -137,10 +137,9 @@ func registerCUDAPlugin() error {
 }
 
 func registerCUDAPluginOnce() error {
-	lib := LibraryPath()
-	// Beside the main library, where CheckDevice found it and checked it
-	// as trusted before anything was loaded.
-	provider := filepath.Join(filepath.Dir(lib), cudaProviderLibs[1])
+	// Beside the main library's private link (pinLinked): the file
+	// CheckDevice checked, pinned before anything was loaded.
+	provider := filepath.Join(filepath.Dir(loadName()), cudaProviderLibs[1])
 	if err := ort.RegisterExecutionProviderLibrary("CUDA", provider); err != nil {
 		return fmt.Errorf("registering %s as a plugin execution provider: %w", provider, err)
 	}
@@ -172,7 +171,7 @@ type deviceList struct {
 
 func epDevices() (deviceList, error) {
 	var d deviceList
-	lib := LibraryPath()
+	lib := loadName()
 	cs := C.CString(lib)
 	defer C.free(unsafe.Pointer(cs))
 	var cerr *C.char

@@ -171,8 +171,9 @@ func fileExists(p string) bool {
 
 var (
 	setupMu   sync.Mutex
-	setupLib  string
-	setupGPU  bool // the GPU build is loaded, with CUDA's libraries
+	setupLib  string // the library's path as found (what LibraryPath reports)
+	setupName string // the name it was loaded by (pin): /proc/self/fd/N or a private link
+	setupGPU  bool   // the GPU build is loaded, with CUDA's libraries
 	setupErr  error
 	setupDone bool
 )
@@ -211,13 +212,22 @@ func Setup(opts Options) error {
 		setupErr = err
 		return err
 	}
+	if err := checkLibraryPath(); err != nil {
+		setupErr = err
+		return err
+	}
 	path, _, err := ResolveLibrary(opts.LibPath)
 	if err != nil {
 		setupErr = err
 		return err
 	}
-	setupLib = path
-	setupErr = load(path, cpuLib)
+	name, err := pin(path)
+	if err != nil {
+		setupErr = err
+		return err
+	}
+	setupLib, setupName = path, name
+	setupErr = load(path, name, cpuLib)
 	return setupErr
 }
 
@@ -227,6 +237,9 @@ func Setup(opts Options) error {
 // opened says whether ONNX Runtime itself was opened (a failure before that
 // leaves the process as it was, but for CUDA's own libraries).
 func setupCUDA(opts Options) (opened bool, err error) {
+	if err := checkLibraryPath(); err != nil {
+		return false, err
+	}
 	path, _, err := ResolveGPULibrary(opts.LibPath)
 	if err != nil {
 		return false, err
@@ -244,8 +257,13 @@ func setupCUDA(opts Options) (opened bool, err error) {
 	if err := preloadCUDA(libs); err != nil {
 		return false, err
 	}
-	setupLib = path
-	if err := load(path, gpuLib); err != nil {
+	dir := filepath.Dir(path)
+	names, err := pinLinked([]string{path, filepath.Join(dir, cudaProviderLibs[0]), filepath.Join(dir, cudaProviderLibs[1])})
+	if err != nil {
+		return false, &setting.Error{Name: "device", Msg: " cuda: " + err.Error(), Flag: true, Err: err}
+	}
+	setupLib, setupName = path, names[0]
+	if err := load(path, setupName, gpuLib); err != nil {
 		return true, err
 	}
 	setupGPU = true
@@ -260,19 +278,32 @@ func CheckCUDA(providerDir string) error {
 	return err
 }
 
-// load loads the library at path (already resolved and trusted) and checks
-// its version against k's.
-func load(path string, k libKind) error {
-	if err := checkELF(path, k); err != nil {
+// load loads the library found at path (resolved and trusted) by name, the
+// name pin gave that exact file, and checks its version against k's.
+func load(path, name string, k libKind) error {
+	if err := checkELF(name, k); err != nil {
 		return err
 	}
-	ort.SetSharedLibraryPath(path)
+	// ONNX Runtime's telemetry (the GPU build's) writes /tmp/.ses and
+	// /tmp/mat-debug-<pid>.log when the library loads, following symlinks:
+	// another local user's link there would have the tool overwrite a file
+	// of its choosing. The variable is read at load, so it is set first
+	// (Go's Setenv reaches C's environment when cgo is in use); the API call
+	// after it turns off what is left for the environment's life.
+	if err := os.Setenv("ORT_DISABLE_TELEMETRY", "1"); err != nil {
+		return k.errorf("setting ORT_DISABLE_TELEMETRY: %v", err)
+	}
+	ort.SetSharedLibraryPath(name)
 	// Fatal only: every error comes back to us as a status and is reported
 	// in the tool's one error line; ONNX Runtime's own copy would be a
 	// second line on stderr.
 	if err := ort.InitializeEnvironment(ortLogLevel()); err != nil {
 		return k.errorf("loading %s failed (%v); is it ONNX Runtime %s.x for this platform? %s",
 			path, err, k.version, k.hint)
+	}
+	if err := ort.DisableTelemetry(); err != nil {
+		_ = ort.DestroyEnvironment()
+		return k.errorf("%s: turning off its telemetry failed: %v", path, err)
 	}
 	if v := ort.GetVersion(); !strings.HasPrefix(v, k.version+".") {
 		_ = ort.DestroyEnvironment()
@@ -312,6 +343,14 @@ func checkELF(path string, k libKind) error {
 		return k.errorf("%s is not a shared library (no ELF header); %s", path, k.hint)
 	}
 	return nil
+}
+
+// loadName returns the name the library was loaded by ("" before Setup):
+// what the loader knows it as, for a later dlopen of the same library.
+func loadName() string {
+	setupMu.Lock()
+	defer setupMu.Unlock()
+	return setupName
 }
 
 // LibraryPath returns the loaded library's path ("" before Setup).

@@ -21,31 +21,41 @@ const maxLinks = 40
 // user and not writable by group or others. Folders above the containing one
 // are not checked.
 func checkTrusted(p string) error {
+	_, _, err := resolveTrusted(p)
+	return err
+}
+
+// resolveTrusted is checkTrusted returning the file the symlinks led to and
+// its FileInfo, for pin to open and compare against what it opened.
+func resolveTrusted(p string) (string, os.FileInfo, error) {
 	cur := p
 	for hops := 0; ; hops++ {
 		// The folder with its own symlinks resolved: a relative link target
 		// is read against it, as the kernel does.
 		dir, err := filepath.EvalSymlinks(filepath.Dir(cur))
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrLibrary, p, err)
+			return "", nil, fmt.Errorf("%w: %s: %v", ErrLibrary, p, err)
 		}
 		cur = filepath.Join(dir, filepath.Base(cur))
 		if err := checkFolder(p, dir); err != nil {
-			return err
+			return "", nil, err
 		}
 		fi, err := os.Lstat(cur)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrLibrary, p, err)
+			return "", nil, fmt.Errorf("%w: %s: %v", ErrLibrary, p, err)
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
-			return checkFile(p, cur, fi)
+			if err := checkFile(p, cur, fi); err != nil {
+				return "", nil, err
+			}
+			return cur, fi, nil
 		}
 		if hops == maxLinks {
-			return refuse(p, cur, fmt.Sprintf("more than %d symlinks to follow", maxLinks))
+			return "", nil, refuse(p, cur, fmt.Sprintf("more than %d symlinks to follow", maxLinks))
 		}
 		target, err := os.Readlink(cur)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrLibrary, p, err)
+			return "", nil, fmt.Errorf("%w: %s: %v", ErrLibrary, p, err)
 		}
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(dir, target)

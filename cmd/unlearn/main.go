@@ -129,7 +129,15 @@ func versionCommand() *cli.Command {
 }
 
 func main() {
-	os.Exit(run(os.Args))
+	// Before anything else: the dynamic loader read LD_LIBRARY_PATH when the
+	// process started, and ONNX Runtime's dependencies are found through it.
+	if err := onnxrt.ReexecSafeLibraryPath(os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "unlearn:", err)
+		os.Exit(exitError)
+	}
+	code := run(os.Args)
+	onnxrt.RemovePinned()
+	os.Exit(code)
 }
 
 func run(args []string) int { return runIO(args, os.Stdout, os.Stderr) }

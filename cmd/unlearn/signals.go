@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -28,6 +29,7 @@ var interrupts = &signalWatch{
 	Busy:    outfile.Committing,
 	Exit: func() {
 		logs.Fail("interrupted; no output was written", exitInterrupted)
+		onnxrt.RemovePinned()
 		os.Exit(exitInterrupted)
 	},
 }
