@@ -176,6 +176,10 @@ type Method struct {
 	// default row may set it too: the default with another tolerance, a
 	// trial of a rule change run beside the Default row under its own key.
 	UtilityTolerance float64 `yaml:"utility_tolerance" json:"utility_tolerance,omitempty"`
+	// ForgetTolerance is the auto schedule's forget tolerance
+	// (--forget-tolerance, a fraction; 0: the rule's, which widens to two
+	// standard errors of the forget set). A default row may set it too.
+	ForgetTolerance float64 `yaml:"forget_tolerance" json:"forget_tolerance,omitempty"`
 	// Augment augments the row's unlearning batches (--augment syntax,
 	// normalized by Load; the algorithm must augment, see
 	// unlearn.Algorithm.Augments). It is not inherited from train.
@@ -198,6 +202,12 @@ type Method struct {
 	// the row measures the tool's recommended default (the runner keys it
 	// by the default's description, so a changed default runs again).
 	Default bool `yaml:"default" json:"default,omitempty"`
+	// Widen is the ladder of larger budgets a del row under the auto
+	// schedule widens its mask along while its own estimate says the
+	// forget set is still remembered (--widen; unlearn.Job.Widen). A
+	// default row may set it: the default with widening, run beside the
+	// Default row under its own key.
+	Widen []float64 `yaml:"widen" json:"widen,omitempty"`
 }
 
 // Load reads and checks an experiment file (a regular file of at most
@@ -343,6 +353,9 @@ func (c *Config) check() error {
 		if !(m.EpochFraction >= 0 && m.EpochFraction <= 1) {
 			return fmt.Errorf("%w: method %s: epoch_fraction %g outside (0, 1]", ErrConfig, m.Name, m.EpochFraction)
 		}
+		if !(m.ForgetTolerance >= 0 && m.ForgetTolerance < 1) {
+			return fmt.Errorf("%w: method %s: forget_tolerance %g outside [0, 1) (a fraction: 0.01 = 1 point)", ErrConfig, m.Name, m.ForgetTolerance)
+		}
 		if !(m.UtilityTolerance >= 0 && m.UtilityTolerance < 1) {
 			return fmt.Errorf("%w: method %s: utility_tolerance %g outside [0, 1) (a fraction: 0.01 = 1 point)", ErrConfig, m.Name, m.UtilityTolerance)
 		}
@@ -352,10 +365,15 @@ func (c *Config) check() error {
 		if m.BatchSize < 0 || m.BatchSize > MaxBatchSize {
 			return fmt.Errorf("%w: method %s: batch_size %d: must be in [1, %d]", ErrConfig, m.Name, m.BatchSize, MaxBatchSize)
 		}
+		for i, b := range m.Widen {
+			if !(b > 0 && b <= 1) || (i > 0 && b <= m.Widen[i-1]) {
+				return fmt.Errorf("%w: method %s: widen %v: budgets in (0, 1], each larger than the one before", ErrConfig, m.Name, m.Widen)
+			}
+		}
 		if m.Default {
 			if m.Method != "" || m.Strategy != "" || m.Algorithm != "" || len(m.Budgets) > 0 || m.Epochs != 0 ||
 				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || m.BatchSize != 0 || m.DepthFloor != 0 || m.Augment != "" || len(m.Args) > 0 {
-				return fmt.Errorf("%w: method %s: default runs the main command without choices; drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs, batch_size, depth_floor, augment and args (it takes epoch_fraction and utility_tolerance only)", ErrConfig, m.Name)
+				return fmt.Errorf("%w: method %s: default runs the main command without choices; drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs, batch_size, depth_floor, augment and args (it takes epoch_fraction, utility_tolerance, forget_tolerance and widen only)", ErrConfig, m.Name)
 			}
 			continue
 		}
@@ -387,6 +405,12 @@ func (c *Config) check() error {
 		}
 		if m.EpochFraction != 0 && m.Schedule != "auto" {
 			return fmt.Errorf("%w: method %s: epoch_fraction applies to schedule auto", ErrConfig, m.Name)
+		}
+		if m.ForgetTolerance != 0 && m.Schedule != "auto" {
+			return fmt.Errorf("%w: method %s: forget_tolerance applies to schedule auto (the stopping rule's)", ErrConfig, m.Name)
+		}
+		if len(m.Widen) > 0 && m.Schedule != "auto" {
+			return fmt.Errorf("%w: method %s: widen applies to schedule auto (it acts when the stopping rule stalls)", ErrConfig, m.Name)
 		}
 		if m.UtilityTolerance != 0 && m.Schedule != "auto" {
 			return fmt.Errorf("%w: method %s: utility_tolerance applies to schedule auto (the stopping rule's)", ErrConfig, m.Name)

@@ -369,3 +369,18 @@ func (mk *Mask) summarize(nm *graph.NeuronMap) {
 		}
 	}
 }
+
+// DELMask is del's mask at o.Budget from scores that an earlier del
+// localization of the same model returned: the same ranking cut at another
+// budget, without scoring the forget set again. Neurons are taken as a
+// prefix of one order, so a larger budget's mask holds a smaller one's
+// (what unlearn's widening relies on).
+func DELMask(nm *graph.NeuronMap, scores map[string][]float64, o Options) (*Mask, error) {
+	if !(o.Budget > 0 && o.Budget <= 1) {
+		return nil, fmt.Errorf("%w: budget %g outside (0, 1]", ErrStrategy, o.Budget)
+	}
+	if o.TopFrac == 0 {
+		o.TopFrac = 0.1
+	}
+	return delMask(nm, scores, int64(math.Floor(o.Budget*float64(nm.NumParams))), o), nil
+}

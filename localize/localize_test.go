@@ -541,3 +541,48 @@ func prefixParams(nm *graph.NeuronMap, sc map[string][]float64, limit int64, min
 	}
 	return used
 }
+
+// TestDELMaskWidens: DELMask cuts the ranking of an earlier localization at
+// another budget: at each budget it gives what Localize gives there, and a
+// larger budget's mask holds every element of a smaller one's (the
+// widening of unlearn relies on both).
+func TestDELMaskWidens(t *testing.T) {
+	m, ds, ids := setup(t, "resnet_small_train.onnx")
+	nm, _ := graph.Neurons(m.Graph)
+	ctx := context.Background()
+	o := Options{Strategy: "del", Budget: 0.1, DepthFloor: 0.4, Neurons: nm}
+	first, sc, err := Localize(ctx, m, ds.Train, ids, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := first
+	for _, b := range []float64{0.3, 0.5} {
+		o.Budget = b
+		wide, err := DELMask(nm, sc, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, _, err := Localize(ctx, m, ds.Train, ids, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wide.Selected != direct.Selected || wide.Budget != b || wide.MinDepth != direct.MinDepth {
+			t.Errorf("budget %g: DELMask selected %d (budget %g, min depth %d), Localize %d (min depth %d)",
+				b, wide.Selected, wide.Budget, wide.MinDepth, direct.Selected, direct.MinDepth)
+		}
+		if !(wide.Selected > prev.Selected) {
+			t.Errorf("budget %g selected %d, no more than the smaller budget's %d", b, wide.Selected, prev.Selected)
+		}
+		for name, sel := range prev.Elements {
+			for i, on := range sel {
+				if on && !wide.Elements[name][i] {
+					t.Fatalf("budget %g drops %s[%d], which budget %g selected", b, name, i, prev.Budget)
+				}
+			}
+		}
+		prev = wide
+	}
+	if _, err := DELMask(nm, sc, Options{Budget: 1.5}); err == nil {
+		t.Error("budget 1.5 accepted")
+	}
+}

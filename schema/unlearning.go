@@ -55,8 +55,13 @@ type Unlearning struct {
 	// during and after the run; absent with --proxies=false.
 	Proxies *ProxyLog `json:"proxies,omitempty"`
 	// Mask summarizes the localization (selected parameters per layer; the
-	// element lists go to a separate mask file).
+	// element lists go to a separate mask file): the last rung's when the
+	// run widened its mask.
 	Mask *MaskSummary `json:"mask,omitempty"`
+	// Widen lists the rungs of a run that widened its mask because the
+	// forget set was still remembered (unlearn.DefaultWiden), the first
+	// budget first; absent when the first rung was the only one.
+	Widen []WidenStep `json:"widen,omitempty"`
 	// Log is the algorithm's per-epoch loss and accuracy and what it reset.
 	Log *RunLog `json:"log,omitempty"`
 	// Audit lists the tensors whose bytes differ from the input model.
@@ -148,6 +153,23 @@ type RunLog struct {
 	Epochs []EpochStats `json:"epochs"`
 	Notes  []string     `json:"notes"`
 	Reset  int          `json:"reset"`
+}
+
+// WidenStep is one rung of a widening run: the budget and the elements it
+// selected, the auto schedule's epochs, result epoch and reason, the
+// proxies' forget and test accuracy of its result, how far the forget
+// accuracy lay above the rule's target where that made the run widen
+// (StillRemembers, a fraction), and its seconds.
+type WidenStep struct {
+	Budget         float64 `json:"budget"`
+	Selected       int64   `json:"selected"`
+	Epochs         int     `json:"epochs"`
+	Epoch          int     `json:"epoch"`
+	Reason         string  `json:"reason"`
+	ForgetAccuracy float64 `json:"forget_accuracy"`
+	TestAccuracy   float64 `json:"test_accuracy"`
+	StillRemembers float64 `json:"still_remembers,omitempty"`
+	Seconds        float64 `json:"seconds"`
 }
 
 // EpochStats summarises one epoch: the mean training loss and accuracy over

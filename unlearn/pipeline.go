@@ -51,6 +51,10 @@ type Job struct {
 	// (localize.Options.DepthFloor; 0: every layer is eligible).
 	// Recommended.DepthFloor is the default's.
 	DepthFloor float64
+	// Widen is the ladder of larger budgets a del run under the auto
+	// schedule widens its mask along while the forget set is still
+	// remembered (widen.go; DefaultWiden is the default's); nil: never.
+	Widen []float64
 	// Algorithm is a registered algorithm (Algorithms()); Config its
 	// settings (Defaults(Algorithm) with the caller's changes).
 	Algorithm string
@@ -157,6 +161,14 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 			job.RetrainEpochs, job.retrainEpochsFrom = n, schema.RetrainEpochsMetadata
 		}
 	}
+	var pristine *graph.Model
+	if job.canWiden(job.Config, job.Strategy) {
+		// Each wider rung starts again from the input as read: the first
+		// rung writes its result back into m.
+		if pristine, err = onnxio.Clone(m); err != nil {
+			return nil, err
+		}
+	}
 	p, err := Prepare(m, job.ModelPath)
 	if err != nil {
 		return nil, err
@@ -219,6 +231,8 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 
 	t0 = time.Now()
 	mk := fileMask
+	var scores map[string][]float64
+	var lo localize.Options
 	if fileMask != nil {
 		info("mask", fmt.Sprintf("mask: %s (strategy %s, budget %g, %d of %d parameters)", job.MaskPath, fileMask.Strategy, fileMask.Budget, fileMask.Selected, fileMask.Total),
 			"path", job.MaskPath, "strategy", fileMask.Strategy, "budget", fileMask.Budget, "selected", fileMask.Selected, "total", fileMask.Total)
@@ -228,11 +242,12 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 			depth = fmt.Sprintf(", layers from depth %d of %d (depth floor %g)", floor.MinDepth(job.DepthFloor, p.Neurons.MaxDepth), p.Neurons.MaxDepth, job.DepthFloor)
 		}
 		info("localize", fmt.Sprintf("localizing: strategy %s, budget %g%s", strategy, budget, depth), "strategy", strategy, "budget", budget, "depth_floor", job.DepthFloor)
-		lo := localize.Options{Strategy: strategy, Budget: budget, DepthFloor: job.DepthFloor, Seed: cfg.Seed, Runtime: cfg.Runtime, BatchSize: cfg.BatchSize, Neurons: p.Neurons}
+		lo = localize.Options{Strategy: strategy, Budget: budget, DepthFloor: job.DepthFloor, Seed: cfg.Seed, Runtime: cfg.Runtime, BatchSize: cfg.BatchSize, Neurons: p.Neurons}
 		if job.Bar != nil {
 			lo.Progress = job.Bar("localize")
 		}
-		mk, _, err = localize.Localize(ctx, p.Work, s.Data.Train, s.Forget, lo)
+		mk, scores, err = localize.Localize(ctx, p.Work, s.Data.Train, s.Forget, lo)
+		lo.Progress = nil
 	}
 	if ctx.Err() != nil {
 		return nil, ErrInterrupted
@@ -275,12 +290,25 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}()
 	t0 = time.Now()
+	runCfg := cfg
 	out, err := p.execute(ctx, job.Algorithm, s, mk.Elements, job.Classifier, cfg, stage, filepath.Base(job.Out)+".data")
 	if ctx.Err() != nil {
 		return nil, ErrInterrupted
 	}
 	if err != nil {
 		return nil, err
+	}
+	var widened []schema.WidenStep
+	if pristine != nil && scores != nil {
+		w := &widening{job: &job, suite: s, pristine: pristine, scores: scores, lo: lo, cfg: runCfg,
+			stage: stage, location: filepath.Base(job.Out) + ".data", info: info}
+		if p, mk, out, widened, err = w.run(ctx, p, mk, out, time.Since(t0).Seconds()); ctx.Err() != nil {
+			return nil, ErrInterrupted
+		} else if err != nil {
+			return nil, err
+		}
+		budget = mk.Budget
+		maskInfo = mk.Summary()
 	}
 	tm.UnlearnS = time.Since(t0).Seconds()
 	for _, ep := range out.Result.Epochs {
@@ -348,6 +376,10 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	rep.Unlearning = job.section(strategy, budget, cfg, out, maskInfo, tm, rt)
+	if len(widened) > 1 {
+		rep.Unlearning.Widen = widened
+		rep.Unlearning.Notes = append(rep.Unlearning.Notes, widenNote(widened))
+	}
 	if rtErr != nil {
 		rep.Unlearning.Notes = append(rep.Unlearning.Notes, fmt.Sprintf("no retraining estimate: timing full training steps failed: %v", rtErr))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -26,6 +27,7 @@ type methodOpts struct {
 	epochs, maxEpochs, retrainEpochs                                                    int
 	gradChannels, proxies, noBefore, dynamicBatch, allowChance                          bool
 	seed                                                                                uint64
+	widen                                                                               string
 	// set says whether a flag was given (its default may differ from "not given").
 	set func(name string) bool
 }
@@ -44,6 +46,9 @@ func (o *methodOpts) flags() []cli.Flag {
 			"overriding --method's: " + strings.Join(unlearn.Algorithms(), ", ")},
 		&cli.Float64Flag{Name: "budget", Destination: &o.budget, Value: unlearn.Recommended.Budget,
 			Usage: "fraction of all trainable parameters the strategy selects, in (0, 1]"},
+		&cli.StringFlag{Name: "widen", Destination: &o.widen, Usage: "strategy del, schedule auto: larger " +
+			"budgets `B,B` to widen the mask to, in order, while the run's own oracle estimate says the forget set is " +
+			"still remembered (e.g. 0.3,0.5; each widening runs again from the input model)"},
 		&cli.Float64Flag{Name: "depth-floor", Destination: &o.depthFloor,
 			Usage: fmt.Sprintf("strategy del: layers in the first "+
 				"fraction `F` of the network's depth are never reset, in [0, 1) (default: %g when the "+
@@ -189,6 +194,15 @@ func (o *methodOpts) job() (*unlearn.Job, error) {
 		return nil, usagef("--depth-floor: %w", err)
 	}
 	s.DepthFloor = floor
+	if o.widen != "" {
+		for i, f := range strings.Split(o.widen, ",") {
+			b, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || !(b > s.Budget && b <= 1) || (i > 0 && b <= s.Widen[i-1]) {
+				return nil, usagef("--widen %s: budgets in (--budget %g, 1], each larger than the one before", o.widen, s.Budget)
+			}
+			s.Widen = append(s.Widen, b)
+		}
+	}
 	if s.RetrainEpochs < 0 {
 		return nil, usagef("--retrain-epochs %d: must be ≥ 0", s.RetrainEpochs)
 	}

@@ -23,6 +23,8 @@ type Choices struct {
 	DepthFloor float64
 	// BatchSize is the row's batch (0: the main command's, 128).
 	BatchSize int
+	// Widen is the row's ladder of wider budgets (unlearn.Job.Widen).
+	Widen []float64
 }
 
 // Choose maps a method row at a budget (0: none) onto the main command's
@@ -39,7 +41,8 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 	if len(m.Args) > 0 {
 		return Choices{}, fmt.Errorf("%w: method %s: args %v: extra command-line flags are not supported (the runner calls the library); use the row's fields", experiment.ErrConfig, m.Name, m.Args)
 	}
-	c := Choices{Method: unlearn.Recommended.Method, Budget: unlearn.Recommended.Budget, DepthFloor: unlearn.Recommended.DepthFloor}
+	c := Choices{Method: unlearn.Recommended.Method, Budget: unlearn.Recommended.Budget, DepthFloor: unlearn.Recommended.DepthFloor,
+		Widen: m.Widen}
 	if !m.Default {
 		c.DepthFloor, c.BatchSize = m.DepthFloor, m.BatchSize
 		if m.Method != "" {
@@ -51,11 +54,12 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 		c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleFixed, NoProxies: true}
 		if m.Schedule == unlearn.ScheduleAuto {
 			c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleAuto, MaxEpochs: m.MaxEpochs,
-				EpochFraction: m.EpochFraction, UtilityTolerance: m.UtilityTolerance}
+				EpochFraction: m.EpochFraction, UtilityTolerance: m.UtilityTolerance, ForgetTolerance: m.ForgetTolerance}
 		}
 	} else {
 		// The default, checked more often or with another utility tolerance.
 		c.Recipe.EpochFraction, c.Recipe.UtilityTolerance = m.EpochFraction, m.UtilityTolerance
+		c.Recipe.ForgetTolerance = m.ForgetTolerance
 	}
 	meth, ok := unlearn.LookupMethod(c.Method)
 	if !ok {

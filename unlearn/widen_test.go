@@ -1,0 +1,93 @@
+package unlearn_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/internal/testutil"
+	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// TestWidenLadder: a run that cannot forget at its first budget (a mask of
+// almost nothing at a rate too small to move the model, so the forget
+// accuracy stays the input's, above the oracle estimate) widens along the
+// ladder, each rung from the input model (the folded-BatchNormalization
+// export, so the restored normalization is put back for every rung): the
+// rungs are recorded with the forget set still remembered at the first,
+// the result's mask is the last rung's and holds the first's, the audit
+// finds nothing changed outside it, and the notes say what was done. A
+// ladder entry not above the budget is skipped.
+func TestWidenLadder(t *testing.T) {
+	testutil.RequireORT(t)
+	root := testutil.RepoRoot(t)
+	ds, err := data.Open(filepath.Join(root, "testdata", "fashion"), data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgetPath := filepath.Join(root, "testdata", "demo", "forget_nonIID.txt")
+	ids, err := data.ReadIDs(forgetPath, ds.Train.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := onnxrt.Options{Threads: 2}
+	suite, err := eval.NewSuite(ds, forgetPath, ids, eval.Options{Runtime: rt, BatchSize: 256, NoMIA: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := onnxrt.Setup(rt); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Auto.LRs = []float64{1e-7}
+	cfg.Proxies.NoMIA = true
+	dir := t.TempDir()
+	var events []string
+	o, err := unlearn.Unlearn(context.Background(), unlearn.Job{
+		ModelPath: filepath.Join(root, "testdata", "exports", "b_eval_dynamic.onnx"), Suite: suite,
+		Method: "del", Strategy: "del", Budget: 0.002, Algorithm: "rft", Config: cfg, Widen: []float64{0.001, 0.3},
+		Out: filepath.Join(dir, "u.onnx"), MetricsPath: filepath.Join(dir, "u.metrics.json"),
+		Info: func(event, text string, _ ...any) { events = append(events, event+"\t"+text) },
+	})
+	if err != nil {
+		t.Fatalf("the run stopped: %v", err)
+	}
+	u := o.Report.Unlearning
+	if len(u.Widen) != 2 || u.Widen[0].Budget != 0.002 || u.Widen[1].Budget != 0.3 {
+		t.Fatalf("rungs %+v, want budgets 0.002 then 0.3", u.Widen)
+	}
+	if u.Widen[0].StillRemembers <= 0 || u.Widen[0].Reason == "" {
+		t.Errorf("first rung %+v: want it still remembering, with the schedule's reason", u.Widen[0])
+	}
+	if !(u.Widen[1].Selected > u.Widen[0].Selected) {
+		t.Errorf("the wider rung selected %d elements, the first %d", u.Widen[1].Selected, u.Widen[0].Selected)
+	}
+	if u.Budget != 0.3 || u.Mask == nil || u.Mask.Budget != 0.3 {
+		t.Errorf("result budget %g, mask %+v: want the last rung's, 0.3", u.Budget, u.Mask)
+	}
+	if !o.Audit.BitIdentical {
+		t.Errorf("audit: %v", o.Audit.Violations)
+	}
+	if u.Auto == nil || u.Auto.LR != 1e-7 || len(u.Auto.RangeTest) != 0 {
+		t.Errorf("the wider rung should reuse the first rung's rate without a range test: %+v", u.Auto)
+	}
+	notes := strings.Join(u.Notes, "\n")
+	if !strings.Contains(notes, "mask widened while the forget set was still remembered") ||
+		!strings.Contains(notes, "budget 0.002:") || !strings.Contains(notes, "then budget 0.3:") {
+		t.Errorf("notes do not say what the widening did: %q", u.Notes)
+	}
+	widened := false
+	for _, e := range events {
+		widened = widened || strings.HasPrefix(e, "widen\twidening the mask: at budget 0.002")
+	}
+	if !widened {
+		t.Errorf("no widen event: %q", events)
+	}
+}
