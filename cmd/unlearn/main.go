@@ -25,6 +25,9 @@ const (
 	exitOK    = 0
 	exitError = 1 // bad input, failed run
 	exitUsage = 2 // bad flags or arguments
+	// exitNotVouched: --strict and the run is not vouched for; every
+	// output was written (a pipeline stops on it, and the files say why)
+	exitNotVouched = 3
 	// exitInterrupted: stopped by SIGINT/SIGTERM; no output written (128+SIGINT, as shells report it)
 	exitInterrupted = 130
 )
@@ -55,6 +58,14 @@ func ownDefaults(inner cli.FlagStringFunc) cli.FlagStringFunc {
 	}
 }
 
+// notVouched is the main command's result under --strict when the run is
+// not vouched for: its outputs are written and it exits exitNotVouched.
+type notVouched struct{ why string }
+
+func (n notVouched) Error() string {
+	return fmt.Sprintf("--strict: the result is not vouched for (%s); the outputs were written, and metrics.json says why", n.why)
+}
+
 func newApp() *cli.App {
 	o := &methodOpts{}
 	app := &cli.App{
@@ -66,8 +77,11 @@ func newApp() *cli.App {
 			"and writes an unlearned ONNX model with the metrics that show it worked.\n\n" +
 			"Without choices it runs the recommended default, " + unlearn.RecommendedString() + ":\n" +
 			"DEL localization, then reset-and-finetune for as long as oracle-free proxies say is needed\n" +
-			"(README, \"Which method\"); --epochs, --lr or --proxies=false give a fixed recipe instead.",
-		Flags:  o.flags(),
+			"(README, \"Which method\"); --epochs, --lr or --proxies=false give a fixed recipe instead.\n\n" +
+			"Exit codes: 0 success; 1 error (bad input, failed run); 2 usage error; 3 --strict and the result " +
+			"is not vouched for (outputs written); 130 interrupted (no output).",
+		Flags: append(o.flags(), &cli.BoolFlag{Name: "strict", Destination: &o.strict, Usage: "exit with " +
+			"code 3 (after writing every output) when the result is not vouched for, so that a pipeline stops"}),
 		Action: action(o),
 		UsageText: "unlearn --model M.onnx --forget ids.txt [--data D] [--method del] [--budget 0.1] " +
 			"[--oracle O.onnx] [--out U.onnx]\n   unlearn COMMAND [flags]",
@@ -172,7 +186,10 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	}
 	code := exitError
 	var u usageError
+	var nv notVouched
 	switch {
+	case errors.As(err, &nv):
+		code = exitNotVouched
 	case errors.Is(err, errInterrupted):
 		code = exitInterrupted
 	case errors.As(err, &u) || isCLIUsage(err) ||

@@ -25,7 +25,7 @@ type methodOpts struct {
 	out, metrics, report                                                                string
 	budget, depthFloor, lr, momentum, weightDecay, epochFraction, forgetTol, utilityTol float64
 	epochs, maxEpochs, retrainEpochs                                                    int
-	gradChannels, proxies, noBefore, dynamicBatch, allowChance                          bool
+	gradChannels, proxies, noBefore, dynamicBatch, allowChance, strict                  bool
 	seed                                                                                uint64
 	widen                                                                               string
 	// set says whether a flag was given (its default may differ from "not given").
@@ -320,6 +320,19 @@ func (o *methodOpts) run(c *cli.Context) error {
 	_ = report.WriteTable(c.App.Writer, res.Report)
 	logs.Result("result", report.RunResult(res.Report, s.MetricsPath, s.ReportPath)...)
 	_ = report.WriteRunSummary(c.App.Writer, res.Report, s.MetricsPath, s.ReportPath)
+	if u := res.Report.Unlearning; o.strict && !u.Vouched {
+		var kinds []string
+		for _, f := range u.Flags {
+			kinds = append(kinds, f.Kind)
+		}
+		switch {
+		case len(kinds) > 0:
+			return notVouched{strings.Join(kinds, ", ")}
+		case u.Auto == nil:
+			return notVouched{"a fixed recipe: only the auto schedule's rule can vouch for a result"}
+		}
+		return notVouched{"the auto schedule did not meet its conditions"}
+	}
 	return nil
 }
 
