@@ -81,7 +81,7 @@ func emitTo(c *cli.Context, rep *schema.Report, ms eval.Measurements, jsonPath, 
 		if err != nil {
 			return err
 		}
-		_, err = c.App.Writer.Write(b)
+		_, err = stdoutOf(c).Write(b)
 		return err
 	}
 	return nil
@@ -93,7 +93,7 @@ func writeJSON(c *cli.Context, path string, v any) error {
 		return err
 	}
 	if path == "-" {
-		_, err := c.App.Writer.Write(b)
+		_, err := stdoutOf(c).Write(b)
 		return err
 	}
 	return outfile.WriteFile(path, b)

@@ -166,6 +166,9 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	defaultData = ""
 	args, err := globalArgs(app, args)
 	if err == nil {
+		// Requested output on stdout (--metrics -, --json -) is written
+		// even under --quiet, which silences only the tables and summaries.
+		app.Metadata = map[string]any{"stdout": stdout}
 		if logs.Quiet {
 			app.Writer = io.Discard
 		}

@@ -29,13 +29,22 @@ var logs = &eventlog.Logger{W: os.Stderr, Prefix: "unlearn: error: "}
 
 // tableBesideJSON is where a table goes when stdout carries JSON: stderr,
 // unless stderr carries JSON lines too (--log-format json), where a table
-// would break the stream; the table is then left out, since the JSON on
-// stdout holds the same numbers.
+// would break the stream, or --quiet; the table is then left out, since
+// the JSON on stdout holds the same numbers.
 func tableBesideJSON(c *cli.Context) io.Writer {
-	if logs.JSON {
+	if logs.JSON || logs.Quiet {
 		return io.Discard
 	}
 	return c.App.ErrWriter
+}
+
+// stdoutOf is where output the user asked for on stdout goes (a JSON file
+// named "-"): the process's stdout, even under --quiet.
+func stdoutOf(c *cli.Context) io.Writer {
+	if w, ok := c.App.Metadata["stdout"].(io.Writer); ok {
+		return w
+	}
+	return c.App.Writer
 }
 
 // globalArgs takes --config, --log-format and --quiet out of args

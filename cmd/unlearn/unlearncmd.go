@@ -317,9 +317,23 @@ func (o *methodOpts) run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	_ = report.WriteTable(c.App.Writer, res.Report)
+	// --metrics -: stdout carries metrics.json and nothing else.
+	tableTo := c.App.Writer
+	if s.MetricsPath == "-" {
+		tableTo = tableBesideJSON(c)
+	}
+	_ = report.WriteTable(tableTo, res.Report)
 	logs.Result("result", report.RunResult(res.Report, s.MetricsPath, s.ReportPath)...)
-	_ = report.WriteRunSummary(c.App.Writer, res.Report, s.MetricsPath, s.ReportPath)
+	_ = report.WriteRunSummary(tableTo, res.Report, s.MetricsPath, s.ReportPath)
+	if s.MetricsPath == "-" {
+		b, err := report.JSON(res.Report)
+		if err != nil {
+			return err
+		}
+		if _, err := stdoutOf(c).Write(b); err != nil {
+			return err
+		}
+	}
 	if u := res.Report.Unlearning; o.strict && !u.Vouched {
 		var kinds []string
 		for _, f := range u.Flags {

@@ -165,7 +165,11 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 	if v := VerdictLine(u); v != "" {
 		fmt.Fprintln(ew, v)
 	}
-	fmt.Fprintf(ew, "wrote %s", metrics)
+	if metrics == "-" {
+		fmt.Fprintf(ew, "wrote metrics.json to stdout")
+	} else {
+		fmt.Fprintf(ew, "wrote %s", metrics)
+	}
 	if html != "" {
 		fmt.Fprintf(ew, " and %s", html)
 	}
