@@ -62,6 +62,11 @@ type Unlearning struct {
 	// forget set was still remembered (unlearn.DefaultWiden), the first
 	// budget first; absent when the first rung was the only one.
 	Widen []WidenStep `json:"widen,omitempty"`
+	// Tolerances are what a vouched result claims: its forget and test
+	// accuracy within these of an oracle's (unlearn.StatedTolerances).
+	// Present when the run's rule aimed within a point of its estimate (a
+	// forget tolerance not widened for the set's size).
+	Tolerances *Tolerances `json:"tolerances,omitempty"`
 	// Log is the algorithm's per-epoch loss and accuracy and what it reset.
 	Log *RunLog `json:"log,omitempty"`
 	// Audit lists the tensors whose bytes differ from the input model.
@@ -153,6 +158,24 @@ type RunLog struct {
 	Epochs []EpochStats `json:"epochs"`
 	Notes  []string     `json:"notes"`
 	Reset  int          `json:"reset"`
+}
+
+// Tolerances are a verdict's stated tolerances, as fractions (0.01 = 1
+// point): the larger of one point and what the set resolves (two standard
+// errors of a forget accuracy near ForgetLevel on ForgetExamples examples,
+// 2.5 of a test accuracy near TestLevel on TestExamples). Resolved is false
+// when the forget set cannot resolve 5 points: then there is no verdict,
+// only the numbers.
+type Tolerances struct {
+	Forget         float64 `json:"forget"`
+	Test           float64 `json:"test"`
+	ForgetExamples int     `json:"forget_examples"`
+	TestExamples   int     `json:"test_examples"`
+	ForgetLevel    float64 `json:"forget_level"`
+	TestLevel      float64 `json:"test_level"`
+	Resolved       bool    `json:"resolved"`
+	// Cap is the widest forget tolerance a verdict states.
+	Cap float64 `json:"cap"`
 }
 
 // WidenStep is one rung of a widening run: the budget and the elements it

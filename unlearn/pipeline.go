@@ -384,6 +384,11 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		rep.Unlearning.Notes = append(rep.Unlearning.Notes, fmt.Sprintf("no retraining estimate: timing full training steps failed: %v", rtErr))
 	}
 	flags := verdictWarnings(rep.Unlearning, omet != nil, len(s.Forget))
+	if t := cfg.Auto.ForgetTolerance; cfg.Schedule == ScheduleAuto && t > 0 && t <= ToleranceFloor && s.Data.Test != nil {
+		// The rule aimed within the given tolerance of its estimate, not
+		// within two standard errors: the verdict states its own.
+		flags = statedVerdict(rep.Unlearning, flags, len(s.Forget), s.Data.Test.Len())
+	}
 	if n := testDropNote(before, after, rep.Unlearning.Proxies); n != "" {
 		switch a, _ := LookupAlgorithm(job.Algorithm); {
 		case a != nil && a.FromScratch:

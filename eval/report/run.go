@@ -53,6 +53,14 @@ func RunResult(rep *schema.Report, metrics, html string) []any {
 // fixed recipe has no rule to meet; its warnings, if any, are above).
 func VerdictLine(u *schema.Unlearning) string {
 	switch {
+	case u.Vouched && u.Tolerances != nil:
+		t := u.Tolerances
+		return fmt.Sprintf("verdict: vouched for: forget accuracy within ±%.1f points of an oracle's and test accuracy "+
+			"within ±%.1f (what %d forget and %d test examples resolve; the auto schedule met its conditions and no "+
+			"signal disagrees)", 100*t.Forget, 100*t.Test, t.ForgetExamples, t.TestExamples)
+	case u.Tolerances != nil && !u.Tolerances.Resolved:
+		return fmt.Sprintf("verdict: none: %d forget examples cannot resolve the ±%g points a verdict may claim; "+
+			"check the numbers above against an oracle", u.Tolerances.ForgetExamples, 100*u.Tolerances.Cap)
 	case u.Vouched:
 		s := "verdict: vouched for: the auto schedule met its conditions and no signal disagrees"
 		if p := u.Proxies; p != nil && p.Estimate != nil {

@@ -78,6 +78,12 @@ func TestVerdictLine(t *testing.T) {
 			"verdict: NOT vouched for (estimate-bias, test-drop, see the warnings above)"},
 		{schema.Unlearning{Auto: &schema.AutoSchedule{}}, "verdict: NOT vouched for: the auto schedule did not meet its conditions"},
 		{schema.Unlearning{}, ""},
+		{schema.Unlearning{Vouched: true, Auto: &schema.AutoSchedule{}, Proxies: p, Tolerances: &schema.Tolerances{Forget: 0.0245,
+			Test: 0.0168, ForgetExamples: 600, TestExamples: 2000, Resolved: true, Cap: 0.05}},
+			"verdict: vouched for: forget accuracy within ±2.5 points of an oracle's and test accuracy within ±1.7 (what 600 forget and 2000 test examples resolve"},
+		{schema.Unlearning{Auto: &schema.AutoSchedule{}, Flags: []schema.Flag{{Kind: schema.FlagForgetResolution}},
+			Tolerances: &schema.Tolerances{Forget: 0.058, ForgetExamples: 120, Cap: 0.05}},
+			"verdict: none: 120 forget examples cannot resolve the ±5 points a verdict may claim"},
 	} {
 		if got := VerdictLine(&c.u); !strings.HasPrefix(got, c.want) || (c.want == "" && got != "") {
 			t.Errorf("%+v: %q, want %q", c.u, got, c.want)
