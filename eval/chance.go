@@ -1,8 +1,6 @@
 package eval
 
 import (
-	"fmt"
-
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/infer"
@@ -44,16 +42,18 @@ func Chance(split *data.Split) (chance, threshold float64) {
 
 // NearChance returns a message when acc, a model's accuracy on the training
 // split of ds, is at or below Chance's threshold: the likeliest cause is
-// preprocessing that differs from the model's training (--mean/--std). It
-// returns "" otherwise.
-func NearChance(acc float64, ds *data.Dataset) string {
+// preprocessing that differs from the model's training, and the message
+// advises the fix: the mean and std settings. It returns nil otherwise.
+func NearChance(acc float64, ds *data.Dataset) setting.Message {
 	chance, threshold := Chance(ds.Train)
 	if chance == 0 || acc > threshold {
-		return ""
+		return nil
 	}
-	return fmt.Sprintf("the model scores %.2f%% on the training split of %s, near chance (%.2f%%, the most frequent class's share): "+
-		"the data is probably not preprocessed as the model was trained; pass --mean/--std as its training normalized the images "+
-		"(for torchvision's Normalize((0.5,), (0.5,)) pass --mean 0.5 --std 0.5)", 100*acc, ds.Path, 100*chance)
+	mean, std := setting.Of("mean"), setting.Of("std")
+	return setting.Msgf("the model scores %.2f%% on the training split of %s, near chance (%.2f%%, the most frequent "+
+		"class's share): the data is probably not preprocessed as the model was trained; pass %s/%s as its training "+
+		"normalized the images (for torchvision's Normalize((0.5,), (0.5,)) pass %s %s)", 100*acc, ds.Path, 100*chance,
+		mean, std, setting.Use("mean", 0.5), setting.Use("std", 0.5))
 }
 
 // TrainAccuracySample measures m on up to ChanceSample training examples,

@@ -36,6 +36,9 @@ type Suite struct {
 	// Info, when set, receives warnings (event "warning") and steps: an
 	// event name, a line of text and key, value pairs.
 	Info func(event, text string, fields ...any)
+	// Terms words the settings Info's warnings name (the command's:
+	// flags); nil names them plainly (setting.Plain).
+	Terms setting.Terms
 }
 
 // NewSuite checks that the forget set leaves what the membership-inference
@@ -49,10 +52,12 @@ func NewSuite(ds *data.Dataset, forgetPath string, ids []int, opts Options) (*Su
 	s.ForgetPath = forgetPath
 	s.Forget, s.Retain = data.ForgetRetain(ds.Train.Len(), ids)
 	if len(s.Retain) == 0 && !opts.NoMIA {
-		return nil, setting.Errorf("forget", " %s lists all %d training examples: no retain examples are left as shadow members for the membership-inference attack (pass {no-mia} for accuracy only)", forgetPath, ds.Train.Len())
+		return nil, setting.Errorf("forget", " %s lists all %d training examples: no retain examples are left as "+
+			"shadow members for the membership-inference attack (pass %s for accuracy only)", forgetPath, ds.Train.Len(), setting.Of("no-mia"))
 	}
 	if ds.Test.Len() == 0 && !opts.NoMIA {
-		return nil, setting.Errorf("data", " %s has an empty test split: no shadow non-members for the membership-inference attack (pass {no-mia} for accuracy only)", ds.Path)
+		return nil, setting.Errorf("data", " %s has an empty test split: no shadow non-members for the "+
+			"membership-inference attack (pass %s for accuracy only)", ds.Path, setting.Of("no-mia"))
 	}
 	return s, nil
 }
@@ -203,8 +208,12 @@ func (s *Suite) Measure(modelPath, oraclePath, tool string) (*schema.Report, Mea
 	}
 	// A model at chance is still measured (that is what eval is for),
 	// with a warning naming the likeliest cause.
-	if w := NearChance(met.Accuracy.Train, s.Data); w != "" && s.Info != nil {
-		s.Info("warning", "warning: "+w, "accuracy", met.Accuracy.Train)
+	if w := NearChance(met.Accuracy.Train, s.Data); w != nil && s.Info != nil {
+		terms := s.Terms
+		if terms == nil {
+			terms = setting.Plain
+		}
+		s.Info("warning", "warning: "+w.Render(terms), "accuracy", met.Accuracy.Train)
 	}
 	rep := &schema.Report{Schema: schema.MetricsSchema, Tool: tool, Metrics: &met.Metrics, Settings: s.Settings(met)}
 	if rep.Model, err = NewModelInfo(modelPath); err != nil {
@@ -334,8 +343,9 @@ func (s *Suite) NormalizationFromModels(models []*graph.Model, paths []string) e
 		}
 		if !slices.Equal(mv, s.Data.Mean) || !slices.Equal(sv, s.Data.Std) {
 			return setting.Textf("%s and %s record different normalizations in their metadata (%s, %s): "+
-				"they would be scored on different inputs; give it explicitly ({mean}, {std}) "+
-				"if one is right for both", paths[first], paths[i], data.MetaMean, data.MetaStd)
+				"they would be scored on different inputs; give it explicitly (%s, %s) "+
+				"if one is right for both", paths[first], paths[i], data.MetaMean, data.MetaStd,
+				setting.Of("mean"), setting.Of("std"))
 		}
 	}
 	return nil

@@ -74,8 +74,8 @@ func OriginalRef(id string, seed uint64) string { return Key("original-ref", id,
 // with or without the attacks. An auto-schedule row is keyed by the auto
 // rule's version (autoVersion, unlearn.AutoVersion; version 1 keys predate
 // it) and a default row by the recommended default's description
-// (recommended, unlearn.RecommendedString()), so a changed rule or default
-// runs them again.
+// (recommended: the runner's encoding of unlearn.RecommendedSettings), so
+// a changed rule or default runs them again.
 func RunKey(m Method, budget float64, seed uint64, idsKey, origRef, oracleKey string, noMIA bool, autoVersion int, recommended string) string {
 	key := Key("run", m, budget, seed, idsKey, origRef, oracleKey, noMIA)
 	if m.Schedule == "auto" && autoVersion > 1 {

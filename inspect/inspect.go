@@ -8,6 +8,7 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/localize/floor"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
@@ -119,6 +120,9 @@ type Options struct {
 	// node name) when the default, the layer producing the logits, is
 	// wrong. A name that matches no layer is a *ClassifierError.
 	Classifier string
+	// Terms words the settings the report's advice names (the command's:
+	// flags); nil names them plainly (setting.Plain).
+	Terms setting.Terms
 }
 
 // ClassifierError is Options.Classifier naming no layer of the model.
@@ -192,15 +196,24 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 	if n := graph.TrainingModeBN(g); n > 0 {
 		rep.TrainingExport = graph.TrainingExportNote(n)
 	}
+	terms := opts.Terms
+	if terms == nil {
+		terms = setting.Plain
+	}
+	ms, ds := setting.Of("mean"), setting.Of("std")
+	var note setting.Message
 	if mean, std := m.Metadata[data.MetaMean], m.Metadata[data.MetaStd]; mean != "" || std != "" {
 		if _, _, err := data.MetadataNormalization(m.Metadata); err != nil {
-			rep.Normalization = fmt.Sprintf("unusable: %v; give --mean/--std (they override the metadata)", err)
+			note = setting.Msgf("unusable: %v; give %s/%s (they override the metadata)", err, ms, ds)
 		} else {
-			rep.Normalization = fmt.Sprintf("mean %s, std %s (metadata %s, %s): applied to --data when --mean/--std are not given", mean, std, data.MetaMean, data.MetaStd)
+			note = setting.Msgf("mean %s, std %s (metadata %s, %s): applied to %s when %s/%s are not given",
+				mean, std, data.MetaMean, data.MetaStd, setting.Of("data"), ms, ds)
 		}
 	} else {
-		rep.Normalization = "none recorded: the tool feeds pixel/255; give --mean/--std when the model's training normalized its inputs (a model that scores near chance on the training split is refused)"
+		note = setting.Msgf("none recorded: the tool feeds pixel/255; give %s/%s when the model's training normalized "+
+			"its inputs (a model that scores near chance on the training split is refused)", ms, ds)
 	}
+	rep.Normalization = note.Render(terms)
 	for _, v := range g.Inputs {
 		if !v.IsInitializer() {
 			rep.Inputs = append(rep.Inputs, ioOf(v))

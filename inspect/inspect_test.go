@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
@@ -82,10 +83,10 @@ func TestWriteTextLimitsRows(t *testing.T) {
 		rep.Layers = append(rep.Layers, Layer{Name: "l" + strings.Repeat("x", i%3), Op: "Gemm"})
 	}
 	var short, all bytes.Buffer
-	if err := WriteText(&short, rep, false); err != nil {
+	if err := WriteText(&short, rep, false, flagtext.Terms); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteText(&all, rep, true); err != nil {
+	if err := WriteText(&all, rep, true, flagtext.Terms); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(short.String(), "... 10 more layers") || strings.Contains(all.String(), "more layers") {
@@ -105,7 +106,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWriteTextReportsWriteError(t *testing.T) {
-	if err := WriteText(failWriter{}, &Report{Model: ModelInfo{Opsets: map[string]int64{}}}, false); err == nil || err.Error() != "disk full" {
+	if err := WriteText(failWriter{}, &Report{Model: ModelInfo{Opsets: map[string]int64{}}}, false, nil); err == nil || err.Error() != "disk full" {
 		t.Fatalf("error %v; want the writer's", err)
 	}
 }
@@ -141,7 +142,7 @@ func TestReportsWhatTheBuildRefuses(t *testing.T) {
 		t.Fatalf("unsupported %v, untrainable %q; want the build's refusal naming the Unique", rep.Unsupported, rep.Untrainable)
 	}
 	var text bytes.Buffer
-	if err := WriteText(&text, rep, false); err != nil {
+	if err := WriteText(&text, rep, false, flagtext.Terms); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "the training graph cannot be built, so the model cannot be unlearned") || !strings.Contains(text.String(), rep.Untrainable) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/internal/textio"
 )
 
@@ -16,11 +17,15 @@ const MaxRows = 60
 // WriteText writes r as the terminal summary of `unlearn inspect`: the
 // model, its format, inputs, outputs, op counts, BatchNormalization,
 // parameters, the classifier, the nodes without a gradient rule, then a
-// table of the layers (at most MaxRows unless all). It returns the first
+// table of the layers (at most MaxRows unless all), naming the settings
+// that show more in t's terms (nil: setting.Plain). It returns the first
 // error of w.
-func WriteText(w io.Writer, r *Report, all bool) error {
+func WriteText(w io.Writer, r *Report, all bool, t setting.Terms) error {
+	if t == nil {
+		t = setting.Plain
+	}
 	ew := &textio.ErrWriter{W: w}
-	writeHeader(ew, r)
+	writeHeader(ew, r, t)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "layer\top\tdepth\tneurons\tparams\tmembers (initializer [shape] role axis)\n")
 	limit := len(r.Layers)
@@ -44,13 +49,14 @@ func WriteText(w io.Writer, r *Report, all bool) error {
 	}
 	tw.Flush()
 	if limit < len(r.Layers) {
-		fmt.Fprintf(ew, "... %d more layers (--channels lists all, --json writes all)\n", len(r.Layers)-limit)
+		fmt.Fprintf(ew, "... %d more layers (%s lists all, %s writes all)\n", len(r.Layers)-limit,
+			t.Setting(setting.Of("channels")), t.Setting(setting.Of("json")))
 	}
 	return ew.Err
 }
 
 // writeHeader writes the lines above the layer table.
-func writeHeader(w io.Writer, r *Report) {
+func writeHeader(w io.Writer, r *Report, t setting.Terms) {
 	var opsets []string
 	for d, v := range r.Model.Opsets {
 		opsets = append(opsets, fmt.Sprintf("%s %d", d, v))
@@ -111,7 +117,7 @@ func writeHeader(w io.Writer, r *Report) {
 	}
 	cl := r.Classifier
 	if cl == "" {
-		cl = "not found (pass --classifier to name it)"
+		cl = setting.Msgf("not found (pass %s to name it)", setting.Of("classifier")).Render(t)
 	}
 	fmt.Fprintf(w, "classifier %s\n", cl)
 	switch {

@@ -66,7 +66,7 @@ func init() {
 			Scores: true, Localize: localizeCritMem},
 		{Name: "deepest", Summary: "whole layers from the output", Localize: localizeDepth},
 		{Name: "shallowest", Summary: "whole layers from the input", Localize: localizeDepth},
-		{Name: "random", Summary: "another strategy's per-layer counts (--random-of), random neurons",
+		{Name: "random", Summary: "another strategy's per-layer counts (Options.RandomOf), random neurons",
 			Localize: localizeRandom},
 		{Name: "full", Summary: "every parameter",
 			Localize: func(r *Request) (*Mask, map[string][]float64, error) {

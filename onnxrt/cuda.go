@@ -27,9 +27,9 @@ const GPUDir = ".ort-gpu"
 
 // GPUInstallHint says how to get the GPU build; it ends every error about
 // finding it.
-const GPUInstallHint = "install it with `make ort-gpu` (fetches ONNX Runtime 1.29.0's GPU build from npm into .ort-gpu/ and checks its sha256), " +
-	"or point {ort-lib} or ONNXRUNTIME_GPU_LIB at the libonnxruntime.so of an ONNX Runtime 1.29 GPU build with its provider libraries beside it; " +
-	"or use {device} cpu"
+var GPUInstallHint = setting.Msgf("install it with `make ort-gpu` (fetches ONNX Runtime 1.29.0's GPU build from npm "+
+	"into .ort-gpu/ and checks its sha256), or point %s or ONNXRUNTIME_GPU_LIB at the libonnxruntime.so of an "+
+	"ONNX Runtime 1.29 GPU build with its provider libraries beside it; or use %s", setting.Of("ort-lib"), setting.Use("device", "cpu"))
 
 // cudaDep is a library the CUDA execution provider loads (NEEDED by
 // libonnxruntime_providers_cuda.so, or dlopened by it: cuDNN).
@@ -287,12 +287,12 @@ func findCUDA(s cudaSearch) (cudaLibs, error) {
 	if len(missing) > 0 {
 		return cudaLibs{}, cudaErrorf("%s not found (searched %s); the CUDA provider of ONNX Runtime %s "+
 			"needs the NVIDIA driver, CUDA 13 and cuDNN 9: install them, or a Python environment with PyTorch for CUDA 13 "+
-			"(its site-packages/nvidia/*/lib are searched), or put their folders on LD_LIBRARY_PATH; or use {device} cpu",
-			textio.JoinAnd(missing), s.describe(), GPUWantVersion)
+			"(its site-packages/nvidia/*/lib are searched), or put their folders on LD_LIBRARY_PATH; or use %s",
+			textio.JoinAnd(missing), s.describe(), GPUWantVersion, setting.Use("device", "cpu"))
 	}
 	for _, p := range libs.required {
 		if err := checkTrusted(p); err != nil {
-			return cudaLibs{}, &setting.Error{Name: "device", Msg: " cuda: " + err.Error(), Flag: true, Err: err}
+			return cudaLibs{}, cudaError(err)
 		}
 	}
 	opt := func(p string) {
@@ -352,10 +352,10 @@ func preloadCUDA(libs cudaLibs) error {
 	for _, p := range libs.required {
 		name, err := pin(p)
 		if err != nil {
-			return &setting.Error{Name: "device", Msg: " cuda: " + err.Error(), Flag: true, Err: err}
+			return cudaError(err)
 		}
 		if err := dlopenGlobal(name); err != nil {
-			return cudaErrorf("%s: %v; use {device} cpu to run on the CPU", p, err)
+			return cudaErrorf("%s: %v; use %s to run on the CPU", p, err, setting.Use("device", "cpu"))
 		}
 	}
 	// The optional ones may need each other: retry while any opens. One

@@ -14,8 +14,8 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/graph"
-	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxio"
 )
 
@@ -29,7 +29,7 @@ func TestFindCUDAMissing(t *testing.T) {
 	if err == nil || !errors.Is(err, ErrLibrary) {
 		t.Fatalf("want an error wrapping ErrLibrary, got %v", err)
 	}
-	msg := setting.Render(err)
+	msg := flagtext.Render(err)
 	if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "--device cuda: ") {
 		t.Fatalf("want one line starting --device cuda:, got %q", msg)
 	}
@@ -47,7 +47,7 @@ func TestFindCUDAMissing(t *testing.T) {
 	touch(t, filepath.Join(dir, "libcudart.so.13"), 0o644)
 	touch(t, filepath.Join(dir, "libcuda.so.1"), 0o644)
 	_, err = findCUDA(s)
-	if err == nil || !strings.HasPrefix(setting.Render(err), "--device cuda: libcublasLt.so.13, libcublas.so.13, libcurand.so.10 and libcudnn.so.9 not found") {
+	if err == nil || !strings.HasPrefix(flagtext.Render(err), "--device cuda: libcublasLt.so.13, libcublas.so.13, libcurand.so.10 and libcudnn.so.9 not found") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -192,7 +192,7 @@ func TestPreloadCUDA(t *testing.T) {
 		t.Fatalf("an optional library that does not open must be skipped: %v", err)
 	}
 	err := preloadCUDA(cudaLibs{required: []string{fake}})
-	if err == nil || !errors.Is(err, ErrLibrary) || !strings.HasPrefix(setting.Render(err), "--device cuda: ") || !strings.Contains(err.Error(), fake) {
+	if err == nil || !errors.Is(err, ErrLibrary) || !strings.HasPrefix(flagtext.Render(err), "--device cuda: ") || !strings.Contains(err.Error(), fake) {
 		t.Fatalf("want an error naming %s, got %v", fake, err)
 	}
 }
@@ -318,7 +318,7 @@ func TestSetupCUDAMissing(t *testing.T) {
 		return
 	}
 	err := Setup(Options{Device: "cuda"})
-	if err == nil || !errors.Is(err, ErrLibrary) || !strings.HasPrefix(setting.Render(err), "--device cuda: ") || !strings.Contains(err.Error(), "not found (searched") {
+	if err == nil || !errors.Is(err, ErrLibrary) || !strings.HasPrefix(flagtext.Render(err), "--device cuda: ") || !strings.Contains(err.Error(), "not found (searched") {
 		t.Fatalf("want the missing-libraries error, got %v", err)
 	}
 	t.Log(err)
@@ -353,7 +353,7 @@ func TestResolveGPULibrary(t *testing.T) {
 	}
 	t.Setenv("ONNXRUNTIME_GPU_LIB", filepath.Join(dir, "missing.so"))
 	_, _, err := ResolveGPULibrary("")
-	if err == nil || !errors.Is(err, ErrLibrary) || !strings.HasPrefix(setting.Render(err), "--device cuda: ONNXRUNTIME_GPU_LIB=") || !strings.Contains(err.Error(), "make ort-gpu") {
+	if err == nil || !errors.Is(err, ErrLibrary) || !strings.HasPrefix(flagtext.Render(err), "--device cuda: ONNXRUNTIME_GPU_LIB=") || !strings.Contains(err.Error(), "make ort-gpu") {
 		t.Fatalf("missing env library: %v", err)
 	}
 	repo := t.TempDir()

@@ -25,8 +25,8 @@ const LibName = "libonnxruntime.so.1"
 var cudaProviderLibs = []string{"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so"}
 
 // InstallHint says how to get the library; it ends every "not found" error.
-const InstallHint = "install it with `make ort` (fetches onnxruntime-node@1.24.3 from npm and checks its sha256), " +
-	"or point {ort-lib} or ONNXRUNTIME_LIB at a libonnxruntime.so.1 of ONNX Runtime 1.24.x"
+var InstallHint = setting.Msgf("install it with `make ort` (fetches onnxruntime-node@1.24.3 from npm and checks "+
+	"its sha256), or point %s or ONNXRUNTIME_LIB at a libonnxruntime.so.1 of ONNX Runtime 1.24.x", setting.Of("ort-lib"))
 
 // ErrLibrary is wrapped by every error about finding or loading the library.
 var ErrLibrary = errors.New("onnxruntime library")
@@ -64,9 +64,10 @@ func ResolveGPULibrary(flagPath string) (path, source string, err error) {
 // libKind says how one library (the CPU one or the GPU build) is named and
 // found.
 type libKind struct {
-	name, env, hint, version string
-	dirs                     []string // folders searched beside the executable, relative to it
-	gpu                      bool     // errors start "--device cuda: " (cudaErrorf)
+	name, env, version string
+	hint               setting.Message // how to get it, ending every error about it
+	dirs               []string        // folders searched beside the executable, relative to it
+	gpu                bool            // errors start "--device cuda: " (cudaErrorf)
 }
 
 // errorf makes an error wrapping ErrLibrary: "onnxruntime library: ..." for
@@ -83,7 +84,13 @@ func (k libKind) errorf(format string, a ...any) error {
 // message, wrapping ErrLibrary (tests skip on it when the GPU build or CUDA
 // is absent).
 func cudaErrorf(format string, a ...any) error {
-	return &setting.Error{Name: "device", Msg: " cuda: " + fmt.Sprintf(format, a...), Flag: true, Err: ErrLibrary}
+	return &setting.Error{Name: "device", Msg: setting.Msgf(" cuda: "+format, a...), Flag: true, Err: ErrLibrary}
+}
+
+// cudaError is the error about --device cuda that err, a library's
+// check, makes.
+func cudaError(err error) error {
+	return &setting.Error{Name: "device", Msg: setting.Msgf(" cuda: %s", err.Error()), Flag: true, Err: err}
 }
 
 var (
@@ -95,7 +102,7 @@ var (
 
 func resolve(flagPath string, k libKind) (path, source string, err error) {
 	if flagPath != "" {
-		return checkLib(flagPath, "flag", "{ort-lib}", k)
+		return checkLib(flagPath, "flag", setting.Of("ort-lib"), k)
 	}
 	if env := os.Getenv(k.env); env != "" {
 		return checkLib(env, "env", k.env, k)
@@ -105,8 +112,8 @@ func resolve(flagPath string, k libKind) (path, source string, err error) {
 		exe, err = filepath.EvalSymlinks(exe)
 	}
 	if err != nil {
-		return "", "", k.errorf("%s not found ({ort-lib} and %s unset, and the executable's folder is unknown: %v); %s",
-			k.name, k.env, err, k.hint)
+		return "", "", k.errorf("%s not found (%s and %s unset, and the executable's folder is unknown: %v); %s",
+			k.name, setting.Of("ort-lib"), k.env, err, k.hint)
 	}
 	p, err := findBeside(filepath.Dir(exe), k)
 	if err != nil {
@@ -146,11 +153,11 @@ func findBeside(exeDir string, k libKind) (string, error) {
 		}
 		return p, nil
 	}
-	return "", k.errorf("%s not found ({ort-lib} and %s unset; looked in %s); %s",
-		k.name, k.env, strings.Join(tried, ", "), k.hint)
+	return "", k.errorf("%s not found (%s and %s unset; looked in %s); %s",
+		k.name, setting.Of("ort-lib"), k.env, strings.Join(tried, ", "), k.hint)
 }
 
-func checkLib(p, source, what string, k libKind) (string, string, error) {
+func checkLib(p, source string, what any, k libKind) (string, string, error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		return "", "", k.errorf("%s=%s: %v; %s", what, p, errors.Unwrap(err), k.hint)
@@ -260,7 +267,7 @@ func setupCUDA(opts Options) (opened bool, err error) {
 	dir := filepath.Dir(path)
 	names, err := pinLinked([]string{path, filepath.Join(dir, cudaProviderLibs[0]), filepath.Join(dir, cudaProviderLibs[1])})
 	if err != nil {
-		return false, &setting.Error{Name: "device", Msg: " cuda: " + err.Error(), Flag: true, Err: err}
+		return false, cudaError(err)
 	}
 	setupLib, setupName = path, names[0]
 	if err := load(path, setupName, gpuLib); err != nil {
@@ -411,11 +418,12 @@ func CheckDevice(device, libPath string) error {
 			return cudaErrorf("%s missing in %s; the CUDA execution provider needs "+
 				"libonnxruntime_providers_shared.so and libonnxruntime_providers_cuda.so of the same ONNX Runtime %s GPU "+
 				"build beside its %s, and CUDA 13 and cuDNN 9 (`make ort-gpu` installs the three ONNX Runtime files in %s/); "+
-				"use {device} cpu to run on the CPU", strings.Join(missing, " and "), dir, GPUWantVersion, GPULibName, GPUDir)
+				"use %s to run on the CPU", strings.Join(missing, " and "), dir, GPUWantVersion, GPULibName, GPUDir,
+				setting.Use("device", "cpu"))
 		}
 		for _, f := range cudaProviderLibs {
 			if err := checkTrusted(filepath.Join(dir, f)); err != nil {
-				return &setting.Error{Name: "device", Msg: " cuda: " + err.Error(), Flag: true, Err: err}
+				return cudaError(err)
 			}
 		}
 		return nil

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 )
 
 func TestResolveLibraryFlagMissing(t *testing.T) {
@@ -17,7 +17,7 @@ func TestResolveLibraryFlagMissing(t *testing.T) {
 		t.Fatalf("want ErrLibrary, got %v", err)
 	}
 	for _, want := range []string{"--ort-lib", "nope.so", "make ort"} {
-		if !strings.Contains(setting.Render(err), want) {
+		if !strings.Contains(flagtext.Render(err), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
@@ -69,7 +69,7 @@ func TestCheckDevice(t *testing.T) {
 		t.Fatal("cuda without provider libraries must fail")
 	}
 	for _, want := range []string{"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so", "CUDA 13", "cuDNN 9", "make ort-gpu", "--device cpu"} {
-		if !strings.Contains(setting.Render(err), want) {
+		if !strings.Contains(flagtext.Render(err), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}

@@ -173,7 +173,7 @@ func appendCUDA(so *ort.SessionOptions) error {
 	}
 	if err != nil {
 		return setting.FlagErrorf("device", " cuda: the CUDA execution provider failed to load (%v); it needs an NVIDIA GPU "+
-			"and driver, CUDA 13 and cuDNN 9; use {device} cpu to run on the CPU", err)
+			"and driver, CUDA 13 and cuDNN 9; use %s to run on the CPU", err, setting.Use("device", "cpu"))
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 )
 
 // writeLib writes a stand-in library file at p with exactly the given mode
@@ -36,7 +36,7 @@ func wantRefused(t *testing.T, err error, want ...string) {
 		t.Fatalf("want a refusal wrapping ErrLibrary, got %v", err)
 	}
 	for _, w := range want {
-		if !strings.Contains(setting.Render(err), w) {
+		if !strings.Contains(flagtext.Render(err), w) {
 			t.Errorf("error %q does not mention %q", err, w)
 		}
 	}

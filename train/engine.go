@@ -185,9 +185,10 @@ func EngineSpec(opts EngineOptions) autodiff.Spec {
 }
 
 // ErrCUDATraining refuses a training step on cuda (see CUDATrainingVar).
-var ErrCUDATraining error = &setting.Error{Name: "device", Flag: true, Msg: " cuda: training steps crash inside ONNX Runtime's CUDA provider of the GPU build " +
-	"(`make ort-gpu`; bench/RESULTS.md, \"GPU check\"): unlearning and training run on the CPU for now ({device} cpu); " +
-	"evaluation (`unlearn eval {device} cuda`) runs on the GPU"}
+var ErrCUDATraining error = &setting.Error{Name: "device", Flag: true, Msg: setting.Msgf(" cuda: training steps crash "+
+	"inside ONNX Runtime's CUDA provider of the GPU build (`make ort-gpu`; bench/RESULTS.md, \"GPU check\"): unlearning "+
+	"and training run on the CPU for now (%s); evaluation (`%s`) runs on the GPU",
+	setting.Use("device", "cpu"), setting.Command("eval", setting.Use("device", "cuda")))}
 
 // CUDATrainingVar, set to 1, lets training steps run on cuda anyway: for
 // bench/gpu_check.sh, which finds out whether they still crash.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn/autorule"
@@ -149,8 +150,10 @@ type Result struct {
 	// Reset counts the elements re-initialised (rft).
 	Reset   int
 	Seconds float64
-	// Notes say, in words, what the algorithm did.
-	Notes []string
+	// Notes say, in words, what the algorithm did; its warnings are
+	// among them (Kind setting.KindWarning). They name settings as values,
+	// which Job.Terms words for metrics.json.
+	Notes []setting.Note
 	// Proxies are the oracle-free proxies (auto mode, or
 	// Config.Proxies.Track; nil otherwise).
 	Proxies *schema.ProxyLog
@@ -267,7 +270,8 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		if a.TrainsClassifier {
 			what = fmt.Sprintf("only the classifier, which %s always trains, changes", algo)
 		}
-		r.Note("warning: the mask selects no parameter (a budget smaller than the first neuron the strategy ranks takes none): %s; raise --budget", what)
+		r.Warn("the mask selects no parameter (a budget smaller than the first neuron the strategy ranks takes none): "+
+			"%s; raise %s", what, setting.Of("budget"))
 	}
 	if a.FromScratch && cfg.Proxies.Track {
 		cfg.Proxies.Track = false
@@ -304,7 +308,7 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		return nil, fmt.Errorf("unlearn: %s: %w", algo, err)
 	}
 	for _, l := range r.later {
-		r.res.Notes[l.i] = l.f()
+		r.res.Notes[l.i] = setting.Notef(setting.KindNote, "%s", l.f())
 	}
 	for _, name := range r.params {
 		now, err := r.in.Model.Graph.LocalValue(name).Init.Float32s()

@@ -65,8 +65,14 @@ func runRetrain(r *Runner) error {
 	if job.Augment.On() {
 		aug = ", augmentation " + job.Augment.Torchvision()
 	}
-	r.Note(exactNote+"every parameter (%d elements) re-initialised as PyTorch initialises a fresh layer (seed %d; BatchNormalization statistics reset), then trained from scratch on the %d retain examples (the training split without the forget set) for %s: SGD lr %g (%s per step), momentum %g, weight decay %g, batch %d, Dropout on%s; the model never sees the forget set, so it is an oracle of this recipe (`unlearn train --exclude FORGET --from-scratch` with the same recipe writes the same parameters)",
-		reset, job.Seed, len(r.Input().Retain), textio.Count(job.Epochs, "epoch"), job.LR, job.Schedule, job.Momentum, job.WeightDecay, job.BatchSize, aug)
+	r.Note(exactNote+"every parameter (%d elements) re-initialised as PyTorch initialises a fresh layer (seed "+
+		"%d; BatchNormalization statistics reset), then trained from scratch on the %d retain "+
+		"examples (the training split without the forget set) for %s: SGD lr %g (%s per step), "+
+		"momentum %g, weight decay %g, batch %d, Dropout on%s; the model never sees the forget set, "+
+		"so it is an oracle of this recipe (`%s` with the same recipe writes the same parameters)",
+		reset, job.Seed, len(r.Input().Retain), textio.Count(job.Epochs, "epoch"), job.LR, job.Schedule, job.Momentum,
+		job.WeightDecay, job.BatchSize, aug,
+		setting.Command("train", setting.Use("exclude", "FORGET"), setting.Of("from-scratch")))
 	r.NoteBN(e)
 	return r.WriteBack(e)
 }
@@ -77,5 +83,6 @@ const exactNote = "exact unlearning by retraining: "
 
 // errRetrainMask refuses a mask for an algorithm that trains from scratch.
 func errRetrainMask(algo string) error {
-	return setting.Textf("%w: %s re-initialises and trains every parameter; it takes no mask (strategy full, no {mask})", ErrInput, algo)
+	return setting.Textf("%w: %s re-initialises and trains every parameter; it takes no mask (strategy full, no %s)",
+		ErrInput, algo, setting.Of("mask"))
 }

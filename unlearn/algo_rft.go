@@ -35,8 +35,8 @@ func runRFT(r *Runner) error {
 	// The auto schedule trains until the test accuracy is back (or says
 	// it is not); a fixed recipe is warned.
 	if r.Config().Schedule != ScheduleAuto {
-		if w := emptiedLayers(r.Neurons(), r.Input().Mask, cls); w != "" {
-			r.Note("%s", w)
+		if w := emptiedLayers(r.Neurons(), r.Input().Mask, cls); w != nil {
+			r.Warn("%s", w)
 		}
 	}
 	n, err := r.Reset(e)

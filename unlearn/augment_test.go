@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxio"
 )
@@ -30,7 +31,7 @@ func TestRunAugment(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return hashInits(t, initValues(t, m)), res.Notes
+				return hashInits(t, initValues(t, m)), render(res.Notes, setting.Plain)
 			}
 			on1, notes := runOnce(aug)
 			on2, _ := runOnce(aug)

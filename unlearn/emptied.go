@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 )
 
 // emptiedShare is the share of a layer's output channels a reset may take
@@ -17,12 +18,12 @@ const emptiedShare = 0.75
 // and only the masked channels and the classifier can adapt. On the small
 // ResNet of regimes/fashion-mnist, a DEL mask of 10 % that took 14 of
 // the 16 stem channels left the model 7.6 points under the oracle's test
-// accuracy after the fixed 3-epoch recipe (NOTES.md there). It returns ""
-// when no layer is in that state. cls (the classifier, always trained
+// accuracy after the fixed 3-epoch recipe (NOTES.md there). It returns
+// nil when no layer is in that state. cls (the classifier, always trained
 // whole) is not counted.
-func emptiedLayers(nm *graph.NeuronMap, mask map[string][]bool, cls *graph.Layer) string {
+func emptiedLayers(nm *graph.NeuronMap, mask map[string][]bool, cls *graph.Layer) setting.Message {
 	if mask == nil {
-		return ""
+		return nil
 	}
 	type state struct {
 		l          *graph.Layer
@@ -64,8 +65,10 @@ func emptiedLayers(nm *graph.NeuronMap, mask map[string][]bool, cls *graph.Layer
 		}
 	}
 	if len(emptied) == 0 {
-		return ""
+		return nil
 	}
-	return fmt.Sprintf("warning: the mask resets %s while deeper layers stay frozen: they must read re-initialised features, and a fixed number of epochs may not bring the test accuracy back; compare it with the input model's, or use --schedule auto (which trains until it is back), more --epochs or a smaller --budget",
-		strings.Join(emptied, ", "))
+	return setting.Msgf("the mask resets %s while deeper layers stay frozen: they must read re-initialised features, "+
+		"and a fixed number of epochs may not bring the test accuracy back; compare it with the input model's, or use %s "+
+		"(which trains until it is back), more %s or a smaller %s",
+		strings.Join(emptied, ", "), setting.Use("schedule", ScheduleAuto), setting.Of("epochs"), setting.Of("budget"))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 )
 
@@ -25,7 +26,8 @@ func TestEmptyMaskWarns(t *testing.T) {
 	}
 	warned := false
 	for _, n := range res.Notes {
-		warned = warned || strings.Contains(n, "the mask selects no parameter") && strings.Contains(n, "only the classifier")
+		warned = warned || n.Kind == setting.KindWarning && strings.Contains(n.String(), "the mask selects no parameter") &&
+			strings.Contains(n.String(), "only the classifier")
 	}
 	if !warned {
 		t.Errorf("no warning about the empty mask in %q", res.Notes)

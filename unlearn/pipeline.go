@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/unlearn-tool/unlearn/internal/textio"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/localize/floor"
 	"github.com/unlearn-tool/unlearn/onnxio"
@@ -106,6 +106,19 @@ type Job struct {
 	// progress bar (stderr not a terminal) is then never silent for a
 	// whole stage.
 	Stage func(event, text string, fields ...any)
+	// Terms words the settings that the run's notes, warnings and status
+	// lines name, for metrics.json and Info (the command's terms: flags);
+	// nil names them plainly (setting.Plain). The HTML report words them
+	// for its reader (setting.Words).
+	Terms setting.Terms
+}
+
+// terms is job.Terms, or setting.Plain.
+func (job *Job) terms() setting.Terms {
+	if job.Terms == nil {
+		return setting.Plain
+	}
+	return job.Terms
 }
 
 // Outcome is what a run did: the report written to metrics.json (the
@@ -155,7 +168,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if job.RetrainEpochs == 0 {
 		n, err := data.MetadataTrainEpochs(m.Metadata)
 		if err != nil {
-			return nil, setting.Textf("%s: %w ({retrain-epochs} N overrides it)", job.ModelPath, err)
+			return nil, setting.Textf("%s: %w (%s overrides it)", job.ModelPath, err, setting.Use("retrain-epochs", "N"))
 		}
 		if n > 0 {
 			job.RetrainEpochs, job.retrainEpochsFrom = n, schema.RetrainEpochsMetadata
@@ -260,10 +273,12 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 
 	if cfg.Proxies.Track && (s.Data.Test == nil || s.Data.Test.Len() == 0) {
 		if cfg.Schedule == ScheduleAuto {
-			return nil, setting.Errorf("schedule", " auto: {data} %s has no test split, and the proxies need test examples to show what unseen looks like", s.Data.Path)
+			return nil, setting.Errorf("schedule", " auto: %s has no test split, and the proxies need test examples "+
+				"to show what unseen looks like", setting.Use("data", s.Data.Path))
 		}
 		cfg.Proxies.Track = false
-		info("proxies", fmt.Sprintf("no proxies: --data %s has no test split", s.Data.Path), "reason", "no test split")
+		msg := setting.Msgf("no proxies: %s has no test split", setting.Use("data", s.Data.Path))
+		info("proxies", msg.Render(job.terms()), "reason", "no test split")
 	}
 	sched := fmt.Sprintf("%s, lr %g", textio.Count(cfg.Epochs, "epoch"), cfg.LR)
 	if cfg.Schedule == ScheduleAuto {
@@ -375,41 +390,46 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 			return nil, fail(err)
 		}
 	}
-	rep.Unlearning = job.section(strategy, budget, cfg, out, maskInfo, tm, rt)
+	var notes runNotes
+	rep.Unlearning, notes.notes = job.section(strategy, budget, cfg, out, maskInfo, tm, rt)
+	notes.log = out.Result.Notes
 	if len(widened) > 1 {
 		rep.Unlearning.Widen = widened
-		rep.Unlearning.Notes = append(rep.Unlearning.Notes, widenNote(widened))
+		notes.add(setting.KindNote, "%s", widenNote(widened))
 	}
 	if rtErr != nil {
-		rep.Unlearning.Notes = append(rep.Unlearning.Notes, fmt.Sprintf("no retraining estimate: timing full training steps failed: %v", rtErr))
+		notes.add(setting.KindNote, "no retraining estimate: timing full training steps failed: %v", rtErr)
 	}
-	flags := verdictWarnings(rep.Unlearning, omet != nil, len(s.Forget))
+	notes.flags = verdictWarnings(rep.Unlearning, omet != nil, len(s.Forget))
 	if t := cfg.Auto.ForgetTolerance; cfg.Schedule == ScheduleAuto && t > 0 && t <= ToleranceFloor && s.Data.Test != nil {
 		// The rule aimed within the given tolerance of its estimate, not
 		// within two standard errors: the verdict states its own.
-		flags = statedVerdict(rep.Unlearning, flags, len(s.Forget), s.Data.Test.Len())
+		notes.flags = statedVerdict(rep.Unlearning, notes.flags, len(s.Forget), s.Data.Test.Len())
 	}
-	if n := testDropNote(before, after, rep.Unlearning.Proxies); n != "" {
-		switch a, _ := LookupAlgorithm(job.Algorithm); {
-		case a != nil && a.FromScratch:
-			n = strings.Replace(n, testDropAdvice, "a recipe this short does not train the model back to the input's utility; give the recipe the model was trained with (--epochs, --lr, --weight-decay, --augment)", 1)
-		case cfg.Schedule == ScheduleAuto:
-			// The auto schedule chose its own rate and length: advice to
-			// use it would be no advice.
-			n = strings.Replace(n, testDropAdvice, autoDropAdvice, 1)
-		}
-		flags = append(flags, schema.Flag{Kind: schema.FlagTestDrop, Text: n})
+	advice := testDropAdvice
+	switch a, _ := LookupAlgorithm(job.Algorithm); {
+	case a != nil && a.FromScratch:
+		advice = setting.Msgf("a recipe this short does not train the model back to the input's utility; "+
+			"give the recipe the model was trained with (%s)", recipeSettings)
+	case cfg.Schedule == ScheduleAuto:
+		// The auto schedule chose its own rate and length: advice to use
+		// it would be no advice.
+		advice = autoDropAdvice
 	}
-	for _, f := range flags {
-		rep.Unlearning.Notes = append(rep.Unlearning.Notes, f.Text)
+	if n := testDropNote(before, after, rep.Unlearning.Proxies, advice); n != nil {
+		notes.flags = append(notes.flags, flagNote{schema.FlagTestDrop, *n})
 	}
-	rep.Unlearning.Flags = flags
+	for _, f := range notes.flags {
+		notes.notes = append(notes.notes, f.note)
+	}
+	notes.fill(rep.Unlearning, job.terms())
 	u := rep.Unlearning
-	rep.Unlearning.Vouched = len(flags) == 0 && u.Auto != nil && u.Auto.Reason == autorule.StopUnseen
+	rep.Unlearning.Vouched = len(notes.flags) == 0 && u.Auto != nil && u.Auto.Reason == autorule.StopUnseen
 	if ctx.Err() != nil {
 		return nil, fail(ErrInterrupted)
 	}
-	files, err := report.Files(rep, eval.Measurements{Model: after, Oracle: omet}, job.MetricsPath, job.ReportPath)
+	files, err := report.Files(rep, notes.page(rep), eval.Measurements{Model: after, Oracle: omet}, job.MetricsPath,
+		job.ReportPath)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -508,8 +528,8 @@ func nearChance(s *eval.Suite, m *graph.Model, before *eval.Metrics) error {
 			return err
 		}
 	}
-	if msg := eval.NearChance(acc, s.Data); msg != "" {
-		return setting.Textf("%s; or pass {allow-chance} to unlearn it anyway", msg)
+	if msg := eval.NearChance(acc, s.Data); msg != nil {
+		return setting.Textf("%s; or pass %s to unlearn it anyway", msg, setting.Of("allow-chance"))
 	}
 	return nil
 }
@@ -526,8 +546,9 @@ const MaxTestDrop = 0.05
 // testDropNote is the warning for a result whose test accuracy is more than
 // MaxTestDrop below the input model's (from the "before" evaluation, else
 // from the proxies' baseline), or below the oracle estimate's when that is
-// lower (forgetting a class costs its share of the test split), or "".
-func testDropNote(before, after *eval.Metrics, proxies *schema.ProxyLog) string {
+// lower (forgetting a class costs its share of the test split), ending
+// with advice; or nil.
+func testDropNote(before, after *eval.Metrics, proxies *schema.ProxyLog, advice setting.Message) *setting.Note {
 	var in float64
 	switch {
 	case before != nil:
@@ -535,7 +556,7 @@ func testDropNote(before, after *eval.Metrics, proxies *schema.ProxyLog) string 
 	case proxies != nil && proxies.Before.TestAccuracy > 0:
 		in = proxies.Before.TestAccuracy
 	default:
-		return ""
+		return nil
 	}
 	out := after.Accuracy.Test
 	if proxies != nil && proxies.Estimate != nil && proxies.Estimate.TestAccuracy < in {
@@ -544,20 +565,30 @@ func testDropNote(before, after *eval.Metrics, proxies *schema.ProxyLog) string 
 		// predicted), and only a drop below that is damage.
 		est := proxies.Estimate.TestAccuracy
 		if est-out <= MaxTestDrop {
-			return ""
+			return nil
 		}
-		return fmt.Sprintf("warning: test accuracy fell from %.2f%% (input model) to %.2f%%, %.1f points below the %.2f%% an oracle is estimated to score (more than %g): %s",
-			100*in, 100*out, 100*(est-out), 100*est, 100*MaxTestDrop, testDropAdvice)
+		n := setting.Notef(setting.KindWarning, "test accuracy fell from %.2f%% (input model) to %.2f%%, %.1f points "+
+			"below the %.2f%% an oracle is estimated to score (more than %g): %s",
+			100*in, 100*out, 100*(est-out), 100*est, 100*MaxTestDrop, advice)
+		return &n
 	}
 	if in-out <= MaxTestDrop {
-		return ""
+		return nil
 	}
-	return fmt.Sprintf("warning: test accuracy fell from %.2f%% (input model) to %.2f%%, %.1f points (more than %g): %s",
-		100*in, 100*out, 100*(in-out), 100*MaxTestDrop, testDropAdvice)
+	n := setting.Notef(setting.KindWarning, "test accuracy fell from %.2f%% (input model) to %.2f%%, %.1f points "+
+		"(more than %g): %s", 100*in, 100*out, 100*(in-out), 100*MaxTestDrop, advice)
+	return &n
 }
 
 // testDropAdvice ends the test-drop warning of an unlearning algorithm.
-const testDropAdvice = "the run damaged the model beyond what forgetting costs; try the auto schedule (no --epochs/--lr), a smaller --lr, or more epochs"
+var testDropAdvice = setting.Msgf("the run damaged the model beyond what forgetting costs; "+
+	"try the auto schedule (no %s/%s), a smaller %s, or more epochs",
+	setting.Of("epochs"), setting.Of("lr"), setting.Of("lr"))
+
+// recipeSettings are the settings of a training recipe, as the advice to
+// give the model's own names them.
+var recipeSettings = setting.Msgf("%s, %s, %s, %s",
+	setting.Of("epochs"), setting.Of("lr"), setting.Of("weight-decay"), setting.Of("augment"))
 
 // ResolutionForget is the forget-set size under which one example is more
 // than a point of forget accuracy: a run on a smaller forget set warns
@@ -625,18 +656,23 @@ const MIADisagreement = 0.10
 // vouch for), or forget accuracy meets the rule's forget condition (at
 // most the unseen reference's plus the tolerance) while the proxy MIA
 // tells the forget set from the reference.
-func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Flag {
-	var out []schema.Flag
-	check := "compare with an oracle (--oracle) or check the numbers above before relying on it"
+func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []flagNote {
+	var out []flagNote
+	warn := func(kind, format string, a ...any) {
+		out = append(out, flagNote{kind, setting.Notef(setting.KindWarning, format, a...)})
+	}
+	check := setting.Msgf("compare with an oracle (%s) or check the numbers above before relying on it",
+		setting.Of("oracle"))
 	if oracle {
-		check = "the oracle's column above is the check"
+		check = setting.Msgf("the oracle's column above is the check")
 	}
 	if a := u.Auto; a != nil && a.Reason != autorule.StopUnseen && a.Reason != "" {
 		why := "reached its cap of " + textio.Count(a.MaxEpochs, "epoch")
 		if a.Reason == autorule.StopNoProgress {
 			why = "stopped for lack of progress"
 		}
-		out = append(out, schema.Flag{Kind: schema.FlagRuleNotMet, Text: fmt.Sprintf("warning: the auto schedule %s without meeting its conditions (%s): the result is not one the proxies vouch for; %s", why, a.Detail, check)})
+		warn(schema.FlagRuleNotMet, "the auto schedule %s without meeting its conditions (%s): the result is not one "+
+			"the proxies vouch for; %s", why, a.Detail, check)
 	}
 	if p := u.Proxies; p != nil && p.Estimate != nil && len(p.Estimate.Partial) > 0 {
 		e := p.Estimate
@@ -644,13 +680,24 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Fl
 		for _, b := range EstimateBias {
 			measured = append(measured, fmt.Sprintf("%.1f to %.1f points where they kept %s examples (%s)", b.Min, b.Max, thousands(b.Kept), b.Where))
 		}
-		out = append(out, schema.Flag{Kind: schema.FlagEstimateBias, Text: fmt.Sprintf("warning: the forget set thins classes %v without removing them (the smallest keeps %s training examples): the oracle estimate (forget accuracy %.2f%%) accounts for their smaller share of the data, not for the worse features a model retrained on fewer of their examples learns, so it lies above an oracle's forget accuracy: measured, by %s; this run's forget accuracy (%.2f%%) may lie that far above an oracle's, so the run cannot vouch that it forgot enough; %s",
-			e.Partial, thousands(e.PartialKept), 100*e.ReferenceAccuracy, strings.Join(measured, ", and by "), 100*p.After.ForgetAccuracy, check)})
+		warn(schema.FlagEstimateBias, "the forget set thins classes %v without removing them (the smallest keeps "+
+			"%s training examples): the oracle estimate (forget accuracy %.2f%%) "+
+			"accounts for their smaller share of the data, not for the worse features a "+
+			"model retrained on fewer of their examples learns, so it lies above an "+
+			"oracle's forget accuracy: measured, by %s; this run's forget accuracy "+
+			"(%.2f%%) may lie that far above an oracle's, so the run cannot vouch that "+
+			"it forgot enough; %s",
+			e.Partial, thousands(e.PartialKept), 100*e.ReferenceAccuracy, strings.Join(measured, ", and by "),
+			100*p.After.ForgetAccuracy, check)
 	}
 	if p := u.Proxies; p != nil && p.Reference != nil && nForget > 0 && nForget < ResolutionForget {
 		noise := autorule.ForgetNoise(p.After.ReferenceAccuracy, nForget, p.Reference.NTest)
-		out = append(out, schema.Flag{Kind: schema.FlagForgetResolution, Text: fmt.Sprintf("warning: the forget set has %d examples, so one of them is %.1f points of forget accuracy and the comparison with unseen examples is known to about ±%.1f points (two standard errors): the run cannot tell whether it lands within a point of an oracle's forget accuracy; on the suite's 40-example sets the default ended up to 5 points from the oracle's; %s",
-			nForget, 100/float64(nForget), 100*noise, check)})
+		warn(schema.FlagForgetResolution, "the forget set has %d examples, so one of them is %.1f points of forget "+
+			"accuracy and the comparison with unseen examples is known to about "+
+			"±%.1f points (two standard errors): the run cannot tell whether it "+
+			"lands within a point of an oracle's forget accuracy; on the suite's "+
+			"40-example sets the default ended up to 5 points from the oracle's; %s",
+			nForget, 100/float64(nForget), 100*noise, check)
 	} else if p != nil && nForget >= ResolutionForget && (p.Estimate == nil || len(p.Estimate.Partial) == 0) {
 		// A set that thins classes is flagged for the estimate's bias
 		// above, which is the larger doubt there.
@@ -659,8 +706,13 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Fl
 			lvl = p.Estimate.ReferenceAccuracy
 		}
 		if spread := autorule.ForgetSpread(lvl, nForget); spread > ResolutionPoint {
-			out = append(out, schema.Flag{Kind: schema.FlagForgetResolution, Text: fmt.Sprintf("warning: the forget set has %s examples: an oracle's forget accuracy on them scatters by about ±%.1f points (two standard errors of an accuracy near %.2f%%) around what the run can estimate without one, more than the %g point it would vouch for; on the suite's 600-example sets the oracles scored up to 1.4 points above the estimate and the default, its rule met, ended 1.5 points under one oracle's forget accuracy; %s",
-				thousands(nForget), 100*spread, 100*lvl, 100*ResolutionPoint, check)})
+			warn(schema.FlagForgetResolution, "the forget set has %s examples: an oracle's forget accuracy on them "+
+				"scatters by about ±%.1f points (two standard errors of an accuracy "+
+				"near %.2f%%) around what the run can estimate without one, more than "+
+				"the %g point it would vouch for; on the suite's 600-example sets the "+
+				"oracles scored up to 1.4 points above the estimate and the default, "+
+				"its rule met, ended 1.5 points under one oracle's forget accuracy; %s",
+				thousands(nForget), 100*spread, 100*lvl, 100*ResolutionPoint, check)
 		}
 	}
 	if p := u.Proxies; p != nil && p.After.MIA != nil {
@@ -670,8 +722,13 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Fl
 			tol = u.Auto.ForgetTolerance
 		}
 		if a.ForgetGap <= tol && math.Abs(a.MIA.Forget-a.MIA.Reference) > MIADisagreement {
-			out = append(out, schema.Flag{Kind: schema.FlagProxiesDisagree, Text: fmt.Sprintf("warning: the proxies disagree: forget accuracy %.2f%% says the forget set looks unseen (reference %.2f%%), but the proxy MIA (%s) calls %.2f%% of the forget set non-member against %.2f%% of the reference (more than %g points apart): the forget set may still be told apart from unseen examples; the run cannot vouch that it is forgotten",
-				100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, a.MIA.Feature, 100*a.MIA.Forget, 100*a.MIA.Reference, 100*MIADisagreement)})
+			warn(schema.FlagProxiesDisagree, "the proxies disagree: forget accuracy %.2f%% says the forget set looks "+
+				"unseen (reference %.2f%%), but the proxy MIA (%s) calls %.2f%% of the "+
+				"forget set non-member against %.2f%% of the reference (more than %g "+
+				"points apart): the forget set may still be told apart from unseen "+
+				"examples; the run cannot vouch that it is forgotten",
+				100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, a.MIA.Feature, 100*a.MIA.Forget, 100*a.MIA.Reference,
+				100*MIADisagreement)
 		}
 	}
 	return out
@@ -679,7 +736,9 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []schema.Fl
 
 // autoDropAdvice ends the test-drop warning of a run under the auto
 // schedule.
-const autoDropAdvice = "the run damaged the model beyond what forgetting costs, and the auto schedule did not recover it; try a smaller --budget, more --max-epochs, or another --method (e.g. finetune), and check the notes above for the model's form"
+var autoDropAdvice = setting.Msgf("the run damaged the model beyond what forgetting costs, and the auto schedule "+
+	"did not recover it; try a smaller %s, more %s, or another %s (e.g. finetune), and check the notes above for "+
+	"the model's form", setting.Of("budget"), setting.Of("max-epochs"), setting.Of("method"))
 
 // check refuses a job that cannot run, before anything is read.
 func (job *Job) check() error {
@@ -749,27 +808,33 @@ func (job *Job) needsRetrainTiming(res *Result) bool {
 // threads and data (nil: none timed), or, for an algorithm that trains
 // from scratch, on the run's own seconds per trained example, which needs
 // epochs that are passes over known examples (Algorithm.EpochExamples).
-func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome, maskInfo *schema.MaskSummary, tm schema.UnlearningTimings, rt *RetrainTiming) *schema.Unlearning {
+// It returns the run's notes apart, for Job.Terms to word (runNotes).
+func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome, maskInfo *schema.MaskSummary,
+	tm schema.UnlearningTimings, rt *RetrainTiming) (*schema.Unlearning, []setting.Note) {
 	// The settings the run used: the job's, with the algorithm's defaults
 	// in the zero fields the report shows.
 	u := &schema.Unlearning{Method: job.Method, Strategy: strategy, Algorithm: job.Algorithm, Budget: budget,
 		Epochs: cfg.Epochs, LR: cfg.LR, Schedule: ScheduleFixed, Proxies: o.Result.Proxies,
 		BatchSize: cfg.BatchSize, Momentum: cfg.Momentum,
 		WeightDecay: cfg.WeightDecay, Seed: cfg.Seed, Mask: maskInfo, Audit: o.Audit, Timings: tm,
-		Log: &schema.RunLog{Epochs: o.Result.Epochs, Reset: o.Result.Reset, Notes: o.Result.Notes}}
+		Log: &schema.RunLog{Epochs: o.Result.Epochs, Reset: o.Result.Reset}}
+	var notes []setting.Note
+	note := func(n string) { notes = append(notes, setting.Notef(setting.KindNote, "%s", n)) }
 	if o.Note != "" {
-		u.Notes = append(u.Notes, o.Note)
+		note(o.Note)
 	}
 	if a, err := LookupAlgorithm(job.Algorithm); err == nil && a.Augments && cfg.Augment.On() {
 		u.Augment = cfg.Augment.String()
 	}
-	u.Notes = append(u.Notes, o.Notes...)
+	for _, n := range o.Notes {
+		note(n)
+	}
 	// An algorithm's warnings (an empty mask, a reset that empties early
 	// layers) and retrain's account of what it did are kept beside the
 	// run's other notes, not only in its log.
 	for _, n := range o.Result.Notes {
-		if strings.HasPrefix(n, "warning: ") || strings.HasPrefix(n, exactNote) {
-			u.Notes = append(u.Notes, n)
+		if n.Kind == setting.KindWarning || strings.HasPrefix(n.String(), exactNote) {
+			notes = append(notes, n)
 		}
 	}
 	if a := o.Result.Auto; a != nil {
@@ -840,11 +905,11 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 		if epochs <= 0 {
 			epochs = TrainEpochs
 		}
-		if n := cheaperRetrainNote(estimate(epochs), epochs, from, runS, report.RetrainBasis(u)); n != "" {
-			u.Notes = append(u.Notes, n)
+		if n := cheaperRetrainNote(estimate(epochs), epochs, from, runS, report.RetrainBasis(u)); n != nil {
+			notes = append(notes, *n)
 		}
 	}
-	return u
+	return u, notes
 }
 
 // cheaperRetrainNote is the note for a run that took longer (runS: its
@@ -854,17 +919,28 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 // from: the user (schema.RetrainEpochsFlag, --retrain-epochs), the
 // model's metadata (schema.RetrainEpochsMetadata), both the epochs the
 // model was trained for, or "": assumed, the retrain method's default
-// (TrainEpochs, the train command's).
-func cheaperRetrainNote(estimateS float64, epochs int, from string, runS float64, basis string) string {
+// (TrainEpochs, the train command's). It advises the retrain method
+// (setting.KindAdvice), or returns nil.
+func cheaperRetrainNote(estimateS float64, epochs int, from string, runS float64, basis string) *setting.Note {
 	if !(estimateS > 0) || estimateS >= runS {
-		return ""
+		return nil
 	}
+	retrain := setting.Use("method", "retrain")
 	if from != "" {
-		return fmt.Sprintf("retraining is cheaper here: retraining from scratch on the retain set for %s (%s) would take about %.0f s (%s), less than this run's %.0f s (localize and unlearn); --method retrain does that, exact unlearning, with the model's training recipe (--epochs %d and its --lr, --weight-decay, --augment)",
-			textio.Count(epochs, "epoch"), report.RetrainEpochsFrom(from), estimateS, basis, runS, epochs)
+		n := setting.Notef(setting.KindAdvice, "retraining is cheaper here: retraining from scratch on the retain set "+
+			"for %s (%s) would take about %.0f s (%s), less than this run's %.0f s (localize and unlearn); %s does that, "+
+			"exact unlearning, with the model's training recipe (%s and its %s, %s, %s)",
+			textio.Count(epochs, "epoch"), report.RetrainEpochsFrom(from), estimateS, basis, runS, retrain,
+			setting.Use("epochs", epochs), setting.Of("lr"), setting.Of("weight-decay"), setting.Of("augment"))
+		return &n
 	}
-	return fmt.Sprintf("retraining may be cheaper here: retraining from scratch on the retain set for %s (assumed: --method retrain's default, the train command's; --retrain-epochs N gives the epochs the model was trained for) would take about %.0f s (%s), less than this run's %.0f s (localize and unlearn); if the model trains in that few epochs, --method retrain is exact unlearning at lower cost (with the model's recipe: --epochs, --lr, --weight-decay, --augment)",
-		textio.Count(epochs, "epoch"), estimateS, basis, runS)
+	n := setting.Notef(setting.KindAdvice, "retraining may be cheaper here: retraining from scratch on the retain set "+
+		"for %s (assumed: %s's default, the train command's; %s gives the epochs the model was trained for) would take "+
+		"about %.0f s (%s), less than this run's %.0f s (localize and unlearn); if the model trains in that few epochs, "+
+		"%s is exact unlearning at lower cost (with the model's recipe: %s)",
+		textio.Count(epochs, "epoch"), retrain, setting.Use("retrain-epochs", "N"), estimateS, basis, runS, retrain,
+		recipeSettings)
+	return &n
 }
 
 // Prepared is a decoded model ready for unlearning: the original (written

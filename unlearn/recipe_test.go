@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -96,7 +96,7 @@ func TestResolveDepthFloor(t *testing.T) {
 	} {
 		got, err := unlearn.ResolveDepthFloor(c.floor, c.chosen, c.mask, c.strategy)
 		if c.err != "" {
-			if err == nil || !strings.Contains(setting.Render(err), c.err) {
+			if err == nil || !strings.Contains(flagtext.Render(err), c.err) {
 				t.Errorf("%+v: error %v, want %q", c, err, c.err)
 			}
 			continue

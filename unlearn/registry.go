@@ -233,7 +233,7 @@ func Methods() []string {
 
 // Recommended is what `unlearn --model M --forget ids.txt` runs when no
 // method, budget or schedule is given (README "Which method"). The
-// experiment grid's default rows are keyed by RecommendedString, so
+// experiment grid's default rows are keyed by RecommendedSettings, so
 // changing it reruns them.
 var Recommended = struct {
 	Method   string
@@ -266,7 +266,8 @@ func CheckDepthFloor(floor float64, strategy string) error {
 func ResolveDepthFloor(floor *float64, chosen bool, maskPath, strategy string) (float64, error) {
 	switch {
 	case floor != nil && maskPath != "":
-		return 0, setting.Textf("a depth floor and {mask} %s: the mask file already fixes the parameters; pass one of them", maskPath)
+		return 0, setting.Textf("a depth floor and %s: the mask file already fixes the parameters; pass one of them",
+			setting.Use("mask", maskPath))
 	case floor != nil:
 		return *floor, CheckDepthFloor(*floor, strategy)
 	case !chosen && maskPath == "":
@@ -275,11 +276,10 @@ func ResolveDepthFloor(floor *float64, chosen bool, maskPath, strategy string) (
 	return 0, nil
 }
 
-// RecommendedString describes Recommended as flags.
-func RecommendedString() string {
-	s := fmt.Sprintf("--method %s --budget %g --depth-floor %g --schedule %s", Recommended.Method, Recommended.Budget, Recommended.DepthFloor, Recommended.Schedule)
-	if Recommended.Schedule == ScheduleAuto {
-		s += fmt.Sprintf(" (auto rule %d)", AutoVersion)
-	}
-	return s
+// RecommendedSettings are the settings that choose Recommended, with its
+// values, in the order the command line gives them: method, budget, depth
+// floor, schedule (under the auto schedule, AutoVersion is its rule).
+func RecommendedSettings() []setting.Ref {
+	return []setting.Ref{setting.Use("method", Recommended.Method), setting.Use("budget", Recommended.Budget),
+		setting.Use("depth-floor", Recommended.DepthFloor), setting.Use("schedule", Recommended.Schedule)}
 }

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/schema"
 )
 
@@ -83,7 +85,7 @@ func TestCheaperRetrainNote(t *testing.T) {
 		if !job.needsRetrainTiming(o.Result) {
 			rt = nil
 		}
-		return job.section("full", 1, Config{BatchSize: 100}, o, nil, schema.UnlearningTimings{LocalizeS: 1, UnlearnS: unlearnS}, rt)
+		return worded(job.section("full", 1, Config{BatchSize: 100}, o, nil, schema.UnlearningTimings{LocalizeS: 1, UnlearnS: unlearnS}, rt))
 	}
 	// --retrain-epochs 1: 9 s < 11 s.
 	u := section("finetune", 1, 10)
@@ -136,9 +138,15 @@ func TestCheaperRetrainNote(t *testing.T) {
 	if u.RetrainEstimateS != 9 || u.RetrainEstimateBasis != schema.RetrainBasisRun || u.RetrainStepS != 1 || u.RetrainStepsTimed != 0 || u.Timings.RetrainTimingS != 0 {
 		t.Errorf("retrain's own estimate: %g s, basis %q, step %g s, %d steps timed in %g s", u.RetrainEstimateS, u.RetrainEstimateBasis, u.RetrainStepS, u.RetrainStepsTimed, u.Timings.RetrainTimingS)
 	}
-	if n := cheaperRetrainNote(0, 3, "", 10, ""); n != "" {
+	if n := cheaperRetrainNote(0, 3, "", 10, ""); n != nil {
 		t.Errorf("no estimate: %q", n)
 	}
+}
+
+// worded is a section with its notes worded as the command words them.
+func worded(u *schema.Unlearning, notes []setting.Note) *schema.Unlearning {
+	(&runNotes{notes: notes}).fill(u, flagtext.Terms)
+	return u
 }
 
 // cheaperNote is the run's note that retraining may be cheaper, or "".
@@ -165,7 +173,7 @@ func TestRetrainEstimateFullSteps(t *testing.T) {
 	tm := schema.UnlearningTimings{LocalizeS: 1, UnlearnS: 10}
 	ownSpeed := 9.0 // the unlearning's seconds per example × 900 × 1 epoch
 	rt := &RetrainTiming{Basis: schema.RetrainBasisTimed, Steps: 4, StepS: 2, WarmupS: 5, BatchSize: 100, CostS: 13}
-	u := job.section("del", 0.1, Config{BatchSize: 100}, o, nil, tm, rt)
+	u := worded(job.section("del", 0.1, Config{BatchSize: 100}, o, nil, tm, rt))
 	if u.RetrainEstimateS != 21 || !(u.RetrainEstimateS > ownSpeed) || u.Speedup != 21.0/11 {
 		t.Errorf("estimate %g s, speedup %g; want 9 steps × 2 s + 3 s = 21 s, above the unlearning's own %g s", u.RetrainEstimateS, u.Speedup, ownSpeed)
 	}
@@ -178,12 +186,12 @@ func TestRetrainEstimateFullSteps(t *testing.T) {
 	// Full steps as fast as the unlearning's (0.9 s per 100 examples):
 	// 8.1 s + 0.1 s < 11 s, and the note says so.
 	fast := &RetrainTiming{Basis: schema.RetrainBasisTimed, Steps: 8, StepS: 0.9, WarmupS: 1, BatchSize: 100, CostS: 9}
-	if n := cheaperNote(job.section("del", 0.1, Config{BatchSize: 100}, o, nil, tm, fast)); !strings.Contains(n, "about 8 s (timed: 8 full training steps, 9.0 s)") {
+	if n := cheaperNote(worded(job.section("del", 0.1, Config{BatchSize: 100}, o, nil, tm, fast))); !strings.Contains(n, "about 8 s (timed: 8 full training steps, 9.0 s)") {
 		t.Errorf("note %q", n)
 	}
 	// Without a timing (none taken, or it failed) there is no estimate
 	// and no note.
-	if u := job.section("del", 0.1, Config{BatchSize: 100}, o, nil, tm, nil); u.RetrainEstimateS != 0 || u.RetrainEstimateBasis != "" || cheaperNote(u) != "" {
+	if u := worded(job.section("del", 0.1, Config{BatchSize: 100}, o, nil, tm, nil)); u.RetrainEstimateS != 0 || u.RetrainEstimateBasis != "" || cheaperNote(u) != "" {
 		t.Errorf("no timing: estimate %g s, basis %q, note %q", u.RetrainEstimateS, u.RetrainEstimateBasis, cheaperNote(u))
 	}
 	for _, c := range []struct {

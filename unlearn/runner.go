@@ -3,13 +3,14 @@ package unlearn
 import (
 	"context"
 	"fmt"
-	"github.com/unlearn-tool/unlearn/internal/textio"
 	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
@@ -187,9 +188,17 @@ func (r *Runner) Report(p Progress) {
 	}
 }
 
-// Note adds a line to the run's notes (metrics.json's unlearning log).
+// Note adds a line to the run's notes (metrics.json's unlearning log),
+// formatted as setting.Msgf formats: a setting.Ref argument names a
+// setting, which each reader words in its terms.
 func (r *Runner) Note(format string, args ...any) {
-	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
+	r.res.Notes = append(r.res.Notes, setting.Notef(setting.KindNote, format, args...))
+}
+
+// Warn adds a warning about the run's result to its notes ("warning: "
+// and the message Note would add); the run's own notes repeat it.
+func (r *Runner) Warn(format string, args ...any) {
+	r.res.Notes = append(r.res.Notes, setting.Notef(setting.KindWarning, format, args...))
 }
 
 // NoteAfter keeps a note's place among the notes and composes it once the
@@ -197,7 +206,7 @@ func (r *Runner) Note(format string, args ...any) {
 // (the epochs trained, the rate the range test chose).
 func (r *Runner) NoteAfter(f func() string) {
 	r.later = append(r.later, laterNote{len(r.res.Notes), f})
-	r.res.Notes = append(r.res.Notes, "")
+	r.res.Notes = append(r.res.Notes, setting.Note{})
 }
 
 // TrainedFor says how long the run trained: "for N epochs" under a fixed

@@ -1,9 +1,9 @@
 package unlearn
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/schema"
 )
 
@@ -56,7 +56,7 @@ func tolerance(k, p float64, n int) float64 {
 // the result then claims its forget and test accuracy within
 // u.Tolerances of an oracle's, and a forget set that cannot resolve
 // ToleranceCap gets no verdict (one forget-resolution warning saying so).
-func statedVerdict(u *schema.Unlearning, flags []schema.Flag, nForget, nTest int) []schema.Flag {
+func statedVerdict(u *schema.Unlearning, flags []flagNote, nForget, nTest int) []flagNote {
 	p := u.Proxies
 	if p == nil {
 		return flags
@@ -69,12 +69,12 @@ func statedVerdict(u *schema.Unlearning, flags []schema.Flag, nForget, nTest int
 	u.Tolerances = &t
 	out := flags[:0:0]
 	for _, f := range flags {
-		if f.Kind != schema.FlagForgetResolution {
+		if f.kind != schema.FlagForgetResolution {
 			out = append(out, f)
 		}
 	}
 	if !t.Resolved {
-		out = append(out, schema.Flag{Kind: schema.FlagForgetResolution, Text: fmt.Sprintf("warning: no verdict: "+
+		out = append(out, flagNote{schema.FlagForgetResolution, setting.Notef(setting.KindWarning, "no verdict: "+
 			"the forget set has %d examples, which resolve a forget accuracy near %.2f%% only to ±%.1f points (two "+
 			"standard errors), and a verdict claims at most ±%g; only the numbers above count",
 			nForget, 100*pf, 100*tolerance(ForgetToleranceK, pf, nForget), 100*ToleranceCap)})

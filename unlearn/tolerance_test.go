@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/schema"
 )
 
@@ -47,17 +48,18 @@ func TestStatedTolerances(t *testing.T) {
 // verdict; other warnings stay.
 func TestStatedVerdict(t *testing.T) {
 	u := &schema.Unlearning{Proxies: &schema.ProxyLog{Estimate: &schema.OracleEstimate{ReferenceAccuracy: 0.88, TestAccuracy: 0.87}}}
-	old := []schema.Flag{{Kind: schema.FlagForgetResolution, Text: "one point"}, {Kind: schema.FlagTestDrop, Text: "drop"}}
+	old := []flagNote{{schema.FlagForgetResolution, setting.Notef(setting.KindWarning, "one point")},
+		{schema.FlagTestDrop, setting.Notef(setting.KindWarning, "drop")}}
 	got := statedVerdict(u, old, 600, 2000)
-	if len(got) != 1 || got[0].Kind != schema.FlagTestDrop {
+	if len(got) != 1 || got[0].kind != schema.FlagTestDrop {
 		t.Errorf("flags %v, want the test drop only", got)
 	}
 	if u.Tolerances == nil || !u.Tolerances.Resolved || u.Tolerances.ForgetLevel != 0.88 || u.Tolerances.TestExamples != 2000 {
 		t.Fatalf("tolerances %+v", u.Tolerances)
 	}
 	got = statedVerdict(u, nil, 120, 2000)
-	if len(got) != 1 || got[0].Kind != schema.FlagForgetResolution || !strings.Contains(got[0].Text, "no verdict") ||
-		!strings.Contains(got[0].Text, "120 examples") || u.Tolerances.Resolved {
+	if len(got) != 1 || got[0].kind != schema.FlagForgetResolution || !strings.Contains(got[0].note.Render(setting.Plain), "no verdict") ||
+		!strings.Contains(got[0].note.Render(setting.Plain), "120 examples") || u.Tolerances.Resolved {
 		t.Errorf("120 examples: flags %v, tolerances %+v; want no verdict", got, u.Tolerances)
 	}
 }

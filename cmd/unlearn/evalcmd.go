@@ -64,7 +64,7 @@ func (o *evalOptions) run(c *cli.Context) error {
 // are rendered first and then put in place together, so an error leaves
 // no output file behind.
 func emitTo(c *cli.Context, rep *schema.Report, ms eval.Measurements, jsonPath, reportPath string) error {
-	files, err := report.Files(rep, ms, jsonPath, reportPath)
+	files, err := report.Files(rep, nil, ms, jsonPath, reportPath)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/internal/taskindex"
 )
 
@@ -107,7 +107,7 @@ func checkShard(c *cli.Context) error {
 	i, from, ok, err := taskindex.FromEnv()
 	switch {
 	case err != nil:
-		return usagef("%s (--shards %d without --shard takes this run's shard from it)", setting.Render(err), shards)
+		return usagef("%s (--shards %d without --shard takes this run's shard from it)", flagtext.Render(err), shards)
 	case !ok:
 		return usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one "+
 			"task of %s (they set $JOB_COMPLETION_INDEX and $SLURM_ARRAY_TASK_ID)",

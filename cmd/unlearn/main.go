@@ -10,9 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
-	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -75,7 +75,7 @@ func newApp() *cli.App {
 		Description: "unlearn takes a trained classifier exported as ONNX and the ids of training " +
 			"examples to forget,\n" +
 			"and writes an unlearned ONNX model with the metrics that show it worked.\n\n" +
-			"Without choices it runs the recommended default, " + unlearn.RecommendedString() + ":\n" +
+			"Without choices it runs the recommended default, " + recommended() + ":\n" +
 			"DEL localization, then reset-and-finetune for as long as oracle-free proxies say is needed\n" +
 			"(README, \"Which method\"); --epochs, --lr or --proxies=false give a fixed recipe instead.\n\n" +
 			"Exit codes: 0 success; 1 error (bad input, failed run); 2 usage error; 3 --strict and the result " +
@@ -183,7 +183,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	msg := strings.ReplaceAll(setting.Render(err), "\n", " ")
+	msg := strings.ReplaceAll(flagtext.Render(err), "\n", " ")
 	if t, ok := strings.CutPrefix(msg, "No help topic for "); ok {
 		msg = "unknown command " + t + " (see `unlearn help`)"
 	}
@@ -219,4 +219,18 @@ func isCLIUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// recommended is unlearn.Recommended as the flags that choose it, with its
+// auto rule: "--method del --budget 0.1 --depth-floor 0.4 --schedule auto
+// (auto rule 9)".
+func recommended() string {
+	var flags []string
+	for _, s := range unlearn.RecommendedSettings() {
+		flags = append(flags, flagtext.Terms.Setting(s))
+	}
+	if unlearn.Recommended.Schedule == unlearn.ScheduleAuto {
+		flags = append(flags, fmt.Sprintf("(auto rule %d)", unlearn.AutoVersion))
+	}
+	return strings.Join(flags, " ")
 }

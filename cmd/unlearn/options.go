@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/onnxrt"
@@ -203,7 +204,7 @@ func (s *suiteOpts) suite(trains bool) (*eval.Suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Bar, st.Info = logs.Bar, logs.Info
+	st.Bar, st.Info, st.Terms = logs.Bar, logs.Info, flagtext.Terms
 	st.ForgetGiven = given
 	return st, nil
 }

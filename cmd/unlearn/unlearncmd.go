@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -164,7 +165,7 @@ func (o *methodOpts) job() (*unlearn.Job, error) {
 		Budget: o.budget, MaskPath: o.mask, ReportPath: o.report,
 		RetrainEpochs: o.retrainEpochs, Classifier: o.classifier,
 		NoBefore: o.noBefore, AllowChance: o.allowChance, DynamicBatch: o.dynamicBatch,
-		Tool: "unlearn " + Version, Info: logs.Info, Bar: logs.Bar, Stage: logs.Stage}
+		Tool: "unlearn " + Version, Info: logs.Info, Bar: logs.Bar, Stage: logs.Stage, Terms: flagtext.Terms}
 	if s.ModelPath == "" {
 		return nil, usagef("--model is required (the ONNX classifier to unlearn); see `unlearn help`")
 	}

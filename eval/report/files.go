@@ -9,10 +9,15 @@ import (
 )
 
 // Files renders rep as metrics.json (indented, newline-terminated) to
-// jsonPath and as the HTML report (with the plots of ms) to htmlPath,
+// jsonPath and page as the HTML report (with the plots of ms) to htmlPath,
 // keyed by path; an empty path, and "-" for the JSON (stdout, which the
-// caller prints), are left out. Rendering everything first lets the caller write all files or none.
-func Files(rep *schema.Report, ms eval.Measurements, jsonPath, htmlPath string) (map[string][]byte, error) {
+// caller prints), are left out. page is rep with its notes worded for the
+// page (setting.Words) where they name settings; nil is rep. Rendering
+// everything first lets the caller write all files or none.
+func Files(rep, page *schema.Report, ms eval.Measurements, jsonPath, htmlPath string) (map[string][]byte, error) {
+	if page == nil {
+		page = rep
+	}
 	files := map[string][]byte{}
 	if jsonPath != "" && jsonPath != "-" {
 		b, err := JSON(rep)
@@ -22,7 +27,7 @@ func Files(rep *schema.Report, ms eval.Measurements, jsonPath, htmlPath string) 
 		files[jsonPath] = b
 	}
 	if htmlPath != "" {
-		b, err := HTML(rep, ms)
+		b, err := HTML(page, ms)
 		if err != nil {
 			return nil, fmt.Errorf("rendering %s: %w", htmlPath, err)
 		}

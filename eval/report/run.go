@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/internal/textio"
 	"github.com/unlearn-tool/unlearn/schema"
 )
@@ -101,13 +102,13 @@ func RetrainBasis(u *schema.Unlearning) string {
 }
 
 // RetrainEpochsFrom names where the epochs of the retraining estimate came
-// from (Unlearning.RetrainEpochsFrom) for the text: "--retrain-epochs", or
-// the model's metadata key.
-func RetrainEpochsFrom(from string) string {
+// from (Unlearning.RetrainEpochsFrom) for the text: the retrain-epochs
+// setting, or the model's metadata key.
+func RetrainEpochsFrom(from string) setting.Message {
 	if from == schema.RetrainEpochsMetadata {
-		return "the model's " + data.MetaTrainEpochs + " metadata"
+		return setting.Msgf("the model's %s metadata", data.MetaTrainEpochs)
 	}
-	return "--retrain-epochs"
+	return setting.Msgf("%s", setting.Of("retrain-epochs"))
 }
 
 // retrainEpochs is "N epochs", with where N came from when the model's
@@ -115,7 +116,7 @@ func RetrainEpochsFrom(from string) string {
 func retrainEpochs(u *schema.Unlearning) string {
 	s := textio.Count(u.RetrainEpochs, "epoch")
 	if u.RetrainEpochsFrom == schema.RetrainEpochsMetadata {
-		s += ", from " + RetrainEpochsFrom(u.RetrainEpochsFrom)
+		s += ", from " + RetrainEpochsFrom(u.RetrainEpochsFrom).String()
 	}
 	return s
 }

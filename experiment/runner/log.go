@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 
@@ -17,12 +18,13 @@ import (
 // result, or the error that ended the step. A long step can be watched
 // (tail -f) and a failed one read afterwards.
 type stepLog struct {
-	f   *os.File
-	w   *textio.ErrWriter
-	log *eventlog.Logger
+	f     *os.File
+	w     *textio.ErrWriter
+	log   *eventlog.Logger
+	terms setting.Terms // the job's, for the errors logged
 }
 
-func createLog(path string) (*stepLog, error) {
+func (r *state) createLog(path string) (*stepLog, error) {
 	// A log in the results folder is an output like any other: never
 	// written through a link or into a device.
 	if err := outfile.Check([]outfile.Output{{Flag: "config", Path: path, Note: "a step log in the experiment's out folder"}}, nil); err != nil {
@@ -33,7 +35,7 @@ func createLog(path string) (*stepLog, error) {
 		return nil, err
 	}
 	w := &textio.ErrWriter{W: f}
-	return &stepLog{f: f, w: w, log: &eventlog.Logger{W: w, JSON: true}}, nil
+	return &stepLog{f: f, w: w, log: &eventlog.Logger{W: w, JSON: true}, terms: r.terms()}, nil
 }
 
 // info logs a step of the library (unlearn.Job.Info, RetrainJob.Info).
@@ -45,7 +47,7 @@ func (l *stepLog) result(fields ...any) { l.log.Result("result", fields...) }
 // fail logs the error that ended the step and returns it with the step
 // named.
 func (l *stepLog) fail(what string, err error) error {
-	l.log.Emit("error", "error", "msg", setting.Render(setting.InFile(err)))
+	l.log.Emit("error", "error", "msg", setting.Render(setting.InFile(err), cmp.Or(l.terms, setting.Plain)))
 	return setting.InFile(fmt.Errorf("%s: %w", what, err))
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/internal/eventlog"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -24,14 +25,14 @@ func TestStepErrorNamesKeys(t *testing.T) {
 		t.Fatalf("%v does not wrap ErrSettings", err)
 	}
 	want := "run DEL (seed 0): " + unlearn.ErrSettings.Error() + ": epoch_fraction 0.001 of the 900-example retain set"
-	if got := setting.Render(err); !strings.HasPrefix(got, want) || strings.Contains(got, "--") {
+	if got := flagtext.Render(err); !strings.HasPrefix(got, want) || strings.Contains(got, "--") {
 		t.Errorf("rendered %q, want it to start %q", got, want)
 	}
 	if !strings.Contains(buf.String(), "epoch_fraction 0.001") || strings.Contains(buf.String(), "--epoch") {
 		t.Errorf("the step's log says %s", buf.String())
 	}
 	dev := l.fail("oracle", fmt.Errorf("train: %w", setting.FlagErrorf("device", " cuda: refused")))
-	if got := setting.Render(dev); got != "oracle: train: --device cuda: refused" {
+	if got := flagtext.Render(dev); got != "oracle: train: --device cuda: refused" {
 		t.Errorf("a flag setting rendered %q", got)
 	}
 }

@@ -66,6 +66,10 @@ type Job struct {
 	// Info, when set, receives warnings (event "warning"): a results
 	// file's last line cut short, left out or removed.
 	Info func(event, text string, fields ...any)
+	// Terms words the settings and commands that RESULTS.md, the step
+	// logs and the runs' metrics.json name (the command's: flags); nil
+	// names them plainly (setting.Plain).
+	Terms setting.Terms
 }
 
 // Outcome is what Run did.
@@ -141,16 +145,21 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	case device != "cpu" && device != "cuda":
 		return nil, fmt.Errorf("%w: device %q: must be cpu or cuda", experiment.ErrConfig, job.Device)
 	case job.Shards == 0 && job.Shard != 0:
-		return nil, setting.FlagTextf("%w: shard %d ({shard}) needs the number of shards ({shards})", experiment.ErrConfig, job.Shard)
+		return nil, setting.FlagTextf("%w: shard %d (%s) needs the number of shards (%s)", experiment.ErrConfig, job.Shard,
+			setting.Of("shard"), setting.Of("shards"))
 	case job.Shards < 0:
-		return nil, setting.FlagTextf("%w: {shards} %d: want 0 (the whole grid) or a number of shards", experiment.ErrConfig, job.Shards)
+		return nil, setting.FlagTextf("%w: %s: want 0 (the whole grid) or a number of shards", experiment.ErrConfig,
+			setting.Use("shards", job.Shards))
 	case job.Shards > 0 && (job.Shard < 0 || job.Shard >= job.Shards):
 		return nil, fmt.Errorf("%w: shard %d of %d: the shard must be in [0, %d)", experiment.ErrConfig, job.Shard, job.Shards, job.Shards)
 	case job.Shards > len(cfg.Seeds) && !job.ReportOnly:
 		// Shards hold whole seeds: a shard past the last seed would run
 		// nothing and exit 0, as if its share were done.
-		return nil, setting.FlagTextf("%w: {shards} %d: more shards than seeds (%d > %d in %s; each shard runs whole seeds), so %d shards would run nothing; give {shards} %d or fewer, run as %s",
-			experiment.ErrConfig, job.Shards, job.Shards, len(cfg.Seeds), cmp.Or(job.ConfigPath, "the config"), job.Shards-len(cfg.Seeds), len(cfg.Seeds), taskindex.Array(len(cfg.Seeds)))
+		return nil, setting.FlagTextf("%w: %s: more shards than seeds (%d > %d in %s; each shard runs whole seeds), "+
+			"so %d shards would run nothing; give %s or fewer, run as %s",
+			experiment.ErrConfig, setting.Use("shards", job.Shards), job.Shards, len(cfg.Seeds),
+			cmp.Or(job.ConfigPath, "the config"), job.Shards-len(cfg.Seeds), setting.Use("shards", len(cfg.Seeds)),
+			taskindex.Array(len(cfg.Seeds)))
 	}
 	if job.Shards > 0 && !job.ReportOnly {
 		r.results = filepath.Join(cfg.Out, fmt.Sprintf("results.shard-%d.jsonl", job.Shard))
@@ -213,11 +222,12 @@ func (r *state) checkOut() error {
 	ins := []outfile.Input{{Name: "dataset " + dataPath, Path: dataPath, Tree: true},
 		{Name: "architecture " + cfg.Architecture, Path: cfg.Architecture}, {Name: "model " + cfg.Model, Path: cfg.Model},
 		{Name: "experiment file " + r.job.ConfigPath, Path: r.job.ConfigPath}}
-	flag := "config"
-	if r.job.ConfigPath != "" {
-		flag += " " + r.job.ConfigPath + ", out:" // errors read "--config exp.yaml, out: PATH: ..."
+	label := setting.Msgf("%s", setting.Of("config"))
+	if r.job.ConfigPath != "" { // errors read "--config exp.yaml, out: PATH: ..."
+		label = setting.Msgf("%s, out:", setting.Use("config", r.job.ConfigPath))
 	}
-	if err := outfile.CheckResultsDir(outfile.Output{Flag: flag, Path: cfg.Out}, ins, "runs", "score"); err != nil {
+	out := outfile.Output{Flag: "config", Label: label, Path: cfg.Out}
+	if err := outfile.CheckResultsDir(out, ins, "runs", "score"); err != nil {
 		if errors.Is(err, outfile.ErrCollision) {
 			return fmt.Errorf("%w: %w", experiment.ErrConfig, err)
 		}
@@ -581,7 +591,45 @@ func (r *state) grid(ctx context.Context) error {
 // oracle, with this config's attack setting and the tool's auto rule and
 // default (the grid's records and the score audits' folders).
 func (r *state) runKey(m experiment.Method, budget float64, seed uint64, idsKey, origRef, okey string) string {
-	return experiment.RunKey(m, budget, seed, idsKey, origRef, okey, r.cfg.NoMIA, unlearn.AutoVersion, unlearn.RecommendedString())
+	return experiment.RunKey(m, budget, seed, idsKey, origRef, okey, r.cfg.NoMIA, unlearn.AutoVersion, defaultKey())
+}
+
+// defaultKey is the recommended default as the default rows' keys hold it
+// (experiment.RunKey's recommended): each of unlearn.RecommendedSettings
+// as the command line spelled it when the keys were defined, then the auto
+// rule: "--method del --budget 0.1 --depth-floor 0.4 --schedule auto (auto
+// rule 9)". The bytes are frozen, since results.jsonl caches hold them;
+// they are part of a key, which no one reads.
+func defaultKey() string {
+	var parts []string
+	for _, s := range unlearn.RecommendedSettings() {
+		parts = append(parts, keyFlagPrefix+s.Name+" "+s.Value)
+	}
+	key := strings.Join(parts, " ")
+	if unlearn.Recommended.Schedule == unlearn.ScheduleAuto {
+		key += fmt.Sprintf(" (auto rule %d)", unlearn.AutoVersion)
+	}
+	return key
+}
+
+// keyFlagPrefix begins each setting in defaultKey: the flag syntax the
+// keys were first written in. It is the one flag-like string outside the
+// command (TestLibraryBuildsNoFlagText allows it by name): a cache key's
+// frozen encoding, never shown.
+const keyFlagPrefix = "--"
+
+// terms are the Terms the job's outputs name settings in.
+func (r *state) terms() setting.Terms {
+	if r.job.Terms == nil {
+		return setting.Plain
+	}
+	return r.job.Terms
+}
+
+// command is the tool's command name given settings, in the job's terms:
+// "unlearn experiment --config exp.yaml" for the command line.
+func (r *state) command(name string, settings ...setting.Ref) string {
+	return r.terms().Command(setting.Command(name, settings...))
 }
 
 // forgetSet is a forget set drawn for a seed: its ids and ids file.
@@ -627,7 +675,7 @@ func (r *state) trainStep(ctx context.Context, dir, what, key, base string, excl
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
-	lg, err := createLog(filepath.Join(dir, "log.jsonl"))
+	lg, err := r.createLog(filepath.Join(dir, "log.jsonl"))
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", what, err)
 	}
@@ -759,7 +807,7 @@ func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet,
 		return unlearn.ErrInterrupted
 	}
 	const what = "oracle evaluation"
-	lg, err := createLog(filepath.Join(dir, "eval-log.jsonl"))
+	lg, err := r.createLog(filepath.Join(dir, "eval-log.jsonl"))
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -861,7 +909,7 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 	metrics := filepath.Join(dir, "metrics.json")
 	logPath := filepath.Join(dir, "log.jsonl")
 	r.say(what, "running (log: "+logPath+")", key)
-	lg, err := createLog(logPath)
+	lg, err := r.createLog(logPath)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -959,7 +1007,7 @@ func (r *state) unlearnJob(ch Choices, fs forgetSet, seed uint64, lg *stepLog) (
 	}
 	return unlearn.Job{Suite: s, Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget, DepthFloor: ch.DepthFloor, Widen: ch.Widen,
 		Algorithm: ch.Algorithm, Config: cfg, NoBefore: true, AllowChance: r.cfg.Model == "", Tool: r.job.Tool,
-		Info: lg.info, Bar: lg.bar}, nil
+		Info: lg.info, Bar: lg.bar, Terms: r.job.Terms}, nil
 }
 
 // readAll reads the records of results.jsonl and of every shard's

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
-	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/unlearn"
 	"github.com/unlearn-tool/unlearn/unlearn/scoring"
 )
@@ -61,7 +61,7 @@ methods:
 // runner computed; the runs' keys changed once, on purpose, when they
 // stopped holding the original's path (content keys, November 2026; the
 // committed records were re-keyed then). The default rows' keys hold
-// unlearn.RecommendedString() and the auto rows' unlearn.AutoVersion by
+// defaultKey() and the auto rows' unlearn.AutoVersion by
 // design: changing either changes them (and this test) on purpose.
 func TestGridKeysPinned(t *testing.T) {
 	want := []map[string]string{{
@@ -91,7 +91,7 @@ func TestGridKeysPinned(t *testing.T) {
 		"Default on few (seed 7)":  "345f2c1dece3c858",
 	}}
 	wantSteps := []int{4 + 2*2*8, 1 + 2}
-	if got := unlearn.RecommendedString(); got != "--method del --budget 0.1 --depth-floor 0.4 --schedule auto (auto rule 9)" {
+	if got := defaultKey(); got != "--method del --budget 0.1 --depth-floor 0.4 --schedule auto (auto rule 9)" {
 		t.Logf("the recommended default is now %q: the default rows' keys below change with it, by design", got)
 	}
 	for i, y := range pinConfigs {
@@ -216,11 +216,11 @@ func TestShardChecked(t *testing.T) {
 	// and what to set. Negative --shards names the flag.
 	_, err = Run(context.Background(), Job{Config: cfg, ConfigPath: p, DryRun: true, Shard: 5, Shards: 1000000000})
 	for _, want := range []string{"--shards 1000000000: more shards than seeds (1000000000 > 2 in " + p, "give --shards 2 or fewer", "completions: 2", "--array=0-1"} {
-		if !errors.Is(err, experiment.ErrConfig) || !strings.Contains(setting.Render(err), want) {
+		if !errors.Is(err, experiment.ErrConfig) || !strings.Contains(flagtext.Render(err), want) {
 			t.Errorf("shard 5 of 1000000000: %v, want ErrConfig saying %q", err, want)
 		}
 	}
-	if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Shards: -3}); !errors.Is(err, experiment.ErrConfig) || !strings.Contains(setting.Render(err), "--shards -3: want 0") {
+	if _, err := Run(context.Background(), Job{Config: cfg, DryRun: true, Shards: -3}); !errors.Is(err, experiment.ErrConfig) || !strings.Contains(flagtext.Render(err), "--shards -3: want 0") {
 		t.Errorf("--shards -3: %v", err)
 	}
 }
@@ -574,5 +574,15 @@ func copyTestFile(t *testing.T, src, dst string) {
 	}
 	if err := os.WriteFile(dst, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDefaultKeyBytes: the default rows' key text, built from
+// unlearn.RecommendedSettings, holds the bytes the keys were first written
+// in (flag syntax, once unlearn.RecommendedString's), so that existing
+// results.jsonl caches stay hits; TestGridKeysPinned pins the keys.
+func TestDefaultKeyBytes(t *testing.T) {
+	if got, want := defaultKey(), "--method del --budget 0.1 --depth-floor 0.4 --schedule auto (auto rule 9)"; got != want {
+		t.Errorf("defaultKey() = %q, want %q: the default rows' cached records would be misses", got, want)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
 	"github.com/unlearn-tool/unlearn/unlearn/scoring"
@@ -116,7 +117,7 @@ func (r *state) scoreOne(ctx context.Context, t scoreTarget, m experiment.Method
 			return err
 		}
 	}
-	lg, err := createLog(filepath.Join(a.dir, "log.jsonl"))
+	lg, err := r.createLog(filepath.Join(a.dir, "log.jsonl"))
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -306,7 +307,8 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		if len(closed) > 0 {
 			fmt.Fprintf(&b, "\nKLoM of %s: computed with the last histogram bin closed (score.json written before issue 47, or\n"+
 				"with CloseLastBin), not with the published code's bins, so it is not comparable with published KLoM (docs/SCORE.md,\n"+
-				"\"KLoM's bins\"); `unlearn score --gather` recomputes it from the rows' tasks/ folders, which are not committed.\n", strings.Join(closed, ", "))
+				"\"KLoM's bins\"); `%s` recomputes it from the rows' tasks/ folders, which are not committed.\n",
+				strings.Join(closed, ", "), r.command("score", setting.Of("gather")))
 		}
 	}
 	return b.String(), nil

@@ -2,13 +2,13 @@ package outfile
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/internal/fsread"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 )
 
 // The kinds of refusal, for errors.Is. ErrCollision is a mistake on the
@@ -31,8 +31,12 @@ var (
 // Output is one file a command will write.
 type Output struct {
 	// Flag names the option without dashes ("metrics"); errors start
-	// with "--metrics PATH".
+	// with the setting and the path ("--metrics PATH" on the command
+	// line).
 	Flag string
+	// Label, when set, names the output in errors instead of Flag: the
+	// experiment runner's "config exp.yaml, out:".
+	Label setting.Message
 	// Path is the file. "" (not requested) and "-" (standard output)
 	// are skipped.
 	Path string
@@ -41,10 +45,13 @@ type Output struct {
 	Note string
 }
 
-func (o Output) label() string {
-	s := fmt.Sprintf("--%s %s", o.Flag, o.Path)
+func (o Output) label() setting.Message {
+	s := setting.Msgf("%s", setting.Use(o.Flag, o.Path))
+	if o.Label != nil {
+		s = setting.Msgf("%s %s", o.Label, o.Path)
+	}
 	if o.Note != "" {
-		s += " (" + o.Note + ")"
+		s = setting.Msgf("%s (%s)", s, o.Note)
 	}
 	return s
 }
@@ -65,25 +72,30 @@ type Input struct {
 
 // what names the input in errors: "the " + Name when set, else "the
 // --forget input".
-func (in Input) what() string {
+func (in Input) what() setting.Message {
 	switch {
 	case in.Name != "":
-		return "the " + in.Name
+		return setting.Msgf("the %s", in.Name)
 	case in.Flag != "":
-		return "the --" + in.Flag + " input"
+		return setting.Msgf("the %s input", setting.Of(in.Flag))
 	}
-	return "an input"
+	return setting.Msgf("an input")
 }
 
 // Error is a refused output path: Label names the flag and the path,
 // Msg says why, Kind is one of the Err values above.
 type Error struct {
-	Label, Msg string
+	Label, Msg setting.Message
 	Kind       error
 }
 
-func (e *Error) Error() string { return e.Label + ": " + e.Msg }
-func (e *Error) Unwrap() error { return e.Kind }
+func (e *Error) Error() string { return e.text().Error() }
+
+// Unwrap gives Kind, and the message as a *setting.Error, whose settings
+// the command renders as flags.
+func (e *Error) Unwrap() []error { return []error{e.text(), e.Kind} }
+
+func (e *Error) text() error { return &setting.Error{Msg: setting.Msgf("%s: %s", e.Label, e.Msg)} }
 
 // Check refuses, before any work, every output that would overwrite an
 // input or another output, replace a link, a device, a FIFO, a socket or
@@ -118,7 +130,7 @@ const (
 
 func checkOne(o Output, inputs []Input, earlier []Output) error {
 	fail := func(kind error, format string, a ...any) error {
-		return &Error{Label: o.label(), Msg: fmt.Sprintf(format, a...), Kind: kind}
+		return &Error{Label: o.label(), Msg: setting.Msgf(format, a...), Kind: kind}
 	}
 	dir := filepath.Dir(o.Path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -152,13 +164,15 @@ func fileType(st fs.FileInfo, path string) *Error {
 	switch {
 	case m&fs.ModeSymlink != 0:
 		target, _ := os.Readlink(path)
-		return &Error{Kind: ErrSymlink, Msg: fmt.Sprintf("is a symbolic link (to %s); outputs never replace a link: pass the target path instead", target)}
+		return &Error{Kind: ErrSymlink, Msg: setting.Msgf("is a symbolic link (to %s); outputs never replace a link: "+
+			"pass the target path instead", target)}
 	case m.IsDir():
-		return &Error{Kind: ErrNotRegular, Msg: "is a folder; give the path of a file to write"}
+		return &Error{Kind: ErrNotRegular, Msg: setting.Msgf("is a folder; give the path of a file to write")}
 	case m.IsRegular():
 		return nil
 	}
-	return &Error{Kind: ErrNotRegular, Msg: fmt.Sprintf("is a %s, not a regular file; outputs are only written to regular files", fsread.FileKind(m))}
+	return &Error{Kind: ErrNotRegular, Msg: setting.Msgf("is a %s, not a regular file; outputs are only written to "+
+		"regular files", fsread.FileKind(m))}
 }
 
 // collision says which input or earlier output o would overwrite, or nil.
@@ -172,18 +186,18 @@ func collision(o Output, exists bool, inputs []Input, earlier []Output) error {
 		if in.Tree && ierr == nil && ist.IsDir() {
 			for _, d := range names(in.Path) {
 				if within(d, name) {
-					return fmt.Errorf("lies inside %s folder %s; outputs never go into an input dataset", in.what(), in.Path)
+					return setting.Textf("lies inside %s folder %s; outputs never go into an input dataset", in.what(), in.Path)
 				}
 			}
 			if exists {
 				if f := sameAsTreeFile(o.Path, in.Path); f != "" {
-					return fmt.Errorf("is the same file as %s in %s folder; outputs never overwrite inputs", f, in.what())
+					return setting.Textf("is the same file as %s in %s folder; outputs never overwrite inputs", f, in.what())
 				}
 			}
 			continue
 		}
 		if same(o.Path, name, exists, in.Path) {
-			return fmt.Errorf("is %s; outputs never overwrite inputs", in.what())
+			return setting.Textf("is %s; outputs never overwrite inputs", in.what())
 		}
 	}
 	for _, e := range earlier {
@@ -192,7 +206,7 @@ func collision(o Output, exists bool, inputs []Input, earlier []Output) error {
 			if e.Note != "" {
 				what += " (" + e.Note + ")"
 			}
-			return fmt.Errorf("is also the --%s output %s; each output needs its own file", e.Flag, what)
+			return setting.Textf("is also the %s output %s; each output needs its own file", setting.Of(e.Flag), what)
 		}
 	}
 	return nil
@@ -294,7 +308,7 @@ func probe(dir string) error {
 // is the path itself (a file) is named as such.
 func CheckDir(o Output, inputs []Input) error {
 	fail := func(kind error, format string, a ...any) error {
-		return &Error{Label: o.label(), Msg: fmt.Sprintf(format, a...), Kind: kind}
+		return &Error{Label: o.label(), Msg: setting.Msgf(format, a...), Kind: kind}
 	}
 	clean := filepath.Clean(o.Path)
 	parent := filepath.Dir(clean)
@@ -354,7 +368,7 @@ var writable = probe
 
 func checkResultsDir(o Output, inputs []Input, subs []string, write bool) error {
 	fail := func(kind error, format string, a ...any) error {
-		return &Error{Label: o.label(), Msg: fmt.Sprintf(format, a...), Kind: kind}
+		return &Error{Label: o.label(), Msg: setting.Msgf(format, a...), Kind: kind}
 	}
 	clean := filepath.Clean(o.Path)
 	if abs := resolve(clean); filepath.Dir(abs) == abs {

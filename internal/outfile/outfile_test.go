@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 )
 
 func write(t *testing.T, path, s string) string {
@@ -33,9 +35,10 @@ func wantRefused(t *testing.T, err error, kind error, parts ...string) {
 	if !errors.As(err, &e) || !errors.Is(err, kind) {
 		t.Fatalf("error %q (%T); want an *Error of kind %v", err, err, kind)
 	}
+	msg := flagtext.Render(err) // as the command prints it
 	for _, p := range parts {
-		if !strings.Contains(err.Error(), p) {
-			t.Errorf("error %q does not contain %q", err, p)
+		if !strings.Contains(msg, p) {
+			t.Errorf("error %q does not contain %q", msg, p)
 		}
 	}
 }
@@ -420,7 +423,7 @@ func TestCheckRefusesNamesWithoutRoomForTemporaries(t *testing.T) {
 	dir := t.TempDir()
 	long := filepath.Join(dir, strings.Repeat("a", 245)+".onnx")
 	err := Check([]Output{{Flag: "--out", Path: long}}, nil)
-	if err == nil || !strings.Contains(err.Error(), "file name of 250 bytes") || !strings.Contains(err.Error(), "--out") {
+	if err == nil || !strings.Contains(err.Error(), "file name of 250 bytes") || !strings.Contains(flagtext.Render(err), "--out") {
 		t.Errorf("250-byte name: %v", err)
 	}
 	ok := filepath.Join(dir, strings.Repeat("a", maxNameLen-maxTempExtra-5)+".onnx")

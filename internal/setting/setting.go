@@ -1,54 +1,61 @@
-// Package setting lets the library name a bad setting without naming how
-// the user gave it: as a flag on the command line (--epoch-fraction), or
-// as a key in an experiment file (epoch_fraction). The library returns an
-// *Error; Render gives the message in the command line's terms, or, for an
-// error marked InFile (the experiment runner marks its steps' errors), in
-// the file's.
+// Package setting lets the library name a setting without naming how the
+// user gives it: as a flag on the command line (--epoch-fraction), as a key
+// in an experiment file (epoch_fraction), or in words in the HTML report.
+// Errors (*Error), notes and advice (Note) are Messages whose settings are
+// values (Ref, Cmd); each reader renders them in its terms (Terms). The
+// library holds no flag text: the command supplies the Terms that spell
+// flags, and Render gives an error's message in them or, for an error
+// marked InFile (the experiment runner marks its steps' errors), in the
+// file's keys.
 package setting
 
 import (
 	"errors"
-	"fmt"
-	"regexp"
 	"strings"
 )
 
-// Error is a bad setting. Its message is Name followed by Msg (" 0.01 of
-// the …", or ": …"), or Msg alone when Name is empty (Textf); Msg may name
-// other settings as {name} ("pass {no-mia} for accuracy only"). Flag marks a setting that is a flag of
-// every command that meets it, the experiment command too (device).
+// Error is a bad setting. Its message is the setting Name followed by Msg
+// (" 0.01 of the …", or ": …"), or Msg alone when Name is empty (Textf);
+// Msg may name other settings as Refs ("pass no-mia for accuracy only").
+// Flag marks a setting that is a flag of every command that meets it, the
+// experiment command too (device).
 type Error struct {
 	Name string
-	Msg  string
+	Msg  Message
 	Flag bool
 	Err  error // wrapped, when the message ends with another error's
 }
 
-// Errorf returns the *Error for setting name with Msg formatted.
+// Errorf returns the *Error for setting name with Msg formatted by Msgf.
 func Errorf(name, format string, a ...any) error {
-	return &Error{Name: name, Msg: fmt.Sprintf(format, a...)}
+	return &Error{Name: name, Msg: Msgf(format, a...)}
 }
 
 // Wrap returns the *Error "name: err", which wraps err. The settings err
 // names as an *Error stay settings in the message.
 func Wrap(name string, err error) error {
-	msg := err.Error()
-	if e, ok := err.(*Error); ok {
-		msg = e.template()
-	}
-	return &Error{Name: name, Msg: ": " + msg, Err: err}
+	return &Error{Name: name, Msg: Msgf(": %s", asMessage(err)), Err: err}
 }
 
-// Textf returns an *Error whose message is format's alone, naming the
-// settings it mentions as {name} ("…; or pass {allow-chance}"). A leading
-// %w in format is wrapped, so errors.Is sees the sentinel.
+// asMessage is err's message, with its settings when err is an *Error.
+func asMessage(err error) any {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	return err.Error()
+}
+
+// Textf returns an *Error whose message is format's alone, formatted by
+// Msgf, naming the settings it mentions as Refs ("…; or pass %s",
+// Of("allow-chance")). A %w in format is wrapped, so errors.Is sees the
+// sentinel.
 func Textf(format string, a ...any) error {
-	err := fmt.Errorf(format, a...)
-	return &Error{Msg: err.Error(), Err: errors.Unwrap(err)}
+	msg, wrapped := errorf(format, a...)
+	return &Error{Msg: msg, Err: wrapped}
 }
 
 // FlagTextf is Textf for a message whose settings are always flags
-// (Error.Flag): --ort-lib, --device, --shards.
+// (Error.Flag): device, ort-lib, shards.
 func FlagTextf(format string, a ...any) error {
 	e := Textf(format, a...).(*Error)
 	e.Flag = true
@@ -57,35 +64,21 @@ func FlagTextf(format string, a ...any) error {
 
 // FlagErrorf is Errorf for a setting that is always a flag (Error.Flag).
 func FlagErrorf(name, format string, a ...any) error {
-	return &Error{Name: name, Msg: fmt.Sprintf(format, a...), Flag: true}
+	return &Error{Name: name, Msg: Msgf(format, a...), Flag: true}
 }
 
-// Error names the settings plainly (name).
-func (e *Error) Error() string { return e.render(func(n string) string { return n }) }
+// Error names the settings plainly (Plain).
+func (e *Error) Error() string { return e.message().Render(Plain) }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func (e *Error) render(name func(string) string) string {
-	msg := placeholder.ReplaceAllStringFunc(e.Msg, func(p string) string { return name(p[1 : len(p)-1]) })
-	if e.Name == "" {
-		return msg
-	}
-	return name(e.Name) + msg
-}
-
-// template is e's message with every setting as {name}.
-func (e *Error) template() string {
+// message is e's whole message, its Name as a setting.
+func (e *Error) message() Message {
 	if e.Name == "" {
 		return e.Msg
 	}
-	return "{" + e.Name + "}" + e.Msg
+	return append(Message{{Setting: &Ref{Name: e.Name}}}, e.Msg...)
 }
-
-// placeholder is a setting named inside a message: {batch-size}.
-var placeholder = regexp.MustCompile(`\{[a-z][a-z0-9-]*\}`)
-
-// AsFlag is a setting's name on the command line.
-func AsFlag(name string) string { return "--" + name }
 
 // AsKey is a setting's key in an experiment file.
 func AsKey(name string) string { return strings.ReplaceAll(name, "-", "_") }
@@ -103,22 +96,29 @@ func InFile(err error) error {
 	return inFile{err}
 }
 
-// Render returns err's message with every setting it names in the
-// command line's terms (--name), or the file's (name_with_underscores)
-// when err is marked InFile; a Flag setting stays a flag.
-func Render(err error) string {
+// Render returns err's message with every setting it names in flags'
+// terms (the command line's, which the command supplies), or the file's
+// (Keys) when err is marked InFile; a Flag setting stays a flag.
+func Render(err error, flags Terms) string {
 	msg := err.Error()
 	var f inFile
 	file := errors.As(err, &f)
 	for _, e := range all(err) {
-		name := AsFlag
+		t := flags
 		if file && !e.Flag {
-			name = AsKey
+			t = inFileTerms{flags}
 		}
-		msg = strings.Replace(msg, e.Error(), e.render(name), 1)
+		msg = strings.Replace(msg, e.Error(), e.message().Render(t), 1)
 	}
 	return msg
 }
+
+// inFileTerms words settings as an experiment file's keys, and commands,
+// which are the command line's, in flags.
+type inFileTerms struct{ flags Terms }
+
+func (t inFileTerms) Setting(r Ref) string { return Keys.Setting(r) }
+func (t inFileTerms) Command(c Cmd) string { return t.flags.Command(c) }
 
 // all returns the *Errors in err's tree, outermost first.
 func all(err error) []*Error {

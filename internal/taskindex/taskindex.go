@@ -35,7 +35,9 @@ func FromEnv() (index int, from string, ok bool, err error) {
 			return 0, name, false, fmt.Errorf("%w: $%s=%q: %v", ErrIndex, name, v, err)
 		}
 		if ok && i != index {
-			return 0, name, false, setting.FlagTextf("%w: $%s=%d and $%s=%d disagree on this task's shard: unset one, or give {shard}", ErrIndex, from, index, name, i)
+			return 0, name, false, setting.FlagTextf("%w: $%s=%d and $%s=%d disagree on this task's shard: "+
+				"unset one, or give %s",
+				ErrIndex, from, index, name, i, setting.Of("shard"))
 		}
 		index, from, ok = i, name, true
 	}

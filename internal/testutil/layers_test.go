@@ -1,7 +1,6 @@
 package testutil
 
 import (
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -141,64 +140,5 @@ func TestLayers(t *testing.T) {
 		if !seen[p] {
 			t.Errorf("docs/ARCHITECTURE.md lists %s, which has no Go file", p)
 		}
-	}
-}
-
-// TestLibraryErrorsNameNoFlags (issue 44): an error made in a library
-// package names a setting as {name} (internal/setting), never as a flag,
-// so that a Go caller reads its own terms and the command and the
-// experiment file render theirs. It looks at the string literals of
-// fmt.Errorf, errors.New and the setting constructors outside cmd/ and
-// bench/.
-func TestLibraryErrorsNameNoFlags(t *testing.T) {
-	root := RepoRoot(t)
-	flag := regexp.MustCompile(`(^|[\s(/"'])--[a-z][a-z-]+`)
-	makers := map[string]bool{"Errorf": true, "New": true, "Textf": true, "FlagTextf": true, "FlagErrorf": true, "cudaErrorf": true, "errorf": true, "fail": true}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			base := d.Name()
-			if path != root && (strings.HasPrefix(base, ".") || slices.Contains([]string{"testdata", "regimes", "bin", "out", "cmd", "bench"}, base)) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			name := ""
-			switch fn := call.Fun.(type) {
-			case *ast.Ident:
-				name = fn.Name
-			case *ast.SelectorExpr:
-				name = fn.Sel.Name
-			}
-			if !makers[name] {
-				return true
-			}
-			ast.Inspect(call, func(m ast.Node) bool {
-				if lit, ok := m.(*ast.BasicLit); ok && lit.Kind == token.STRING && flag.MatchString(lit.Value) {
-					t.Errorf("%s: an error names a flag (%s); name the setting as {name} (internal/setting.Textf)", fset.Position(lit.Pos()), flag.FindString(lit.Value))
-				}
-				return true
-			})
-			return true
-		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -246,8 +246,11 @@ func (t *Training) rangeTest(a autorule.Config) (float64, error) {
 		for i, lr := range lrs {
 			rates[i] = fmt.Sprintf("%.4g", lr)
 		}
-		return 0, setting.Textf("%w: every range-test learning rate diverged (%s): the loss or a gradient became NaN or Inf within %d steps at each; give a fixed {lr} below %s, or check the model and data (e.g. {mean}/{std})",
-			train.ErrNonFinite, strings.Join(rates, ", "), k, rates[0])
+		return 0, setting.Textf("%w: every range-test learning rate diverged (%s): the loss or a gradient became "+
+			"NaN or Inf within %d steps at each; give a fixed %s below %s, or check the model "+
+			"and data (e.g. %s/%s)",
+			train.ErrNonFinite, strings.Join(rates, ", "), k, setting.Of("lr"), rates[0],
+			setting.Of("mean"), setting.Of("std"))
 	}
 	return lr, nil
 }

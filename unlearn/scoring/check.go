@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/schema"
 )
 
@@ -30,7 +31,8 @@ const (
 )
 
 // repairHint says how to repair a damaged task file.
-const repairHint = "delete the file and run its task again (unlearn score on the folder without --gather, or the shard that holds the task), then gather"
+var repairHint = setting.Msgf("delete the file and run its task again (%s on the folder without %s, or the shard "+
+	"that holds the task), then gather", setting.Command("score"), setting.Of("gather"))
 
 // checkTask checks every value of a task file read back (the settings, kind,
 // index and seed are checked by the caller): each per-example list has
@@ -40,7 +42,7 @@ const repairHint = "delete the file and run its task again (unlearn score on the
 // hexadecimal digits. The error names the file and the field.
 func checkTask(p string, res *schema.ScoreTask, lens [3]int) error {
 	bad := func(field, format string, a ...any) error {
-		return fmt.Errorf("%w: %s: %s: %s; %s", ErrDamaged, p, field, fmt.Sprintf(format, a...), repairHint)
+		return setting.Textf("%w: %s: %s: %s; %s", ErrDamaged, p, field, fmt.Sprintf(format, a...), repairHint)
 	}
 	for i, o := range []struct {
 		name string

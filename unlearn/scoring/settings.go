@@ -15,6 +15,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -223,9 +224,10 @@ func (r *state) readTask(t task) (*schema.ScoreTask, error) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return nil, fmt.Errorf("%w: %s: %w (%v; a write was interrupted, or a copy is partial); %s", ErrDamaged, p, ErrCutShort, err, repairHint)
+			return nil, setting.Textf("%w: %s: %w (%v; a write was interrupted, or a copy is partial); %s",
+				ErrDamaged, p, ErrCutShort, err, repairHint)
 		}
-		return nil, fmt.Errorf("%w: %s: %v; %s", ErrDamaged, p, err, repairHint)
+		return nil, setting.Textf("%w: %s: %v; %s", ErrDamaged, p, err, repairHint)
 	}
 	switch {
 	case res.Schema != schema.ScoreTaskSchema:
