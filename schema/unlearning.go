@@ -22,6 +22,10 @@ const (
 	// that two standard errors of a forget accuracy near the oracle
 	// estimate's exceed a point (unlearn.ResolutionPoint).
 	FlagForgetResolution = "forget-resolution"
+	// FlagStillRemembers: a run that widened its mask along its whole
+	// ladder ended with the forget set still remembered (above the
+	// rule's forget target); it advises retraining, with its cost.
+	FlagStillRemembers = "still-remembers"
 )
 
 // Flag is one warning of a run about its own result.

@@ -406,6 +406,11 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		// within two standard errors: the verdict states its own.
 		notes.flags = statedVerdict(rep.Unlearning, notes.flags, len(s.Forget), s.Data.Test.Len())
 	}
+	if len(widened) > 0 {
+		if f, ok := stillRemembersFlag(rep.Unlearning, out.Result); ok {
+			notes.flags = append(notes.flags, f)
+		}
+	}
 	advice := testDropAdvice
 	switch a, _ := LookupAlgorithm(job.Algorithm); {
 	case a != nil && a.FromScratch:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -143,4 +144,25 @@ func widenNote(steps []schema.WidenStep) string {
 	}
 	return "mask widened while the forget set was still remembered, each budget run from the input model: " +
 		strings.Join(parts, "; then ")
+}
+
+// stillRemembersFlag is the warning of a run that widened its mask to the
+// end of its ladder and still remembers the forget set: no cheaper step
+// is left, so it advises retraining from scratch, with the run's own
+// estimate of its cost when it has one.
+func stillRemembersFlag(u *schema.Unlearning, res *Result) (flagNote, bool) {
+	gap, ok := stillRemembers(res)
+	if !ok {
+		return flagNote{}, false
+	}
+	cost := setting.Msgf("its cost is not estimated here (%s N, the epochs the model was trained for, estimates it)",
+		setting.Of("retrain-epochs"))
+	if u.RetrainEstimateS > 0 {
+		cost = setting.Msgf("it would take about %.0f s here (%d epochs, %s), %.1f× this run",
+			u.RetrainEstimateS, u.RetrainEpochs, u.RetrainEstimateBasis, 1/max(u.Speedup, 1e-9))
+	}
+	return flagNote{schema.FlagStillRemembers, setting.Notef(setting.KindWarning, "the forget set is still "+
+		"remembered with the mask widened to budget %g: forget accuracy %.2f%%, %.2f points above the rule's "+
+		"target; no cheaper step is left, so retrain from scratch (%s): %s",
+		u.Budget, 100*res.Proxies.After.ForgetAccuracy, 100*gap, setting.Use("method", "retrain"), cost)}, true
 }

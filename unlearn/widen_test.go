@@ -10,18 +10,19 @@ import (
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/internal/testutil"
 	"github.com/unlearn-tool/unlearn/onnxrt"
+	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
 // TestWidenLadder: a run that cannot forget at its first budget (a mask of
-// almost nothing at a rate too small to move the model, so the forget
-// accuracy stays the input's, above the oracle estimate) widens along the
-// ladder, each rung from the input model (the folded-BatchNormalization
-// export, so the restored normalization is put back for every rung): the
-// rungs are recorded with the forget set still remembered at the first,
-// the result's mask is the last rung's and holds the first's, the audit
-// finds nothing changed outside it, and the notes say what was done. A
-// ladder entry not above the budget is skipped.
+// 1 % of the demo model's parameters, past the depth floor, at a rate too
+// small to move the model, so the forget accuracy stays far above the
+// oracle estimate) widens along the ladder, each rung from the input
+// model: the rungs are recorded with the forget set still remembered at
+// the first, the result's mask is the last rung's and holds more, the
+// audit finds nothing changed outside it, the notes and an event say what
+// was done, and, the ladder ended still remembering, one warning advises
+// retraining from scratch. A ladder entry not above the budget is skipped.
 func TestWidenLadder(t *testing.T) {
 	testutil.RequireORT(t)
 	root := testutil.RepoRoot(t)
@@ -51,8 +52,8 @@ func TestWidenLadder(t *testing.T) {
 	dir := t.TempDir()
 	var events []string
 	o, err := unlearn.Unlearn(context.Background(), unlearn.Job{
-		ModelPath: filepath.Join(root, "testdata", "exports", "b_eval_dynamic.onnx"), Suite: suite,
-		Method: "del", Strategy: "del", Budget: 0.002, Algorithm: "rft", Config: cfg, Widen: []float64{0.001, 0.3},
+		ModelPath: filepath.Join(root, "testdata", "resnet_small_train.onnx"), Suite: suite,
+		Method: "del", Strategy: "del", Budget: 0.01, DepthFloor: 0.4, Algorithm: "rft", Config: cfg, Widen: []float64{0.005, 0.015},
 		Out: filepath.Join(dir, "u.onnx"), MetricsPath: filepath.Join(dir, "u.metrics.json"),
 		Info: func(event, text string, _ ...any) { events = append(events, event+"\t"+text) },
 	})
@@ -60,8 +61,8 @@ func TestWidenLadder(t *testing.T) {
 		t.Fatalf("the run stopped: %v", err)
 	}
 	u := o.Report.Unlearning
-	if len(u.Widen) != 2 || u.Widen[0].Budget != 0.002 || u.Widen[1].Budget != 0.3 {
-		t.Fatalf("rungs %+v, want budgets 0.002 then 0.3", u.Widen)
+	if len(u.Widen) != 2 || u.Widen[0].Budget != 0.01 || u.Widen[1].Budget != 0.015 {
+		t.Fatalf("rungs %+v, want budgets 0.01 then 0.015 (auto %+v, after %+v)", u.Widen, u.Auto, u.Proxies.After)
 	}
 	if u.Widen[0].StillRemembers <= 0 || u.Widen[0].Reason == "" {
 		t.Errorf("first rung %+v: want it still remembering, with the schedule's reason", u.Widen[0])
@@ -69,8 +70,8 @@ func TestWidenLadder(t *testing.T) {
 	if !(u.Widen[1].Selected > u.Widen[0].Selected) {
 		t.Errorf("the wider rung selected %d elements, the first %d", u.Widen[1].Selected, u.Widen[0].Selected)
 	}
-	if u.Budget != 0.3 || u.Mask == nil || u.Mask.Budget != 0.3 {
-		t.Errorf("result budget %g, mask %+v: want the last rung's, 0.3", u.Budget, u.Mask)
+	if u.Budget != 0.015 || u.Mask == nil || u.Mask.Budget != 0.015 {
+		t.Errorf("result budget %g, mask %+v: want the last rung's, 0.015", u.Budget, u.Mask)
 	}
 	if !o.Audit.BitIdentical {
 		t.Errorf("audit: %v", o.Audit.Violations)
@@ -80,12 +81,22 @@ func TestWidenLadder(t *testing.T) {
 	}
 	notes := strings.Join(u.Notes, "\n")
 	if !strings.Contains(notes, "mask widened while the forget set was still remembered") ||
-		!strings.Contains(notes, "budget 0.002:") || !strings.Contains(notes, "then budget 0.3:") {
+		!strings.Contains(notes, "budget 0.01:") || !strings.Contains(notes, "then budget 0.015:") {
 		t.Errorf("notes do not say what the widening did: %q", u.Notes)
+	}
+	// The rate was too small to forget at any budget: the ladder ended still
+	// remembering, which the run says, advising retraining.
+	still := false
+	for _, f := range u.Flags {
+		still = still || f.Kind == schema.FlagStillRemembers && strings.Contains(f.Text, "retrain from scratch") &&
+			strings.Contains(f.Text, "budget 0.015")
+	}
+	if !still || u.Vouched {
+		t.Errorf("flags %+v (vouched %v): want still-remembers advising retraining", u.Flags, u.Vouched)
 	}
 	widened := false
 	for _, e := range events {
-		widened = widened || strings.HasPrefix(e, "widen\twidening the mask: at budget 0.002")
+		widened = widened || strings.HasPrefix(e, "widen\twidening the mask: at budget 0.01")
 	}
 	if !widened {
 		t.Errorf("no widen event: %q", events)
