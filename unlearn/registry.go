@@ -283,3 +283,20 @@ func RecommendedSettings() []setting.Ref {
 	return []setting.Ref{setting.Use("method", Recommended.Method), setting.Use("budget", Recommended.Budget),
 		setting.Use("depth-floor", Recommended.DepthFloor), setting.Use("schedule", Recommended.Schedule)}
 }
+
+// Recommendation describes Recommended: its settings and, under the auto
+// schedule, the rule ("method del budget 0.1 depth-floor 0.4 schedule auto
+// (auto rule 9)" in plain terms).
+func Recommendation() setting.Message {
+	var m setting.Message
+	for i, s := range RecommendedSettings() {
+		if i > 0 {
+			m = append(m, setting.Part{Text: " "})
+		}
+		m = append(m, setting.Part{Setting: &s})
+	}
+	if Recommended.Schedule == ScheduleAuto {
+		m = append(m, setting.Part{Text: fmt.Sprintf(" (auto rule %d)", AutoVersion)})
+	}
+	return m
+}

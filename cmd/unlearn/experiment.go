@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/experiment/runner"
 	"github.com/unlearn-tool/unlearn/train"
@@ -72,7 +71,7 @@ func (o *experimentOptions) run(c *cli.Context) error {
 	}
 	job := runner.Job{Config: cfg, ConfigPath: o.config, LibPath: o.rt.lib, Device: o.rt.dev(),
 		Tool: "unlearn " + Version, DryRun: o.dryRun, ReportOnly: o.reportOnly, Shard: o.shard,
-		Shards: o.shards, Info: logs.Info, Terms: flagtext.Terms,
+		Shards: o.shards, Info: logs.Info, Terms: terms,
 		Step: func(what, state, key string) {
 			logs.Info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
 		}}

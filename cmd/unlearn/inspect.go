@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/inspect"
 )
 
@@ -51,7 +50,7 @@ func (o *inspectOptions) run(c *cli.Context) error {
 	if err := outs.checkFlags(c, "json"); err != nil {
 		return err
 	}
-	rep, err := inspect.File(o.model, inspect.Options{Classifier: o.classifier, Terms: flagtext.Terms})
+	rep, err := inspect.File(o.model, inspect.Options{Classifier: o.classifier, Terms: terms})
 	var ce *inspect.ClassifierError
 	if errors.As(err, &ce) {
 		return usagef("--classifier %q: %v", ce.Name, ce.Err)
@@ -68,6 +67,6 @@ func (o *inspectOptions) run(c *cli.Context) error {
 		}
 	}
 	// A failed write to the terminal is not a failure of the command.
-	_ = inspect.WriteText(c.App.Writer, rep, o.channels, flagtext.Terms)
+	_ = inspect.WriteText(c.App.Writer, rep, o.channels, terms)
 	return nil
 }

@@ -20,6 +20,8 @@ import (
 // Version is the tool's version, set at build time with -ldflags "-X main.Version=...".
 var Version = "0.1.0-dev"
 
+var terms = flagtext.Terms // words the settings that library messages name, as flags
+
 // Exit codes (documented in README.md).
 const (
 	exitOK    = 0
@@ -75,7 +77,7 @@ func newApp() *cli.App {
 		Description: "unlearn takes a trained classifier exported as ONNX and the ids of training " +
 			"examples to forget,\n" +
 			"and writes an unlearned ONNX model with the metrics that show it worked.\n\n" +
-			"Without choices it runs the recommended default, " + recommended() + ":\n" +
+			"Without choices it runs the recommended default, " + unlearn.Recommendation().Render(terms) + ":\n" +
 			"DEL localization, then reset-and-finetune for as long as oracle-free proxies say is needed\n" +
 			"(README, \"Which method\"); --epochs, --lr or --proxies=false give a fixed recipe instead.\n\n" +
 			"Exit codes: 0 success; 1 error (bad input, failed run); 2 usage error; 3 --strict and the result " +
@@ -219,18 +221,4 @@ func isCLIUsage(err error) bool {
 		}
 	}
 	return false
-}
-
-// recommended is unlearn.Recommended as the flags that choose it, with its
-// auto rule: "--method del --budget 0.1 --depth-floor 0.4 --schedule auto
-// (auto rule 9)".
-func recommended() string {
-	var flags []string
-	for _, s := range unlearn.RecommendedSettings() {
-		flags = append(flags, flagtext.Terms.Setting(s))
-	}
-	if unlearn.Recommended.Schedule == unlearn.ScheduleAuto {
-		flags = append(flags, fmt.Sprintf("(auto rule %d)", unlearn.AutoVersion))
-	}
-	return strings.Join(flags, " ")
 }

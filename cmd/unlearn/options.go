@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
 	"github.com/unlearn-tool/unlearn/onnxrt"
@@ -204,7 +203,7 @@ func (s *suiteOpts) suite(trains bool) (*eval.Suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Bar, st.Info, st.Terms = logs.Bar, logs.Info, flagtext.Terms
+	st.Bar, st.Info, st.Terms = logs.Bar, logs.Info, terms
 	st.ForgetGiven = given
 	return st, nil
 }

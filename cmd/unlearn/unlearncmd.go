@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/eval/report"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -163,9 +162,9 @@ func (o *methodOpts) outputs(s *unlearn.Job) {
 func (o *methodOpts) job() (*unlearn.Job, error) {
 	s := &unlearn.Job{ModelPath: o.model, OraclePath: o.oracle, Method: o.method,
 		Budget: o.budget, MaskPath: o.mask, ReportPath: o.report,
-		RetrainEpochs: o.retrainEpochs, Classifier: o.classifier,
+		RetrainEpochs: o.retrainEpochs, Classifier: o.classifier, Terms: terms,
 		NoBefore: o.noBefore, AllowChance: o.allowChance, DynamicBatch: o.dynamicBatch,
-		Tool: "unlearn " + Version, Info: logs.Info, Bar: logs.Bar, Stage: logs.Stage, Terms: flagtext.Terms}
+		Tool: "unlearn " + Version, Info: logs.Info, Bar: logs.Bar, Stage: logs.Stage}
 	if s.ModelPath == "" {
 		return nil, usagef("--model is required (the ONNX classifier to unlearn); see `unlearn help`")
 	}
