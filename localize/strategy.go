@@ -66,7 +66,7 @@ func init() {
 			Scores: true, Localize: localizeCritMem},
 		{Name: "deepest", Summary: "whole layers from the output", Localize: localizeDepth},
 		{Name: "shallowest", Summary: "whole layers from the input", Localize: localizeDepth},
-		{Name: "random", Summary: "another strategy's per-layer counts (Options.RandomOf), random neurons",
+		{Name: "random", Summary: "another strategy's per-layer counts, random neurons",
 			Localize: localizeRandom},
 		{Name: "full", Summary: "every parameter",
 			Localize: func(r *Request) (*Mask, map[string][]float64, error) {
@@ -101,6 +101,17 @@ func Strategies() []string {
 	strategyMu.RLock()
 	defer strategyMu.RUnlock()
 	return append([]string(nil), strategyOrder...)
+}
+
+// StrategyHelp lists the registered strategies, one "name: summary" line
+// each, in registration order (the localize command's help).
+func StrategyHelp() string {
+	var b strings.Builder
+	for _, name := range Strategies() {
+		s, _ := LookupStrategy(name)
+		fmt.Fprintf(&b, "  %s: %s\n", name, s.Summary)
+	}
+	return b.String()
 }
 
 // LookupStrategy returns the named strategy.

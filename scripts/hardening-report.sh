@@ -25,7 +25,7 @@ cases=$(cat <<'LIST'
 5, 6, 11 ; cmd/unlearn ; TestBadInputMatrix/flags ; huge --batch-size and --threads, NaN and Inf in numeric flags are usage errors before any work
 7 ; data ; TestImageFolderErrors/huge-header ; PNG headers claiming 30000×30000 are refused before decoding
 8 ; internal/fsread ; TestFileRefusesWhatIsNotARegularFile TestFileLimit ; devices, FIFOs and folders are refused without reading; size limits hold
-9 ; cmd/unlearn ; TestInterruptsExitABlockedCommand ; a command blocked in an uninterruptible call (an ONNX Runtime session being built) is exited 10 s after the first SIGTERM, with its temporaries removed, unless it is putting its outputs in place
+9 ; internal/interrupt ; TestInterruptsExitABlockedCommand ; a command blocked in an uninterruptible call (an ONNX Runtime session being built) is exited 10 s after the first SIGTERM, with its temporaries removed, unless it is putting its outputs in place
 10 ; internal/outfile ; TestLockDir ; runs writing one folder take turns from the metrics' write to the model's rename
 12 ; data ; TestIDXErrors/trailing_bytes TestImageFolderErrors/symlinked_class_folder TestParseIDs ; IDX trailing bytes refused; symlinked class folders followed in both splits; a UTF-8 BOM accepted
 13 ; internal/outfile ; TestCheckRefusesNamesWithoutRoomForTemporaries ; an output name without room for its temporaries is refused before the work

@@ -3,6 +3,7 @@ package unlearn
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,21 @@ import (
 
 // DefaultWiden is the ladder of budgets the default widens its mask along.
 var DefaultWiden = []float64{0.3, 0.5}
+
+// ParseWiden reads a ladder of budgets written "0.3,0.5": each in
+// (above, 1] and larger than the one before (above is the run's budget).
+func ParseWiden(s string, above float64) ([]float64, error) {
+	var out []float64
+	for i, f := range strings.Split(s, ",") {
+		b, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(b > above && b <= 1) || (i > 0 && b <= out[i-1]) {
+			return nil, setting.Errorf("widen", " %s: budgets in (%s %g, 1], each larger than the one before",
+				s, setting.Of("budget"), above)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
 
 // stillRemembers says how far (a fraction) a run under the auto schedule
 // ended above its rule's forget target, when it stopped without meeting

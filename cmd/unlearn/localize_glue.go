@@ -35,11 +35,7 @@ func localizeCommand() *cli.Command {
 		Name:      "localize",
 		Usage:     "compute a mask: the parameters an unlearning algorithm may change",
 		ArgsUsage: " ",
-		Description: "Strategies: del (DEL: |Σ θ·g| over forget batches, neurons by the mean of their " +
-			"top-h scores,\n" +
-			"whole neurons within the budget), salloc (SalUn: global top-α of |Σ g|), critmem (per forget\n" +
-			"example, zero the neuron with the largest Σ|θ·g| until the prediction flips), deepest, shallowest\n" +
-			"(whole layers by depth), random (another strategy's per-layer counts, random neurons), full.\n" +
+		Description: "Strategies:\n" + localize.StrategyHelp() +
 			"The mask (unlearn.mask/v1) can be passed to the main command with --mask.",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Destination: &o.model, Required: true, Usage: "ONNX classifier"},

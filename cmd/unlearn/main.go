@@ -61,11 +61,11 @@ func ownDefaults(inner cli.FlagStringFunc) cli.FlagStringFunc {
 }
 
 // notVouched is the main command's result under --strict when the run is
-// not vouched for: its outputs are written and it exits exitNotVouched.
+// not vouched for (why): its outputs are written, and it exits 3.
 type notVouched struct{ why string }
 
 func (n notVouched) Error() string {
-	return fmt.Sprintf("--strict: the result is not vouched for (%s); the outputs were written, and metrics.json says why", n.why)
+	return "--strict: the result is not vouched for (" + n.why + "); the outputs were written, and metrics.json says why"
 }
 
 func newApp() *cli.App {

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"github.com/unlearn-tool/unlearn/onnxrt"
 	"os"
-	"os/signal"
-	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/unlearn-tool/unlearn/internal/interrupt"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -23,7 +21,7 @@ var errInterrupted = unlearn.ErrInterrupted
 // interrupted) exits with code 130 after removing the temporary files of
 // writes in flight, so that every output is either complete or absent. The
 // one wait is for a run that is putting its model and metrics in place.
-var interrupts = &signalWatch{
+var interrupts = &interrupt.Watch{
 	Grace:   10 * time.Second,
 	Cleanup: outfile.RemoveTracked,
 	Busy:    outfile.Committing,
@@ -38,69 +36,4 @@ var interrupts = &signalWatch{
 // The CancelFunc is a no-op kept for call sites.
 func signalContext() (context.Context, context.CancelFunc) {
 	return interrupts.Context(), func() {}
-}
-
-// signalWatch turns SIGINT and SIGTERM into a cancelled context for
-// commands that stop cleanly at their next check (Context), and into an
-// immediate exit for the others. A command that declared itself
-// cancellable but does not return within Grace after the first signal
-// (it is inside a call that cannot be interrupted, such as ONNX Runtime
-// building a session, which took minutes on a large model) is exited too,
-// unless Busy reports that it is committing its outputs; a second signal
-// exits at once. Every exit runs Cleanup first (remove temporaries), then
-// Exit(code).
-type signalWatch struct {
-	Grace   time.Duration
-	Cleanup func()
-	Busy    func() bool
-	Exit    func()
-
-	ctx         context.Context
-	cancellable atomic.Bool
-}
-
-// Watch installs the signal handler. Call it once, before the command runs.
-func (in *signalWatch) Watch() {
-	ctx, cancel := context.WithCancel(context.Background())
-	in.ctx = ctx
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		n := 0
-		for range ch {
-			n++
-			cancel()
-			if n > 1 || !in.cancellable.Load() {
-				in.exit()
-			}
-			go in.watchdog()
-		}
-	}()
-}
-
-// Context returns the context a signal cancels and declares the running
-// command able to stop cleanly on it.
-func (in *signalWatch) Context() context.Context {
-	in.cancellable.Store(true)
-	if in.ctx == nil {
-		return context.Background()
-	}
-	return in.ctx
-}
-
-// watchdog exits a cancellable command that has not returned Grace after
-// the first signal, waiting while Busy.
-func (in *signalWatch) watchdog() {
-	time.Sleep(in.Grace)
-	for in.Busy != nil && in.Busy() {
-		time.Sleep(100 * time.Millisecond)
-	}
-	in.exit()
-}
-
-func (in *signalWatch) exit() {
-	if in.Cleanup != nil {
-		in.Cleanup()
-	}
-	in.Exit()
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -195,12 +194,8 @@ func (o *methodOpts) job() (*unlearn.Job, error) {
 	}
 	s.DepthFloor = floor
 	if o.widen != "" {
-		for i, f := range strings.Split(o.widen, ",") {
-			b, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if err != nil || !(b > s.Budget && b <= 1) || (i > 0 && b <= s.Widen[i-1]) {
-				return nil, usagef("--widen %s: budgets in (--budget %g, 1], each larger than the one before", o.widen, s.Budget)
-			}
-			s.Widen = append(s.Widen, b)
+		if s.Widen, err = unlearn.ParseWiden(o.widen, s.Budget); err != nil {
+			return nil, usageError{err}
 		}
 	}
 	if s.RetrainEpochs < 0 {
@@ -326,26 +321,12 @@ func (o *methodOpts) run(c *cli.Context) error {
 	logs.Result("result", report.RunResult(res.Report, s.MetricsPath, s.ReportPath)...)
 	_ = report.WriteRunSummary(tableTo, res.Report, s.MetricsPath, s.ReportPath)
 	if s.MetricsPath == "-" {
-		b, err := report.JSON(res.Report)
-		if err != nil {
-			return err
-		}
-		if _, err := stdoutOf(c).Write(b); err != nil {
+		if err := writeJSON(c, "-", res.Report); err != nil {
 			return err
 		}
 	}
-	if u := res.Report.Unlearning; o.strict && !u.Vouched {
-		var kinds []string
-		for _, f := range u.Flags {
-			kinds = append(kinds, f.Kind)
-		}
-		switch {
-		case len(kinds) > 0:
-			return notVouched{strings.Join(kinds, ", ")}
-		case u.Auto == nil:
-			return notVouched{"a fixed recipe: only the auto schedule's rule can vouch for a result"}
-		}
-		return notVouched{"the auto schedule did not meet its conditions"}
+	if why := report.NotVouchedReason(res.Report.Unlearning); o.strict && why != "" {
+		return notVouched{why}
 	}
 	return nil
 }

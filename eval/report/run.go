@@ -81,6 +81,25 @@ func VerdictLine(u *schema.Unlearning) string {
 	return ""
 }
 
+// NotVouchedReason says in a few words why a run is not vouched for (the
+// flags' kinds, or what stands in for them), "" when it is: what
+// --strict's exit says.
+func NotVouchedReason(u *schema.Unlearning) string {
+	kinds := make([]string, len(u.Flags))
+	for i, f := range u.Flags {
+		kinds[i] = f.Kind
+	}
+	switch {
+	case u.Vouched:
+		return ""
+	case len(kinds) > 0:
+		return strings.Join(kinds, ", ")
+	case u.Auto == nil:
+		return "a fixed recipe: only the auto schedule's rule can vouch for a result"
+	}
+	return "the auto schedule did not meet its conditions"
+}
+
 // EpochsEquivalent says a run's cost in epochs over the retain set, by
 // seconds at its own training speed and by examples trained.
 func EpochsEquivalent(u *schema.Unlearning) string {
