@@ -145,7 +145,8 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.NormalizationFromModel(m, job.ModelPath); err != nil {
+	fromMetadata, err := s.NormalizationFromModel(m, job.ModelPath)
+	if err != nil {
 		return nil, err
 	}
 	if job.RetrainEpochs == 0 {
@@ -189,6 +190,15 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		}
 		strategy, budget = fileMask.Strategy, fileMask.Budget
 	}
+	// Data preprocessed unlike the model's training is refused before the
+	// model is measured in full or trained (issue 64).
+	sampleAcc, err := checkPreprocessing(s, m, fromMetadata, job.AllowChance, info)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
 	cfg := job.Config
 	cfg.Runtime = s.Options.Runtime
 	var tm schema.UnlearningTimings
@@ -208,7 +218,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	if !job.AllowChance {
-		if err := nearChance(s, m, before); err != nil {
+		if err := nearChance(s, before, sampleAcc); err != nil {
 			return nil, err
 		}
 	}
@@ -459,22 +469,52 @@ func (job *Job) progress(schedule string) func(Progress) {
 }
 
 // nearChance refuses an input model that scores near chance on the
-// training split: from its "before" evaluation, else from a sample
-// (eval.Suite.TrainAccuracySample).
-func nearChance(s *eval.Suite, m *graph.Model, before *eval.Metrics) error {
-	var acc float64
+// training split: from its "before" evaluation, else from the
+// preprocessing check's sample (sample, its accuracy as given: the
+// examples of eval.Suite.TrainAccuracySample).
+func nearChance(s *eval.Suite, before *eval.Metrics, sample float64) error {
+	acc := sample
 	if before != nil {
 		acc = before.Accuracy.Train
-	} else {
-		var err error
-		if acc, err = s.TrainAccuracySample(m); err != nil {
-			return err
-		}
 	}
 	if msg := eval.NearChance(acc, s.Data); msg != "" {
 		return setting.Textf("%s; or pass {allow-chance} to unlearn it anyway", msg)
 	}
 	return nil
+}
+
+// checkPreprocessing runs the preprocessing check
+// (eval.Suite.CheckPreprocessing) on the input model: where another
+// preprocessing scores eval.FarBetter more on a sample of the training
+// split, the run is refused (ErrSettings: the command's usage exit code)
+// with one line naming the fix, or, with allowChance, warned about and
+// run. fromMetadata says the suite's normalization came from the model's
+// metadata. It returns the model's accuracy on the sample as given.
+func checkPreprocessing(s *eval.Suite, m *graph.Model, fromMetadata, allowChance bool, info func(string, string, ...any)) (float64, error) {
+	from := ""
+	switch {
+	case fromMetadata:
+		from = "metadata"
+	case len(s.Data.Mean) > 0 || len(s.Data.Std) > 0:
+		from = "settings"
+	}
+	res, err := s.CheckPreprocessing(m, from)
+	if err != nil {
+		return 0, err
+	}
+	// A check that passes prints nothing: a refused run's stderr stays its
+	// one error line.
+	given := res.Alternatives[0]
+	f := res.Finding
+	if f == nil {
+		return given.Accuracy, nil
+	}
+	if allowChance {
+		info("warning", "warning: "+setting.Render(setting.Textf("%s (run anyway: {allow-chance})", f.Text())), "kind", f.Kind, "setting", f.Setting, "suggest", f.Suggest,
+			"accuracy", f.Given, "better", f.Better)
+		return given.Accuracy, nil
+	}
+	return 0, fmt.Errorf("%w: %w", ErrSettings, f.Err())
 }
 
 // MaxTestDrop is how far (a fraction: 0.05 = 5 points) the result's test
