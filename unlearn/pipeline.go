@@ -89,6 +89,10 @@ type Job struct {
 	// for the run (Prepared.RestoreFoldedBN); for measuring what the
 	// restoration does.
 	KeepFoldedBN bool
+	// BundledData says the suite's data is the bundled demo data, taken
+	// for want of other data: only the bundled demo model
+	// (BundledModelSHA256) runs on it.
+	BundledData bool
 	// Tool names the program in metrics.json ("unlearn VERSION").
 	Tool string
 	// Info, when set, receives the run's steps: an event name, a line of
@@ -693,6 +697,9 @@ func (job *Job) check() error {
 		return fmt.Errorf("%w: the job has no forget set", ErrInput)
 	case job.Out == "" || job.MetricsPath == "":
 		return fmt.Errorf("%w: the job needs an output model and a metrics path", ErrInput)
+	}
+	if err := job.checkInputs(); err != nil {
+		return err
 	}
 	if len(job.Suite.Retain) == 0 {
 		return fmt.Errorf("%s: the ids cover the whole training split (%d examples); nothing would be left to keep, retrain from scratch instead", job.Suite.ForgetPath, job.Suite.Data.Train.Len())

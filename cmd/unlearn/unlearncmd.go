@@ -120,8 +120,8 @@ func (o *methodOpts) flags() []cli.Flag {
 				"the input's is fixed (an export without dynamic_axes); by default the output keeps the " +
 				"input's declared shapes"},
 		&cli.BoolFlag{Name: "allow-chance", Destination: &o.allowChance,
-			Usage: "unlearn even a model that scores near chance on the " +
-				"training split (by default refused: its data is probably missing --mean/--std)"},
+			Usage: "unlearn even a model that scores near chance on the training " +
+				"split, or better under another preprocessing (by default refused: see README, Data)"},
 		&cli.StringFlag{Name: "classifier", Destination: &o.classifier,
 			Usage: "classifier layer name when the default (the layer " +
 				"producing the logits) is wrong"},
@@ -141,7 +141,7 @@ func (o *methodOpts) validate() error { return nil } // job checks the flags as 
 // outputs maps the output flags onto s, with their defaults beside the
 // input model.
 func (o *methodOpts) outputs(s *unlearn.Job) {
-	s.Out = o.out
+	s.Out, s.BundledData = o.out, o.data.path == ""
 	if s.Out == "" {
 		s.Out = strings.TrimSuffix(s.ModelPath, filepath.Ext(s.ModelPath)) + "-unlearned.onnx"
 	}
