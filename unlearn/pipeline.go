@@ -93,6 +93,10 @@ type Job struct {
 	// for want of other data: only the bundled demo model
 	// (BundledModelSHA256) runs on it.
 	BundledData bool
+	// DefaultOut says Out is the default beside the model, not the
+	// caller's: an existing one is refused unless Overwrite. An Out the
+	// caller names is replaced (atomically, as every output).
+	DefaultOut, Overwrite bool
 	// Tool names the program in metrics.json ("unlearn VERSION").
 	Tool string
 	// Info, when set, receives the run's steps: an event name, a line of
