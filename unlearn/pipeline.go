@@ -200,7 +200,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	// Data preprocessed unlike the model's training is refused before the
 	// model is measured in full or trained (issue 64).
-	sampleAcc, err := checkPreprocessing(s, m, fromMetadata, job.AllowChance, info)
+	sampleAcc, err := checkPreprocessing(s, m, job.ModelPath, fromMetadata, job.AllowChance, info)
 	if err != nil {
 		return nil, err
 	}
@@ -496,9 +496,9 @@ func nearChance(s *eval.Suite, before *eval.Metrics, sample float64) error {
 // preprocessing scores eval.FarBetter more on a sample of the training
 // split, the run is refused (ErrSettings: the command's usage exit code)
 // with one line naming the fix, or, with allowChance, warned about and
-// run. fromMetadata says the suite's normalization came from the model's
-// metadata. It returns the model's accuracy on the sample as given.
-func checkPreprocessing(s *eval.Suite, m *graph.Model, fromMetadata, allowChance bool, info func(string, string, ...any)) (float64, error) {
+// run. path names the model in errors; fromMetadata says the suite's
+// normalization came from the model's metadata. It returns the model's accuracy on the sample as given.
+func checkPreprocessing(s *eval.Suite, m *graph.Model, path string, fromMetadata, allowChance bool, info func(string, string, ...any)) (float64, error) {
 	from := ""
 	switch {
 	case fromMetadata:
@@ -508,7 +508,7 @@ func checkPreprocessing(s *eval.Suite, m *graph.Model, fromMetadata, allowChance
 	}
 	res, err := s.CheckPreprocessing(m, from)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s: %w", path, err) // as Suite.Evaluate's: a model the data cannot feed
 	}
 	// A check that passes prints nothing: a refused run's stderr stays its
 	// one error line.
