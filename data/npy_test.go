@@ -274,6 +274,20 @@ func TestNPZDatasetErrors(t *testing.T) {
 			[]string{"toy.npz", "entry x_test.npy", "truncated array data: expected 4 bytes, got 3"}},
 		{"float-labels", func(m map[string][]byte) { m["y_test.npy"] = npyRaw("<f8", "(1,)", le([]float64{0.5})) }, Options{},
 			[]string{"y_test", "element 0 = 0.5 is not an integer"}},
+		// Float pixels: finite and within ±255 (MaxFloatPixel), the first
+		// offender named by its index.
+		{"float-nan", func(m map[string][]byte) {
+			m["x_train.npy"] = npyRaw("<f4", "(2, 2, 2)", le([]float32{0, 0.5, 1, float32(math.NaN()), 0, 0, 0, 0}))
+		}, Options{}, []string{"toy.npz", "x_train: float pixel 3 = NaN", "finite and within ±255", "[0, 1]"}},
+		{"float-inf", func(m map[string][]byte) {
+			m["x_test.npy"] = npyRaw("<f8", "(1, 2, 2)", le([]float64{0, math.Inf(-1), 0, 0}))
+		}, Options{}, []string{"x_test: float pixel 1 = -Inf"}},
+		{"float-65535", func(m map[string][]byte) {
+			m["x_train.npy"] = npyRaw("<f4", "(2, 2, 2)", le([]float32{0, 0, 0, 0, 0, 65535, 0, 0}))
+		}, Options{}, []string{"x_train: float pixel 5 = 65535"}},
+		{"float-minus-300", func(m map[string][]byte) {
+			m["x_train.npy"] = npyRaw("<f4", "(2, 2, 2)", le([]float32{-300, 0, 0, 0, 0, 0, 0, 0}))
+		}, Options{}, []string{"x_train: float pixel 0 = -300"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := base()
@@ -287,6 +301,36 @@ func TestNPZDatasetErrors(t *testing.T) {
 	p := writeFile(t, t.TempDir(), "junk.npz", []byte("PK not really"))
 	_, err := Open(p, Options{})
 	wantErr(t, err, "junk.npz", "not a readable .npz")
+}
+
+// TestNPZFloatConventions: float pixels in 0–255 and already normalized
+// ones (within ±255) load as stored, without scaling; BatchUnnormalized
+// gives them back without the dataset's mean/std, and Batch with it.
+func TestNPZFloatConventions(t *testing.T) {
+	px := []float32{-255, -2.1, 0, 255, 0.5, 1, 2, 3}
+	p := filepath.Join(t.TempDir(), "toy.npz")
+	writeZip(t, p, false, map[string][]byte{
+		"x_train.npy": npyRaw("<f4", "(2, 2, 2)", le(px)),
+		"y_train.npy": npyRaw("<i8", "(2,)", le([]int64{0, 1})),
+		"x_test.npy":  npyRaw("<f4", "(1, 2, 2)", le(px[:4])),
+		"y_test.npy":  npyRaw("<i8", "(1,)", le([]int64{1})),
+	})
+	d, err := Open(p, Options{Mean: []float32{1}, Std: []float32{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, norm := make([]float32, 8), make([]float32, 8)
+	if err := d.Train.BatchUnnormalized(raw, []int{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Train.Batch(norm, []int{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range px {
+		if raw[i] != v || !near(norm[i], (v-1)/2) {
+			t.Fatalf("pixel %d: unnormalized %v, normalized %v; want %v and %v", i, raw[i], norm[i], v, (v-1)/2)
+		}
+	}
 }
 
 func FuzzNPY(f *testing.F) {

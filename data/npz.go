@@ -55,6 +55,11 @@ func npzImages(path, key string, a *Array) (n, c, h, w int, u8 []uint8, f32 []fl
 		err = fileErr(path, "%s: dtype %s is not supported for images", key, a.DType)
 		return
 	}
+	if f32 != nil {
+		if err = checkFloatPixels(path, key, f32); err != nil {
+			return
+		}
+	}
 	if hwc && c > 1 {
 		chw, hw := c*h*w, h*w
 		if u8 != nil {
@@ -82,6 +87,28 @@ func npzImages(path, key string, a *Array) (n, c, h, w int, u8 []uint8, f32 []fl
 		}
 	}
 	return
+}
+
+// MaxFloatPixel bounds the magnitude of a float pixel in an npz file. The
+// convention is pixels in [0, 1] (what 8-bit images become: v/255), before
+// any --mean/--std; 8-bit values stored as floats (0–255) and pixels
+// already normalized (for 8-bit images and a std of at least 1/255, within
+// ±255) are read as stored too, and the main command's preprocessing check
+// (eval.Suite.CheckPreprocessing) refuses them where the model scores far
+// better on them brought to [0, 1]. Beyond ±255 no image convention
+// applies: such a value is refused at load, as are NaN and ±Inf.
+const MaxFloatPixel = 255
+
+// checkFloatPixels refuses a float image array holding a value that is not
+// finite or lies beyond ±MaxFloatPixel, naming the first one.
+func checkFloatPixels(path, key string, v []float32) error {
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) || x > MaxFloatPixel || x < -MaxFloatPixel {
+			return fileErr(path, "%s: float pixel %d = %g: float pixels must be finite and within ±%d "+
+				"(the convention is [0, 1], as 8-bit pixels scaled by 1/255)", key, i, x, MaxFloatPixel)
+		}
+	}
+	return nil
 }
 
 // npzLabels converts a y array (shape N or N×1) to int32 labels.

@@ -211,6 +211,15 @@ func (s *Split) Batch(dst []float32, idx []int) error {
 	return nil
 }
 
+// BatchUnnormalized is Batch without the owning Dataset's Mean/Std: 8-bit
+// pixels scaled to [0,1], float pixels as stored. The preprocessing check
+// (eval.Suite.CheckPreprocessing) tries other normalizations on these.
+func (s *Split) BatchUnnormalized(dst []float32, idx []int) error {
+	t := *s
+	t.ds = nil
+	return t.Batch(dst, idx)
+}
+
 // BatchLabels writes the labels of the examples idx into dst (int64, as ONNX
 // classifiers' label inputs usually are). dst must hold len(idx) values.
 func (s *Split) BatchLabels(dst []int64, idx []int) error {

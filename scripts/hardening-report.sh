@@ -70,6 +70,13 @@ cases=$(cat <<'LIST'
 45.14 ; train/autodiff ; TestDeclaredLogitsShape ; a Reshape whose target length no rule can tell takes the logits' declared [batch, 10]; without it the refusal names the logits and the node where the rank was lost, before any work (CheckSupported is the training build)
 45.14 ; inspect ; TestReportsWhatTheBuildRefuses ; inspect runs the same check as the training build and reports its refusal (untrainable) naming the node, where it used to say "every op has a gradient rule"
 45.15 ; graph ; TestDetectFoldedBNSharedBiases ; a folded convolution whose bias the exporter shares behind Identity nodes (one or two) is counted, so inspect, the first note and the run's restore agree (a ResNet-18 said 4, then 20); an Identity of a graph input is not
+64.11 ; eval ; TestPreprocessingMistakes TestAssign TestAssignedAccuracy ; the four preprocessing mistakes of the user trial (a model trained with mean/std exported without the metadata, an npz of already-normalized floats, float pixels in 0–255, class folders that sort unlike the labels), made with the bundled ResNet and the small ViT, are each found with the fix named, by 20 points or more on 1,000 training examples; the right preprocessing of each passes; the class assignment is the Hungarian algorithm's, cross-validated
+64.11 ; eval ; TestPreprocessingRobustModelPasses ; a mistake that does not hurt the model (the small VGG scores 89.0 % on float pixels in 0–255) is not refused
+64.11 ; data ; TestNPZDatasetErrors TestNPZFloatConventions ; float npz pixels that are NaN, infinite or beyond ±255 are refused naming the array and index; 0–255 and normalized floats load as stored
+64.11 ; cmd/unlearn ; TestPreprocessingMistakesRefused ; end to end: each mistake, on both models, exits 2 with one line naming both accuracies and the fix (--mean/--std with values, the npz to store in [0, 1], the folders' new names) and --allow-chance, writing nothing
+64.11 ; cmd/unlearn ; TestAllowChanceRunsLowModels ; an untrained ViT on data preprocessed right is refused as near chance and runs with --allow-chance; a mistake found runs with --allow-chance and a warning naming it
+64.11 ; cmd/unlearn ; TestDefaultDataNamed TestBadInputMatrix/dataset ; without --data only the bundled demo model (by SHA-256: a copy runs, a changed one does not) runs on the demo data; another is refused with exit 2 naming --data
+64.11 ; cmd/unlearn ; TestDefaultOutputNotReplaced ; an existing default `<model>-unlearned.onnx` is refused with exit 2 and left as it was unless --overwrite; a user-named --out is replaced
 LIST
 )
 

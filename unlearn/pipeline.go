@@ -93,6 +93,14 @@ type Job struct {
 	// for the run (Prepared.RestoreFoldedBN); for measuring what the
 	// restoration does.
 	KeepFoldedBN bool
+	// BundledData says the suite's data is the bundled demo data, taken
+	// for want of other data: only the bundled demo model
+	// (BundledModelSHA256) runs on it.
+	BundledData bool
+	// DefaultOut says Out is the default beside the model, not the
+	// caller's: an existing one is refused unless Overwrite. An Out the
+	// caller names is replaced (atomically, as every output).
+	DefaultOut, Overwrite bool
 	// Tool names the program in metrics.json ("unlearn VERSION").
 	Tool string
 	// Info, when set, receives the run's steps: an event name, a line of
@@ -162,7 +170,8 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.NormalizationFromModel(m, job.ModelPath); err != nil {
+	fromMetadata, err := s.NormalizationFromModel(m, job.ModelPath)
+	if err != nil {
 		return nil, err
 	}
 	if job.RetrainEpochs == 0 {
@@ -214,6 +223,15 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		}
 		strategy, budget = fileMask.Strategy, fileMask.Budget
 	}
+	// Data preprocessed unlike the model's training is refused before the
+	// model is measured in full or trained (issue 64).
+	sampleAcc, err := checkPreprocessing(s, m, job.ModelPath, fromMetadata, job.AllowChance, info)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
 	cfg := job.Config
 	cfg.Runtime = s.Options.Runtime
 	var tm schema.UnlearningTimings
@@ -233,7 +251,7 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	if !job.AllowChance {
-		if err := nearChance(s, m, before); err != nil {
+		if err := nearChance(s, before, sampleAcc); err != nil {
 			return nil, err
 		}
 	}
@@ -521,22 +539,57 @@ func (job *Job) progress(schedule string) func(Progress) {
 }
 
 // nearChance refuses an input model that scores near chance on the
-// training split: from its "before" evaluation, else from a sample
-// (eval.Suite.TrainAccuracySample).
-func nearChance(s *eval.Suite, m *graph.Model, before *eval.Metrics) error {
-	var acc float64
+// training split: from its "before" evaluation, else from the
+// preprocessing check's sample (sample, its accuracy as given: the
+// examples of eval.Suite.TrainAccuracySample).
+func nearChance(s *eval.Suite, before *eval.Metrics, sample float64) error {
+	acc := sample
 	if before != nil {
 		acc = before.Accuracy.Train
-	} else {
-		var err error
-		if acc, err = s.TrainAccuracySample(m); err != nil {
-			return err
-		}
 	}
 	if msg := eval.NearChance(acc, s.Data); msg != nil {
 		return setting.Textf("%s; or pass %s to unlearn it anyway", msg, setting.Of("allow-chance"))
 	}
 	return nil
+}
+
+// checkPreprocessing runs the preprocessing check
+// (eval.Suite.CheckPreprocessing) on the input model: where another
+// preprocessing scores eval.FarBetter more on a sample of the training
+// split, the run is refused (ErrSettings: the command's usage exit code)
+// with one line naming the fix, or, with allowChance, warned about and
+// run. path names the model in errors; fromMetadata says the suite's
+// normalization came from the model's metadata. It returns the model's accuracy on the sample as given.
+func checkPreprocessing(s *eval.Suite, m *graph.Model, path string, fromMetadata, allowChance bool, info func(string, string, ...any)) (float64, error) {
+	from := ""
+	switch {
+	case fromMetadata:
+		from = "metadata"
+	case len(s.Data.Mean) > 0 || len(s.Data.Std) > 0:
+		from = "settings"
+	}
+	res, err := s.CheckPreprocessing(m, from)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err) // as Suite.Evaluate's: a model the data cannot feed
+	}
+	// A check that passes prints nothing: a refused run's stderr stays its
+	// one error line.
+	given := res.Alternatives[0]
+	f := res.Finding
+	if f == nil {
+		return given.Accuracy, nil
+	}
+	if allowChance {
+		terms := s.Terms
+		if terms == nil {
+			terms = setting.Plain
+		}
+		info("warning", "warning: "+setting.Msgf("%s (run anyway: %s)", f.Message(), setting.Of("allow-chance")).Render(terms),
+			"kind", f.Kind, "setting", f.Setting, "suggest", f.Suggest,
+			"accuracy", f.Given, "better", f.Better)
+		return given.Accuracy, nil
+	}
+	return 0, fmt.Errorf("%w: %w", ErrSettings, f.Err())
 }
 
 // MaxTestDrop is how far (a fraction: 0.05 = 5 points) the result's test
@@ -754,6 +807,9 @@ func (job *Job) check() error {
 		return fmt.Errorf("%w: the job has no forget set", ErrInput)
 	case job.Out == "" || job.MetricsPath == "":
 		return fmt.Errorf("%w: the job needs an output model and a metrics path", ErrInput)
+	}
+	if err := job.checkInputs(); err != nil {
+		return err
 	}
 	if len(job.Suite.Retain) == 0 {
 		return fmt.Errorf("%s: the ids cover the whole training split (%d examples); nothing would be left to keep, retrain from scratch instead", job.Suite.ForgetPath, job.Suite.Data.Train.Len())

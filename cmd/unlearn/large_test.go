@@ -37,7 +37,7 @@ func TestLargeModel(t *testing.T) {
 	ids := writeFile(t, "ids.txt", []byte("0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n"))
 	out := filepath.Join(dir, "out", "u.onnx")
 	os.Mkdir(filepath.Dir(out), 0o755)
-	res := runCLI(t, "--model", path, "--forget", ids, "--method", "shallowest-rft", "--budget", "0.0005", "--epochs", "1",
+	res := runCLI(t, "--model", path, "--data", "testdata/fashion", "--forget", ids, "--method", "shallowest-rft", "--budget", "0.0005", "--epochs", "1",
 		"--batch-size", "64", "--no-mia", "--proxies=false", "--no-before", "--out", out, "--quiet")
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)

@@ -24,7 +24,7 @@ type methodOpts struct {
 	out, metrics, report                                                                string
 	budget, depthFloor, lr, momentum, weightDecay, epochFraction, forgetTol, utilityTol float64
 	epochs, maxEpochs, retrainEpochs                                                    int
-	gradChannels, proxies, noBefore, dynamicBatch, allowChance, strict                  bool
+	gradChannels, proxies, noBefore, dynamicBatch, allowChance, strict, overwrite       bool
 	seed                                                                                uint64
 	widen                                                                               string
 	// set says whether a flag was given (its default may differ from "not given").
@@ -110,7 +110,8 @@ func (o *methodOpts) flags() []cli.Flag {
 				"of retraining from scratch from a few full training steps timed on a copy of the model " +
 				"(0: the model's unlearn.train_epochs metadata if it has one, else no estimate)"},
 		&cli.StringFlag{Name: "out", Destination: &o.out,
-			Usage: "unlearned model (default: <model>-unlearned.onnx beside the input)"},
+			Usage: "unlearned model (default: <model>-unlearned.onnx beside the input; see --overwrite)"},
+		&cli.BoolFlag{Name: "overwrite", Destination: &o.overwrite, Usage: "replace the default --out of an earlier run"},
 		&cli.StringFlag{Name: "metrics", Destination: &o.metrics,
 			Usage: "metrics JSON, schema unlearn.metrics/v1 (default: <out " +
 				"without .onnx>.metrics.json)"},
@@ -124,8 +125,8 @@ func (o *methodOpts) flags() []cli.Flag {
 				"the input's is fixed (an export without dynamic_axes); by default the output keeps the " +
 				"input's declared shapes"},
 		&cli.BoolFlag{Name: "allow-chance", Destination: &o.allowChance,
-			Usage: "unlearn even a model that scores near chance on the " +
-				"training split (by default refused: its data is probably missing --mean/--std)"},
+			Usage: "unlearn even a model that scores near chance on the training " +
+				"split, or better under another preprocessing (by default refused: see README, Data)"},
 		&cli.StringFlag{Name: "classifier", Destination: &o.classifier,
 			Usage: "classifier layer name when the default (the layer " +
 				"producing the logits) is wrong"},
@@ -145,7 +146,7 @@ func (o *methodOpts) validate() error { return nil } // job checks the flags as 
 // outputs maps the output flags onto s, with their defaults beside the
 // input model.
 func (o *methodOpts) outputs(s *unlearn.Job) {
-	s.Out = o.out
+	s.Out, s.DefaultOut, s.Overwrite, s.BundledData = o.out, o.out == "", o.overwrite, o.data.path == ""
 	if s.Out == "" {
 		s.Out = strings.TrimSuffix(s.ModelPath, filepath.Ext(s.ModelPath)) + "-unlearned.onnx"
 	}
