@@ -478,14 +478,17 @@ def cmd_gap(R, seeds, markdown):
                 r = json.load(f)
             of, rf = o["forget_accuracy"][name], r["forget_accuracy"][name]
             rows.append((name, seed, o["final"]["train_accuracy"], o["final"]["test_accuracy"], of, rf,
-                         r["final"]["test_accuracy"], 100 * (of - rf), o["train_s"], r["train_s"]))
+                         r["final"]["test_accuracy"], 100 * (of - rf), o["train_s"], r["train_s"],
+                         r.get("train_cpu_s")))
     if markdown:
         print("| forget set | seed | original train | original test | original forget | oracle forget | "
-              "oracle test | gap (points) | original s | oracle s |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        for n, sd, otr, ote, of, rf, rte, g, os_, rs in rows:
+              "oracle test | gap (points) | oracle's training s (CPU s) |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for n, sd, otr, ote, of, rf, rte, g, _, rs, rc in rows:
+            cpu = f" ({rc:.0f})" if rc is not None else ""
             print(f"| {n} | {sd} | {100 * otr:.2f} | {100 * ote:.2f} | {100 * of:.2f} | {100 * rf:.2f} | "
-                  f"{100 * rte:.2f} | {g:+.2f} | {os_:.0f} | {rs:.0f} |")
+                  f"{100 * rte:.2f} | {g:+.2f} | {rs:.0f}{cpu} |")
+        print()
     else:
         for row in rows:
             print("%-8s seed %d: original train %.4f test %.4f forget %.4f, oracle forget %.4f test %.4f: "
@@ -493,7 +496,7 @@ def cmd_gap(R, seeds, markdown):
     for name in R.forget_sets:
         g = [r[7] for r in rows if r[0] == name]
         if g:
-            print(f"{'' if not markdown else chr(10)}{name}: mean gap {sum(g) / len(g):+.2f} points over {len(g)} "
+            print(f"{'- ' if markdown else ''}{name}: mean gap {sum(g) / len(g):+.2f} points over {len(g)} "
                   f"seeds (min {min(g):+.2f}, max {max(g):+.2f})")
 
 
