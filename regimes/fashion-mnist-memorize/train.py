@@ -459,10 +459,15 @@ def train(R, seed, forget, threads, epochs, replace=False, probe=False):
 
 # ---------------------------------------------------------------- the gap
 
-def cmd_gap(R, seeds, markdown):
+def cmd_gap(R, seeds, markdown, records=None):
     """The memorization gap per seed and forget set from the sidecars: the
     original's accuracy on the forget set minus the oracle's (points), with
-    each model's train and test accuracy."""
+    each model's train and test accuracy. With records (an experiment's
+    results.jsonl), also the gap against the oracle as the tool evaluated it
+    (ONNX Runtime; PyTorch's evaluation may differ by an example or two) and,
+    per method, the share of that gap each run closed: (original's forget
+    accuracy − the run's) ÷ (original's − oracle's), 100 % = the oracle's
+    forgetting, above 100 % = forgot more than the oracle."""
     rows = []
     for seed in seeds:
         op = model_path(R, seed, None)[:-5] + ".json"
@@ -493,11 +498,43 @@ def cmd_gap(R, seeds, markdown):
         for row in rows:
             print("%-8s seed %d: original train %.4f test %.4f forget %.4f, oracle forget %.4f test %.4f: "
                   "gap %+.2f points" % row[:8])
+    if records:
+        cmd_closed(R, rows, records, markdown)
     for name in R.forget_sets:
         g = [r[7] for r in rows if r[0] == name]
         if g:
             print(f"{'- ' if markdown else ''}{name}: mean gap {sum(g) / len(g):+.2f} points over {len(g)} "
                   f"seeds (min {min(g):+.2f}, max {max(g):+.2f})")
+
+
+def cmd_closed(R, rows, records, markdown):
+    recs = []
+    for paths in records:
+        with open(paths) as f:
+            recs += [json.loads(ln) for ln in f if ln.strip()]
+    oracle = {(r["forget_set"], r["seed"]): r["accuracy"]["forget"] for r in recs if r["kind"] == "oracle"}
+    orig = {(n, sd): of for n, sd, _, _, of, *_ in rows}
+    methods = []
+    for r in recs:
+        if r["kind"] == "run" and r["name"] not in methods:
+            methods.append(r["name"])
+    print("| forget set | seed | original forget | oracle forget (tool) | gap (tool) | " +
+          " | ".join(f"{m}: forget, closed" for m in methods) + " |")
+    print("|---|---|---|---|---|" + "---|" * len(methods))
+    for n, sd in sorted(orig, key=lambda k: (list(R.forget_sets).index(k[0]), k[1])):
+        if (n, sd) not in oracle:
+            continue
+        of, rf = orig[(n, sd)], oracle[(n, sd)]
+        cells = []
+        for m in methods:
+            rr = [r for r in recs if r["kind"] == "run" and r["name"] == m and r["forget_set"] == n and r["seed"] == sd]
+            if not rr:
+                cells.append("–")
+                continue
+            fa = rr[-1]["accuracy"]["forget"]
+            cells.append(f"{100 * fa:.2f}, {100 * (of - fa) / (of - rf):.0f} %" if of != rf else f"{100 * fa:.2f}")
+        print(f"| {n} | {sd} | {100 * of:.2f} | {100 * rf:.2f} | {100 * (of - rf):+.2f} | " + " | ".join(cells) + " |")
+    print()
 
 
 # ---------------------------------------------------------------- main
@@ -521,11 +558,14 @@ def main(R=REGIME):
     g = sub.add_parser("gap")
     g.add_argument("--seeds", type=int, nargs="+", default=list(R.seeds))
     g.add_argument("--markdown", action="store_true")
+    g.add_argument("--records", nargs="+", metavar="RESULTS_JSONL",
+                   help="an experiment's records: the gap against the tool's evaluation of each oracle and the "
+                        "share of it each run closed")
     args = p.parse_args()
     if args.cmd == "data":
         cmd_data(R)
     elif args.cmd == "gap":
-        cmd_gap(R, args.seeds, args.markdown)
+        cmd_gap(R, args.seeds, args.markdown, args.records)
     elif args.cmd == "train":
         train(R, args.seed, args.forget, args.threads, args.epochs, replace=args.replace, probe=args.probe)
     else:
