@@ -65,6 +65,9 @@ cases=$(cat <<'LIST'
 45.14 ; train/autodiff ; TestDeclaredLogitsShape ; a Reshape whose target length no rule can tell takes the logits' declared [batch, 10]; without it the refusal names the logits and the node where the rank was lost, before any work (CheckSupported is the training build)
 45.14 ; inspect ; TestReportsWhatTheBuildRefuses ; inspect runs the same check as the training build and reports its refusal (untrainable) naming the node, where it used to say "every op has a gradient rule"
 45.15 ; graph ; TestDetectFoldedBNSharedBiases ; a folded convolution whose bias the exporter shares behind Identity nodes (one or two) is counted, so inspect, the first note and the run's restore agree (a ResNet-18 said 4, then 20); an Identity of a graph input is not
+64.4 ; internal/fsread ; TestHashInputChecksBeforeHashing ; a model to hash that is a folder, /dev/zero, a FIFO or a 20 GB sparse file is refused on the opened descriptor before a byte is hashed, at once and without blocking; a cancelled hash stops
+64.4 ; experiment/runner ; TestModelFilesCheckedBeforeHashing ; an experiment's model: (or oracle:) that is /dev/zero, a FIFO, /usr or 20 GB sparse is an error in the experiment file naming the key, under --dry-run too; a cancelled dry run stops before its first step
+64.4 ; cmd/unlearn ; TestExperimentModelNotHashedBlindly ; end to end: the same through `unlearn experiment --dry-run`, exit 2, one line, nothing written
 LIST
 )
 

@@ -386,6 +386,11 @@ func (r *state) grid(ctx context.Context) error {
 		}
 	}
 	for i, seed := range cfg.Seeds {
+		// A signal stops every phase, a dry run's listing and a report's
+		// included (their steps run nothing that would look at ctx).
+		if ctx.Err() != nil {
+			return unlearn.ErrInterrupted
+		}
 		if r.job.Shards > 0 && !r.job.ReportOnly && i%r.job.Shards != r.job.Shard {
 			continue // another shard's seed
 		}
@@ -400,7 +405,11 @@ func (r *state) grid(ctx context.Context) error {
 		baseKey := func() (string, error) {
 			var err error
 			if baseSum == "" {
-				baseSum, err = fsread.HashPath(base)
+				key := "architecture"
+				if cfg.Architecture == "" {
+					key = "model"
+				}
+				baseSum, err = hashModel(ctx, key, base)
 			}
 			return baseSum, err
 		}
@@ -417,13 +426,13 @@ func (r *state) grid(ctx context.Context) error {
 			origDir = filepath.Join(cfg.Out, "runs", "original-"+origID)
 			orig = filepath.Join(origDir, "model.onnx")
 		} else {
-			sum, err := fsread.HashPath(orig)
+			sum, err := hashModel(ctx, "model", orig)
 			var side *sidecar
 			if errors.Is(err, os.ErrNotExist) && (r.job.ReportOnly || r.dryRun) {
 				// A report or a dry run without the model (a fresh clone,
 				// where models are not committed) takes the SHA-256 its
 				// training script's sidecar records.
-				if side, err = readSidecar(orig, "", false); errors.Is(err, os.ErrNotExist) {
+				if side, err = readSidecar(ctx, orig, "", false); errors.Is(err, os.ErrNotExist) {
 					// Not trained yet: its forget sets are left out, named.
 					for _, fs := range cfg.ForgetSets {
 						if !fs.HasSeed(seed) {
@@ -461,6 +470,9 @@ func (r *state) grid(ctx context.Context) error {
 			if !fs.HasSeed(seed) {
 				continue // the set's own seeds leave this one out
 			}
+			if ctx.Err() != nil {
+				return unlearn.ErrInterrupted
+			}
 			var ids []int
 			var err error
 			if fs.Kind == "file" {
@@ -485,7 +497,7 @@ func (r *state) grid(ctx context.Context) error {
 			outside := experiment.SeedPath(fs.Oracle, seed)
 			var side *sidecar
 			if outside != "" {
-				side, err = readSidecar(outside, rawDataSum, !r.dryRun)
+				side, err = readSidecar(ctx, outside, rawDataSum, !r.dryRun)
 				if err != nil && errors.Is(err, os.ErrNotExist) && (r.job.ReportOnly || r.dryRun) {
 					// Not trained yet: a report or a listing of a grid in
 					// progress names it instead of refusing the rest.
@@ -672,7 +684,7 @@ type sidecar struct {
 // it; with verify, it also checks that the model's bytes are the ones the
 // sidecar names and, when dataSum is known, that the model was trained on
 // this data.
-func readSidecar(path, dataSum string, verify bool) (*sidecar, error) {
+func readSidecar(ctx context.Context, path, dataSum string, verify bool) (*sidecar, error) {
 	name := strings.TrimSuffix(path, filepath.Ext(path)) + ".json"
 	b, err := fsread.File(name, "sidecar", 1<<20)
 	if err != nil {
@@ -697,7 +709,7 @@ func readSidecar(path, dataSum string, verify bool) (*sidecar, error) {
 	if !verify {
 		return &s, nil
 	}
-	got, err := fsread.HashPath(path)
+	got, err := hashModel(ctx, "oracle", path)
 	if err != nil {
 		return nil, err
 	}
@@ -879,7 +891,7 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
 		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: len(fs.ids),
 		CommandSeconds: doc.Unlearning.Timings.TotalS, Machine: r.machine, PeakRSSMiB: doc.Unlearning.Timings.PeakRSSMiB}
-	if rec.OriginalSHA256, err = fsread.HashPath(orig); err != nil {
+	if rec.OriginalSHA256, err = hashModel(ctx, "model", orig); err != nil {
 		return err
 	}
 	if m.Default && doc.Unlearning.Strategy != "full" {
@@ -1018,6 +1030,33 @@ func (r *state) record(path string, rec experiment.Record) error {
 	}
 	r.done[rec.Key] = rec
 	return outfile.WriteFile(path, b)
+}
+
+// maxModelSize bounds a model file the experiment names (model:,
+// architecture:, a forget set's oracle:): onnxio reads no model over 2 GiB
+// (protobuf's limit), so a larger file is refused before it is hashed.
+const maxModelSize = 2 << 30
+
+// hashModel returns the SHA-256 of the model file at path that the
+// experiment file's key (model, architecture, oracle) names, through
+// fsread.HashInput: a regular file of at most maxModelSize bytes, checked
+// on the opened descriptor before a byte is hashed (a folder such as /usr,
+// /dev/zero, a FIFO or a 20 GB sparse file is refused at once, without
+// blocking), hashed from that descriptor and stopped by ctx. A refusal is
+// an error in the experiment file (experiment.ErrConfig, exit code 2)
+// naming the key; a missing file stays os.ErrNotExist (a report without
+// the models reads their sidecars), an interruption unlearn.ErrInterrupted.
+func hashModel(ctx context.Context, key, path string) (string, error) {
+	sum, err := fsread.HashInput(ctx, path, "model", maxModelSize)
+	switch {
+	case err == nil:
+		return sum, nil
+	case ctx.Err() != nil:
+		return "", unlearn.ErrInterrupted
+	case errors.Is(err, os.ErrNotExist):
+		return "", err
+	}
+	return "", fmt.Errorf("%w: %s: %w", experiment.ErrConfig, key, err)
 }
 
 // The files the runner reads back from out (which other processes may

@@ -58,7 +58,9 @@ func read(f *os.File, path, what string, limit int64) ([]byte, error) {
 
 // Open opens path for reading after checking, without opening it, that it
 // is a regular file (opening a FIFO would block until a writer comes), and
-// checks again on the open file.
+// checks again on the open file. The open itself does not block
+// (O_NONBLOCK): a FIFO put in the file's place between the check and the
+// open is opened, seen and refused, not waited on.
 func Open(path, what string) (*os.File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -67,7 +69,7 @@ func Open(path, what string) (*os.File, error) {
 	if err := regular(st, path, what); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +98,7 @@ func OpenNoLink(path, what string) (*os.File, error) {
 	if err := regular(st, path, what); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags|noFollow, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -1,14 +1,18 @@
 package fsread
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestHashPath(t *testing.T) {
@@ -41,5 +45,62 @@ func TestHashPath(t *testing.T) {
 	f, _ := HashPath(filepath.Join(dir, "a.txt"))
 	if s := sha256.Sum256([]byte("one\n")); f != hex.EncodeToString(s[:]) {
 		t.Errorf("file hash %s", f)
+	}
+}
+
+// TestHashInputChecksBeforeHashing (issue 64, item 4): a folder, a device,
+// a FIFO and a file over the limit are refused before a byte is hashed,
+// without blocking and at once, naming what and the path; a cancelled
+// context stops the hash.
+func TestHashInputChecksBeforeHashing(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sparse := filepath.Join(dir, "sparse.onnx")
+	f, err := os.Create(sparse)
+	if err == nil {
+		err = f.Truncate(20 << 30) // 20 GiB, no block on disk
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := filepath.Join(dir, "small.onnx")
+	if err := os.WriteFile(small, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/dev/zero", "character device"},
+		{fifo, "FIFO"},
+		{"/usr", "is a folder"},
+		{sparse, "21474836480 bytes, more than the 2147483648"},
+	} {
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { _, err := HashInput(context.Background(), c.path, "model", 2<<30); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "model "+c.path) {
+				t.Errorf("%s: error %v, want one naming the model %s and %q", c.path, err, c.path, c.want)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("%s: refused after %v; the check comes before any hashing", c.path, d)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still hashing after 5 s", c.path)
+		}
+	}
+	if got, err := HashInput(context.Background(), small, "model", 4); err != nil || got != "2c8b08da5ce60398e1f19af0e5dccc744df274b826abe585eaba68c525434806" {
+		t.Errorf("a file at the limit: %s, %v", got, err)
+	}
+	if _, err := HashInput(context.Background(), small, "model", 3); err == nil {
+		t.Error("a file of 4 bytes passed a limit of 3")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := HashInput(ctx, small, "model", 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
 }

@@ -1,0 +1,110 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// modelGrid writes and loads an experiment whose model: is model and
+// whose one forget set is an ids file with an outside oracle (so that a
+// dry run trains and runs nothing), in a fresh folder it returns.
+func modelGrid(t *testing.T, model string) (*experiment.Config, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "forget.txt"), []byte("1\n2\n3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "exp.yaml")
+	yaml := fmt.Sprintf(`model: %[2]s
+data: ../../testdata/fashion
+train: {epochs: 1, lr: 0.05}
+forget_sets:
+  - {name: outside, kind: file, ids: "%[1]s/forget.txt", oracle: "%[1]s/oracle.onnx"}
+seeds: [0]
+no_mia: true
+out: %[1]s/out
+methods:
+  - {name: SSD, method: ssd}
+`, dir, model)
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := experiment.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, dir
+}
+
+// TestModelFilesCheckedBeforeHashing (issue 64, item 4): a model: that is
+// /dev/zero, a FIFO, a folder (/usr) or a 20 GB sparse file is refused by a
+// dry run at once, without blocking, as an error in the experiment file
+// (exit code 2) naming the key and the path; so is an outside oracle:
+// that is a FIFO when its sidecar is verified. A dry run whose context is
+// cancelled stops (SIGTERM stops every phase).
+func TestModelFilesCheckedBeforeHashing(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.onnx")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sparse := filepath.Join(dir, "sparse.onnx")
+	f, err := os.Create(sparse)
+	if err == nil {
+		err = f.Truncate(20 << 30)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ model, want string }{
+		{"/dev/zero", "character device"},
+		{fifo, "FIFO"},
+		{"/usr", "is a folder"},
+		{sparse, "more than the 2147483648"},
+	} {
+		cfg, _ := modelGrid(t, c.model)
+		done := make(chan error, 1)
+		go func() { _, err := Run(context.Background(), Job{Config: cfg, DryRun: true}); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, experiment.ErrConfig) || !strings.Contains(err.Error(), "model: model "+c.model) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("model: %s: %v, want an experiment error naming model: %s and %q", c.model, err, c.model, c.want)
+			}
+			if _, err := os.Stat(cfg.Out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("model: %s: the dry run created %s", c.model, cfg.Out)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("model: %s: the dry run still runs after 10 s", c.model)
+		}
+	}
+
+	// The oracle's sidecar is verified against the oracle's bytes: a FIFO
+	// is refused there, without blocking.
+	if err := os.WriteFile(filepath.Join(dir, "fifo.json"), []byte(`{"train_s": 1, "onnx_sha256": "`+strings.Repeat("a", 64)+
+		`", "data_sha256": "`+strings.Repeat("b", 64)+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readSidecar(context.Background(), fifo, "", true); !errors.Is(err, experiment.ErrConfig) || !strings.Contains(err.Error(), "oracle: model "+fifo) {
+		t.Errorf("oracle FIFO: %v, want an experiment error naming oracle: and the FIFO", err)
+	}
+
+	// A cancelled dry run stops with ErrInterrupted before listing a step.
+	cfg, _ := modelGrid(t, "../../testdata/resnet_small_train.onnx")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var steps int
+	if _, err := Run(ctx, Job{Config: cfg, DryRun: true, Step: func(string, string, string) { steps++ }}); !errors.Is(err, unlearn.ErrInterrupted) || steps != 0 {
+		t.Errorf("cancelled dry run: %v after %d steps, want ErrInterrupted before any", err, steps)
+	}
+}
