@@ -68,6 +68,8 @@ cases=$(cat <<'LIST'
 64.4 ; internal/fsread ; TestHashInputChecksBeforeHashing ; a model to hash that is a folder, /dev/zero, a FIFO or a 20 GB sparse file is refused on the opened descriptor before a byte is hashed, at once and without blocking; a cancelled hash stops
 64.4 ; experiment/runner ; TestModelFilesCheckedBeforeHashing ; an experiment's model: (or oracle:) that is /dev/zero, a FIFO, /usr or 20 GB sparse is an error in the experiment file naming the key, under --dry-run too; a cancelled dry run stops before its first step
 64.4 ; cmd/unlearn ; TestExperimentModelNotHashedBlindly ; end to end: the same through `unlearn experiment --dry-run`, exit 2, one line, nothing written
+64.5 ; experiment ; TestResultsFileChecked ; a results file that is a link (to records, /etc/passwd or /dev/zero), a FIFO, a folder or 2 GB sparse is refused at once naming it, and so is a set past 64 MiB or 100,000 records; RepairTail refuses the same and leaves a link's target alone
+64.5 ; cmd/unlearn ; TestResultsFilesBounded ; end to end through --report-only: a results.jsonl link to /etc/passwd, a FIFO shard file and a 1 GB sparse results.jsonl exit 2 naming the file with no RESULTS.md; a report of 100,000 records stays under 60 s and 2 GB
 LIST
 )
 

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/unlearn-tool/unlearn/experiment"
 )
 
 // wantRefused checks issue 64's contract for a refusal: exit code 2, one
@@ -74,5 +79,74 @@ func TestExperimentModelNotHashedBlindly(t *testing.T) {
 		if r.wall > 10*time.Second {
 			t.Errorf("%s: refused after %v, not at once", c.model, r.wall)
 		}
+	}
+}
+
+// TestResultsFilesBounded (issue 64, item 5): end to end through
+// --report-only, a results.jsonl that is a link (to /etc/passwd), a shard's
+// file that is a FIFO and a 1 GB sparse results.jsonl are refused with exit
+// code 2 and one line naming the file, writing no RESULTS.md; a results
+// file just under MaxResultsSize of valid records (some 60,000) is
+// reported within 60 s and 2 GB, the gather's bound.
+func TestResultsFilesBounded(t *testing.T) {
+	mdl := model(t)
+	for _, c := range []struct {
+		name, file, want string
+		make             func(p string) error
+	}{
+		{"link to /etc/passwd", "results.jsonl", "symbolic link", func(p string) error { return os.Symlink("/etc/passwd", p) }},
+		{"FIFO shard", "results.shard-1.jsonl", "FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"1 GB sparse", "results.jsonl", "more than the 67108864 bytes", func(p string) error {
+			f, err := os.Create(p)
+			if err == nil {
+				err = f.Truncate(1 << 30)
+				f.Close()
+			}
+			return err
+		}},
+	} {
+		cfg, out := experimentFile(t, mdl, "")
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(out, c.file)
+		if err := c.make(p); err != nil {
+			t.Fatal(err)
+		}
+		r := runCLI(t, "experiment", "--config", cfg, "--report-only")
+		wantRefused(t, r, []string{filepath.Join(out, "RESULTS.md")}, p, c.want)
+	}
+
+	// The gather of a results file at the bounds (these records are shorter
+	// than a real run's, so MaxRecords comes first).
+	cfg, out := experimentFile(t, mdl, "")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for i := 0; ; i++ {
+		rec := experiment.Record{Schema: experiment.RecordSchema, Key: fmt.Sprintf("%016x", i), Kind: "run", ForgetSet: "outside",
+			Name: "SSD", Accuracy: map[string]float64{"forget": 0.5, "test": 0.9, "train": 0.95, "retain": 0.95},
+			MIA: map[string]float64{"correctness": 0.5, "confidence": 0.5}, Delta: map[string]float64{"forget": 0.01, "test": 0.01},
+			Seconds: 12, OracleSeconds: 100, Forget: 40, Machine: "m"}
+		line, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Len()+len(line)+1 > experiment.MaxResultsSize || i == experiment.MaxRecords {
+			break
+		}
+		b.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.jsonl"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "experiment", "--config", cfg, "--report-only")
+	if r.code != 0 {
+		t.Fatalf("report of %d bytes of records: exit %d: %s", b.Len(), r.code, r.stderr)
+	}
+	t.Logf("report of %d bytes of records: %.1f s, peak %d MB", b.Len(), r.wall.Seconds(), r.peakKB>>10)
+	if r.peakKB > 2<<20 || r.wall > time.Minute {
+		t.Errorf("report of %d bytes of records: peak %d MB, %.1f s; the bound is 2 GB and 60 s", b.Len(), r.peakKB>>10, r.wall.Seconds())
 	}
 }

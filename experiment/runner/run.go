@@ -1017,7 +1017,7 @@ func (r *state) record(path string, rec experiment.Record) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(r.results, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := outfile.Append(r.results)
 	if err != nil {
 		return err
 	}

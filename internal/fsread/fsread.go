@@ -88,6 +88,14 @@ func Open(path, what string) (*os.File, error) {
 // checked without following it, and the opened file must be the one
 // checked (a link swapped in between is refused too).
 func OpenNoLink(path, what string) (*os.File, error) {
+	return OpenNoLinkFlag(path, what, os.O_RDONLY)
+}
+
+// OpenNoLinkFlag is OpenNoLink with the open flags flag (os.O_RDWR for a
+// file that is read and then cut, such as a results file's damaged tail):
+// the open neither follows a final link (O_NOFOLLOW) nor blocks
+// (O_NONBLOCK), and the descriptor must be the regular file checked.
+func OpenNoLinkFlag(path, what string, flag int) (*os.File, error) {
 	st, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
@@ -98,7 +106,7 @@ func OpenNoLink(path, what string) (*os.File, error) {
 	if err := regular(st, path, what); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|openFlags|noFollow, 0)
+	f, err := os.OpenFile(path, flag|openFlags|noFollow, 0)
 	if err != nil {
 		return nil, err
 	}
