@@ -70,6 +70,9 @@ cases=$(cat <<'LIST'
 64.4 ; cmd/unlearn ; TestExperimentModelNotHashedBlindly ; end to end: the same through `unlearn experiment --dry-run`, exit 2, one line, nothing written
 64.5 ; experiment ; TestResultsFileChecked ; a results file that is a link (to records, /etc/passwd or /dev/zero), a FIFO, a folder or 2 GB sparse is refused at once naming it, and so is a set past 64 MiB or 100,000 records; RepairTail refuses the same and leaves a link's target alone
 64.5 ; cmd/unlearn ; TestResultsFilesBounded ; end to end through --report-only: a results.jsonl link to /etc/passwd, a FIFO shard file and a 1 GB sparse results.jsonl exit 2 naming the file with no RESULTS.md; a report of 100,000 records stays under 60 s and 2 GB
+64.6 ; internal/fsread ; TestHashPathFollowsLinks ; a dataset given as a link hashes as its folder, not as the SHA-256 of nothing; linked class folders and files count by content as `find -L` does; a FIFO inside is skipped without blocking; a link back to a containing folder (or /) is an error naming it
+64.6 ; internal/outfile ; TestCheckResultsDirLinkedDataset ; a results folder inside a dataset given through a link (the real folder or below) is refused naming the dataset, and nothing is created
+64.6 ; experiment/runner ; TestLinkedDatasetHashedByContent ; data: linkA and data: linkB (differing in one file) key their steps apart, linkA as its real folder; an out: inside the real folder reached through the link is an error in the experiment file, not created
 LIST
 )
 

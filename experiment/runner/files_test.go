@@ -20,22 +20,32 @@ import (
 // dry run trains and runs nothing), in a fresh folder it returns.
 func modelGrid(t *testing.T, model string) (*experiment.Config, string) {
 	t.Helper()
+	return dataGrid(t, model, "../../testdata/fashion", "")
+}
+
+// dataGrid is modelGrid with the data at data and the out folder at out
+// ("" for one in the grid's folder).
+func dataGrid(t *testing.T, model, data, out string) (*experiment.Config, string) {
+	t.Helper()
 	dir := t.TempDir()
+	if out == "" {
+		out = filepath.Join(dir, "out")
+	}
 	if err := os.WriteFile(filepath.Join(dir, "forget.txt"), []byte("1\n2\n3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, "exp.yaml")
 	yaml := fmt.Sprintf(`model: %[2]s
-data: ../../testdata/fashion
+data: %[3]s
 train: {epochs: 1, lr: 0.05}
 forget_sets:
   - {name: outside, kind: file, ids: "%[1]s/forget.txt", oracle: "%[1]s/oracle.onnx"}
 seeds: [0]
 no_mia: true
-out: %[1]s/out
+out: %[4]s
 methods:
   - {name: SSD, method: ssd}
-`, dir, model)
+`, dir, model, data, out)
 	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -106,5 +116,76 @@ func TestModelFilesCheckedBeforeHashing(t *testing.T) {
 	var steps int
 	if _, err := Run(ctx, Job{Config: cfg, DryRun: true, Step: func(string, string, string) { steps++ }}); !errors.Is(err, unlearn.ErrInterrupted) || steps != 0 {
 		t.Errorf("cancelled dry run: %v after %d steps, want ErrInterrupted before any", err, steps)
+	}
+}
+
+// TestLinkedDatasetHashedByContent (issue 64, item 6): two datasets given
+// through links (data: linkA, then data: linkB, which differ in one file)
+// key their steps apart, and a linked one keys them as the real folder
+// does (every linked dataset hashed as an empty folder, so B's steps were
+// "cached" from A's); an out: inside the real folder, reached through the
+// link, is refused as an error in the experiment file and not created.
+func TestLinkedDatasetHashedByContent(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "A"), filepath.Join(root, "B")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ents, err := os.ReadDir("../../testdata/fashion")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			copyTestFile(t, filepath.Join("../../testdata/fashion", e.Name()), filepath.Join(d, e.Name()))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(b, "README.md"), []byte("another dataset\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linkA, linkB := filepath.Join(root, "linkA"), filepath.Join(root, "linkB")
+	if err := errors.Join(os.Symlink(a, linkA), os.Symlink(b, linkB)); err != nil {
+		t.Fatal(err)
+	}
+	// A grid of the tool's own original and oracle: their keys hold the
+	// data's SHA-256.
+	grid := func(data, out string) *experiment.Config {
+		t.Helper()
+		dir := t.TempDir()
+		if out == "" {
+			out = filepath.Join(dir, "out")
+		}
+		p := filepath.Join(dir, "exp.yaml")
+		yaml := "architecture: " + filepath.Join("..", "..", "testdata", "resnet_small_train.onnx") + "\ndata: " + data +
+			"\ntrain: {epochs: 1, lr: 0.05}\nforget_sets: [{name: iid, kind: iid, fraction: 0.01}]\nseeds: [0]\nout: " + out +
+			"\nmethods: [{name: SSD, method: ssd}]\n"
+		if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := experiment.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	keys := func(data string) string {
+		t.Helper()
+		out, err := Run(context.Background(), Job{Config: grid(data, ""), DryRun: true})
+		if err != nil {
+			t.Fatalf("dry run of %s: %v", data, err)
+		}
+		return strings.Join(out.Keys, " ")
+	}
+	ka, kb := keys(linkA), keys(linkB)
+	if ka == kb || ka != keys(a) {
+		t.Errorf("keys: data: linkA %s, linkB %s, A %s; want linkA's to be A's and B's others", ka, kb, keys(a))
+	}
+	inside := filepath.Join(a, "out")
+	_, err := Run(context.Background(), Job{Config: grid(linkA, inside), DryRun: true})
+	if !errors.Is(err, experiment.ErrConfig) || !strings.Contains(err.Error(), "inside the dataset "+linkA) {
+		t.Errorf("out: inside the real dataset through its link: %v, want an experiment error naming the dataset", err)
+	}
+	if _, err := os.Stat(inside); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused run created %s", inside)
 	}
 }

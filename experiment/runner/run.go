@@ -375,7 +375,10 @@ func (r *state) grid(ctx context.Context) error {
 		r.ds = ds
 		labels = ds.Train.Labels(nil)
 		nTrain = len(labels)
-		if rawDataSum, err = fsread.HashPath(ds.Path); err != nil {
+		if rawDataSum, err = fsread.HashTree(ctx, ds.Path); err != nil {
+			if ctx.Err() != nil {
+				return unlearn.ErrInterrupted
+			}
 			return err
 		}
 		dataSum = rawDataSum
