@@ -551,3 +551,85 @@ func TestCommittedConfigsLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestNotesReadFromCheckedDescriptor (issue 64, item 7): a notes file that
+// is a hard link to a file outside is refused at load, naming it; and while
+// another process swaps a folder on the notes' path for a link to a folder
+// outside, over and over, ReadNotes never returns the outside file (it did
+// in 2 of 150 runs: the path was checked, then opened again by name).
+func TestNotesReadFromCheckedDescriptor(t *testing.T) {
+	root := t.TempDir()
+	dir, outside := filepath.Join(root, "exps"), filepath.Join(root, "outside")
+	for _, d := range []string{filepath.Join(dir, "real"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(outside, "NOTES.md"), "SECRET\n")
+	write(filepath.Join(dir, "real", "NOTES.md"), "# notes\n")
+	if err := os.Link(filepath.Join(outside, "NOTES.md"), filepath.Join(dir, "hard.md")); err != nil {
+		t.Fatal(err)
+	}
+	good := "architecture: a.onnx\ntrain: {epochs: 1, lr: 0.1}\nforget_sets: [{name: f, kind: iid, fraction: 0.1}]\nseeds: [0]\nout: o\nmethods: [{name: DEL, method: del}]\n"
+	p := filepath.Join(dir, "hard.yaml")
+	write(p, good+"notes: hard.md\n")
+	if _, err := Load(p); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "hard.md has 2 hard links") {
+		t.Errorf("notes a hard link: %v, want an experiment error naming the hard link", err)
+	}
+
+	p = filepath.Join(dir, "race.yaml")
+	write(p, good+"notes: sub/NOTES.md\n")
+	sub := filepath.Join(dir, "sub")
+	if err := os.Rename(filepath.Join(dir, "real"), sub); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The swapper moves the real folder away and puts a link to outside/
+	// in its place, then back.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		aside := filepath.Join(dir, "aside")
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.Rename(sub, aside)
+			os.Symlink(outside, sub)
+			os.Remove(sub)
+			os.Rename(aside, sub)
+		}
+	}()
+	read, refused := 0, 0
+	for i := 0; i < 3000; i++ {
+		b, err := cfg.ReadNotes()
+		if strings.Contains(string(b), "SECRET") {
+			close(stop)
+			<-done
+			t.Fatalf("read %d: the notes came from outside the experiment's folder", i)
+		}
+		if err == nil {
+			read++
+		} else {
+			refused++
+		}
+	}
+	close(stop)
+	<-done
+	t.Logf("3000 reads while the folder was swapped: %d read, %d refused", read, refused)
+	if read == 0 {
+		t.Error("no read succeeded: the swapper never left the real folder in place")
+	}
+}

@@ -73,6 +73,9 @@ cases=$(cat <<'LIST'
 64.6 ; internal/fsread ; TestHashPathFollowsLinks ; a dataset given as a link hashes as its folder, not as the SHA-256 of nothing; linked class folders and files count by content as `find -L` does; a FIFO inside is skipped without blocking; a link back to a containing folder (or /) is an error naming it
 64.6 ; internal/outfile ; TestCheckResultsDirLinkedDataset ; a results folder inside a dataset given through a link (the real folder or below) is refused naming the dataset, and nothing is created
 64.6 ; experiment/runner ; TestLinkedDatasetHashedByContent ; data: linkA and data: linkB (differing in one file) key their steps apart, linkA as its real folder; an out: inside the real folder reached through the link is an error in the experiment file, not created
+64.7 ; internal/fsread ; TestFileBeneathReadsWhatItChecked ; a folder on the way or the file swapped for a link (outside or inside) or a FIFO right after its check is refused, not read through the new name; a link, a hard link (FileNoLink too) or a path leaving the folder is refused
+64.7 ; experiment ; TestNotesReadFromCheckedDescriptor ; notes: a hard link to a file outside is refused at load naming it; 3,000 reads while another process swaps a folder on the path for a link outside never return the outside file
+64.7 ; experiment/runner ; TestOutFilesReadWithoutLinks ; record.json, metrics.json, done.json and score.json are read from out without a second lookup: a step folder that is a link, a hard-linked or linked file is refused
 LIST
 )
 

@@ -189,3 +189,41 @@ func TestLinkedDatasetHashedByContent(t *testing.T) {
 		t.Errorf("the refused run created %s", inside)
 	}
 }
+
+// TestOutFilesReadWithoutLinks (issue 64, item 7): the files the runner
+// reads back from out (record.json here) are read without a second lookup
+// by name and refused when a folder on the way is a link (a step's folder
+// pointing elsewhere), when the file is a hard link to a file elsewhere,
+// or a link; the plain file is read.
+func TestOutFilesReadWithoutLinks(t *testing.T) {
+	root := t.TempDir()
+	out, elsewhere := filepath.Join(root, "out"), filepath.Join(root, "elsewhere")
+	for _, d := range []string{filepath.Join(out, "runs", "oracle-a"), filepath.Join(out, "runs", "oracle-c"), filepath.Join(out, "runs", "oracle-d"), elsewhere} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, s := range map[string]string{"out/runs/oracle-a/record.json": "{}", "elsewhere/record.json": "SECRET"} {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(os.Symlink(elsewhere, filepath.Join(out, "runs", "oracle-b")),
+		os.Link(filepath.Join(elsewhere, "record.json"), filepath.Join(out, "runs", "oracle-c", "record.json")),
+		os.Symlink(filepath.Join(elsewhere, "record.json"), filepath.Join(out, "runs", "oracle-d", "record.json"))); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readOut(out, filepath.Join(out, "runs", "oracle-a", "record.json"), "record file", maxStepFileSize); err != nil || string(b) != "{}" {
+		t.Errorf("a plain record: %q, %v", b, err)
+	}
+	for _, c := range []struct{ step, want string }{
+		{"oracle-b", "oracle-b is a symbolic link"},
+		{"oracle-c", "has 2 hard links"},
+		{"oracle-d", "record.json is a symbolic link"},
+	} {
+		b, err := readOut(out, filepath.Join(out, "runs", c.step, "record.json"), "record file", maxStepFileSize)
+		if err == nil || len(b) > 0 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %q, %v; want a refusal saying %q", c.step, b, err, c.want)
+		}
+	}
+}

@@ -628,7 +628,7 @@ func (r *state) trainStep(ctx context.Context, dir, what, key, base string, excl
 	var done struct {
 		TrainS float64 `json:"train_s"`
 	}
-	if b, err := fsread.FileNoLink(filepath.Join(dir, "done.json"), "step file", maxStepFileSize); err == nil && json.Unmarshal(b, &done) == nil {
+	if b, err := readOut(r.cfg.Out, filepath.Join(dir, "done.json"), "step file", maxStepFileSize); err == nil && json.Unmarshal(b, &done) == nil {
 		r.say(what, "cached", key)
 		return done.TrainS, nil
 	}
@@ -757,7 +757,7 @@ func (r *state) evalOptions(batch int) eval.Options {
 // as trained in trainS seconds on machine.
 func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64, machine string) error {
 	recPath := filepath.Join(dir, "record.json")
-	if b, err := fsread.FileNoLink(recPath, "record file", maxStepFileSize); err == nil {
+	if b, err := readOut(r.cfg.Out, recPath, "record file", maxStepFileSize); err == nil {
 		// Recorded once but missing from results.jsonl: the runs still
 		// need it to measure against.
 		var rec experiment.Record
@@ -784,7 +784,7 @@ func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet,
 		return lg.fail(what, err)
 	}
 	lg.result("json", metrics)
-	doc, err := readMetrics(metrics)
+	doc, err := readMetrics(r.cfg.Out, metrics)
 	if err != nil {
 		return err
 	}
@@ -885,7 +885,7 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 	if err := r.unlearn(ctx, ch, orig, fs, seed, dir, metrics, lg); err != nil {
 		return lg.fail(what, err)
 	}
-	doc, err := readMetrics(metrics)
+	doc, err := readMetrics(r.cfg.Out, metrics)
 	if err != nil {
 		return err
 	}
@@ -1062,9 +1062,26 @@ func hashModel(ctx context.Context, key, path string) (string, error) {
 	return "", fmt.Errorf("%w: %s: %w", experiment.ErrConfig, key, err)
 }
 
+// readOut reads a file the grid wrote at path under out (a step's
+// done.json, record.json or metrics.json, an audit's score.json) through
+// fsread.FileBeneath: every folder from out down is opened relative to the
+// one before and must be the folder checked, no link may lie anywhere on
+// the way, and the file is read from the descriptor checked (a regular
+// file with one hard link, at most limit bytes). Another process writing
+// the shared volume can then neither redirect the read by swapping a
+// folder for a link nor plant a hard link to a file elsewhere. A path
+// outside out (none of the grid's) is read with fsread.FileNoLink.
+func readOut(out, path, what string, limit int64) ([]byte, error) {
+	rel, err := filepath.Rel(out, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fsread.FileNoLink(path, what, limit)
+	}
+	return fsread.FileBeneath(out, rel, what, limit)
+}
+
 // The files the runner reads back from out (which other processes may
 // write: a shared volume) are regular files, not links, within these
-// sizes (fsread.FileNoLink).
+// sizes (readOut).
 const (
 	maxStepFileSize = 1 << 20  // done.json, record.json
 	maxMetricsSize  = 64 << 20 // metrics.json
@@ -1089,8 +1106,8 @@ type metricsDoc struct {
 
 // readMetrics reads the record's numbers back from the metrics.json just
 // written, so that a record holds exactly what the file says.
-func readMetrics(path string) (*metricsDoc, error) {
-	b, err := fsread.FileNoLink(path, "metrics file", maxMetricsSize)
+func readMetrics(out, path string) (*metricsDoc, error) {
+	b, err := readOut(out, path, "metrics file", maxMetricsSize)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/score"
 	"github.com/unlearn-tool/unlearn/experiment"
-	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -190,7 +189,7 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		var lines []*line
 		missing := []string{}
 		for _, a := range bySet[fs] {
-			raw, err := fsread.FileNoLink(filepath.Join(a.dir, "score.json"), "score file", maxScoreSize)
+			raw, err := readOut(r.cfg.Out, filepath.Join(a.dir, "score.json"), "score file", maxScoreSize)
 			if errors.Is(err, os.ErrNotExist) {
 				missing = append(missing, experiment.MarkdownText(a.method))
 				continue
