@@ -633,3 +633,29 @@ func TestNotesReadFromCheckedDescriptor(t *testing.T) {
 		t.Error("no read succeeded: the swapper never left the real folder in place")
 	}
 }
+
+// TestLoadErrorsQuoteNoContent (issue 64, item 8): an experiment file that
+// is none (/etc/shadow: every line an unknown key, or one long text) is
+// refused naming the file and what was expected, printing none of its
+// lines; in an experiment file, an unknown key and a value of the wrong
+// kind are named by line, the value not quoted.
+func TestLoadErrorsQuoteNoContent(t *testing.T) {
+	dir := t.TempDir()
+	const secret = "saltsalt"
+	for _, c := range []struct{ text, want string }{
+		{"root:$6$" + secret + "$hash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n", "not an experiment file: a YAML mapping of its keys"},
+		{"root $6$" + secret + " hash\n", "not an experiment file"},
+		{"architecture: a.onnx\nseed: [0]\n", `line 2: unknown key "seed"`},
+		{"architecture: a.onnx\nseeds: " + secret + "\n", "line 2: text where a list of integers was expected"},
+	} {
+		p := filepath.Join(dir, "exp.yaml")
+		if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), p+": "+c.want) || strings.Contains(err.Error(), secret) ||
+			strings.Contains(err.Error(), "daemon") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v; want one line naming %s and %q, without the file's text", c.text, err, p, c.want)
+		}
+	}
+}

@@ -76,6 +76,10 @@ cases=$(cat <<'LIST'
 64.7 ; internal/fsread ; TestFileBeneathReadsWhatItChecked ; a folder on the way or the file swapped for a link (outside or inside) or a FIFO right after its check is refused, not read through the new name; a link, a hard link (FileNoLink too) or a path leaving the folder is refused
 64.7 ; experiment ; TestNotesReadFromCheckedDescriptor ; notes: a hard link to a file outside is refused at load naming it; 3,000 reads while another process swaps a folder on the path for a link outside never return the outside file
 64.7 ; experiment/runner ; TestOutFilesReadWithoutLinks ; record.json, metrics.json, done.json and score.json are read from out without a second lookup: a step folder that is a link, a hard-linked or linked file is refused
+64.8 ; internal/yamlerr ; TestMessageQuotesNoContent ; YAML decoding errors (every line of /etc/shadow an unknown key, values of the wrong kind, a syntax error) are named by line and what was expected, with no text of the file
+64.8 ; experiment ; TestLoadErrorsQuoteNoContent ; an experiment file that is none is refused as "not an experiment file" naming what was expected; in one that is, unknown keys and wrong kinds are named by line, values unquoted
+64.8 ; data ; TestIDsErrorsQuoteNoUnrecognizedLine ; the first line of a file that is no forget file is named by file and line, never printed; a bad line after ids were read is quoted, cut to 40 characters
+64.8 ; cmd/unlearn ; TestErrorsPrintNoFileContent ; end to end: a stand-in for /etc/shadow as experiment --config (exit 2), main --config (exit 2), eval --forget and an experiment's ids: gives one line naming file and line, printing none of it
 LIST
 )
 

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/unlearn-tool/unlearn/internal/fsread"
+	"github.com/unlearn-tool/unlearn/internal/yamlerr"
 )
 
 // readConfigArgs reads a YAML mapping of flag names to values (at most 1 MB,
@@ -24,8 +25,8 @@ func readConfigArgs(path string, names map[string]bool, listed []string) ([]stri
 	}
 	var doc map[string]any
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("--config %s: not a YAML mapping of flag names to values: %v",
-			path, strings.ReplaceAll(err.Error(), "\n", " "))
+		// Named by line, never quoted: the file may be no config at all.
+		return nil, fmt.Errorf("--config %s: not a YAML mapping of flag names to values: %s", path, yamlerr.Message(err))
 	}
 	keys := make([]string, 0, len(doc))
 	for k := range doc {
@@ -36,8 +37,8 @@ func readConfigArgs(path string, names map[string]bool, listed []string) ([]stri
 	for _, k := range keys {
 		if !names[k] {
 			listed = slices.Sorted(slices.Values(listed))
-			return nil, usagef("--config %s: unknown key %q for this command (keys are its flag names: %s)",
-				path, k, strings.Join(listed, ", "))
+			return nil, usagef("--config %s: unknown key %s for this command (keys are its flag names: %s)",
+				path, yamlerr.Key(k), strings.Join(listed, ", "))
 		}
 		var s string
 		switch v := doc[k].(type) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -149,4 +150,41 @@ func TestResultsFilesBounded(t *testing.T) {
 	if r.peakKB > 2<<20 || r.wall > time.Minute {
 		t.Errorf("report of %d bytes of records: peak %d MB, %.1f s; the bound is 2 GB and 60 s", b.Len(), r.peakKB>>10, r.wall.Seconds())
 	}
+}
+
+// TestErrorsPrintNoFileContent (issue 64, item 8): a file that is not what
+// the command expected (a stand-in for /etc/shadow) given as an experiment
+// file, as the main command's --config, as --forget and as an experiment's
+// ids: is named with its line and what was expected, in one line, without
+// any of its text.
+func TestErrorsPrintNoFileContent(t *testing.T) {
+	const secret = "saltsalt"
+	shadow := writeFile(t, "shadow", []byte("root:$6$"+secret+"$hash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"))
+	noContent := func(name string, r result) {
+		t.Helper()
+		if strings.Contains(r.stderr, secret) || strings.Contains(r.stderr, "daemon") || strings.Contains(r.stdout, secret) {
+			t.Errorf("%s: the error prints the file: %q", name, r.stderr)
+		}
+	}
+	r := runCLI(t, "experiment", "--config", shadow, "--dry-run")
+	wantError(t, r, exitUsage, shadow, "not an experiment file", "was expected")
+	noContent("experiment --config", r)
+	r = runCLI(t, "--config", shadow)
+	wantError(t, r, exitUsage, shadow, "unknown key (not a key name)")
+	noContent("--config", r)
+	r = runCLI(t, "eval", "--model", model(t), "--forget", shadow)
+	wantError(t, r, exitError, shadow+":1: the line is not an integer id")
+	noContent("eval --forget", r)
+	cfg, _ := experimentFile(t, model(t), "")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := filepath.Join(filepath.Dir(cfg), "forget.txt")
+	if err := os.WriteFile(cfg, bytes.Replace(b, []byte(ids), []byte(shadow), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "experiment", "--config", cfg, "--dry-run")
+	wantError(t, r, exitError, shadow+":1: the line is not an integer id")
+	noContent("experiment ids:", r)
 }
