@@ -266,8 +266,20 @@ func (rec *Record) Check() error {
 			return fmt.Errorf("%s %g: outside [%g, %g]", t.field, t.v, t.lo, t.hi)
 		}
 	}
-	if rec.OracleSeconds > 0 && rec.OracleSeconds < minOracleSeconds {
-		return fmt.Errorf("oracle_seconds %g: want 0 (untimed) or a training time of at least %g s", rec.OracleSeconds, minOracleSeconds)
+	return CheckOracleSeconds("oracle_seconds", rec.OracleSeconds)
+}
+
+// CheckOracleSeconds checks an oracle's training time as a record holds
+// it (field names it in the error): 0 (untimed) or in [1e-6, 1e9] s. An
+// outside oracle's sidecar (train_s) is checked with it too, so that a
+// time the sidecar passes never makes the record written from it damaged
+// (a sidecar's 1e-300 s did, on every rerun).
+func CheckOracleSeconds(field string, v float64) error {
+	switch {
+	case !(v >= 0 && v <= maxRecordSeconds):
+		return fmt.Errorf("%s %g: outside [0, %g]", field, v, float64(maxRecordSeconds))
+	case v > 0 && v < minOracleSeconds:
+		return fmt.Errorf("%s %g: want 0 (untimed) or a training time of at least %g s", field, v, minOracleSeconds)
 	}
 	return nil
 }

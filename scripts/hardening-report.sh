@@ -80,6 +80,9 @@ cases=$(cat <<'LIST'
 64.8 ; experiment ; TestLoadErrorsQuoteNoContent ; an experiment file that is none is refused as "not an experiment file" naming what was expected; in one that is, unknown keys and wrong kinds are named by line, values unquoted
 64.8 ; data ; TestIDsErrorsQuoteNoUnrecognizedLine ; the first line of a file that is no forget file is named by file and line, never printed; a bad line after ids were read is quoted, cut to 40 characters
 64.8 ; cmd/unlearn ; TestErrorsPrintNoFileContent ; end to end: a stand-in for /etc/shadow as experiment --config (exit 2), main --config (exit 2), eval --forget and an experiment's ids: gives one line naming file and line, printing none of it
+64.9 ; experiment/runner ; TestValuesChecked ; sidecar train_s 1e-300, 2e9 or −1 and threads −3 are refused with the records' bounds; score.json with a KLoM of −1e8 (estimate or bound), a retain KLoM of 40, a U-LiRA accuracy estimate of 1.16 or an F bound of 7 is refused on read naming the field; Markdown link and image syntax from names is escaped
+64.9 ; eval/score ; TestIntervalsClippedToTheirRange ; bootstrap intervals stay in their quantity's range (U-LiRA accuracy and F in [0, 1], KLoM ≥ 0), on ensembles where the unclipped U-LiRA bound passed 1
+64.9 ; experiment/runner ; FuzzReadSidecar FuzzScoreJSON ; the seed corpora of the new fuzz targets: an accepted sidecar keeps the records' bounds, an accepted score.json passes checkScore with finite values
 LIST
 )
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -225,5 +226,68 @@ func TestOutFilesReadWithoutLinks(t *testing.T) {
 		if err == nil || len(b) > 0 || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %q, %v; want a refusal saying %q", c.step, b, err, c.want)
 		}
+	}
+}
+
+// TestValuesChecked (issue 64, item 9): a sidecar's numbers get the
+// records' bounds (train_s 1e-300 passed, then every record written from it
+// was refused as damaged, and the suggested repair restored the same
+// value); score.json's KLoM of −1e8, or a U-LiRA accuracy estimate of
+// 1.16, is refused on read; record names with Markdown link and image
+// syntax are escaped in RESULTS.md (in TestMarkdownEscapesNames too).
+func TestValuesChecked(t *testing.T) {
+	d := strings.Repeat("a", 64)
+	side := func(extra string) []byte {
+		return []byte(`{"onnx_sha256": "` + d + `", "data_sha256": "` + d + `"` + extra + `}`)
+	}
+	for _, c := range []struct{ extra, want string }{
+		{`, "train_s": 1e-300`, "train_s 1e-300: want 0 (untimed) or a training time of at least 1e-06 s"},
+		{`, "train_s": 2e9`, "train_s 2e+09: outside [0, 1e+09]"},
+		{`, "train_s": -1`, "train_s -1: outside"},
+		{`, "train_s": 100, "threads": -3`, "threads -3: want [0, 1024]"},
+	} {
+		if _, err := parseSidecar(side(c.extra), "oracle.json"); err == nil || !strings.Contains(err.Error(), "oracle.json: "+c.want) {
+			t.Errorf("sidecar %s: %v, want %q", c.extra, err, c.want)
+		}
+	}
+	if s, err := parseSidecar(side(`, "train_s": 100, "threads": 2, "machine": "m"`), "oracle.json"); err != nil || s.TrainS != 100 {
+		t.Errorf("a good sidecar: %+v, %v", s, err)
+	}
+
+	files, _ := filepath.Glob("../../regimes/*/score/*/*/score.json")
+	if len(files) == 0 {
+		t.Fatal("no committed score.json: the test shows nothing")
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseScore(raw, files[0]); err != nil {
+		t.Fatalf("a committed score.json: %v", err)
+	}
+	for _, c := range []struct {
+		edit func(m map[string]any)
+		want string
+	}{
+		{func(m map[string]any) { m["klom"].(map[string]any)["forget"].(map[string]any)["lo"] = -1e8 }, "klom.forget.lo -1e+08: outside [-12, 24]"},
+		{func(m map[string]any) { m["klom"].(map[string]any)["forget"].(map[string]any)["estimate"] = -1e8 }, "klom.forget.estimate -1e+08: outside [0, 12]"},
+		{func(m map[string]any) { m["klom"].(map[string]any)["retain"] = 40.0 }, "klom.retain 40: outside [0, 12]"},
+		{func(m map[string]any) { m["ulira"].(map[string]any)["accuracy"].(map[string]any)["estimate"] = 1.16 }, "ulira.accuracy.estimate 1.16: outside [0, 1]"},
+		{func(m map[string]any) { m["forget_quality"].(map[string]any)["hi"] = 7.0 }, "forget_quality.hi 7: outside [-1, 2]"},
+	} {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		c.edit(m)
+		b, _ := json.Marshal(m)
+		if _, err := parseScore(b, "score.json"); !errors.Is(err, experiment.ErrRecords) || !strings.Contains(err.Error(), "score.json: "+c.want) {
+			t.Errorf("%s: %v", c.want, err)
+		}
+	}
+
+	md := experiment.MarkdownText("![x](https://tracker.example/p.png) [click](https://e.example)")
+	if strings.Contains(md, "](") && !strings.Contains(md, `\](`) || strings.Contains(md, "![") || strings.Contains(md, " [click]") {
+		t.Errorf("Markdown link and image syntax kept: %s", md)
 	}
 }

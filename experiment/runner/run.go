@@ -689,28 +689,16 @@ type sidecar struct {
 // this data.
 func readSidecar(ctx context.Context, path, dataSum string, verify bool) (*sidecar, error) {
 	name := strings.TrimSuffix(path, filepath.Ext(path)) + ".json"
-	b, err := fsread.File(name, "sidecar", 1<<20)
+	b, err := fsread.File(name, "sidecar", maxSidecarSize)
 	if err != nil {
 		return nil, fmt.Errorf("%w (the training script writes it beside the model)", err)
 	}
-	var s sidecar
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	isHex := func(v string) bool {
-		_, err := hex.DecodeString(v)
-		return err == nil && len(v) == 64
-	}
-	switch {
-	case !isHex(s.ONNXSHA256) || !isHex(s.DataSHA256):
-		return nil, fmt.Errorf("%s: onnx_sha256 and data_sha256 must be SHA-256 digests in hex", name)
-	case !(s.TrainS >= 0 && s.TrainS < 1e9):
-		return nil, fmt.Errorf("%s: train_s %g: want seconds in [0, 1e9)", name, s.TrainS)
-	case len(s.Machine) > 512:
-		return nil, fmt.Errorf("%s: machine: longer than 512 bytes", name)
+	s, err := parseSidecar(b, name)
+	if err != nil {
+		return nil, err
 	}
 	if !verify {
-		return &s, nil
+		return s, nil
 	}
 	got, err := hashModel(ctx, "oracle", path)
 	if err != nil {
@@ -721,6 +709,50 @@ func readSidecar(ctx context.Context, path, dataSum string, verify bool) (*sidec
 	}
 	if dataSum != "" && dataSum != s.DataSHA256 {
 		return nil, fmt.Errorf("%s: trained on data with SHA-256 %s, not on this experiment's data (%s)", name, s.DataSHA256, dataSum)
+	}
+	return s, nil
+}
+
+// maxSidecarSize bounds a sidecar: a few hundred bytes of JSON.
+const maxSidecarSize = 1 << 20
+
+// parseSidecar decodes the sidecar b (the file name, for errors) and checks
+// every field: the two digests, the training seconds with the records'
+// bounds (experiment.CheckOracleSeconds: they become the oracle record's),
+// the machine's length and the threads.
+//
+// A refusal is an error in the experiment's inputs (experiment.ErrConfig,
+// exit code 2): the sidecar describes an oracle or original the
+// experiment file names.
+func parseSidecar(b []byte, name string) (*sidecar, error) {
+	s, err := decodeSidecar(b, name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", experiment.ErrConfig, err)
+	}
+	return s, nil
+}
+
+func decodeSidecar(b []byte, name string) (*sidecar, error) {
+	var s sidecar
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: not a sidecar (%v)", name, err)
+	}
+	isHex := func(v string) bool {
+		_, err := hex.DecodeString(v)
+		return err == nil && len(v) == 64
+	}
+	switch {
+	case !isHex(s.ONNXSHA256) || !isHex(s.DataSHA256):
+		return nil, fmt.Errorf("%s: onnx_sha256 and data_sha256 must be SHA-256 digests in hex", name)
+	case len(s.Machine) > 512:
+		return nil, fmt.Errorf("%s: machine: longer than 512 bytes", name)
+	case s.Threads < 0 || s.Threads > experiment.MaxThreads:
+		return nil, fmt.Errorf("%s: threads %d: want [0, %d]", name, s.Threads, experiment.MaxThreads)
+	}
+	// train_s becomes the oracle record's seconds and oracle_seconds:
+	// checked with the records' own bounds.
+	if err := experiment.CheckOracleSeconds("train_s", s.TrainS); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &s, nil
 }
