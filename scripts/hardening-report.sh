@@ -83,6 +83,10 @@ cases=$(cat <<'LIST'
 64.9 ; experiment/runner ; TestValuesChecked ; sidecar train_s 1e-300, 2e9 or −1 and threads −3 are refused with the records' bounds; score.json with a KLoM of −1e8 (estimate or bound), a retain KLoM of 40, a U-LiRA accuracy estimate of 1.16 or an F bound of 7 is refused on read naming the field; Markdown link and image syntax from names is escaped
 64.9 ; eval/score ; TestIntervalsClippedToTheirRange ; bootstrap intervals stay in their quantity's range (U-LiRA accuracy and F in [0, 1], KLoM ≥ 0), on ensembles where the unclipped U-LiRA bound passed 1
 64.9 ; experiment/runner ; FuzzReadSidecar FuzzScoreJSON ; the seed corpora of the new fuzz targets: an accepted sidecar keeps the records' bounds, an accepted score.json passes checkScore with finite values
+64.10 ; cmd/unlearn ; TestContradictionsRefused ; exit 2 with one line naming both sides, nothing written: --report-only with --dry-run; an experiment in a Slurm array without --shards (score warns in one line instead); --results twice; a FIFO or 2 MB --config; a link in RESULTS.md's place (left as it was); a refused sidecar (no forget ids file written first); a bad --k is one line, not the help
+64.10 ; deploy ; TestManifestsInputsReadOnly TestSubmitDoesNotGlobSbatchArgs ; every Job mounts no service account token and the claim's inputs/ read-only apart from the writable results, reading every input from there; SBATCH_ARGS reaches sbatch unglobbed (a stand-in sbatch sees --comment=*, not a file's name)
+64.10 ; internal/argcheck ; TestRepeated ; a single-valued flag given twice with different values is refused naming both (either spelling, top level or command); the same value twice, a list flag, arguments after -- pass
+64.10 ; internal/taskindex ; TestUnsharded ; with $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX set and no shards, a whole audit per task gets a warning naming the variable and --shards, an experiment an error naming both
 LIST
 )
 

@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -20,21 +20,16 @@ import (
 // name of each flag a config file may set).
 func readConfigArgs(path string, names map[string]bool, listed []string) ([]string, error) {
 	b, err := fsread.File(path, "config file", 1<<20)
-	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
+	if err != nil { // missing, a FIFO, a device, over 1 MB: a wrong --config (exit 2)
+		return nil, usageError{fmt.Errorf("--config: %w", err)}
 	}
 	var doc map[string]any
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		// Named by line, never quoted: the file may be no config at all.
-		return nil, fmt.Errorf("--config %s: not a YAML mapping of flag names to values: %s", path, yamlerr.Message(err))
+		return nil, fmt.Errorf("--config %s: not a YAML mapping of flag names to values: %s",
+			path, yamlerr.Message(err))
 	}
-	keys := make([]string, 0, len(doc))
-	for k := range doc {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var args []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(doc)) {
 		if !names[k] {
 			listed = slices.Sorted(slices.Values(listed))
 			return nil, usagef("--config %s: unknown key %s for this command (keys are its flag names: %s)",

@@ -188,3 +188,95 @@ func TestErrorsPrintNoFileContent(t *testing.T) {
 	wantError(t, r, exitError, shadow+":1: the line is not an integer id")
 	noContent("experiment ids:", r)
 }
+
+// TestContradictionsRefused (issue 64, item 10): each contradiction is
+// refused with exit code 2 and one line naming both sides, writing
+// nothing: --report-only with --dry-run; an experiment in a Slurm array
+// ($SLURM_ARRAY_TASK_ID) without --shards (score's documented use, a whole
+// audit per task, is warned in one line instead); --results given twice; a
+// FIFO or oversize --config; a link in RESULTS.md's place in out/ (left as
+// it was); a sidecar refused (its forget set's ids file is no longer
+// written first). A value a subcommand's flag cannot parse is one line,
+// not the command's help.
+func TestContradictionsRefused(t *testing.T) {
+	unsetTaskIndex := func() {
+		for _, v := range []string{"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"} {
+			t.Setenv(v, "")
+			os.Unsetenv(v)
+		}
+	}
+	unsetTaskIndex()
+	cfg, out := experimentFile(t, model(t), "")
+	wantRefused(t, runCLI(t, "experiment", "--config", cfg, "--report-only", "--dry-run"), []string{out}, "--report-only", "--dry-run", "contradict")
+
+	t.Setenv("SLURM_ARRAY_TASK_ID", "1")
+	wantRefused(t, runCLI(t, "experiment", "--config", cfg, "--dry-run"), []string{out}, "$SLURM_ARRAY_TASK_ID=1", "--shards is not")
+	results := filepath.Join(t.TempDir(), "audit")
+	r := runCLI(t, "score", "--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--gather", "--results", results)
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code != exitError || len(lines) != 2 ||
+		!strings.Contains(lines[0], "warning: $SLURM_ARRAY_TASK_ID=1 is set and --shards is not") {
+		t.Errorf("score in an array without --shards: exit %d, stderr %q; want the one-line warning, then the run (here: nothing to gather)", r.code, r.stderr)
+	}
+	unsetTaskIndex()
+
+	other := filepath.Join(t.TempDir(), "other")
+	wantRefused(t, runCLI(t, "score", "--model", model(t), "--forget", "testdata/demo/forget_nonIID.txt", "--results", results, "--results", other),
+		[]string{results, other}, "--results is given twice", results, other)
+
+	dir := t.TempDir()
+	fifo, big := filepath.Join(dir, "fifo.yaml"), filepath.Join(dir, "big.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := os.Create(big); err != nil {
+		t.Fatal(err)
+	} else {
+		f.Truncate(2 << 20)
+		f.Close()
+	}
+	wantRefused(t, runCLI(t, "--config", fifo), nil, "--config", fifo, "FIFO")
+	wantRefused(t, runCLI(t, "--config", big), nil, "--config", big, "more than the 1048576")
+
+	r = runCLI(t, "score", "--k", "1.5")
+	wantRefused(t, r, nil, `invalid value "1.5" for flag -k`)
+	if r.stdout != "" {
+		t.Errorf("a bad value printed the help: %q", r.stdout)
+	}
+
+	// A link in RESULTS.md's place is refused, not replaced.
+	cfg, out = experimentFile(t, model(t), "")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := json.Marshal(experiment.Record{Schema: experiment.RecordSchema, Key: "0123456789abcdef", Kind: "run", ForgetSet: "outside",
+		Name: "SSD", Accuracy: map[string]float64{"forget": 0.5}, Delta: map[string]float64{}, Seconds: 1, OracleSeconds: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.jsonl"), append(rec, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := writeFile(t, "elsewhere.md", []byte("mine\n"))
+	link := filepath.Join(out, "RESULTS.md")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, runCLI(t, "experiment", "--config", cfg, "--report-only"), nil, link, "symbolic link")
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link in out/ was replaced: %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "mine\n" {
+		t.Errorf("the link's target changed: %q", b)
+	}
+
+	// A sidecar refused before the forget set's ids file is written.
+	cfg, out = experimentFile(t, model(t), "")
+	oracle := filepath.Join(filepath.Dir(cfg), "oracle.onnx")
+	d := strings.Repeat("a", 64)
+	if err := errors.Join(os.WriteFile(oracle, []byte("x"), 0o644), os.WriteFile(strings.TrimSuffix(oracle, ".onnx")+".json",
+		[]byte(`{"train_s": 1e-300, "onnx_sha256": "`+d+`", "data_sha256": "`+d+`"}`), 0o644)); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, runCLI(t, "experiment", "--config", cfg), []string{filepath.Join(out, "runs", "forget-outside-seed0.txt"), filepath.Join(out, "results.jsonl")},
+		"oracle.json", "train_s 1e-300")
+}

@@ -135,9 +135,19 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 		return nil, fmt.Errorf("%w: no config", experiment.ErrConfig)
 	}
 	device := cmp.Or(job.Device, "cpu")
+	_, unsharded := taskindex.Unsharded("experiment", false)
 	r := &state{job: job, cfg: cfg, dryRun: job.DryRun, results: filepath.Join(cfg.Out, "results.jsonl"),
 		rt: onnxrt.Options{LibPath: job.LibPath, Threads: cfg.Threads, Device: device}}
 	switch {
+	case job.Shards == 0 && unsharded != nil:
+		// In a batch engine's array without shards every task would run
+		// the whole grid (taskindex.Unsharded names the variable).
+		return nil, fmt.Errorf("%w: %w", experiment.ErrConfig, unsharded)
+	case job.ReportOnly && job.DryRun:
+		// A report writes RESULTS.md; a dry run writes nothing: the two
+		// cannot both hold (a dry run's report used to be written).
+		return nil, setting.FlagTextf("%w: {report-only} and {dry-run} contradict each other: a report writes RESULTS.md, a dry run writes nothing; give one",
+			experiment.ErrConfig)
 	case device != "cpu" && device != "cuda":
 		return nil, fmt.Errorf("%w: device %q: must be cpu or cuda", experiment.ErrConfig, job.Device)
 	case job.Shards == 0 && job.Shard != 0:
@@ -213,15 +223,35 @@ func (r *state) checkOut() error {
 	ins := []outfile.Input{{Name: "dataset " + dataPath, Path: dataPath, Tree: true},
 		{Name: "architecture " + cfg.Architecture, Path: cfg.Architecture}, {Name: "model " + cfg.Model, Path: cfg.Model},
 		{Name: "experiment file " + r.job.ConfigPath, Path: r.job.ConfigPath}}
-	flag := "config"
-	if r.job.ConfigPath != "" {
-		flag += " " + r.job.ConfigPath + ", out:" // errors read "--config exp.yaml, out: PATH: ..."
-	}
-	if err := outfile.CheckResultsDir(outfile.Output{Flag: flag, Path: cfg.Out}, ins, "runs", "score"); err != nil {
+	if err := outfile.CheckResultsDir(outfile.Output{Flag: r.outFlag(), Path: cfg.Out}, ins, "runs", "score"); err != nil {
 		if errors.Is(err, outfile.ErrCollision) {
 			return fmt.Errorf("%w: %w", experiment.ErrConfig, err)
 		}
 		return err
+	}
+	return nil
+}
+
+// outFlag is how errors about out: name it: "--config exp.yaml, out:
+// PATH: ..." (outfile's labels start with "--").
+func (r *state) outFlag() string {
+	if r.job.ConfigPath != "" {
+		return "config " + r.job.ConfigPath + ", out:"
+	}
+	return "config"
+}
+
+// checkOutputs checks files the experiment writes into out (outfile.Check):
+// a link, a device, a FIFO or a folder in their place is refused as an
+// error about out: (experiment.ErrConfig), not replaced by the rename that
+// writes them.
+func (r *state) checkOutputs(paths ...string) error {
+	outs := make([]outfile.Output, len(paths))
+	for i, p := range paths {
+		outs[i] = outfile.Output{Flag: r.outFlag(), Path: p}
+	}
+	if err := outfile.Check(outs, nil); err != nil {
+		return fmt.Errorf("%w: %w", experiment.ErrConfig, err)
 	}
 	return nil
 }
@@ -489,11 +519,6 @@ func (r *state) grid(ctx context.Context) error {
 			}
 			idsFile := experiment.IDsFile(fs, seed, ids)
 			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", experiment.FileName(fs.Name), seed))
-			if !r.dryRun {
-				if err := outfile.WriteFile(idsPath, []byte(idsFile)); err != nil {
-					return err
-				}
-			}
 			fset := forgetSet{ForgetSet: fs, ids: ids, path: idsPath}
 			idsKey := experiment.IDsKey(fs, seed, ids)
 			var okey string
@@ -518,6 +543,17 @@ func (r *state) grid(ctx context.Context) error {
 					return err
 				}
 				okey = experiment.OracleKey(sum, dataSum, cfg.Train, seed, idsKey)
+			}
+			// The ids file the steps read is written once the forget set's
+			// oracle passed its checks (a refused sidecar used to leave it
+			// behind), and never through a link in its place.
+			if !r.dryRun {
+				if err := r.checkOutputs(idsPath); err != nil {
+					return err
+				}
+				if err := outfile.WriteFile(idsPath, []byte(idsFile)); err != nil {
+					return err
+				}
 			}
 			r.addKey(okey)
 			odir := filepath.Join(cfg.Out, "runs", "oracle-"+okey)

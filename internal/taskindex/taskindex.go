@@ -64,3 +64,29 @@ func Parse(v string) (int, error) {
 func Array(n int) string {
 	return fmt.Sprintf("a Kubernetes Indexed Job with completions: %d, or a Slurm job array submitted with --array=0-%d", n, n-1)
 }
+
+// Unsharded says what a run without shards does in a task of a batch
+// engine's array (a variable of Vars set), which used to be silent: where
+// a whole run per task is the documented use (wholeRun: an audit per array
+// task, one method each), it returns a one-line warning that the index is
+// not read; otherwise (an experiment, whose every task would run the whole
+// grid) an error naming the variable and {shards}. Both are nil when no
+// variable is set; both name the setting as internal/setting does.
+func Unsharded(command string, wholeRun bool) (warning, err error) {
+	for _, name := range Vars {
+		v, set := os.LookupEnv(name)
+		if !set {
+			continue
+		}
+		if len(v) > 20 {
+			v = v[:20] + "…"
+		}
+		if wholeRun {
+			return setting.FlagTextf("$%s=%s is set and {shards} is not: this task runs its whole %s (as for one method per "+
+				"array task); to share one among the tasks give {shards} N", name, v, command), nil
+		}
+		return nil, setting.FlagTextf("%w: $%s=%s is set but {shards} is not: every task of the array would run the whole %s; "+
+			"give {shards} N (the array's size), or run it outside an array", ErrIndex, name, v, command)
+	}
+	return nil, nil
+}
