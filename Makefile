@@ -76,7 +76,7 @@ conformance: deps ort
 # FUZZTIME each (the seed corpora also run in `make test`). New crashers land
 # in <pkg>/testdata/fuzz/ and are then replayed by every test run.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := onnxio:FuzzDecode internal/safetensors:FuzzRead data:FuzzIDX data:FuzzParseIDs data:FuzzParseForget data:FuzzMAT data:FuzzNPY experiment:FuzzLoad experiment:FuzzDecodeRecords unlearn/scoring:FuzzReadTask
+FUZZ_TARGETS := onnxio:FuzzDecode internal/safetensors:FuzzRead data:FuzzIDX data:FuzzParseIDs data:FuzzParseForget data:FuzzMAT data:FuzzNPY experiment:FuzzLoad experiment:FuzzDecodeRecords experiment/runner:FuzzReadSidecar experiment/runner:FuzzScoreJSON unlearn/scoring:FuzzReadTask
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \

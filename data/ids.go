@@ -67,6 +67,15 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 			lineErr := func(format string, args ...any) error {
 				return &FileError{Path: name, Line: line, Err: fmt.Errorf(format, args...)}
 			}
+			// A line is quoted only once an earlier line was read as an id
+			// or a name, i.e. the file is a forget file: the first line of
+			// a file that is none (--forget /etc/shadow) is never printed.
+			quote := func(s string) string {
+				if len(ids) == 0 {
+					return "the line"
+				}
+				return strconv.Quote(shorten(s))
+			}
 			isID := integerLike(text)
 			if !isID && files != nil {
 				// In a file name, '#' starts a comment only at the start of
@@ -88,14 +97,14 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 			case given == GivenIDs && !isID && files != nil:
 				return nil, "", lineErr("%q is not an integer id, and line %d gives an id: a forget file lists ids or file names, not both", shorten(text), firstLine)
 			case given == GivenIDs && !isID && looksLikeFile(text):
-				return nil, "", lineErr("%q is not an integer id: this dataset has no file names, so ids are 0-based positions in its training split (`unlearn data` lists them); only image folders take file names", shorten(text))
+				return nil, "", lineErr("%s is not an integer id: this dataset has no file names, so ids are 0-based positions in its training split (`unlearn data` lists them); only image folders take file names", quote(text))
 			case given == GivenIDs:
 				v, err := strconv.ParseInt(text, 10, 64)
 				switch {
 				case errors.Is(err, strconv.ErrRange):
 					return nil, "", lineErr("id %s out of range [0, %d)", shorten(text), n)
 				case err != nil:
-					return nil, "", lineErr("%q is not an integer id", shorten(text))
+					return nil, "", lineErr("%s is not an integer id", quote(text))
 				case v < 0:
 					return nil, "", lineErr("negative id %d", v)
 				case v >= int64(n):
@@ -107,7 +116,7 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 			default:
 				var ok bool
 				if id, ok = lookupName(index, text); !ok {
-					return nil, "", lineErr("%q is not an image of the training split (names are paths relative to the split folder, like %q)", shorten(text), files[0])
+					return nil, "", lineErr("%s is not an image of the training split (names are paths relative to the split folder, like %q)", quote(text), files[0])
 				}
 			}
 			if prev, dup := seen[id]; dup {

@@ -33,8 +33,8 @@ func TestParseIDsErrors(t *testing.T) {
 		{"1\n2\n3\n4\n5\n6\n60000\n", 60000, "ids.txt:7: id 60000 out of range [0, 60000)", 7},
 		{"1\n-2\n", 10, "ids.txt:2: negative id -2", 2},
 		{"1\n\n2.5\n", 10, `ids.txt:3: "2.5" is not an integer id`, 3},
-		{"abc", 10, `ids.txt:1: "abc" is not an integer id`, 1},
-		{"1 2\n", 10, `ids.txt:1: "1 2" is not an integer id`, 1},
+		{"abc", 10, `ids.txt:1: the line is not an integer id`, 1},
+		{"1 2\n", 10, `ids.txt:1: the line is not an integer id`, 1},
 		{"4\n# x\n5\n4 # again\n", 10, "ids.txt:4: id 4 repeats line 1", 4},
 		{"99999999999999999999999\n", 10, "ids.txt:1: id 99999999999999999999999 out of range [0, 10)", 1},
 		// A 100,000-digit id is cut in the message, not echoed in full.
@@ -113,4 +113,22 @@ func FuzzParseIDs(f *testing.F) {
 			t.Fatalf("forget %d retain %d ids %d n %d", len(forget), len(retain), len(ids), n)
 		}
 	})
+}
+
+// TestIDsErrorsQuoteNoUnrecognizedLine (issue 64, item 8): the first line
+// of a file that is no forget file (/etc/shadow given as --forget or ids:)
+// is named by file and line, never printed; a bad line after ids were read
+// is quoted, cut to 40 characters.
+func TestIDsErrorsQuoteNoUnrecognizedLine(t *testing.T) {
+	const secret = "root:$6$saltsalt$hashhashhash:19000:0:99999:7:::"
+	for _, text := range []string{secret + "\n", "# comment\n\n" + secret + "\n1\n"} {
+		_, err := ParseIDs(strings.NewReader(text), "shadow", 10)
+		if err == nil || strings.Contains(err.Error(), "root") || !strings.Contains(err.Error(), "shadow:") || !strings.Contains(err.Error(), "not an integer id") {
+			t.Errorf("%q: %v; want file and line, what was expected, and no content", text, err)
+		}
+	}
+	_, err := ParseIDs(strings.NewReader("1\n"+secret+"\n"), "ids.txt", 10)
+	if err == nil || !strings.Contains(err.Error(), `ids.txt:2: "root:$6$saltsalt$hashhashhash:19000:0:99…" is not an integer id`) {
+		t.Errorf("a bad line after an id: %v", err)
+	}
 }

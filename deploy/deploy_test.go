@@ -249,21 +249,21 @@ func TestManifestsRestricted(t *testing.T) {
 		if host, _, ok := strings.Cut(c.Image, "/"); !ok || !strings.Contains(host, ".") || !strings.HasPrefix(c.Image, kust.Images[0].Name+":") {
 			t.Errorf("%s: image %q: want the registry-qualified name kustomization.yaml rewrites (%s)", f, c.Image, kust.Images[0].Name)
 		}
-		mounts := map[string]string{}
+		mounts := map[string][]string{} // a volume may be mounted twice (the claim's inputs/ read-only)
 		for _, m := range c.VolumeMounts {
-			mounts[m.Name] = m.MountPath
+			mounts[m.Name] = append(mounts[m.Name], m.MountPath)
 		}
 		claims := 0
 		for _, v := range s.Volumes {
 			switch {
-			case v.Name == "tmp" && v.EmptyDir != nil && mounts["tmp"] == "/tmp":
-			case v.PersistentVolumeClaim.ClaimName == pvc.Metadata.Name && mounts[v.Name] == "/results":
+			case v.Name == "tmp" && v.EmptyDir != nil && slices.Equal(mounts["tmp"], []string{"/tmp"}):
+			case v.PersistentVolumeClaim.ClaimName == pvc.Metadata.Name && slices.Contains(mounts[v.Name], "/results"):
 				claims++
 			default:
 				t.Errorf("%s: volume %q is neither /tmp's emptyDir nor the claim %s at /results", f, v.Name, pvc.Metadata.Name)
 			}
 		}
-		if claims != 1 || mounts["tmp"] != "/tmp" {
+		if claims != 1 || !slices.Equal(mounts["tmp"], []string{"/tmp"}) {
 			t.Errorf("%s: want /tmp (emptyDir) and /results (claim %s) mounted", f, pvc.Metadata.Name)
 		}
 	}
@@ -286,5 +286,112 @@ func TestManifestsRestricted(t *testing.T) {
 	}
 	if pinned != 2 {
 		t.Errorf("Dockerfile: %d of the ARGs GO_IMAGE and BASE found, want both", pinned)
+	}
+}
+
+// TestManifestsInputsReadOnly (issue 64, item 10): every Job mounts no
+// service account token (the tool calls no Kubernetes API), mounts the
+// claim's inputs/ folder read-only over itself at /results/inputs, apart
+// from the writable results, and reads every input it names (model, data,
+// forget ids, experiment file) from there.
+func TestManifestsInputsReadOnly(t *testing.T) {
+	files, _ := filepath.Glob("k8s/*-job.yaml")
+	if len(files) != 3 {
+		t.Fatalf("jobs %v", files)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						AutomountServiceAccountToken *bool `yaml:"automountServiceAccountToken"`
+						Containers                   []struct {
+							Args         []string `yaml:"args"`
+							VolumeMounts []struct {
+								Name      string `yaml:"name"`
+								MountPath string `yaml:"mountPath"`
+								SubPath   string `yaml:"subPath"`
+								ReadOnly  bool   `yaml:"readOnly"`
+							} `yaml:"volumeMounts"`
+						} `yaml:"containers"`
+					} `yaml:"spec"`
+				} `yaml:"template"`
+			} `yaml:"spec"`
+		}
+		if err := yaml.Unmarshal(b, &j); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		s := j.Spec.Template.Spec
+		if s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken {
+			t.Errorf("%s: automountServiceAccountToken must be false", f)
+		}
+		c := s.Containers[0]
+		var rw, ro bool
+		for _, m := range c.VolumeMounts {
+			switch {
+			case m.Name == "results" && m.MountPath == "/results" && m.SubPath == "" && !m.ReadOnly:
+				rw = true
+			case m.Name == "results" && m.MountPath == "/results/inputs" && m.SubPath == "inputs" && m.ReadOnly:
+				ro = true
+			}
+		}
+		if !rw || !ro {
+			t.Errorf("%s: want the claim at /results (writable) and its inputs/ at /results/inputs read-only: %+v", f, c.VolumeMounts)
+		}
+		for _, a := range c.Args {
+			name, value, ok := strings.Cut(a, "=")
+			if ok && slices.Contains([]string{"--model", "--data", "--forget", "--config", "--oracle"}, name) && !strings.HasPrefix(value, "/results/inputs/") {
+				t.Errorf("%s: %s reads an input outside the read-only /results/inputs", f, a)
+			}
+		}
+	}
+}
+
+// TestSubmitDoesNotGlobSbatchArgs (issue 64, item 10): SBATCH_ARGS reaches
+// sbatch split on white space but not expanded as file names: "--comment=*"
+// in a folder holding a file "--comment=leak" stays "--comment=*" (it
+// became that file's name). A
+// stand-in sbatch on PATH records its arguments.
+func TestSubmitDoesNotGlobSbatchArgs(t *testing.T) {
+	bin, work := t.TempDir(), t.TempDir()
+	log := filepath.Join(bin, "args.log")
+	fake := "#!/bin/bash\nprintf '%s\\n' \"$@\" >>" + log + "\necho 42\n"
+	if err := os.WriteFile(filepath.Join(bin, "sbatch"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A file the glob would match: --comment=* became "--comment=leak".
+	for _, n := range []string{"--comment=leak", "b-file"} {
+		if err := os.WriteFile(filepath.Join(work, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, script := range []string{"submit-score.sh", "submit-experiment.sh"} {
+		os.Remove(log)
+		abs, err := filepath.Abs(filepath.Join("slurm", script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{abs, "2", "--results", "/r"}
+		if script == "submit-experiment.sh" {
+			args = []string{abs, "2", "exp.yaml"}
+		}
+		cmd := exec.Command("bash", args...)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "UNLEARN=/bin/true", "SBATCH_ARGS=--comment=* --mem=1G")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", script, err, out)
+		}
+		b, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Split(string(b), "\n")
+		if !slices.Contains(got, "--comment=*") || !slices.Contains(got, "--mem=1G") || slices.Contains(got, "--comment=leak") {
+			t.Errorf("%s: sbatch got %q; want --comment=* and --mem=1G as given, no file names", script, got)
+		}
 	}
 }

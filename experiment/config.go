@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
+	"github.com/unlearn-tool/unlearn/internal/yamlerr"
 )
 
 // ErrConfig reports a bad experiment file.
@@ -222,7 +224,7 @@ func Load(path string) (*Config, error) {
 	dec := yaml.NewDecoder(bytesReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
+		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, path, decodeError(b, err))
 	}
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -234,6 +236,35 @@ func Load(path string) (*Config, error) {
 		}
 	}
 	return &c, nil
+}
+
+// decodeError describes the error of decoding the experiment file b
+// without quoting it (issue 64: `--config /etc/shadow` printed every line
+// as an unknown key): a file whose top level is no mapping holding a key
+// of an experiment file is named as not one; in one that is, each problem
+// is named by line and what was expected (yamlerr.Message).
+func decodeError(b []byte, err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return yamlerr.Message(err)
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(b, &doc) == nil && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
+		known := map[string]bool{}
+		t := reflect.TypeFor[Config]()
+		for i := range t.NumField() {
+			if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+				known[k] = true
+			}
+		}
+		m := doc.Content[0].Content
+		for i := 0; i+1 < len(m); i += 2 {
+			if known[m[i].Value] {
+				return yamlerr.Message(err)
+			}
+		}
+	}
+	return "not an experiment file: a YAML mapping of its keys (architecture or model, data, train, forget_sets, seeds, out, methods) was expected; see docs/EXPERIMENTS.md"
 }
 
 func (c *Config) check() error {

@@ -557,3 +557,111 @@ func TestCommittedConfigsLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestNotesReadFromCheckedDescriptor (issue 64, item 7): a notes file that
+// is a hard link to a file outside is refused at load, naming it; and while
+// another process swaps a folder on the notes' path for a link to a folder
+// outside, over and over, ReadNotes never returns the outside file (it did
+// in 2 of 150 runs: the path was checked, then opened again by name).
+func TestNotesReadFromCheckedDescriptor(t *testing.T) {
+	root := t.TempDir()
+	dir, outside := filepath.Join(root, "exps"), filepath.Join(root, "outside")
+	for _, d := range []string{filepath.Join(dir, "real"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(outside, "NOTES.md"), "SECRET\n")
+	write(filepath.Join(dir, "real", "NOTES.md"), "# notes\n")
+	if err := os.Link(filepath.Join(outside, "NOTES.md"), filepath.Join(dir, "hard.md")); err != nil {
+		t.Fatal(err)
+	}
+	good := "architecture: a.onnx\ntrain: {epochs: 1, lr: 0.1}\nforget_sets: [{name: f, kind: iid, fraction: 0.1}]\nseeds: [0]\nout: o\nmethods: [{name: DEL, method: del}]\n"
+	p := filepath.Join(dir, "hard.yaml")
+	write(p, good+"notes: hard.md\n")
+	if _, err := Load(p); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "hard.md has 2 hard links") {
+		t.Errorf("notes a hard link: %v, want an experiment error naming the hard link", err)
+	}
+
+	p = filepath.Join(dir, "race.yaml")
+	write(p, good+"notes: sub/NOTES.md\n")
+	sub := filepath.Join(dir, "sub")
+	if err := os.Rename(filepath.Join(dir, "real"), sub); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The swapper moves the real folder away and puts a link to outside/
+	// in its place, then back.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		aside := filepath.Join(dir, "aside")
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.Rename(sub, aside)
+			os.Symlink(outside, sub)
+			os.Remove(sub)
+			os.Rename(aside, sub)
+		}
+	}()
+	read, refused := 0, 0
+	for i := 0; i < 3000; i++ {
+		b, err := cfg.ReadNotes()
+		if strings.Contains(string(b), "SECRET") {
+			close(stop)
+			<-done
+			t.Fatalf("read %d: the notes came from outside the experiment's folder", i)
+		}
+		if err == nil {
+			read++
+		} else {
+			refused++
+		}
+	}
+	close(stop)
+	<-done
+	t.Logf("3000 reads while the folder was swapped: %d read, %d refused", read, refused)
+	if read == 0 {
+		t.Error("no read succeeded: the swapper never left the real folder in place")
+	}
+}
+
+// TestLoadErrorsQuoteNoContent (issue 64, item 8): an experiment file that
+// is none (/etc/shadow: every line an unknown key, or one long text) is
+// refused naming the file and what was expected, printing none of its
+// lines; in an experiment file, an unknown key and a value of the wrong
+// kind are named by line, the value not quoted.
+func TestLoadErrorsQuoteNoContent(t *testing.T) {
+	dir := t.TempDir()
+	const secret = "saltsalt"
+	for _, c := range []struct{ text, want string }{
+		{"root:$6$" + secret + "$hash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n", "not an experiment file: a YAML mapping of its keys"},
+		{"root $6$" + secret + " hash\n", "not an experiment file"},
+		{"architecture: a.onnx\nseed: [0]\n", `line 2: unknown key "seed"`},
+		{"architecture: a.onnx\nseeds: " + secret + "\n", "line 2: text where a list of integers was expected"},
+	} {
+		p := filepath.Join(dir, "exp.yaml")
+		if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), p+": "+c.want) || strings.Contains(err.Error(), secret) ||
+			strings.Contains(err.Error(), "daemon") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v; want one line naming %s and %q, without the file's text", c.text, err, p, c.want)
+		}
+	}
+}

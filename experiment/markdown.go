@@ -4,14 +4,16 @@ import "strings"
 
 // mdText escapes text for MarkdownText.
 var mdText = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", `\`, `\\`, "|", `\|`, "`", "\\`",
-	"&", "&amp;", "<", "&lt;", ">", "&gt;")
+	"&", "&amp;", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
 
 // MarkdownText is s as plain text in RESULTS.md, wherever it goes (a table
 // cell, a heading, a sentence, an HTML comment): line breaks become
 // spaces, so it stays on its line; '|' and '\' are escaped, so it stays in
 // its cell; a backtick is escaped, so it opens no code span; '&', '<' and
 // '>' become entities, so it opens no HTML tag (no <script>) and ends no
-// comment. Every name from a config or a record (methods, forget sets,
+// comment; '[' and ']' are escaped, so it makes no link or image
+// (![x](https://tracker/pixel.png) would load an image on every view).
+// Every name from a config or a record (methods, forget sets,
 // strategies, flags, the title) goes through it; names are not restricted
 // at load beyond their length and a letter or digit (checkMethodName), so
 // this is where a name becomes safe.

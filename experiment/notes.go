@@ -25,10 +25,28 @@ func notesPath(dir, notes string) (string, error) {
 	if !filepath.IsLocal(notes) {
 		return "", fmt.Errorf("%w: notes %q: must be a relative path inside the experiment file's folder %s", ErrConfig, clip(notes), dir)
 	}
-	if _, err := checkNotes(dir, notes); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if _, err := readNotes(dir, notes); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
 	return filepath.Join(dir, notes), nil
+}
+
+// readNotes checks the path notes under dir (checkNotes, whose errors say
+// what is wrong in the experiment file's terms), then reads the file
+// through fsread.FileBeneath: every folder on the way opened relative to
+// the one before and checked to be the folder checked, the file read from
+// the descriptor opened, with one hard link. A folder swapped for a link
+// between the check and the read (/etc/shadow reached RESULTS.md that
+// way) or a hard link to a file elsewhere is refused.
+func readNotes(dir, notes string) ([]byte, error) {
+	if _, err := checkNotes(dir, notes); err != nil {
+		return nil, err
+	}
+	b, err := fsread.FileBeneath(dir, notes, "notes file", MaxNotesSize)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: notes %q: %w", ErrConfig, clip(notes), err)
+	}
+	return b, err
 }
 
 // checkNotes checks, without following links, every element of the path
@@ -69,7 +87,8 @@ func kind(m os.FileMode) string {
 
 // ReadNotes reads the config's notes file (nil when it names none) with
 // the checks of Load: inside the experiment file's folder, no link on the
-// way, a regular file of at most MaxNotesSize bytes.
+// way, a regular file with one hard link of at most MaxNotesSize bytes,
+// read from the descriptor those checks were made on (readNotes).
 func (c *Config) ReadNotes() ([]byte, error) {
 	if c.Notes == "" {
 		return nil, nil
@@ -83,8 +102,5 @@ func (c *Config) ReadNotes() ([]byte, error) {
 			return nil, err
 		}
 	}
-	if _, err := checkNotes(dir, rel); err != nil {
-		return nil, err
-	}
-	return fsread.FileNoLink(filepath.Join(dir, rel), "notes file", MaxNotesSize)
+	return readNotes(dir, rel)
 }

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/unlearn-tool/unlearn/internal/fsread"
 )
 
 // ErrRecords marks a results file (results.jsonl, results.shard-I.jsonl)
@@ -23,6 +25,18 @@ var ErrRecords = errors.New("damaged results file")
 // MaxRecordLine bounds a line of a results file. A record is a few KB (the
 // committed ones at most 1.3 KB); a longer line is damage, not data.
 const MaxRecordLine = 1 << 20
+
+// MaxResultsSize bounds the results files of one out folder together
+// (results.jsonl and every shard's file, as one RecordSet reads them), and
+// MaxRecords their lines: 64 MiB hold some 60,000 records of about 1 KB,
+// a hundred times the largest committed grid (under 600), and a report of
+// that many stays far under the memory of the Job that gathers it (8 GiB
+// in deploy/k8s; TestResultsFilesBounded measures it). A 1 GB file was
+// read whole before, taking 70 s and 6.2 GB.
+const (
+	MaxResultsSize = 64 << 20
+	MaxRecords     = 100_000
+)
 
 // Bounds of a record's times: a step longer than 1e9 s (30 years) is
 // damage, and the bound keeps sums of times finite; an oracle's training
@@ -45,6 +59,10 @@ type RecordSet struct {
 	// Warnings say what was left out, with file and line.
 	Warnings []string
 	at       map[string]recordLine
+	// size and lines count what was read so far, against MaxResultsSize
+	// and MaxRecords.
+	size  int64
+	lines int
 }
 
 // recordLine is where a key's record was read, and its line's digest.
@@ -55,13 +73,29 @@ type recordLine struct {
 }
 
 // Read adds the records of the file at path (an error wrapping
-// os.ErrNotExist when there is none).
+// os.ErrNotExist when there is none). The file is opened without following
+// a final link and without blocking, must be a regular file
+// (fsread.OpenNoLink: a link to /etc/shadow or /dev/zero, or a FIFO, is
+// refused without a byte read), and is read from that descriptor; a file
+// that would take the set past MaxResultsSize is refused before it is
+// read. Refusals of the file itself wrap ErrConfig (they are about the
+// experiment's out: folder, exit code 2); damage inside it ErrRecords.
 func (s *RecordSet) Read(path string) error {
-	f, err := os.Open(path)
+	f, err := fsread.OpenNoLink(path, "results file")
+	if errors.Is(err, os.ErrNotExist) {
+		return err
+	} else if err != nil {
+		return fmt.Errorf("%w: out: %w", ErrConfig, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	if s.size+st.Size() > MaxResultsSize {
+		return fmt.Errorf("%w: out: results file %s: %d bytes, which with the %d read before is more than the %d bytes an experiment's results files may hold together (%d records of about 1 KB); it is not a results file the tool wrote, or the out: folder holds several experiments",
+			ErrConfig, path, st.Size(), s.size, MaxResultsSize, MaxRecords)
+	}
 	return s.Decode(f, path)
 }
 
@@ -71,9 +105,19 @@ func (s *RecordSet) Decode(r io.Reader, name string) error {
 	if s.at == nil {
 		s.at = map[string]recordLine{}
 	}
-	br := bufio.NewReader(r)
+	// A reader that grows past the limit (a file appended to while it is
+	// read, or any reader given to Decode) is cut one byte past it, which
+	// the count below refuses.
+	br := bufio.NewReader(io.LimitReader(r, MaxResultsSize-s.size+1))
 	for line := 1; ; line++ {
 		b, ended, err := readLine(br)
+		s.size += int64(len(b))
+		if ended {
+			s.size++
+		}
+		if s.size > MaxResultsSize {
+			return fmt.Errorf("%w: out: results file %s: more than the %d bytes an experiment's results files may hold together", ErrConfig, name, MaxResultsSize)
+		}
 		if errors.Is(err, errLongLine) {
 			return fmt.Errorf("%w: %s:%d: a line longer than %d bytes (a record is a few KB): the file is damaged; delete line %d, or restore the file",
 				ErrRecords, name, line, MaxRecordLine, line)
@@ -86,6 +130,9 @@ func (s *RecordSet) Decode(r io.Reader, name string) error {
 				return nil
 			}
 			continue
+		}
+		if s.lines++; s.lines > MaxRecords {
+			return fmt.Errorf("%w: out: results file %s:%d: more than the %d records an experiment's results files may hold together", ErrConfig, name, line, MaxRecords)
 		}
 		var rec Record
 		if err := json.Unmarshal(b, &rec); err != nil {
@@ -219,8 +266,20 @@ func (rec *Record) Check() error {
 			return fmt.Errorf("%s %g: outside [%g, %g]", t.field, t.v, t.lo, t.hi)
 		}
 	}
-	if rec.OracleSeconds > 0 && rec.OracleSeconds < minOracleSeconds {
-		return fmt.Errorf("oracle_seconds %g: want 0 (untimed) or a training time of at least %g s", rec.OracleSeconds, minOracleSeconds)
+	return CheckOracleSeconds("oracle_seconds", rec.OracleSeconds)
+}
+
+// CheckOracleSeconds checks an oracle's training time as a record holds
+// it (field names it in the error): 0 (untimed) or in [1e-6, 1e9] s. An
+// outside oracle's sidecar (train_s) is checked with it too, so that a
+// time the sidecar passes never makes the record written from it damaged
+// (a sidecar's 1e-300 s did, on every rerun).
+func CheckOracleSeconds(field string, v float64) error {
+	switch {
+	case !(v >= 0 && v <= maxRecordSeconds):
+		return fmt.Errorf("%s %g: outside [0, %g]", field, v, float64(maxRecordSeconds))
+	case v > 0 && v < minOracleSeconds:
+		return fmt.Errorf("%s %g: want 0 (untimed) or a training time of at least %g s", field, v, minOracleSeconds)
 	}
 	return nil
 }
@@ -234,11 +293,12 @@ func (rec *Record) Check() error {
 // (reading the file reports it). Only bytes after the file's last newline
 // are ever removed: every complete line stays as it was.
 func RepairTail(path string) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	// Opened as Read opens it: no final link, no blocking, a regular file.
+	f, err := fsread.OpenNoLinkFlag(path, "results file", os.O_RDWR)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	} else if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: out: %w", ErrConfig, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // recordLine is a record as the runner writes it, with key k and forget
@@ -189,3 +191,80 @@ func TestRecordLineTooLong(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestResultsFileChecked (issue 64, item 5): a results file is opened
+// without following a final link and without blocking, must be a regular
+// file, and the results files of one set hold at most MaxResultsSize bytes
+// and MaxRecords records: a link (to a records file, /etc/passwd or
+// /dev/zero), a FIFO, a folder and a 2 GB sparse file are refused at once
+// as errors about the out: folder (ErrConfig), naming the file; RepairTail
+// refuses the same and leaves a link's target as it was.
+func TestResultsFileChecked(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	a := testRecordLine(t, keyA, 0.5) + "\n"
+	if err := os.WriteFile(good, []byte(a), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sparse := filepath.Join(dir, "sparse.jsonl")
+	f, err := os.Create(sparse)
+	if err == nil {
+		err = f.Truncate(2 << 30)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := func(name, to string) string {
+		p := filepath.Join(dir, name)
+		if err := os.Symlink(to, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct{ path, want string }{
+		{link("link-good.jsonl", good), "symbolic link"},
+		{link("link-passwd.jsonl", "/etc/passwd"), "symbolic link"},
+		{link("link-zero.jsonl", "/dev/zero"), "symbolic link"},
+		{fifo, "FIFO"},
+		{dir, "is a folder"},
+		{sparse, "2147483648 bytes, which with the 0 read before is more than the 67108864"},
+	} {
+		done := make(chan error, 1)
+		go func() { var s RecordSet; done <- s.Read(c.path) }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: %v, want an out: error naming the file and %q", c.path, err, c.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still reading after 5 s", c.path)
+		}
+		if w, err := RepairTail(c.path); c.path != dir && c.path != sparse && (err == nil || w != "") {
+			t.Errorf("RepairTail %s: %q, %v; want a refusal", c.path, w, err)
+		}
+	}
+	if got, _ := os.ReadFile(good); string(got) != a {
+		t.Errorf("a link's target changed: %q", got)
+	}
+	// The limits hold over the files of a set together, and over records:
+	// a set that read most of the bytes refuses the next file by its size,
+	// and one line past MaxRecords is refused naming file and line.
+	s := RecordSet{size: MaxResultsSize - 10}
+	if err := s.Read(good); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "with the 67108854 read before") {
+		t.Errorf("a file past the set's total: %v", err)
+	}
+	s = RecordSet{}
+	many := strings.Repeat(a, MaxRecords) + a
+	if err := s.Decode(strings.NewReader(many), "r.jsonl"); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "r.jsonl:100001: more than the 100000 records") {
+		t.Errorf("one record past MaxRecords: %v", err)
+	}
+	s = RecordSet{}
+	if err := s.Decode(strings.NewReader(strings.Repeat(a, MaxRecords)), "r.jsonl"); err != nil || len(s.Records) != 1 {
+		t.Errorf("MaxRecords records: %v, %d records", err, len(s.Records))
+	}
+}

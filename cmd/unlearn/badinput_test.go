@@ -766,7 +766,7 @@ func badInputCases(fx *badFixtures) []badCase {
 			code: exitError, culprits: []string{"/dev/zero", "not a regular file"}})
 	}
 	add(badCase{group: "flags", name: "config file is a device (/dev/zero)", set: [][2]string{{"--config", "/dev/zero"}},
-		code: exitError, culprits: []string{"--config", "/dev/zero", "not a regular file"}})
+		code: exitUsage, culprits: []string{"--config", "/dev/zero", "not a regular file"}})
 
 	// Flags.
 	flagCases := []struct {

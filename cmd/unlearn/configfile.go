@@ -2,13 +2,14 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/unlearn-tool/unlearn/internal/fsread"
+	"github.com/unlearn-tool/unlearn/internal/yamlerr"
 )
 
 // readConfigArgs reads a YAML mapping of flag names to values (at most 1 MB,
@@ -19,25 +20,20 @@ import (
 // name of each flag a config file may set).
 func readConfigArgs(path string, names map[string]bool, listed []string) ([]string, error) {
 	b, err := fsread.File(path, "config file", 1<<20)
-	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
+	if err != nil { // missing, a FIFO, a device, over 1 MB: a wrong --config (exit 2)
+		return nil, usageError{fmt.Errorf("--config: %w", err)}
 	}
 	var doc map[string]any
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("--config %s: not a YAML mapping of flag names to values: %v",
-			path, strings.ReplaceAll(err.Error(), "\n", " "))
+		return nil, fmt.Errorf("--config %s: not a YAML mapping of flag names to values: %s",
+			path, yamlerr.Message(err))
 	}
-	keys := make([]string, 0, len(doc))
-	for k := range doc {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var args []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(doc)) {
 		if !names[k] {
 			listed = slices.Sorted(slices.Values(listed))
-			return nil, usagef("--config %s: unknown key %q for this command (keys are its flag names: %s)",
-				path, k, strings.Join(listed, ", "))
+			return nil, usagef("--config %s: unknown key %s for this command (keys are its flag names: %s)",
+				path, yamlerr.Key(k), strings.Join(listed, ", "))
 		}
 		var s string
 		switch v := doc[k].(type) {

@@ -94,7 +94,10 @@ func checkShard(c *cli.Context) error {
 		return usagef("--shards %d: must be 0 (no sharding) or the number of shards, 1 or more", shards)
 	case shards == 0 && c.IsSet("shard"):
 		return usagef("--shard %d needs --shards", shard)
-	case shards == 0:
+	case shards == 0: // in an array, an audit per task (one method each) is warned of; experiment refuses
+		if w, _ := taskindex.Unsharded("audit", true); w != nil && c.Command.Name == "score" {
+			logs.Info("warning", "warning: "+flagtext.Render(w))
+		}
 		return nil
 	case c.Bool("gather"):
 		return usagef("--gather --shards %d: gathering reads every shard's results; give no --shards or --shard", shards)

@@ -109,7 +109,7 @@ func newApp() *cli.App {
 	// Numeric flags are checked before any command runs (checkFlagValues).
 	app.Before = checkFlagValues
 	for _, cmd := range app.Commands {
-		cmd.Before = checkFlagValues
+		cmd.Before, cmd.OnUsageError = checkFlagValues, app.OnUsageError // not the help: one line
 	}
 	// --config, --log-format and --quiet are taken out of the arguments
 	// before parsing (globalArgs); they are listed for the help text.

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"io"
 	"os"
 
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/argcheck"
 	"github.com/unlearn-tool/unlearn/internal/eventlog"
 	"github.com/urfave/cli/v2"
 )
@@ -55,7 +57,7 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 	outs.Config = "" // set below when this run has a --config
 	// experiment's own --config is its experiment file.
 	out, g, err := splitGlobals(args, len(args) > 1 && args[1] == "experiment")
-	if err != nil {
+	if err = cmp.Or(err, argcheck.Repeated(app.Flags, app.Commands, args)); err != nil {
 		return nil, usageError{err}
 	}
 	outs.Config, logs.Quiet = g.Config, g.Quiet

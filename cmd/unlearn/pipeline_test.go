@@ -125,7 +125,7 @@ func TestConfigFile(t *testing.T) {
 	bad := writeFile(t, "bad.yaml", []byte("model: m.onnx\nbudgett: 0.3\n"))
 	wantError(t, runCLI(t, "--config", bad), exitUsage, "bad.yaml", `"budgett"`)
 	wantError(t, runCLI(t, "localize", "--config", writeFile(t, "x.yaml", []byte("- a\n- b\n"))), exitError, "x.yaml", "YAML")
-	wantError(t, runCLI(t, "--config", filepath.Join(dir, "none.yaml")), exitError, "none.yaml")
+	wantError(t, runCLI(t, "--config", filepath.Join(dir, "none.yaml")), exitUsage, "none.yaml")
 	wantError(t, runCLI(t, "localize", "--config", writeFile(t, "t.yaml", []byte("budget: lots\n"))), exitUsage, "budget", "lots")
 }
 

@@ -28,7 +28,8 @@ func TestConfigArgs(t *testing.T) {
 	if _, err = readConfigArgs(p, names, nil); !isUsage(err) || !strings.Contains(err.Error(), "mapping") {
 		t.Errorf("a mapping: %v", err)
 	}
-	if _, err = readConfigArgs("/dev/zero", names, nil); err == nil || isUsage(err) || !strings.Contains(err.Error(), "not a regular file") {
+	// A --config that is no file is a usage error (issue 64, item 10: it exited 1).
+	if _, err = readConfigArgs("/dev/zero", names, nil); !isUsage(err) || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a device: %v", err)
 	}
 }

@@ -18,8 +18,10 @@ fi
 shards=$1 config=$2
 shift 2
 . "$here/find-unlearn.sh"
-# shellcheck disable=SC2206 # SBATCH_ARGS is split on purpose
-extra=(${SBATCH_ARGS:-})
+# SBATCH_ARGS is split on white space but not expanded as file names: an
+# unquoted $SBATCH_ARGS would turn "--comment=*" into the working folder's
+# file names. read -a splits without globbing.
+read -r -a extra <<<"${SBATCH_ARGS:-}"
 array=$(sbatch --parsable "${extra[@]}" --array="${ARRAY:-0-$((shards - 1))}" --cpus-per-task="${CPUS:-1}" \
   "$here/experiment-array.sbatch" --config "$config" --shards "$shards" "$@")
 array=${array%%;*}

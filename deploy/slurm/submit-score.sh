@@ -24,8 +24,10 @@ fi
 shards=$1
 shift
 . "$here/find-unlearn.sh"
-# shellcheck disable=SC2206 # SBATCH_ARGS is split on purpose
-extra=(${SBATCH_ARGS:-})
+# SBATCH_ARGS is split on white space but not expanded as file names: an
+# unquoted $SBATCH_ARGS would turn "--comment=*" into the working folder's
+# file names. read -a splits without globbing.
+read -r -a extra <<<"${SBATCH_ARGS:-}"
 array=$(sbatch --parsable "${extra[@]}" --array="${ARRAY:-0-$((shards - 1))}" --cpus-per-task="${CPUS:-1}" \
   "$here/score-array.sbatch" --shards "$shards" "$@")
 array=${array%%;*} # --parsable prints "id" or "id;cluster"

@@ -293,5 +293,23 @@ func Summarize(e Ensemble, opt BootstrapOptions) (*Summary, error) {
 	if s.ULiRAAccuracy != nil {
 		interval(func(q point) float64 { return q.ulira }, s.ULiRAAccuracy)
 	}
+	// The bias-corrected interval (the estimate ± the resamples' spread
+	// around their median) can leave the quantity's range near its ends:
+	// U-LiRA's accuracy reached 1.16. Each bound is clipped to the range:
+	// F and the attack's accuracy in [0, 1], KLoM and the final score ≥ 0.
+	s.F.clip(0, 1)
+	s.MeanKLoM.clip(0, math.Inf(1))
+	if s.Final != nil {
+		s.Final.clip(0, math.Inf(1))
+	}
+	if s.ULiRAAccuracy != nil {
+		s.ULiRAAccuracy.clip(0, 1)
+	}
 	return s, nil
+}
+
+// clip keeps the interval's bounds in [lo, hi].
+func (iv *Interval) clip(lo, hi float64) {
+	iv.Lo = min(max(iv.Lo, lo), hi)
+	iv.Hi = min(max(iv.Hi, lo), hi)
 }

@@ -3,8 +3,10 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,6 +134,12 @@ func (r *state) report() (*Outcome, error) {
 		}
 	}
 	sort.Strings(plots)
+	// WriteFiles renames over what is there: a link (or a device) in the
+	// place of RESULTS.md or a plot would be silently replaced. Every one is
+	// checked first, and refused with nothing written.
+	if err := r.checkOutputs(slices.Sorted(maps.Keys(out))...); err != nil {
+		return nil, err
+	}
 	if err := outfile.WriteFiles(out); err != nil {
 		return nil, err
 	}

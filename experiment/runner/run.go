@@ -139,9 +139,19 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 		return nil, fmt.Errorf("%w: no config", experiment.ErrConfig)
 	}
 	device := cmp.Or(job.Device, "cpu")
+	_, unsharded := taskindex.Unsharded("experiment", false)
 	r := &state{job: job, cfg: cfg, dryRun: job.DryRun, results: filepath.Join(cfg.Out, "results.jsonl"),
 		rt: onnxrt.Options{LibPath: job.LibPath, Threads: cfg.Threads, Device: device}}
 	switch {
+	case job.Shards == 0 && unsharded != nil:
+		// In a batch engine's array without shards every task would run
+		// the whole grid (taskindex.Unsharded names the variable).
+		return nil, fmt.Errorf("%w: %w", experiment.ErrConfig, unsharded)
+	case job.ReportOnly && job.DryRun:
+		// A report writes RESULTS.md; a dry run writes nothing: the two
+		// cannot both hold (a dry run's report used to be written).
+		return nil, setting.FlagTextf("%w: %s and %s contradict each other: a report writes RESULTS.md, a dry run "+
+			"writes nothing; give one", experiment.ErrConfig, setting.Of("report-only"), setting.Of("dry-run"))
 	case device != "cpu" && device != "cuda":
 		return nil, fmt.Errorf("%w: device %q: must be cpu or cuda", experiment.ErrConfig, job.Device)
 	case job.Shards == 0 && job.Shard != 0:
@@ -222,16 +232,36 @@ func (r *state) checkOut() error {
 	ins := []outfile.Input{{Name: "dataset " + dataPath, Path: dataPath, Tree: true},
 		{Name: "architecture " + cfg.Architecture, Path: cfg.Architecture}, {Name: "model " + cfg.Model, Path: cfg.Model},
 		{Name: "experiment file " + r.job.ConfigPath, Path: r.job.ConfigPath}}
-	label := setting.Msgf("%s", setting.Of("config"))
-	if r.job.ConfigPath != "" { // errors read "--config exp.yaml, out: PATH: ..."
-		label = setting.Msgf("%s, out:", setting.Use("config", r.job.ConfigPath))
-	}
-	out := outfile.Output{Flag: "config", Label: label, Path: cfg.Out}
-	if err := outfile.CheckResultsDir(out, ins, "runs", "score"); err != nil {
+	if err := outfile.CheckResultsDir(r.outOutput(cfg.Out), ins, "runs", "score"); err != nil {
 		if errors.Is(err, outfile.ErrCollision) {
 			return fmt.Errorf("%w: %w", experiment.ErrConfig, err)
 		}
 		return err
+	}
+	return nil
+}
+
+// outFlag is how errors about out: name it: "--config exp.yaml, out:
+// PATH: ..." (outfile's labels start with "--").
+func (r *state) outOutput(path string) outfile.Output {
+	label := setting.Msgf("%s", setting.Of("config"))
+	if r.job.ConfigPath != "" { // errors read "--config exp.yaml, out: PATH: ..."
+		label = setting.Msgf("%s, out:", setting.Use("config", r.job.ConfigPath))
+	}
+	return outfile.Output{Flag: "config", Label: label, Path: path}
+}
+
+// checkOutputs checks files the experiment writes into out (outfile.Check):
+// a link, a device, a FIFO or a folder in their place is refused as an
+// error about out: (experiment.ErrConfig), not replaced by the rename that
+// writes them.
+func (r *state) checkOutputs(paths ...string) error {
+	outs := make([]outfile.Output, len(paths))
+	for i, p := range paths {
+		outs[i] = r.outOutput(p)
+	}
+	if err := outfile.Check(outs, nil); err != nil {
+		return fmt.Errorf("%w: %w", experiment.ErrConfig, err)
 	}
 	return nil
 }
@@ -385,7 +415,10 @@ func (r *state) grid(ctx context.Context) error {
 		r.ds = ds
 		labels = ds.Train.Labels(nil)
 		nTrain = len(labels)
-		if rawDataSum, err = fsread.HashPath(ds.Path); err != nil {
+		if rawDataSum, err = fsread.HashTree(ctx, ds.Path); err != nil {
+			if ctx.Err() != nil {
+				return unlearn.ErrInterrupted
+			}
 			return err
 		}
 		dataSum = rawDataSum
@@ -396,6 +429,11 @@ func (r *state) grid(ctx context.Context) error {
 		}
 	}
 	for i, seed := range cfg.Seeds {
+		// A signal stops every phase, a dry run's listing and a report's
+		// included (their steps run nothing that would look at ctx).
+		if ctx.Err() != nil {
+			return unlearn.ErrInterrupted
+		}
 		if r.job.Shards > 0 && !r.job.ReportOnly && i%r.job.Shards != r.job.Shard {
 			continue // another shard's seed
 		}
@@ -410,7 +448,11 @@ func (r *state) grid(ctx context.Context) error {
 		baseKey := func() (string, error) {
 			var err error
 			if baseSum == "" {
-				baseSum, err = fsread.HashPath(base)
+				key := "architecture"
+				if cfg.Architecture == "" {
+					key = "model"
+				}
+				baseSum, err = hashModel(ctx, key, base)
 			}
 			return baseSum, err
 		}
@@ -427,13 +469,13 @@ func (r *state) grid(ctx context.Context) error {
 			origDir = filepath.Join(cfg.Out, "runs", "original-"+origID)
 			orig = filepath.Join(origDir, "model.onnx")
 		} else {
-			sum, err := fsread.HashPath(orig)
+			sum, err := hashModel(ctx, "model", orig)
 			var side *sidecar
 			if errors.Is(err, os.ErrNotExist) && (r.job.ReportOnly || r.dryRun) {
 				// A report or a dry run without the model (a fresh clone,
 				// where models are not committed) takes the SHA-256 its
 				// training script's sidecar records.
-				if side, err = readSidecar(orig, "", false); errors.Is(err, os.ErrNotExist) {
+				if side, err = readSidecar(ctx, orig, "", false); errors.Is(err, os.ErrNotExist) {
 					// Not trained yet: its forget sets are left out, named.
 					for _, fs := range cfg.ForgetSets {
 						if !fs.HasSeed(seed) {
@@ -471,6 +513,9 @@ func (r *state) grid(ctx context.Context) error {
 			if !fs.HasSeed(seed) {
 				continue // the set's own seeds leave this one out
 			}
+			if ctx.Err() != nil {
+				return unlearn.ErrInterrupted
+			}
 			var ids []int
 			var err error
 			if fs.Kind == "file" {
@@ -484,18 +529,13 @@ func (r *state) grid(ctx context.Context) error {
 			}
 			idsFile := experiment.IDsFile(fs, seed, ids)
 			idsPath := filepath.Join(cfg.Out, "runs", fmt.Sprintf("forget-%s-seed%d.txt", experiment.FileName(fs.Name), seed))
-			if !r.dryRun {
-				if err := outfile.WriteFile(idsPath, []byte(idsFile)); err != nil {
-					return err
-				}
-			}
 			fset := forgetSet{ForgetSet: fs, ids: ids, path: idsPath}
 			idsKey := experiment.IDsKey(fs, seed, ids)
 			var okey string
 			outside := experiment.SeedPath(fs.Oracle, seed)
 			var side *sidecar
 			if outside != "" {
-				side, err = readSidecar(outside, rawDataSum, !r.dryRun)
+				side, err = readSidecar(ctx, outside, rawDataSum, !r.dryRun)
 				if err != nil && errors.Is(err, os.ErrNotExist) && (r.job.ReportOnly || r.dryRun) {
 					// Not trained yet: a report or a listing of a grid in
 					// progress names it instead of refusing the rest.
@@ -513,6 +553,17 @@ func (r *state) grid(ctx context.Context) error {
 					return err
 				}
 				okey = experiment.OracleKey(sum, dataSum, cfg.Train, seed, idsKey)
+			}
+			// The ids file the steps read is written once the forget set's
+			// oracle passed its checks (a refused sidecar used to leave it
+			// behind), and never through a link in its place.
+			if !r.dryRun {
+				if err := r.checkOutputs(idsPath); err != nil {
+					return err
+				}
+				if err := outfile.WriteFile(idsPath, []byte(idsFile)); err != nil {
+					return err
+				}
 			}
 			r.addKey(okey)
 			odir := filepath.Join(cfg.Out, "runs", "oracle-"+okey)
@@ -661,7 +712,7 @@ func (r *state) trainStep(ctx context.Context, dir, what, key, base string, excl
 	var done struct {
 		TrainS float64 `json:"train_s"`
 	}
-	if b, err := fsread.FileNoLink(filepath.Join(dir, "done.json"), "step file", maxStepFileSize); err == nil && json.Unmarshal(b, &done) == nil {
+	if b, err := readOut(r.cfg.Out, filepath.Join(dir, "done.json"), "step file", maxStepFileSize); err == nil && json.Unmarshal(b, &done) == nil {
 		r.say(what, "cached", key)
 		return done.TrainS, nil
 	}
@@ -720,32 +771,20 @@ type sidecar struct {
 // it; with verify, it also checks that the model's bytes are the ones the
 // sidecar names and, when dataSum is known, that the model was trained on
 // this data.
-func readSidecar(path, dataSum string, verify bool) (*sidecar, error) {
+func readSidecar(ctx context.Context, path, dataSum string, verify bool) (*sidecar, error) {
 	name := strings.TrimSuffix(path, filepath.Ext(path)) + ".json"
-	b, err := fsread.File(name, "sidecar", 1<<20)
+	b, err := fsread.File(name, "sidecar", maxSidecarSize)
 	if err != nil {
 		return nil, fmt.Errorf("%w (the training script writes it beside the model)", err)
 	}
-	var s sidecar
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	isHex := func(v string) bool {
-		_, err := hex.DecodeString(v)
-		return err == nil && len(v) == 64
-	}
-	switch {
-	case !isHex(s.ONNXSHA256) || !isHex(s.DataSHA256):
-		return nil, fmt.Errorf("%s: onnx_sha256 and data_sha256 must be SHA-256 digests in hex", name)
-	case !(s.TrainS >= 0 && s.TrainS < 1e9):
-		return nil, fmt.Errorf("%s: train_s %g: want seconds in [0, 1e9)", name, s.TrainS)
-	case len(s.Machine) > 512:
-		return nil, fmt.Errorf("%s: machine: longer than 512 bytes", name)
+	s, err := parseSidecar(b, name)
+	if err != nil {
+		return nil, err
 	}
 	if !verify {
-		return &s, nil
+		return s, nil
 	}
-	got, err := fsread.HashPath(path)
+	got, err := hashModel(ctx, "oracle", path)
 	if err != nil {
 		return nil, err
 	}
@@ -754,6 +793,50 @@ func readSidecar(path, dataSum string, verify bool) (*sidecar, error) {
 	}
 	if dataSum != "" && dataSum != s.DataSHA256 {
 		return nil, fmt.Errorf("%s: trained on data with SHA-256 %s, not on this experiment's data (%s)", name, s.DataSHA256, dataSum)
+	}
+	return s, nil
+}
+
+// maxSidecarSize bounds a sidecar: a few hundred bytes of JSON.
+const maxSidecarSize = 1 << 20
+
+// parseSidecar decodes the sidecar b (the file name, for errors) and checks
+// every field: the two digests, the training seconds with the records'
+// bounds (experiment.CheckOracleSeconds: they become the oracle record's),
+// the machine's length and the threads.
+//
+// A refusal is an error in the experiment's inputs (experiment.ErrConfig,
+// exit code 2): the sidecar describes an oracle or original the
+// experiment file names.
+func parseSidecar(b []byte, name string) (*sidecar, error) {
+	s, err := decodeSidecar(b, name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", experiment.ErrConfig, err)
+	}
+	return s, nil
+}
+
+func decodeSidecar(b []byte, name string) (*sidecar, error) {
+	var s sidecar
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: not a sidecar (%v)", name, err)
+	}
+	isHex := func(v string) bool {
+		_, err := hex.DecodeString(v)
+		return err == nil && len(v) == 64
+	}
+	switch {
+	case !isHex(s.ONNXSHA256) || !isHex(s.DataSHA256):
+		return nil, fmt.Errorf("%s: onnx_sha256 and data_sha256 must be SHA-256 digests in hex", name)
+	case len(s.Machine) > 512:
+		return nil, fmt.Errorf("%s: machine: longer than 512 bytes", name)
+	case s.Threads < 0 || s.Threads > experiment.MaxThreads:
+		return nil, fmt.Errorf("%s: threads %d: want [0, %d]", name, s.Threads, experiment.MaxThreads)
+	}
+	// train_s becomes the oracle record's seconds and oracle_seconds:
+	// checked with the records' own bounds.
+	if err := experiment.CheckOracleSeconds("train_s", s.TrainS); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &s, nil
 }
@@ -790,7 +873,7 @@ func (r *state) evalOptions(batch int) eval.Options {
 // as trained in trainS seconds on machine.
 func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64, machine string) error {
 	recPath := filepath.Join(dir, "record.json")
-	if b, err := fsread.FileNoLink(recPath, "record file", maxStepFileSize); err == nil {
+	if b, err := readOut(r.cfg.Out, recPath, "record file", maxStepFileSize); err == nil {
 		// Recorded once but missing from results.jsonl: the runs still
 		// need it to measure against.
 		var rec experiment.Record
@@ -817,7 +900,7 @@ func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet,
 		return lg.fail(what, err)
 	}
 	lg.result("json", metrics)
-	doc, err := readMetrics(metrics)
+	doc, err := readMetrics(r.cfg.Out, metrics)
 	if err != nil {
 		return err
 	}
@@ -918,7 +1001,7 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 	if err := r.unlearn(ctx, ch, orig, fs, seed, dir, metrics, lg); err != nil {
 		return lg.fail(what, err)
 	}
-	doc, err := readMetrics(metrics)
+	doc, err := readMetrics(r.cfg.Out, metrics)
 	if err != nil {
 		return err
 	}
@@ -927,7 +1010,7 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
 		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: len(fs.ids),
 		CommandSeconds: doc.Unlearning.Timings.TotalS, Machine: r.machine, PeakRSSMiB: doc.Unlearning.Timings.PeakRSSMiB}
-	if rec.OriginalSHA256, err = fsread.HashPath(orig); err != nil {
+	if rec.OriginalSHA256, err = hashModel(ctx, "model", orig); err != nil {
 		return err
 	}
 	if m.Default && doc.Unlearning.Strategy != "full" {
@@ -1053,7 +1136,7 @@ func (r *state) record(path string, rec experiment.Record) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(r.results, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := outfile.Append(r.results)
 	if err != nil {
 		return err
 	}
@@ -1068,9 +1151,53 @@ func (r *state) record(path string, rec experiment.Record) error {
 	return outfile.WriteFile(path, b)
 }
 
+// maxModelSize bounds a model file the experiment names (model:,
+// architecture:, a forget set's oracle:): onnxio reads no model over 2 GiB
+// (protobuf's limit), so a larger file is refused before it is hashed.
+const maxModelSize = 2 << 30
+
+// hashModel returns the SHA-256 of the model file at path that the
+// experiment file's key (model, architecture, oracle) names, through
+// fsread.HashInput: a regular file of at most maxModelSize bytes, checked
+// on the opened descriptor before a byte is hashed (a folder such as /usr,
+// /dev/zero, a FIFO or a 20 GB sparse file is refused at once, without
+// blocking), hashed from that descriptor and stopped by ctx. A refusal is
+// an error in the experiment file (experiment.ErrConfig, exit code 2)
+// naming the key; a missing file stays os.ErrNotExist (a report without
+// the models reads their sidecars), an interruption unlearn.ErrInterrupted.
+func hashModel(ctx context.Context, key, path string) (string, error) {
+	sum, err := fsread.HashInput(ctx, path, "model", maxModelSize)
+	switch {
+	case err == nil:
+		return sum, nil
+	case ctx.Err() != nil:
+		return "", unlearn.ErrInterrupted
+	case errors.Is(err, os.ErrNotExist):
+		return "", err
+	}
+	return "", fmt.Errorf("%w: %s: %w", experiment.ErrConfig, key, err)
+}
+
+// readOut reads a file the grid wrote at path under out (a step's
+// done.json, record.json or metrics.json, an audit's score.json) through
+// fsread.FileBeneath: every folder from out down is opened relative to the
+// one before and must be the folder checked, no link may lie anywhere on
+// the way, and the file is read from the descriptor checked (a regular
+// file with one hard link, at most limit bytes). Another process writing
+// the shared volume can then neither redirect the read by swapping a
+// folder for a link nor plant a hard link to a file elsewhere. A path
+// outside out (none of the grid's) is read with fsread.FileNoLink.
+func readOut(out, path, what string, limit int64) ([]byte, error) {
+	rel, err := filepath.Rel(out, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fsread.FileNoLink(path, what, limit)
+	}
+	return fsread.FileBeneath(out, rel, what, limit)
+}
+
 // The files the runner reads back from out (which other processes may
 // write: a shared volume) are regular files, not links, within these
-// sizes (fsread.FileNoLink).
+// sizes (readOut).
 const (
 	maxStepFileSize = 1 << 20  // done.json, record.json
 	maxMetricsSize  = 64 << 20 // metrics.json
@@ -1095,8 +1222,8 @@ type metricsDoc struct {
 
 // readMetrics reads the record's numbers back from the metrics.json just
 // written, so that a record holds exactly what the file says.
-func readMetrics(path string) (*metricsDoc, error) {
-	b, err := fsread.FileNoLink(path, "metrics file", maxMetricsSize)
+func readMetrics(out, path string) (*metricsDoc, error) {
+	b, err := readOut(out, path, "metrics file", maxMetricsSize)
 	if err != nil {
 		return nil, err
 	}

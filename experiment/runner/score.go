@@ -15,7 +15,6 @@ import (
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval/score"
 	"github.com/unlearn-tool/unlearn/experiment"
-	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -191,22 +190,18 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		var lines []*line
 		missing := []string{}
 		for _, a := range bySet[fs] {
-			raw, err := fsread.FileNoLink(filepath.Join(a.dir, "score.json"), "score file", maxScoreSize)
+			raw, err := readOut(r.cfg.Out, filepath.Join(a.dir, "score.json"), "score file", maxScoreSize)
 			if errors.Is(err, os.ErrNotExist) {
 				missing = append(missing, experiment.MarkdownText(a.method))
 				continue
 			} else if err != nil {
 				return "", err
 			}
-			var rep schema.ScoreReport
-			if err := json.Unmarshal(raw, &rep); err != nil {
-				return "", fmt.Errorf("%s: %w", filepath.Join(a.dir, "score.json"), err)
+			rep, err := parseScore(raw, filepath.Join(a.dir, "score.json"))
+			if err != nil {
+				return "", err
 			}
-			if err := checkScore(&rep); err != nil {
-				return "", fmt.Errorf("%w: %s: %v; the file was edited or corrupted: delete it and run the experiment again (the audit gathers it again from its tasks)",
-					experiment.ErrRecords, filepath.Join(a.dir, "score.json"), err)
-			}
-			l := &line{a: a, rep: &rep, final: rep.ForgetQuality.Estimate}
+			l := &line{a: a, rep: rep, final: rep.ForgetQuality.Estimate}
 			if rep.FinalScore != nil {
 				l.final = rep.FinalScore.Estimate
 			}
@@ -319,6 +314,32 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 // quality in [0, 1], and the intervals' bounds, the final score and KLoM
 // within ±1e9 (so that none prints as a number of hundreds of digits or as
 // +Inf). The error names the field.
+// parseScore decodes a score.json read back for RESULTS.md (name is the
+// file, for errors) and checks its values (checkScore): a value out of
+// its range is damage (ErrRecords), with the repair.
+func parseScore(raw []byte, name string) (*schema.ScoreReport, error) {
+	var rep schema.ScoreReport
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		return nil, fmt.Errorf("%w: %s: not a score file (%v); delete it and run the experiment again (the audit gathers it again from its tasks)",
+			experiment.ErrRecords, name, err)
+	}
+	if err := checkScore(&rep); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v; the file was edited or corrupted: delete it and run the experiment again (the audit gathers it again from its tasks)",
+			experiment.ErrRecords, name, err)
+	}
+	return &rep, nil
+}
+
+// maxKLoM bounds a KLoM: a KL divergence between histograms whose empty
+// retrained bins are floored at 1e-5 is at most about ln 1e5 = 11.5 nats
+// (docs/SCORE.md). maxFinalScore bounds the final score, F (≤ 1) times
+// two ratios of mean accuracies, each at most 1 ÷ the retrained models'
+// accuracy: 1e6 allows a retrained accuracy of 0.1 %.
+const (
+	maxKLoM       = 12
+	maxFinalScore = 1e6
+)
+
 func checkScore(rep *schema.ScoreReport) error {
 	type field struct {
 		name   string
@@ -329,19 +350,24 @@ func checkScore(rep *schema.ScoreReport) error {
 		p := "accuracy." + side + "."
 		return []field{{p + "forget", a.Forget, 0, 1}, {p + "retain", a.Retain, 0, 1}, {p + "test", a.Test, 0, 1}}
 	}
-	iv := func(name string, i schema.ScoreInterval) []field {
-		return []field{{name + ".estimate", i.Estimate, -1e9, 1e9}, {name + ".lo", i.Lo, -1e9, 1e9}, {name + ".hi", i.Hi, -1e9, 1e9}}
+	// An interval's estimate lies in the quantity's range [lo, hi]; its
+	// bounds are clipped to it since issue 64, and a file written before
+	// may have them one range-width beyond (the bias-corrected interval),
+	// never more: a KLoM of −1e8 is damage.
+	iv := func(name string, i schema.ScoreInterval, lo, hi float64) []field {
+		w := hi - lo
+		return []field{{name + ".estimate", i.Estimate, lo, hi}, {name + ".lo", i.Lo, lo - w, hi + w}, {name + ".hi", i.Hi, lo - w, hi + w}}
 	}
 	fs := append(acc("unlearned", rep.Accuracy.Unlearned), acc("retrained", rep.Accuracy.Retrained)...)
-	fs = append(fs, field{"forget_quality.estimate", rep.ForgetQuality.Estimate, 0, 1})
-	fs = append(fs, iv("forget_quality", rep.ForgetQuality)...)
-	fs = append(fs, iv("klom.forget", rep.KLoM.Forget)...)
+	fs = append(fs, iv("forget_quality", rep.ForgetQuality, 0, 1)...)
+	fs = append(fs, iv("klom.forget", rep.KLoM.Forget, 0, maxKLoM)...)
+	fs = append(fs, field{"klom.retain", rep.KLoM.Retain, 0, maxKLoM}, field{"klom.test", rep.KLoM.Test, 0, maxKLoM})
 	if rep.FinalScore != nil {
-		fs = append(fs, iv("final_score", *rep.FinalScore)...)
+		fs = append(fs, iv("final_score", *rep.FinalScore, 0, maxFinalScore)...)
 	}
 	if u := rep.ULiRA; u != nil {
-		fs = append(fs, field{"ulira.accuracy.estimate", u.Accuracy.Estimate, 0, 1}, field{"ulira.auc", u.AUC, 0, 1})
-		fs = append(fs, iv("ulira.accuracy", u.Accuracy)...)
+		fs = append(fs, field{"ulira.auc", u.AUC, 0, 1})
+		fs = append(fs, iv("ulira.accuracy", u.Accuracy, 0, 1)...)
 	}
 	for _, m := range []struct {
 		name string

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/internal/fsread"
@@ -394,7 +395,10 @@ func checkResultsDir(o Output, inputs []Input, subs []string, write bool) error 
 		if in.Path == "" {
 			continue
 		}
-		if in.Tree && within(resolve(in.Path), abs) {
+		// A dataset given as a link is compared by the folder it leads to
+		// too (names resolves the last element), as collision does: a
+		// linked dataset let results be written into the real folder.
+		if in.Tree && slices.ContainsFunc(names(in.Path), func(d string) bool { return within(d, abs) }) {
 			return fail(ErrCollision, "is or lies inside %s, a dataset: results would be written among its files", in.what())
 		}
 		if same(clean, abs, exists, in.Path) {

@@ -56,6 +56,45 @@ func TestCheckResultsDir(t *testing.T) {
 	}
 }
 
+// TestCheckResultsDirLinkedDataset (issue 64, item 6): a dataset given as
+// a symbolic link to its folder is compared by the folder it leads to: a
+// results folder inside the real dataset folder is refused (experiment and
+// score wrote into it), and one beside it is accepted.
+func TestCheckResultsDirLinkedDataset(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(filepath.Join(data, "train"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "linkA")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	ins := []Input{{Name: "dataset " + link, Path: link, Tree: true}}
+	for _, c := range []struct {
+		path string
+		want error
+	}{
+		{filepath.Join(data, "out"), ErrCollision},
+		{filepath.Join(data, "train", "out"), ErrCollision},
+		{data, ErrCollision},
+		{filepath.Join(dir, "out"), nil},
+	} {
+		err := CheckResultsDir(Output{Flag: "results", Path: c.path}, ins)
+		if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+			t.Errorf("%s: %v, want %v", c.path, err, c.want)
+		}
+		if c.want != nil && (err == nil || !strings.Contains(err.Error(), "inside the dataset "+link)) {
+			t.Errorf("%s: %v, want it to name the dataset %s", c.path, err, link)
+		}
+	}
+	for _, p := range []string{filepath.Join(data, "out"), filepath.Join(data, "train", "out")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("the check created %s", p)
+		}
+	}
+}
+
 // TestCheckResultsDirTestsTheFolder (issue 45, item 10): the writability
 // asked of a results folder is the folder's own when it exists, and its
 // parent's only when the run must create it there; a folder that is only

@@ -66,3 +66,31 @@ func Parse(v string) (int, error) {
 func Array(n int) string {
 	return fmt.Sprintf("a Kubernetes Indexed Job with completions: %d, or a Slurm job array submitted with --array=0-%d", n, n-1)
 }
+
+// Unsharded says what a run without shards does in a task of a batch
+// engine's array (a variable of Vars set), which used to be silent: where
+// a whole run per task is the documented use (wholeRun: an audit per array
+// task, one method each), it returns a one-line warning that the index is
+// not read; otherwise (an experiment, whose every task would run the whole
+// grid) an error naming the variable and the shards setting. Both are nil when no
+// variable is set; both name the setting as internal/setting does.
+func Unsharded(command string, wholeRun bool) (warning, err error) {
+	for _, name := range Vars {
+		v, set := os.LookupEnv(name)
+		if !set {
+			continue
+		}
+		if len(v) > 20 {
+			v = v[:20] + "…"
+		}
+		if wholeRun {
+			return setting.FlagTextf("$%s=%s is set and %s is not: this task runs its whole %s (as for one method per "+
+				"array task); to share one among the tasks give %s", name, v, setting.Of("shards"), command,
+				setting.Use("shards", "N")), nil
+		}
+		return nil, setting.FlagTextf("%w: $%s=%s is set but %s is not: every task of the array would run the whole %s; "+
+			"give %s (the array's size), or run it outside an array", ErrIndex, name, v, setting.Of("shards"), command,
+			setting.Use("shards", "N"))
+	}
+	return nil, nil
+}

@@ -2,9 +2,11 @@ package taskindex
 
 import (
 	"errors"
+	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"os"
 	"strings"
 	"testing"
+
 )
 
 func TestFromEnv(t *testing.T) {
@@ -43,5 +45,32 @@ func TestFromEnv(t *testing.T) {
 		if err != nil || i != tc.want || ok != tc.ok {
 			t.Errorf("%q/%q: %d %v %v, want %d %v", tc.job, tc.slurm, i, ok, err, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestUnsharded (issue 64, item 10): without a task index nothing is said;
+// with $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX set, a whole run per
+// task (score) gets a warning naming the variable and {shards}, and any
+// other command an error (ErrIndex) naming both.
+func TestUnsharded(t *testing.T) {
+	for _, v := range Vars {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	if w, err := Unsharded("experiment", false); w != nil || err != nil {
+		t.Fatalf("no index: %v, %v", w, err)
+	}
+	for _, v := range Vars {
+		t.Setenv(v, "3")
+		w, err := Unsharded("audit", true)
+		if err != nil || w == nil || !strings.Contains(flagtext.Render(w), "$"+v+"=3 is set and --shards is not") {
+			t.Errorf("%s, score: %v, %v", v, w, err)
+		}
+		w, err = Unsharded("experiment", false)
+		if w != nil || !errors.Is(err, ErrIndex) || !strings.Contains(flagtext.Render(err), "$"+v+"=3 is set but --shards is not") ||
+			!strings.Contains(err.Error(), "whole experiment") {
+			t.Errorf("%s, experiment: %v, %v", v, w, err)
+		}
+		os.Unsetenv(v)
 	}
 }
