@@ -76,8 +76,8 @@ func TestWidenLadder(t *testing.T) {
 	if !o.Audit.BitIdentical {
 		t.Errorf("audit: %v", o.Audit.Violations)
 	}
-	if u.Auto == nil || u.Auto.LR != 1e-7 || len(u.Auto.RangeTest) != 0 {
-		t.Errorf("the wider rung should reuse the first rung's rate without a range test: %+v", u.Auto)
+	if u.Auto == nil || u.Auto.LR != 1e-7 || len(u.Auto.RangeTest) != 1 {
+		t.Errorf("the wider rung should run a range test of its own: %+v", u.Auto)
 	}
 	notes := strings.Join(u.Notes, "\n")
 	if !strings.Contains(notes, "mask widened while the forget set was still remembered") ||
