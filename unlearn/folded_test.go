@@ -27,25 +27,7 @@ import (
 // metrics.json; the model is written back in its exported form with the
 // restored normalization folded in; and test accuracy does not collapse.
 func TestDivergedRangeTestGoesOn(t *testing.T) {
-	testutil.RequireORT(t)
-	root := testutil.RepoRoot(t)
-	ds, err := data.Open(filepath.Join(root, "testdata", "fashion"), data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	forgetPath := filepath.Join(root, "testdata", "demo", "forget_nonIID.txt")
-	ids, err := data.ReadIDs(forgetPath, ds.Train.Len())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := onnxrt.Options{Threads: 2}
-	suite, err := eval.NewSuite(ds, forgetPath, ids, eval.Options{Runtime: rt, BatchSize: 256, NoMIA: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := onnxrt.Setup(rt); err != nil {
-		t.Fatal(err)
-	}
+	suite, root := demoSuite(t)
 	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -129,4 +111,31 @@ func TestDivergedRangeTestGoesOn(t *testing.T) {
 	if after < before-unlearn.MaxTestDrop {
 		t.Errorf("test accuracy collapsed: %.4f → %.4f", before, after)
 	}
+}
+
+// demoSuite is the bundled demo data with its non-IID forget set, as the
+// main pipeline's tests run it (2 threads, no MIA), with the runtime set
+// up, and the repository's root.
+func demoSuite(t *testing.T) (*eval.Suite, string) {
+	t.Helper()
+	testutil.RequireORT(t)
+	root := testutil.RepoRoot(t)
+	ds, err := data.Open(filepath.Join(root, "testdata", "fashion"), data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgetPath := filepath.Join(root, "testdata", "demo", "forget_nonIID.txt")
+	ids, err := data.ReadIDs(forgetPath, ds.Train.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := onnxrt.Options{Threads: 2}
+	suite, err := eval.NewSuite(ds, forgetPath, ids, eval.Options{Runtime: rt, BatchSize: 256, NoMIA: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := onnxrt.Setup(rt); err != nil {
+		t.Fatal(err)
+	}
+	return suite, root
 }

@@ -6,10 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/eval"
-	"github.com/unlearn-tool/unlearn/internal/testutil"
-	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -24,25 +20,7 @@ import (
 // was done, and, the ladder ended still remembering, one warning advises
 // retraining from scratch. A ladder entry not above the budget is skipped.
 func TestWidenLadder(t *testing.T) {
-	testutil.RequireORT(t)
-	root := testutil.RepoRoot(t)
-	ds, err := data.Open(filepath.Join(root, "testdata", "fashion"), data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	forgetPath := filepath.Join(root, "testdata", "demo", "forget_nonIID.txt")
-	ids, err := data.ReadIDs(forgetPath, ds.Train.Len())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := onnxrt.Options{Threads: 2}
-	suite, err := eval.NewSuite(ds, forgetPath, ids, eval.Options{Runtime: rt, BatchSize: 256, NoMIA: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := onnxrt.Setup(rt); err != nil {
-		t.Fatal(err)
-	}
+	suite, root := demoSuite(t)
 	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: 1})
 	if err != nil {
 		t.Fatal(err)
