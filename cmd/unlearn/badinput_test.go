@@ -750,7 +750,8 @@ func badInputCases(fx *badFixtures) []badCase {
 	}{
 		{"file name not in the training split", "names-missing", fx.p("folder-names"), []string{"names_missing.txt:3:", `"c3/7.png"`, "not an image of the training split"}},
 		{"file names and ids mixed", "names-mixed", fx.p("folder-names"), []string{"names_mixed.txt:3:", `"5" is an id`, "line 1 names a file"}},
-		{"file names for IDX data", "names-idx", "testdata/fashion", []string{"names.txt:2:", `"coat/0.png"`, "ids are 0-based positions"}},
+		// Line 2 is the first that is not a comment: not quoted (issue 64, item 8).
+		{"file names for IDX data", "names-idx", "testdata/fashion", []string{"names.txt:2: the line is not an integer id", "ids are 0-based positions"}},
 	}
 	for _, c := range namesCases {
 		for _, cmd := range []string{"", "eval", "localize", "train"} {

@@ -109,9 +109,19 @@ func TestScoreShardsEqualOneProcess(t *testing.T) {
 	data, forget := tinyFashion(t, 300, 200)
 	root := t.TempDir()
 	args := func(dir string, extra ...string) []string {
-		return append([]string{"score", "--model", model(t), "--data", data, "--forget", forget, "--method", "finetune", "--epochs", "1",
+		base := []string{"score", "--model", model(t), "--data", data, "--forget", forget, "--method", "finetune", "--epochs", "1",
 			"--k", "4", "--train-epochs", "1", "--threads", "1", "--retain-sample", "100", "--test-sample", "80", "--allow-chance",
-			"--bootstrap", "50", "--results", dir}, extra...)
+			"--bootstrap", "50", "--results", dir}
+		// A flag of extra with a value replaces the base's (a flag given
+		// twice with two values is refused: issue 64, item 10).
+		for i := 0; i+1 < len(extra); i++ {
+			if j := slices.Index(base, extra[i]); j > 0 && j+1 < len(base) && !strings.HasPrefix(base[j+1], "--") {
+				base[j+1] = extra[i+1]
+				extra = slices.Delete(extra, i, i+2)
+				i--
+			}
+		}
+		return append(base, extra...)
 	}
 	env := []string{}
 	for _, e := range os.Environ() {
