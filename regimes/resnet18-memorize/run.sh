@@ -66,7 +66,7 @@ models() {
 }
 
 rows() {
-	local tool=bin/unlearn
+	local tool=${UNLEARN:-bin/unlearn}
 	[ -x "$tool" ] || tool=/work/main/bin/unlearn
 	export ONNXRUNTIME_LIB=${ONNXRUNTIME_LIB:-/work/main/.ort/libonnxruntime.so.1}
 	local out=regimes/resnet18-memorize
