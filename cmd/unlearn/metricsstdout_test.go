@@ -20,7 +20,7 @@ func TestMetricsToStdout(t *testing.T) {
 	for _, quiet := range []bool{false, true} {
 		args := append(base, "--out", filepath.Join(dir, "u.onnx"))
 		if quiet {
-			args = append(args, "-q", "--out", filepath.Join(dir, "q.onnx"))
+			args = append(base, "-q", "--out", filepath.Join(dir, "q.onnx"))
 		}
 		r := runCLI(t, args...)
 		if r.code != 0 {
