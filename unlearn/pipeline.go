@@ -418,12 +418,12 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if rtErr != nil {
 		notes.add(setting.KindNote, "no retraining estimate: timing full training steps failed: %v", rtErr)
 	}
-	notes.flags = verdictWarnings(rep.Unlearning, omet != nil, len(s.Forget))
 	if t := cfg.Auto.ForgetTolerance; cfg.Schedule == ScheduleAuto && t > 0 && t <= ToleranceFloor && s.Data.Test != nil {
 		// The rule aimed within the given tolerance of its estimate, not
 		// within two standard errors: the verdict states its own.
-		notes.flags = statedVerdict(rep.Unlearning, notes.flags, len(s.Forget), s.Data.Test.Len())
+		setTolerances(rep.Unlearning, len(s.Forget), s.Data.Test.Len())
 	}
+	notes.flags = verdictWarnings(rep.Unlearning, omet != nil, len(s.Forget))
 	if len(widened) > 0 {
 		if f, ok := stillRemembersFlag(rep.Unlearning, out.Result); ok {
 			notes.flags = append(notes.flags, f)
@@ -748,7 +748,16 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []flagNote 
 			e.Partial, thousands(e.PartialKept), 100*e.ReferenceAccuracy, strings.Join(measured, ", and by "),
 			100*p.After.ForgetAccuracy, check)
 	}
-	if p := u.Proxies; p != nil && p.Reference != nil && nForget > 0 && nForget < ResolutionForget {
+	if t := u.Tolerances; t != nil {
+		// The verdict states its tolerances (setTolerances): only a set
+		// that cannot resolve their cap is warned about.
+		if !t.Resolved {
+			warn(schema.FlagForgetResolution, "no verdict: the forget set has %d examples, which resolve a forget "+
+				"accuracy near %.2f%% only to ±%.1f points (two standard errors), and a verdict claims at most "+
+				"±%g; only the numbers above count", nForget, 100*t.ForgetLevel,
+				100*tolerance(ForgetToleranceK, t.ForgetLevel, nForget), 100*t.Cap)
+		}
+	} else if p := u.Proxies; p != nil && p.Reference != nil && nForget > 0 && nForget < ResolutionForget {
 		noise := autorule.ForgetNoise(p.After.ReferenceAccuracy, nForget, p.Reference.NTest)
 		warn(schema.FlagForgetResolution, "the forget set has %d examples, so one of them is %.1f points of forget "+
 			"accuracy and the comparison with unseen examples is known to about "+

@@ -3,7 +3,6 @@ package unlearn
 import (
 	"math"
 
-	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/schema"
 )
 
@@ -50,16 +49,15 @@ func tolerance(k, p float64, n int) float64 {
 	return max(ToleranceFloor, k*math.Sqrt(p*(1-p)/float64(n)))
 }
 
-// statedVerdict replaces the forget-resolution warnings of flags (a set
-// too small for the one point the rule used to claim) by the stated
-// tolerances, for a run whose rule aimed within a point of its estimate:
-// the result then claims its forget and test accuracy within
-// u.Tolerances of an oracle's, and a forget set that cannot resolve
-// ToleranceCap gets no verdict (one forget-resolution warning saying so).
-func statedVerdict(u *schema.Unlearning, flags []flagNote, nForget, nTest int) []flagNote {
+// setTolerances states u's tolerances (StatedTolerances near the oracle
+// estimate's accuracies, or the proxies' without one), for a run whose rule
+// aimed within a point of its estimate; verdictWarnings then warns only
+// where the forget set cannot resolve ToleranceCap, in place of its
+// one-point resolution warning.
+func setTolerances(u *schema.Unlearning, nForget, nTest int) {
 	p := u.Proxies
 	if p == nil {
-		return flags
+		return
 	}
 	pf, pt := p.After.ReferenceAccuracy, p.After.TestAccuracy
 	if e := p.Estimate; e != nil {
@@ -67,17 +65,4 @@ func statedVerdict(u *schema.Unlearning, flags []flagNote, nForget, nTest int) [
 	}
 	t := StatedTolerances(nForget, pf, nTest, pt)
 	u.Tolerances = &t
-	out := flags[:0:0]
-	for _, f := range flags {
-		if f.kind != schema.FlagForgetResolution {
-			out = append(out, f)
-		}
-	}
-	if !t.Resolved {
-		out = append(out, flagNote{schema.FlagForgetResolution, setting.Notef(setting.KindWarning, "no verdict: "+
-			"the forget set has %d examples, which resolve a forget accuracy near %.2f%% only to ±%.1f points (two "+
-			"standard errors), and a verdict claims at most ±%g; only the numbers above count",
-			nForget, 100*pf, 100*tolerance(ForgetToleranceK, pf, nForget), 100*ToleranceCap)})
-	}
-	return out
 }

@@ -43,21 +43,26 @@ func TestStatedTolerances(t *testing.T) {
 }
 
 // TestStatedVerdict: a run whose rule aimed within a point states its
-// tolerances and drops the old one-point resolution warning; a forget set
-// that cannot resolve 5 points gets one warning saying there is no
-// verdict; other warnings stay.
+// tolerances and gets no one-point resolution warning (a 600-example set
+// near 88 % resolves 2.7 points, which the old rule warned about); a forget
+// set that cannot resolve 5 points gets one warning saying there is no
+// verdict.
 func TestStatedVerdict(t *testing.T) {
-	u := &schema.Unlearning{Proxies: &schema.ProxyLog{Estimate: &schema.OracleEstimate{ReferenceAccuracy: 0.88, TestAccuracy: 0.87}}}
-	old := []flagNote{{schema.FlagForgetResolution, setting.Notef(setting.KindWarning, "one point")},
-		{schema.FlagTestDrop, setting.Notef(setting.KindWarning, "drop")}}
-	got := statedVerdict(u, old, 600, 2000)
-	if len(got) != 1 || got[0].kind != schema.FlagTestDrop {
-		t.Errorf("flags %v, want the test drop only", got)
+	u := &schema.Unlearning{Proxies: &schema.ProxyLog{Reference: &schema.ProxyReference{IID: true, NTest: 2000},
+		Estimate: &schema.OracleEstimate{ReferenceAccuracy: 0.88, TestAccuracy: 0.87}}}
+	u.Proxies.After.ReferenceAccuracy = 0.88
+	if got := verdictWarnings(u, false, 600); len(got) != 1 || got[0].kind != schema.FlagForgetResolution {
+		t.Fatalf("without stated tolerances: flags %v, want the one-point resolution warning", got)
+	}
+	setTolerances(u, 600, 2000)
+	if got := verdictWarnings(u, false, 600); len(got) != 0 {
+		t.Errorf("flags %v, want none", got)
 	}
 	if u.Tolerances == nil || !u.Tolerances.Resolved || u.Tolerances.ForgetLevel != 0.88 || u.Tolerances.TestExamples != 2000 {
 		t.Fatalf("tolerances %+v", u.Tolerances)
 	}
-	got = statedVerdict(u, nil, 120, 2000)
+	setTolerances(u, 120, 2000)
+	got := verdictWarnings(u, false, 120)
 	if len(got) != 1 || got[0].kind != schema.FlagForgetResolution || !strings.Contains(got[0].note.Render(setting.Plain), "no verdict") ||
 		!strings.Contains(got[0].note.Render(setting.Plain), "120 examples") || u.Tolerances.Resolved {
 		t.Errorf("120 examples: flags %v, tolerances %+v; want no verdict", got, u.Tolerances)
