@@ -97,7 +97,9 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 			case given == GivenIDs && !isID && files != nil:
 				return nil, "", lineErr("%q is not an integer id, and line %d gives an id: a forget file lists ids or file names, not both", shorten(text), firstLine)
 			case given == GivenIDs && !isID && looksLikeFile(text):
-				return nil, "", lineErr("%s is not an integer id: this dataset has no file names, so ids are 0-based positions in its training split (`unlearn data` lists them); only image folders take file names", quote(text))
+				return nil, "", lineErr("%s is not an integer id: this dataset has no file names, "+
+					"so ids are 0-based positions in its training split (`unlearn data` lists "+
+					"them); only image folders take file names", quote(text))
 			case given == GivenIDs:
 				v, err := strconv.ParseInt(text, 10, 64)
 				switch {
@@ -116,7 +118,8 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 			default:
 				var ok bool
 				if id, ok = lookupName(index, text); !ok {
-					return nil, "", lineErr("%s is not an image of the training split (names are paths relative to the split folder, like %q)", quote(text), files[0])
+					return nil, "", lineErr("%s is not an image of the training split (names are "+
+						"paths relative to the split folder, like %q)", quote(text), files[0])
 				}
 			}
 			if prev, dup := seen[id]; dup {

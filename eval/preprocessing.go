@@ -211,7 +211,8 @@ func preprocessingText(f *Finding) setting.Message {
 			"model's outputs: rename them so that they sort in the model's order, e.g. %s", f.Suggest)
 	}
 	if f.Alt.ImageNet && f.Kind != PrepImageNet {
-		add("; then pass %s %s (ImageNet's)", setting.Use("mean", joinFloats(ImageNetMean)), setting.Use("std", joinFloats(ImageNetStd)))
+		add("; then pass %s %s (ImageNet's)", setting.Use("mean", joinFloats(ImageNetMean)),
+			setting.Use("std", joinFloats(ImageNetStd)))
 	}
 	if f.ClassOrder && f.Kind != PrepClassOrder {
 		add("; and rename the class folders so that they sort in the model's output order, e.g. %s",
@@ -359,10 +360,12 @@ func alternatives(pixels string, c int, givenMean, givenStd, mean, std, lo, hi [
 		out = append(out, Alternative{Kind: kind, Name: "without its normalization " + normDesc(gm, gs)})
 	}
 	if !flat {
-		out = append(out, Alternative{Kind: PrepDataNorm, Name: "with the data's own mean/std " + normDesc(mean, std), Mean: mean, Std: std})
+		out = append(out, Alternative{Kind: PrepDataNorm,
+			Name: "with the data's own mean/std " + normDesc(mean, std), Mean: mean, Std: std})
 	}
 	if c == 3 {
-		out = append(out, Alternative{Kind: PrepImageNet, Name: "with ImageNet's mean/std", Mean: ImageNetMean, Std: ImageNetStd, ImageNet: true})
+		out = append(out, Alternative{Kind: PrepImageNet, Name: "with ImageNet's mean/std",
+			Mean: ImageNetMean, Std: ImageNetStd, ImageNet: true})
 	}
 	// The rescaling the pixels' convention suggests.
 	scale, offset := make([]float32, c), make([]float32, c)
@@ -389,7 +392,8 @@ func alternatives(pixels string, c int, givenMean, givenStd, mean, std, lo, hi [
 	out = append(out, Alternative{Kind: kind, Name: name, Scale: scale, Offset: offset})
 	if kind != PrepScaleUp {
 		if gm != nil {
-			out = append(out, Alternative{Kind: kind, Name: name + " and normalized " + normDesc(gm, gs), Scale: scale, Offset: offset, Mean: gm, Std: gs})
+			out = append(out, Alternative{Kind: kind, Name: name + " and normalized " + normDesc(gm, gs),
+				Scale: scale, Offset: offset, Mean: gm, Std: gs})
 		}
 		if c == 3 {
 			out = append(out, Alternative{Kind: kind, Name: name + " and ImageNet's mean/std", Scale: scale, Offset: offset,

@@ -53,7 +53,8 @@ func NewSuite(ds *data.Dataset, forgetPath string, ids []int, opts Options) (*Su
 	s.Forget, s.Retain = data.ForgetRetain(ds.Train.Len(), ids)
 	if len(s.Retain) == 0 && !opts.NoMIA {
 		return nil, setting.Errorf("forget", " %s lists all %d training examples: no retain examples are left as "+
-			"shadow members for the membership-inference attack (pass %s for accuracy only)", forgetPath, ds.Train.Len(), setting.Of("no-mia"))
+			"shadow members for the membership-inference attack (pass %s for accuracy only)", forgetPath,
+			ds.Train.Len(), setting.Of("no-mia"))
 	}
 	if ds.Test.Len() == 0 && !opts.NoMIA {
 		return nil, setting.Errorf("data", " %s has an empty test split: no shadow non-members for the "+

@@ -264,7 +264,8 @@ func decodeError(b []byte, err error) string {
 			}
 		}
 	}
-	return "not an experiment file: a YAML mapping of its keys (architecture or model, data, train, forget_sets, seeds, out, methods) was expected; see docs/EXPERIMENTS.md"
+	return "not an experiment file: a YAML mapping of its keys (architecture or model, data, train, " +
+		"forget_sets, seeds, out, methods) was expected; see docs/EXPERIMENTS.md"
 }
 
 func (c *Config) check() error {
@@ -385,7 +386,8 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: method %s: epoch_fraction %g outside (0, 1]", ErrConfig, m.Name, m.EpochFraction)
 		}
 		if !(m.ForgetTolerance >= 0 && m.ForgetTolerance < 1) {
-			return fmt.Errorf("%w: method %s: forget_tolerance %g outside [0, 1) (a fraction: 0.01 = 1 point)", ErrConfig, m.Name, m.ForgetTolerance)
+			return fmt.Errorf("%w: method %s: forget_tolerance %g outside [0, 1) (a fraction: 0.01 "+
+				"= 1 point)", ErrConfig, m.Name, m.ForgetTolerance)
 		}
 		if !(m.UtilityTolerance >= 0 && m.UtilityTolerance < 1) {
 			return fmt.Errorf("%w: method %s: utility_tolerance %g outside [0, 1) (a fraction: 0.01 = 1 point)", ErrConfig, m.Name, m.UtilityTolerance)
@@ -398,13 +400,17 @@ func (c *Config) check() error {
 		}
 		for i, b := range m.Widen {
 			if !(b > 0 && b <= 1) || (i > 0 && b <= m.Widen[i-1]) {
-				return fmt.Errorf("%w: method %s: widen %v: budgets in (0, 1], each larger than the one before", ErrConfig, m.Name, m.Widen)
+				return fmt.Errorf("%w: method %s: widen %v: budgets in (0, 1], each larger than the "+
+					"one before", ErrConfig, m.Name, m.Widen)
 			}
 		}
 		if m.Default {
 			if m.Method != "" || m.Strategy != "" || m.Algorithm != "" || len(m.Budgets) > 0 || m.Epochs != 0 ||
 				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || m.BatchSize != 0 || m.DepthFloor != 0 || m.Augment != "" || len(m.Args) > 0 {
-				return fmt.Errorf("%w: method %s: default runs the main command without choices; drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs, batch_size, depth_floor, augment and args (it takes epoch_fraction, utility_tolerance, forget_tolerance and widen only)", ErrConfig, m.Name)
+				return fmt.Errorf("%w: method %s: default runs the main command without choices; "+
+					"drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs, "+
+					"batch_size, depth_floor, augment and args (it takes epoch_fraction, "+
+					"utility_tolerance, forget_tolerance and widen only)", ErrConfig, m.Name)
 			}
 			continue
 		}
@@ -438,10 +444,12 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: method %s: epoch_fraction applies to schedule auto", ErrConfig, m.Name)
 		}
 		if m.ForgetTolerance != 0 && m.Schedule != "auto" {
-			return fmt.Errorf("%w: method %s: forget_tolerance applies to schedule auto (the stopping rule's)", ErrConfig, m.Name)
+			return fmt.Errorf("%w: method %s: forget_tolerance applies to schedule auto (the "+
+				"stopping rule's)", ErrConfig, m.Name)
 		}
 		if len(m.Widen) > 0 && m.Schedule != "auto" {
-			return fmt.Errorf("%w: method %s: widen applies to schedule auto (it acts when the stopping rule stalls)", ErrConfig, m.Name)
+			return fmt.Errorf("%w: method %s: widen applies to schedule auto (it acts when the "+
+				"stopping rule stalls)", ErrConfig, m.Name)
 		}
 		if m.UtilityTolerance != 0 && m.Schedule != "auto" {
 			return fmt.Errorf("%w: method %s: utility_tolerance applies to schedule auto (the stopping rule's)", ErrConfig, m.Name)

@@ -93,7 +93,9 @@ func (s *RecordSet) Read(path string) error {
 		return err
 	}
 	if s.size+st.Size() > MaxResultsSize {
-		return fmt.Errorf("%w: out: results file %s: %d bytes, which with the %d read before is more than the %d bytes an experiment's results files may hold together (%d records of about 1 KB); it is not a results file the tool wrote, or the out: folder holds several experiments",
+		return fmt.Errorf("%w: out: results file %s: %d bytes, which with the %d read before is "+
+			"more than the %d bytes an experiment's results files may hold together (%d records of "+
+			"about 1 KB); it is not a results file the tool wrote, or the out: folder holds several experiments",
 			ErrConfig, path, st.Size(), s.size, MaxResultsSize, MaxRecords)
 	}
 	return s.Decode(f, path)
@@ -116,7 +118,8 @@ func (s *RecordSet) Decode(r io.Reader, name string) error {
 			s.size++
 		}
 		if s.size > MaxResultsSize {
-			return fmt.Errorf("%w: out: results file %s: more than the %d bytes an experiment's results files may hold together", ErrConfig, name, MaxResultsSize)
+			return fmt.Errorf("%w: out: results file %s: more than the %d bytes an experiment's "+
+				"results files may hold together", ErrConfig, name, MaxResultsSize)
 		}
 		if errors.Is(err, errLongLine) {
 			return fmt.Errorf("%w: %s:%d: a line longer than %d bytes (a record is a few KB): the file is damaged; delete line %d, or restore the file",
@@ -132,7 +135,8 @@ func (s *RecordSet) Decode(r io.Reader, name string) error {
 			continue
 		}
 		if s.lines++; s.lines > MaxRecords {
-			return fmt.Errorf("%w: out: results file %s:%d: more than the %d records an experiment's results files may hold together", ErrConfig, name, line, MaxRecords)
+			return fmt.Errorf("%w: out: results file %s:%d: more than the %d records an "+
+				"experiment's results files may hold together", ErrConfig, name, line, MaxRecords)
 		}
 		var rec Record
 		if err := json.Unmarshal(b, &rec); err != nil {

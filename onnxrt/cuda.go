@@ -29,7 +29,8 @@ const GPUDir = ".ort-gpu"
 // finding it.
 var GPUInstallHint = setting.Msgf("install it with `make ort-gpu` (fetches ONNX Runtime 1.29.0's GPU build from npm "+
 	"into .ort-gpu/ and checks its sha256), or point %s or ONNXRUNTIME_GPU_LIB at the libonnxruntime.so of an "+
-	"ONNX Runtime 1.29 GPU build with its provider libraries beside it; or use %s", setting.Of("ort-lib"), setting.Use("device", "cpu"))
+	"ONNX Runtime 1.29 GPU build with its provider libraries beside it; or use %s",
+	setting.Of("ort-lib"), setting.Use("device", "cpu"))
 
 // cudaDep is a library the CUDA execution provider loads (NEEDED by
 // libonnxruntime_providers_cuda.so, or dlopened by it: cuDNN).

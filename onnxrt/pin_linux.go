@@ -71,7 +71,8 @@ func pinFile(p string) (*os.File, error) {
 	}
 	if !os.SameFile(fi, st) {
 		f.Close()
-		return nil, refuse(p, cur, "it was replaced by another file while it was checked; run again, and find out who changes it")
+		return nil, refuse(p, cur, "it was replaced by another file while it was checked; "+
+			"run again, and find out who changes it")
 	}
 	if err := checkFile(p, cur, st); err != nil {
 		f.Close()
@@ -109,7 +110,8 @@ func pinLinked(paths []string) ([]string, error) {
 			return nil, fmt.Errorf("%w: the temporary folder %s: %v", ErrLibrary, os.TempDir(), err)
 		}
 		if err := checkFolder(parent, parent); err != nil {
-			return nil, fmt.Errorf("%w (it would hold the private links to the libraries; point TMPDIR at a folder of your own)", err)
+			return nil, fmt.Errorf("%w (it would hold the private links to the libraries; "+
+				"point TMPDIR at a folder of your own)", err)
 		}
 		d, err := os.MkdirTemp(parent, "unlearn-ort-")
 		if err != nil {

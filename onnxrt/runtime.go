@@ -265,7 +265,8 @@ func setupCUDA(opts Options) (opened bool, err error) {
 		return false, err
 	}
 	dir := filepath.Dir(path)
-	names, err := pinLinked([]string{path, filepath.Join(dir, cudaProviderLibs[0]), filepath.Join(dir, cudaProviderLibs[1])})
+	names, err := pinLinked([]string{path, filepath.Join(dir, cudaProviderLibs[0]),
+		filepath.Join(dir, cudaProviderLibs[1])})
 	if err != nil {
 		return false, cudaError(err)
 	}

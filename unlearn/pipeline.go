@@ -273,7 +273,8 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 			depth = fmt.Sprintf(", layers from depth %d of %d (depth floor %g)", floor.MinDepth(job.DepthFloor, p.Neurons.MaxDepth), p.Neurons.MaxDepth, job.DepthFloor)
 		}
 		info("localize", fmt.Sprintf("localizing: strategy %s, budget %g%s", strategy, budget, depth), "strategy", strategy, "budget", budget, "depth_floor", job.DepthFloor)
-		lo = localize.Options{Strategy: strategy, Budget: budget, DepthFloor: job.DepthFloor, Seed: cfg.Seed, Runtime: cfg.Runtime, BatchSize: cfg.BatchSize, Neurons: p.Neurons}
+		lo = localize.Options{Strategy: strategy, Budget: budget, DepthFloor: job.DepthFloor, Seed: cfg.Seed,
+			Runtime: cfg.Runtime, BatchSize: cfg.BatchSize, Neurons: p.Neurons}
 		if job.Bar != nil {
 			lo.Progress = job.Bar("localize")
 		}
@@ -560,7 +561,8 @@ func nearChance(s *eval.Suite, before *eval.Metrics, sample float64) error {
 // with one line naming the fix, or, with allowChance, warned about and
 // run. path names the model in errors; fromMetadata says the suite's
 // normalization came from the model's metadata. It returns the model's accuracy on the sample as given.
-func checkPreprocessing(s *eval.Suite, m *graph.Model, path string, fromMetadata, allowChance bool, info func(string, string, ...any)) (float64, error) {
+func checkPreprocessing(s *eval.Suite, m *graph.Model, path string, fromMetadata, allowChance bool,
+	info func(string, string, ...any)) (float64, error) {
 	from := ""
 	switch {
 	case fromMetadata:
@@ -584,7 +586,8 @@ func checkPreprocessing(s *eval.Suite, m *graph.Model, path string, fromMetadata
 		if terms == nil {
 			terms = setting.Plain
 		}
-		info("warning", "warning: "+setting.Msgf("%s (run anyway: %s)", f.Message(), setting.Of("allow-chance")).Render(terms),
+		warning := setting.Msgf("%s (run anyway: %s)", f.Message(), setting.Of("allow-chance")).Render(terms)
+		info("warning", "warning: "+warning,
 			"kind", f.Kind, "setting", f.Setting, "suggest", f.Suggest,
 			"accuracy", f.Given, "better", f.Better)
 		return given.Accuracy, nil

@@ -32,7 +32,8 @@ const (
 // set of nForget examples whose accuracy is near pForget (the oracle
 // estimate's forget accuracy) and a test split of nTest near pTest.
 func StatedTolerances(nForget int, pForget float64, nTest int, pTest float64) schema.Tolerances {
-	t := schema.Tolerances{ForgetExamples: nForget, TestExamples: nTest, ForgetLevel: pForget, TestLevel: pTest, Cap: ToleranceCap}
+	t := schema.Tolerances{ForgetExamples: nForget, TestExamples: nTest, ForgetLevel: pForget, TestLevel: pTest,
+		Cap: ToleranceCap}
 	t.Forget = tolerance(ForgetToleranceK, pForget, nForget)
 	t.Test = tolerance(TestToleranceK, pTest, nTest)
 	t.Resolved = nForget >= ResolutionForget && t.Forget <= ToleranceCap

@@ -83,7 +83,8 @@ type widening struct {
 
 // run climbs the ladder from the first rung's result (p, mk, out) and
 // returns the last rung's, with one schema.WidenStep per rung run.
-func (w *widening) run(ctx context.Context, p *Prepared, mk *localize.Mask, out *Outcome, first float64) (*Prepared, *localize.Mask, *Outcome, []schema.WidenStep, error) {
+func (w *widening) run(ctx context.Context, p *Prepared, mk *localize.Mask, out *Outcome,
+	first float64) (*Prepared, *localize.Mask, *Outcome, []schema.WidenStep, error) {
 	steps := []schema.WidenStep{widenStep(mk, out, first)}
 	for _, b := range w.job.Widen {
 		if b <= mk.Budget {
@@ -94,7 +95,9 @@ func (w *widening) run(ctx context.Context, p *Prepared, mk *localize.Mask, out 
 			break
 		}
 		steps[len(steps)-1].StillRemembers = gap
-		w.info("widen", fmt.Sprintf("widening the mask: at budget %g the forget set is still remembered (forget accuracy %.2f%%, %.2f points above the rule's target after %s); running again from the input model at budget %g",
+		w.info("widen", fmt.Sprintf("widening the mask: at budget %g the forget set is still remembered "+
+			"(forget accuracy %.2f%%, %.2f points above the rule's target after %s); "+
+			"running again from the input model at budget %g",
 			mk.Budget, 100*out.Result.Proxies.After.ForgetAccuracy, 100*gap, out.Result.Auto.Reason, b),
 			"budget", mk.Budget, "next_budget", b, "forget_accuracy", out.Result.Proxies.After.ForgetAccuracy, "gap", gap)
 		t0 := time.Now()

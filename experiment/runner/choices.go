@@ -41,8 +41,9 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 	if len(m.Args) > 0 {
 		return Choices{}, fmt.Errorf("%w: method %s: args %v: extra command-line flags are not supported (the runner calls the library); use the row's fields", experiment.ErrConfig, m.Name, m.Args)
 	}
-	c := Choices{Method: unlearn.Recommended.Method, Budget: unlearn.Recommended.Budget, DepthFloor: unlearn.Recommended.DepthFloor,
-		Widen: m.Widen}
+	c := Choices{Method: unlearn.Recommended.Method, Budget: unlearn.Recommended.Budget,
+		DepthFloor: unlearn.Recommended.DepthFloor,
+		Widen:      m.Widen}
 	if !m.Default {
 		c.DepthFloor, c.BatchSize = m.DepthFloor, m.BatchSize
 		if m.Method != "" {

@@ -712,7 +712,8 @@ func (r *state) trainStep(ctx context.Context, dir, what, key, base string, excl
 	var done struct {
 		TrainS float64 `json:"train_s"`
 	}
-	if b, err := readOut(r.cfg.Out, filepath.Join(dir, "done.json"), "step file", maxStepFileSize); err == nil && json.Unmarshal(b, &done) == nil {
+	if b, err := readOut(r.cfg.Out, filepath.Join(dir, "done.json"), "step file",
+		maxStepFileSize); err == nil && json.Unmarshal(b, &done) == nil {
 		r.say(what, "cached", key)
 		return done.TrainS, nil
 	}
@@ -789,10 +790,12 @@ func readSidecar(ctx context.Context, path, dataSum string, verify bool) (*sidec
 		return nil, err
 	}
 	if got != s.ONNXSHA256 {
-		return nil, fmt.Errorf("%s: SHA-256 %s, but %s names %s: the model changed after its sidecar was written", path, got, name, s.ONNXSHA256)
+		return nil, fmt.Errorf("%s: SHA-256 %s, but %s names %s: the model changed after its "+
+			"sidecar was written", path, got, name, s.ONNXSHA256)
 	}
 	if dataSum != "" && dataSum != s.DataSHA256 {
-		return nil, fmt.Errorf("%s: trained on data with SHA-256 %s, not on this experiment's data (%s)", name, s.DataSHA256, dataSum)
+		return nil, fmt.Errorf("%s: trained on data with SHA-256 %s, not on this experiment's data (%s)",
+			name, s.DataSHA256, dataSum)
 	}
 	return s, nil
 }
@@ -1088,7 +1091,8 @@ func (r *state) unlearnJob(ch Choices, fs forgetSet, seed uint64, lg *stepLog) (
 	if ch.BatchSize > 0 {
 		cfg.BatchSize = ch.BatchSize // the row's, for its training; the evaluation keeps 128
 	}
-	return unlearn.Job{Suite: s, Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget, DepthFloor: ch.DepthFloor, Widen: ch.Widen,
+	return unlearn.Job{Suite: s, Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget,
+		DepthFloor: ch.DepthFloor, Widen: ch.Widen,
 		Algorithm: ch.Algorithm, Config: cfg, NoBefore: true, AllowChance: r.cfg.Model == "", Tool: r.job.Tool,
 		Info: lg.info, Bar: lg.bar, Terms: r.job.Terms}, nil
 }

@@ -320,11 +320,13 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 func parseScore(raw []byte, name string) (*schema.ScoreReport, error) {
 	var rep schema.ScoreReport
 	if err := json.Unmarshal(raw, &rep); err != nil {
-		return nil, fmt.Errorf("%w: %s: not a score file (%v); delete it and run the experiment again (the audit gathers it again from its tasks)",
+		return nil, fmt.Errorf("%w: %s: not a score file (%v); delete it and run the experiment "+
+			"again (the audit gathers it again from its tasks)",
 			experiment.ErrRecords, name, err)
 	}
 	if err := checkScore(&rep); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v; the file was edited or corrupted: delete it and run the experiment again (the audit gathers it again from its tasks)",
+		return nil, fmt.Errorf("%w: %s: %v; the file was edited or corrupted: delete it and run the "+
+			"experiment again (the audit gathers it again from its tasks)",
 			experiment.ErrRecords, name, err)
 	}
 	return &rep, nil
@@ -356,7 +358,8 @@ func checkScore(rep *schema.ScoreReport) error {
 	// never more: a KLoM of −1e8 is damage.
 	iv := func(name string, i schema.ScoreInterval, lo, hi float64) []field {
 		w := hi - lo
-		return []field{{name + ".estimate", i.Estimate, lo, hi}, {name + ".lo", i.Lo, lo - w, hi + w}, {name + ".hi", i.Hi, lo - w, hi + w}}
+		return []field{{name + ".estimate", i.Estimate, lo, hi}, {name + ".lo", i.Lo, lo - w, hi + w},
+			{name + ".hi", i.Hi, lo - w, hi + w}}
 	}
 	fs := append(acc("unlearned", rep.Accuracy.Unlearned), acc("retrained", rep.Accuracy.Retrained)...)
 	fs = append(fs, iv("forget_quality", rep.ForgetQuality, 0, 1)...)

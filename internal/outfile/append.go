@@ -20,7 +20,8 @@ func Append(path string) (*os.File, error) {
 	}
 	st, err := f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%s: is a %s, not a regular file; records are appended only to regular files", path, fsread.FileKind(st.Mode()))
+		err = fmt.Errorf("%s: is a %s, not a regular file; records are appended only to regular files",
+			path, fsread.FileKind(st.Mode()))
 	}
 	if err != nil {
 		f.Close()

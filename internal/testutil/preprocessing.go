@@ -54,7 +54,8 @@ func NormalizedInputModel(t testing.TB, src string, mean, std float32, meta bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	add, err := g.AddNode("Add", "", g.FreshName("prep_add"), []*graph.Value{mul.Output(0), mu}, []string{g.FreshName("prep_pixels")})
+	add, err := g.AddNode("Add", "", g.FreshName("prep_add"), []*graph.Value{mul.Output(0), mu},
+		[]string{g.FreshName("prep_pixels")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,4 +157,5 @@ func ImageFolder(t testing.TB, ds *data.Dataset, perClass int, names []string) s
 // FashionClasses are Fashion-MNIST's class names by label (0 T-shirt/top,
 // …, 9 Ankle boot) as folder names: sorted, they give another order
 // (ankle_boot, bag, coat, …), the ImageFolder mistake.
-var FashionClasses = []string{"t-shirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle_boot"}
+var FashionClasses = []string{"t-shirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt",
+	"sneaker", "bag", "ankle_boot"}

@@ -64,7 +64,8 @@ func Repeated(flags []cli.Flag, commands []*cli.Command, args []string) error {
 // isList reports whether f takes a list, given by repeating it.
 func isList(f cli.Flag) bool {
 	switch f.(type) {
-	case *cli.StringSliceFlag, *cli.IntSliceFlag, *cli.Int64SliceFlag, *cli.Float64SliceFlag, *cli.UintSliceFlag, *cli.Uint64SliceFlag:
+	case *cli.StringSliceFlag, *cli.IntSliceFlag, *cli.Int64SliceFlag, *cli.Float64SliceFlag,
+		*cli.UintSliceFlag, *cli.Uint64SliceFlag:
 		return true
 	}
 	return false
