@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/graph/ops"
 )
 
 // BatchParam is the symbolic dimension MakeBatchSymbolic gives the batch.
@@ -43,7 +45,7 @@ func FixedBatch(g *Graph) (int64, error) {
 	}
 	reach := batchReach(g, in)
 	for _, nd := range g.nodes {
-		if nd.OpType != "Reshape" || !nd.IsDefaultDomain() || !reach[nd.Input(0)] {
+		if nd.OpType != ops.Reshape || !nd.IsDefaultDomain() || !reach[nd.Input(0)] {
 			continue
 		}
 		shape, ok := constInts(nd.Input(1))
@@ -164,7 +166,7 @@ func constInts(v *Value) ([]int64, bool) {
 	t := v.Init
 	if t == nil {
 		p, _ := v.Producer()
-		if p == nil || p.OpType != "Constant" || !p.IsDefaultDomain() {
+		if p == nil || p.OpType != ops.Constant || !p.IsDefaultDomain() {
 			return nil, false
 		}
 		if a := p.Attr("value_ints"); a != nil && a.Type == AttrInts {

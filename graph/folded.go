@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/graph/ops"
 )
 
 // FoldedBN describes a graph whose BatchNormalization layers an exporter
@@ -41,10 +43,10 @@ func DetectFoldedBN(g *Graph) *FoldedBN {
 		if !n.IsDefaultDomain() {
 			continue
 		}
-		switch n.OpType {
-		case "BatchNormalization":
+		switch {
+		case n.OpType == ops.BatchNormalization:
 			return nil
-		case "Conv":
+		case ops.KindOf(n.OpType) == ops.KindConv:
 			w, b := n.Input(1), n.Input(2)
 			if w == nil || b == nil || !foldedName(w.Name) || !foldedName(b.Name) || g.sharedInit(w) == nil || g.sharedInit(b) == nil {
 				continue
@@ -80,7 +82,7 @@ func (g *Graph) sharedInit(v *Value) *Value {
 			return v
 		}
 		n := v.producer
-		if n == nil || n.OpType != "Identity" || !n.IsDefaultDomain() || len(n.outputs) != 1 {
+		if n == nil || n.OpType != ops.Identity || !n.IsDefaultDomain() || len(n.outputs) != 1 {
 			return nil
 		}
 		v = n.Input(0)
@@ -252,7 +254,7 @@ func FoldBackBN(g *Graph, restored []RestoredBN, keep func(conv *Node, channel i
 func TrainingModeBN(g *Graph) int {
 	n := 0
 	for _, nd := range g.nodes {
-		if nd.OpType == "BatchNormalization" && nd.IsDefaultDomain() && nd.AttrInt("training_mode", 0) == 1 {
+		if nd.OpType == ops.BatchNormalization && nd.IsDefaultDomain() && nd.AttrInt("training_mode", 0) == 1 {
 			n++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/ops"
 )
 
 // SymBase bounds the symbolic sizes: a size ≤ SymBase is a symbol, each
@@ -1183,7 +1184,8 @@ func (inf *Inferrer) ConvGeom(n *graph.Node, xs []int64) (Geom, bool) {
 	}
 	sp := len(xs) - 2
 	g.K = n.AttrInts("kernel_shape", nil)
-	if g.K == nil && (n.OpType == "Conv" || n.OpType == "ConvTranspose") {
+	kind := ops.KindOf(n.OpType)
+	if g.K == nil && (kind == ops.KindConv || kind == ops.KindConvTranspose) {
 		ws := inf.Shape(n.Input(1))
 		if ws == nil || len(ws) != len(xs) {
 			return g, false
@@ -1214,7 +1216,7 @@ func (inf *Inferrer) ConvGeom(n *graph.Node, xs []int64) (Geom, bool) {
 	case "VALID":
 		g.PB, g.PE = make([]int64, sp), make([]int64, sp)
 	case "SAME_UPPER", "SAME_LOWER":
-		if n.OpType == "ConvTranspose" {
+		if kind == ops.KindConvTranspose {
 			return g, false
 		}
 		for i := 0; i < sp; i++ {
@@ -1260,14 +1262,15 @@ func (inf *Inferrer) convShape(n *graph.Node) []int64 {
 		return nil
 	}
 	out := append([]int64{}, xs...)
-	switch n.OpType {
-	case "Conv":
+	kind := ops.KindOf(n.OpType)
+	switch kind {
+	case ops.KindConv:
 		ws := inf.Shape(n.Input(1))
 		if ws == nil {
 			return nil
 		}
 		out[1] = ws[0]
-	case "ConvTranspose":
+	case ops.KindConvTranspose:
 		ws := inf.Shape(n.Input(1))
 		if ws == nil {
 			return nil
@@ -1281,7 +1284,7 @@ func (inf *Inferrer) convShape(n *graph.Node) []int64 {
 			out[2+i] = inf.Sym()
 			continue
 		}
-		if n.OpType == "ConvTranspose" {
+		if kind == ops.KindConvTranspose {
 			if os := n.AttrInts("output_shape", nil); os != nil {
 				out[2+i] = os[len(os)-len(g.K)+i]
 				continue

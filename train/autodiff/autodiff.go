@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/ops"
 	"github.com/unlearn-tool/unlearn/graph/shapes"
 	"github.com/unlearn-tool/unlearn/train/lowering"
 )
@@ -361,7 +362,7 @@ func UnsupportedNodes(m *graph.Model) ([]*graph.Node, error) {
 // statistics (never trainable).
 func stateOnly(v *graph.Value) bool {
 	for _, u := range v.Uses() {
-		if !(u.Node.OpType == "BatchNormalization" && (u.Index == 3 || u.Index == 4)) {
+		if !(u.Node.OpType == ops.BatchNormalization && (u.Index == 3 || u.Index == 4)) {
 			return false
 		}
 	}
@@ -490,7 +491,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	// BN running statistics become inputs in inference mode.
 	if spec.BN == BNInference {
 		for _, n := range p.order {
-			if !p.needed[n] || n.OpType != "BatchNormalization" {
+			if !p.needed[n] || n.OpType != ops.BatchNormalization {
 				continue
 			}
 			for _, i := range []int{3, 4} {
@@ -603,8 +604,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 		if !hasGrad {
 			continue
 		}
-		o, _ := lookup(n.OpType)
-		dx := o.Grad(c)
+		dx := gradOf(n.OpType)(c)
 		for i, need := range c.need {
 			if !need {
 				continue

@@ -74,11 +74,11 @@ func at(vs []*graph.Value, i int) *graph.Value {
 	return vs[i]
 }
 
-// forward emits n into the training graph: its table entry's forward
-// lowering, or a copy.
+// forward emits n into the training graph: its forward lowering
+// (fwdRules), or a copy.
 func (b *builder) forward(n *graph.Node, p *planned) {
-	if r, _ := lookup(n.OpType); r.fwd != nil && n.IsDefaultDomain() {
-		if fn := r.fwd(b, n, p); fn != nil {
+	if fwd := fwdRules[n.OpType]; fwd != nil && n.IsDefaultDomain() {
+		if fn := fwd(b, n, p); fn != nil {
 			b.fwdNodes[n] = fn
 		}
 		return
