@@ -27,9 +27,11 @@ func (e *BatchError) Error() string {
 	if out == "" {
 		out = "output"
 	}
-	return fmt.Sprintf("input %q has a fixed batch size of %d and %v reshapes to the constant shape %v, which hard-codes it: "+
-		"the model runs only on batches of %d. Re-export it with torch.onnx.export(..., dynamic_axes={%q: {0: \"batch\"}, %q: {0: \"batch\"}}) "+
-		"(PyTorch writes a constant shape for x.view(1, -1) and, when the batch is fixed, for x.view(x.size(0), -1); torch.flatten(x, 1) exports as Flatten)",
+	return fmt.Sprintf("input %q has a fixed batch size of %d and %v reshapes to the constant shape %v, "+
+		"which hard-codes it: the model runs only on batches of %d. Re-export it with "+
+		"torch.onnx.export(..., dynamic_axes={%q: {0: \"batch\"}, %q: {0: \"batch\"}}) "+
+		"(PyTorch writes a constant shape for x.view(1, -1) and, when the batch is fixed, for "+
+		"x.view(x.size(0), -1); torch.flatten(x, 1) exports as Flatten)",
 		e.Input, e.Size, e.Node, e.Shape, e.Size, e.Input, out)
 }
 
@@ -112,7 +114,9 @@ func DescribeFixedBatch(g *Graph) string {
 	if in == nil {
 		return ""
 	}
-	return fmt.Sprintf("input %q declares the shape %s, a fixed batch size of %d (an export without dynamic_axes): the batch was made symbolic in the graphs the tool evaluates and trains; the written model keeps the declared shapes", in.Name, shapeString(in.Type.Shape), n)
+	return fmt.Sprintf("input %q declares the shape %s, a fixed batch size of %d (an export without "+
+		"dynamic_axes): the batch was made symbolic in the graphs the tool evaluates and trains; the written "+
+		"model keeps the declared shapes", in.Name, shapeString(in.Type.Shape), n)
 }
 
 // fixedBatchInput returns g's single non-initializer input and its batch

@@ -52,7 +52,8 @@ func InferenceForm(g *Graph) (int, error) {
 			if !on {
 				continue
 			}
-			off, err := g.AddInitializer(&Tensor{Name: g.FreshName(n.Name + "_inference_mode"), DType: Bool, Shape: []int64{}, Raw: []byte{0}})
+			off, err := g.AddInitializer(&Tensor{Name: g.FreshName(n.Name + "_inference_mode"), DType: Bool,
+				Shape: []int64{}, Raw: []byte{0}})
 			if err != nil {
 				return changed, err
 			}
@@ -74,7 +75,8 @@ func HasTrainingForm(g *Graph) bool {
 		if !n.IsDefaultDomain() {
 			continue
 		}
-		if n.OpType == ops.BatchNormalization && n.AttrInt("training_mode", 0) != 0 || n.OpType == ops.Dropout && n.Input(2) != nil {
+		if n.OpType == ops.BatchNormalization && n.AttrInt("training_mode", 0) != 0 ||
+			n.OpType == ops.Dropout && n.Input(2) != nil {
 			return true
 		}
 	}

@@ -282,7 +282,8 @@ func (nm *NeuronMap) CheckPartition() error {
 	for _, l := range nm.Layers {
 		for _, m := range l.Members {
 			if m.Channels() != l.Channels {
-				return fmt.Errorf("graph: layer %q: member %q has %d channels, the layer %d", l.Name, m.Param.Name, m.Channels(), l.Channels)
+				return fmt.Errorf("graph: layer %q: member %q has %d channels, the layer %d",
+					l.Name, m.Param.Name, m.Channels(), l.Channels)
 			}
 			cnt, ok := count[m.Param]
 			if !ok {
@@ -378,7 +379,8 @@ func Neurons(g *Graph) (*NeuronMap, error) {
 		}
 		for k, m := range l.Members {
 			if m.Channels() != l.Channels {
-				return nil, fmt.Errorf("graph: neurons: layer %q: member %q has %d channels, the layer %d", l.Name, m.Param.Name, m.Channels(), l.Channels)
+				return nil, fmt.Errorf("graph: neurons: layer %q: member %q has %d channels, the layer %d",
+					l.Name, m.Param.Name, m.Channels(), l.Channels)
 			}
 			nm.byParam[m.Param] = memberRef{l, k}
 		}

@@ -260,7 +260,9 @@ func parameters(g *Graph, lv *liveness) []*Param {
 	return out
 }
 
-var kindRank = map[string]int{KindWeight: 0, KindEmbedding: 1, KindNormScale: 2, KindNormBias: 3, KindBias: 4, KindOther: 5}
+var kindRank = map[string]int{
+	KindWeight: 0, KindEmbedding: 1, KindNormScale: 2, KindNormBias: 3, KindBias: 4, KindOther: 5,
+}
 
 // paramKind classifies a parameter by its consumers (the most specific wins).
 func paramKind(v *Value, cons []Use) string {

@@ -69,7 +69,8 @@ func InitValue(l *graph.Layer, m graph.Member, rng *rand.Rand) float32 {
 // mask (parameter name → selected elements) in params (parameter name →
 // values, modified in place). Elements are drawn in a fixed order (layers,
 // members, flat index), so a seed gives the same values every time.
-func ResetNeurons(nm *graph.NeuronMap, params map[string][]float32, mask map[string][]bool, rng *rand.Rand) (int, error) {
+func ResetNeurons(nm *graph.NeuronMap, params map[string][]float32, mask map[string][]bool,
+	rng *rand.Rand) (int, error) {
 	n := 0
 	for _, l := range nm.Layers {
 		for _, m := range l.Members {

@@ -8,6 +8,10 @@ var (
 	all  = []int{AllInputs}
 	in0  = []int{0}
 	none = []int(nil)
+	// conv is the roles of Conv's and ConvTranspose's W and B.
+	conv = map[int]string{1: Weight, 2: Bias}
+	// gemm is the roles of Gemm's operands: C a bias, A and B weights.
+	gemm = map[int]string{2: Bias, AllInputs: Weight}
 	// weights is the role of every operand of MatMul and Einsum.
 	weights = map[int]string{AllInputs: Weight}
 	// norm is the roles of a normalization's scale and shift.
@@ -79,10 +83,10 @@ var builtin = map[string]Def{
 	"Where":    {Diff: []int{1, 2}, Shape: "Where"},
 
 	// Dense, convolution and recurrent layers.
-	"Gemm":          {Kind: KindGemm, Diff: []int{0, 1, 2}, Roles: map[int]string{2: Bias, AllInputs: Weight}, Shape: "Gemm"},
+	"Gemm":          {Kind: KindGemm, Diff: []int{0, 1, 2}, Roles: gemm, Shape: "Gemm"},
 	"MatMul":        {Kind: KindMatMul, Diff: []int{0, 1}, Roles: weights, Shape: "MatMul"},
-	"Conv":          {Kind: KindConv, Diff: []int{0, 1, 2}, Roles: map[int]string{1: Weight, 2: Bias}, Shape: "Window"},
-	"ConvTranspose": {Kind: KindConvTranspose, Diff: []int{0, 1, 2}, Roles: map[int]string{1: Weight, 2: Bias}, Shape: "Window"},
+	"Conv":          {Kind: KindConv, Diff: []int{0, 1, 2}, Roles: conv, Shape: "Window"},
+	"ConvTranspose": {Kind: KindConvTranspose, Diff: []int{0, 1, 2}, Roles: conv, Shape: "Window"},
 	"Einsum":        {Diff: all, Roles: weights},
 	"LSTM":          {Diff: []int{0, 1, 2, 3, 5, 6}, Roles: recurrent},
 	"GRU":           {Diff: []int{0, 1, 2, 3, 5}, Roles: recurrent},

@@ -304,7 +304,9 @@ func Identity(sc *Ctx) {
 	set(0, x)
 }
 
-// Unary: Relu, LeakyRelu, Sigmoid, Tanh, Erf, Gelu, Sqrt, Reciprocal, Exp, Log, Softmax, LogSoftmax, HardSigmoid, HardSwish, Clip, Elu, Selu, Softplus, Floor, Ceil, Round, Sin, Cos, LRN.
+// Unary: Relu, LeakyRelu, Sigmoid, Tanh, Erf, Gelu, Sqrt, Reciprocal, Exp,
+// Log, Softmax, LogSoftmax, HardSigmoid, HardSwish, Clip, Elu, Selu,
+// Softplus, Floor, Ceil, Round, Sin, Cos, LRN.
 func Unary(sc *Ctx) {
 	set, same := sc.Set, sc.Same()
 	set(0, same)
@@ -572,7 +574,8 @@ func Transpose(sc *Ctx) {
 // reverses them through Reshape, Slice (step −1) and Transpose, so values
 // are followed through those ops in any rank, not only in 1-D.
 func mapVals(xs, xv, os []int64, src func(o, i []int64)) []int64 {
-	if xv == nil || !AllKnown(xs) || !AllKnown(os) || graph.NumElements(xs) != int64(len(xv)) || graph.NumElements(os) > maxVals {
+	if xv == nil || !AllKnown(xs) || !AllKnown(os) || graph.NumElements(xs) != int64(len(xv)) ||
+		graph.NumElements(os) > maxVals {
 		return nil
 	}
 	out := make([]int64, graph.NumElements(os))
@@ -877,7 +880,8 @@ func NonZero(sc *Ctx) {
 	set(0, &Info{DType: graph.Int64, Shape: s})
 }
 
-// Reduce: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, ArgMax, ArgMin.
+// Reduce: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
+// ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, ArgMax, ArgMin.
 func Reduce(sc *Ctx) {
 	inf, n, x, set := sc.inf, sc.n, sc.x, sc.Set
 	t := &Info{DType: x.DType}

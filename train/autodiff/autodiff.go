@@ -473,7 +473,8 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	if seedMode {
 		seed = b.addInput(reserve("seed"), &graph.Type{DType: ldt}, "seed", "", art)
 	} else {
-		labels = b.addInput(reserve("labels"), &graph.Type{DType: graph.Int64, Shape: []graph.Dim{batchDim}}, "labels", "", art)
+		labelsT := &graph.Type{DType: graph.Int64, Shape: []graph.Dim{batchDim}}
+		labels = b.addInput(reserve("labels"), labelsT, "labels", "", art)
 		weights = b.addInput(reserve("weights"), &graph.Type{DType: ldt, Shape: []graph.Dim{batchDim}}, "weights", "", art)
 		if spec.Loss.Kind == LossKL {
 			var sh []graph.Dim
@@ -486,7 +487,8 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	// Parameters become inputs.
 	for _, v := range p.params {
 		art.Params = append(art.Params, v.Name)
-		b.vmap[v] = b.addInput(v.Name, &graph.Type{DType: v.Init.DType, Shape: graph.DimsOf(v.Init.Shape)}, "param", v.Name, art)
+		t := &graph.Type{DType: v.Init.DType, Shape: graph.DimsOf(v.Init.Shape)}
+		b.vmap[v] = b.addInput(v.Name, t, "param", v.Name, art)
 	}
 	// BN running statistics become inputs in inference mode.
 	if spec.BN == BNInference {
@@ -499,7 +501,8 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 				if v == nil || v.Init == nil || isParam[v] || b.vmap[v] != nil {
 					continue
 				}
-				b.vmap[v] = b.addInput(v.Name, &graph.Type{DType: v.Init.DType, Shape: graph.DimsOf(v.Init.Shape)}, "state", n.Input(1).Name, art)
+				t := &graph.Type{DType: v.Init.DType, Shape: graph.DimsOf(v.Init.Shape)}
+				b.vmap[v] = b.addInput(v.Name, t, "state", n.Input(1).Name, art)
 			}
 		}
 	}

@@ -457,7 +457,8 @@ func fwdDropout(b *builder, n *graph.Node, p *planned) *graph.Node {
 	}
 	train := b.constT(&graph.Tensor{DType: graph.Bool, Shape: []int64{}, Raw: []byte{1}})
 	maskName := b.name(n.Output(0).Name + "/mask")
-	fn := b.emit("Dropout", []*graph.Value{x, ratio, train}, []string{n.Output(0).Name, maskName}, aI("seed", b.spec.DropoutSeed))
+	fn := b.emit("Dropout", []*graph.Value{x, ratio, train}, []string{n.Output(0).Name, maskName},
+		aI("seed", b.spec.DropoutSeed))
 	b.vmap[n.Output(0)] = fn.Output(0)
 	b.auxSet(n, "mask", fn.Output(1))
 	b.auxSet(n, "ratio", ratio)
