@@ -18,7 +18,8 @@ import (
 // hashVariants are the specs the tool builds training graphs with: the
 // startup check's default, localization's inference-mode CE, the methods'
 // training-mode CE (with Dropout) and KL (scrub), on the plain and the CPU
-// lowerings at a few thread counts, and a restricted weight gradient.
+// lowerings at a few thread counts, a subset of the parameters (a mask)
+// and a restricted weight gradient.
 // Negated-gradient methods build the CE graph (they negate the weights).
 var hashVariants = []struct {
 	name string
@@ -41,6 +42,16 @@ var hashVariants = []struct {
 	}},
 	{"kl-eval-plain", func(*graph.Model) autodiff.Spec {
 		return autodiff.Spec{BN: autodiff.BNInference, Loss: autodiff.Loss{Kind: autodiff.LossKL}}
+	}},
+	{"ce-train-subset-cpu", func(m *graph.Model) autodiff.Spec {
+		// Every other trainable parameter, as a mask that leaves some out.
+		s := autodiff.Spec{BN: autodiff.BNTraining, Lowering: cpu.Lowering{NCHWcBlock: 8}, Threads: 2}
+		for i, p := range graph.Parameters(m.Graph) {
+			if i%2 == 0 {
+				s.Params = append(s.Params, p.Value.Name)
+			}
+		}
+		return s
 	}},
 	{"gradchannels-cpu", func(m *graph.Model) autodiff.Spec {
 		s := autodiff.Spec{BN: autodiff.BNTraining, Lowering: cpu.Lowering{}, Threads: 2,
