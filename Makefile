@@ -111,9 +111,11 @@ fmt:
 vet:
 	$(GO) vet ./...
 
-# Regenerates onnxio/onnxpb from onnx.proto (needs protoc and protoc-gen-go v1.36.12).
+# Regenerates onnxio/onnxpb from onnx.proto (needs protoc and protoc-gen-go v1.36.12) and
+# docs/GRADIENTS.md's op table from graph/ops and train/autodiff. `make test` checks the
+# op table is current (TestGradientsOpTable).
 generate:
-	$(GO) generate ./onnxio/...
+	$(GO) generate ./onnxio/... ./train/autodiff
 
 clean:
 	rm -rf bin out

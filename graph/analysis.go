@@ -135,7 +135,8 @@ func (nm *NeuronMap) Classifier(override string) (*Layer, error) {
 	sort.Slice(cands, func(i, j int) bool { return cands[i].Index < cands[j].Index })
 	switch len(cands) {
 	case 0:
-		return nil, fmt.Errorf("%w: nothing reaches output %q; name one of: %s", ErrNoClassifier, g.Outputs[0].Name, nm.layerNames())
+		return nil, fmt.Errorf("%w: nothing reaches output %q; name one of: %s",
+			ErrNoClassifier, g.Outputs[0].Name, nm.layerNames())
 	case 1:
 		return cands[0], nil
 	}
@@ -143,7 +144,8 @@ func (nm *NeuronMap) Classifier(override string) (*Layer, error) {
 	for i, l := range cands {
 		names[i] = l.Name
 	}
-	return nil, fmt.Errorf("%w: %s all reach output %q; name one", ErrAmbiguousClassifier, strings.Join(names, ", "), g.Outputs[0].Name)
+	return nil, fmt.Errorf("%w: %s all reach output %q; name one",
+		ErrAmbiguousClassifier, strings.Join(names, ", "), g.Outputs[0].Name)
 }
 
 func (nm *NeuronMap) layerNames() string {

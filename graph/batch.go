@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/graph/ops"
 )
 
 // BatchParam is the symbolic dimension MakeBatchSymbolic gives the batch.
@@ -25,9 +27,11 @@ func (e *BatchError) Error() string {
 	if out == "" {
 		out = "output"
 	}
-	return fmt.Sprintf("input %q has a fixed batch size of %d and %v reshapes to the constant shape %v, which hard-codes it: "+
-		"the model runs only on batches of %d. Re-export it with torch.onnx.export(..., dynamic_axes={%q: {0: \"batch\"}, %q: {0: \"batch\"}}) "+
-		"(PyTorch writes a constant shape for x.view(1, -1) and, when the batch is fixed, for x.view(x.size(0), -1); torch.flatten(x, 1) exports as Flatten)",
+	return fmt.Sprintf("input %q has a fixed batch size of %d and %v reshapes to the constant shape %v, "+
+		"which hard-codes it: the model runs only on batches of %d. Re-export it with "+
+		"torch.onnx.export(..., dynamic_axes={%q: {0: \"batch\"}, %q: {0: \"batch\"}}) "+
+		"(PyTorch writes a constant shape for x.view(1, -1) and, when the batch is fixed, for "+
+		"x.view(x.size(0), -1); torch.flatten(x, 1) exports as Flatten)",
 		e.Input, e.Size, e.Node, e.Shape, e.Size, e.Input, out)
 }
 
@@ -43,7 +47,7 @@ func FixedBatch(g *Graph) (int64, error) {
 	}
 	reach := batchReach(g, in)
 	for _, nd := range g.nodes {
-		if nd.OpType != "Reshape" || !nd.IsDefaultDomain() || !reach[nd.Input(0)] {
+		if nd.OpType != ops.Reshape || !nd.IsDefaultDomain() || !reach[nd.Input(0)] {
 			continue
 		}
 		shape, ok := constInts(nd.Input(1))
@@ -110,7 +114,9 @@ func DescribeFixedBatch(g *Graph) string {
 	if in == nil {
 		return ""
 	}
-	return fmt.Sprintf("input %q declares the shape %s, a fixed batch size of %d (an export without dynamic_axes): the batch was made symbolic in the graphs the tool evaluates and trains; the written model keeps the declared shapes", in.Name, shapeString(in.Type.Shape), n)
+	return fmt.Sprintf("input %q declares the shape %s, a fixed batch size of %d (an export without "+
+		"dynamic_axes): the batch was made symbolic in the graphs the tool evaluates and trains; the written "+
+		"model keeps the declared shapes", in.Name, shapeString(in.Type.Shape), n)
 }
 
 // fixedBatchInput returns g's single non-initializer input and its batch
@@ -164,7 +170,7 @@ func constInts(v *Value) ([]int64, bool) {
 	t := v.Init
 	if t == nil {
 		p, _ := v.Producer()
-		if p == nil || p.OpType != "Constant" || !p.IsDefaultDomain() {
+		if p == nil || p.OpType != ops.Constant || !p.IsDefaultDomain() {
 			return nil, false
 		}
 		if a := p.Attr("value_ints"); a != nil && a.Type == AttrInts {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/unlearn-tool/unlearn/graph/ops"
 )
 
 // FoldedBN describes a graph whose BatchNormalization layers an exporter
@@ -41,12 +43,13 @@ func DetectFoldedBN(g *Graph) *FoldedBN {
 		if !n.IsDefaultDomain() {
 			continue
 		}
-		switch n.OpType {
-		case "BatchNormalization":
+		switch {
+		case n.OpType == ops.BatchNormalization:
 			return nil
-		case "Conv":
+		case ops.KindOf(n.OpType) == ops.KindConv:
 			w, b := n.Input(1), n.Input(2)
-			if w == nil || b == nil || !foldedName(w.Name) || !foldedName(b.Name) || g.sharedInit(w) == nil || g.sharedInit(b) == nil {
+			if w == nil || b == nil || !foldedName(w.Name) || !foldedName(b.Name) ||
+				g.sharedInit(w) == nil || g.sharedInit(b) == nil {
 				continue
 			}
 			if f.Convs == 0 {
@@ -80,7 +83,7 @@ func (g *Graph) sharedInit(v *Value) *Value {
 			return v
 		}
 		n := v.producer
-		if n == nil || n.OpType != "Identity" || !n.IsDefaultDomain() || len(n.outputs) != 1 {
+		if n == nil || n.OpType != ops.Identity || !n.IsDefaultDomain() || len(n.outputs) != 1 {
 			return nil
 		}
 		v = n.Input(0)
@@ -92,12 +95,15 @@ func (g *Graph) sharedInit(v *Value) *Value {
 // BatchNormalization stays a node of its own with the running statistics
 // untouched and the state_dict names kept (README "Exporting from
 // PyTorch").
-const ReexportAdvice = `torch.onnx.export(model.eval(), x, f, training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False, dynamic_axes={...}, dynamo=False)`
+const ReexportAdvice = "torch.onnx.export(model.eval(), x, f, training=torch.onnx.TrainingMode.PRESERVE, " +
+	"do_constant_folding=False, dynamic_axes={...}, dynamo=False)"
 
 // Note is the warning a run and inspect print for a folded model.
 func (f *FoldedBN) Note() string {
-	return fmt.Sprintf("the export folded BatchNormalization into %d convolution(s) (weights with exporter-made names such as %s, no BatchNormalization node): "+
-		"the parameters lost their state_dict names, and training the folded convolutions without normalization is unstable (a lower learning rate, and on a 141k-parameter CNN a collapse of test accuracy: regimes/folded-bn); "+
+	return fmt.Sprintf("the export folded BatchNormalization into %d convolution(s) (weights with exporter-made "+
+		"names such as %s, no BatchNormalization node): the parameters lost their state_dict names, and training "+
+		"the folded convolutions without normalization is unstable (a lower learning rate, and on a "+
+		"141k-parameter CNN a collapse of test accuracy: regimes/folded-bn); "+
 		"re-export with %s (README \"Exporting from PyTorch\")",
 		f.Convs, f.Example, ReexportAdvice)
 }
@@ -131,7 +137,8 @@ func RestoreBN(g *Graph, convs []*Node, mean, variance [][]float64) ([]RestoredB
 		}
 		ch := int(w.Init.Shape[0])
 		if len(mean[i]) != ch || len(variance[i]) != ch {
-			return nil, fmt.Errorf("graph: restore BatchNormalization after %v: %d channels, statistics for %d", c, ch, len(mean[i]))
+			return nil, fmt.Errorf("graph: restore BatchNormalization after %v: %d channels, statistics for %d",
+				c, ch, len(mean[i]))
 		}
 		gamma, beta, mu, vr := make([]float32, ch), make([]float32, ch), make([]float32, ch), make([]float32, ch)
 		for k := 0; k < ch; k++ {
@@ -152,7 +159,8 @@ func RestoreBN(g *Graph, convs []*Node, mean, variance [][]float64) ([]RestoredB
 			ins = append(ins, v)
 		}
 		uses := append([]Use(nil), y.uses...)
-		bn, err := g.AddNode("BatchNormalization", "", c.Name+"/restored_bn", append([]*Value{y}, ins...), []string{y.Name + "/restored_bn"},
+		bn, err := g.AddNode(ops.BatchNormalization, "", c.Name+"/restored_bn", append([]*Value{y}, ins...),
+			[]string{y.Name + "/restored_bn"},
 			&Attribute{Name: "epsilon", Type: AttrFloat, F: BNEpsilon}, &Attribute{Name: "momentum", Type: AttrFloat, F: 0.9})
 		if err != nil {
 			return nil, err
@@ -252,7 +260,7 @@ func FoldBackBN(g *Graph, restored []RestoredBN, keep func(conv *Node, channel i
 func TrainingModeBN(g *Graph) int {
 	n := 0
 	for _, nd := range g.nodes {
-		if nd.OpType == "BatchNormalization" && nd.IsDefaultDomain() && nd.AttrInt("training_mode", 0) == 1 {
+		if nd.OpType == ops.BatchNormalization && nd.IsDefaultDomain() && nd.AttrInt("training_mode", 0) == 1 {
 			n++
 		}
 	}
@@ -264,8 +272,10 @@ func TrainingModeBN(g *Graph) int {
 // such an export (testdata/make_testdata.py restores them), so it asks the
 // user to check rather than claiming they moved; a run does not repeat it.
 func TrainingExportNote(n int) string {
-	return fmt.Sprintf("%d BatchNormalization node(s) are in training form, as an export with training=torch.onnx.TrainingMode.TRAINING writes them: "+
-		"PyTorch runs the model in training mode while tracing such an export, which moves every running mean and variance one step towards the dummy input's statistics "+
-		"unless they are written back afterwards, so check them against the model's state_dict, or re-export with %s (README \"Exporting from PyTorch\"); "+
-		"the tool evaluates and writes the model in inference form with the statistics the file holds", n, ReexportAdvice)
+	return fmt.Sprintf("%d BatchNormalization node(s) are in training form, as an export with "+
+		"training=torch.onnx.TrainingMode.TRAINING writes them: PyTorch runs the model in training mode while "+
+		"tracing such an export, which moves every running mean and variance one step towards the dummy input's "+
+		"statistics unless they are written back afterwards, so check them against the model's state_dict, or "+
+		"re-export with %s (README \"Exporting from PyTorch\"); the tool evaluates and writes the model in "+
+		"inference form with the statistics the file holds", n, ReexportAdvice)
 }

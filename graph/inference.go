@@ -1,6 +1,10 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/unlearn-tool/unlearn/graph/ops"
+)
 
 // InferenceForm rewrites training-mode nodes into their inference form, in
 // place, and reports how many nodes it changed:
@@ -15,7 +19,7 @@ func InferenceForm(g *Graph) (int, error) {
 	changed := 0
 	for _, n := range g.Nodes() {
 		switch {
-		case n.OpType == "BatchNormalization" && n.IsDefaultDomain():
+		case n.OpType == ops.BatchNormalization && n.IsDefaultDomain():
 			if n.AttrInt("training_mode", 0) == 0 {
 				continue
 			}
@@ -36,7 +40,7 @@ func InferenceForm(g *Graph) (int, error) {
 			n.outputs = n.outputs[:1]
 			n.removeAttr("training_mode")
 			changed++
-		case n.OpType == "Dropout" && n.IsDefaultDomain():
+		case n.OpType == ops.Dropout && n.IsDefaultDomain():
 			tm := n.Input(2)
 			if tm == nil {
 				continue
@@ -48,7 +52,8 @@ func InferenceForm(g *Graph) (int, error) {
 			if !on {
 				continue
 			}
-			off, err := g.AddInitializer(&Tensor{Name: g.FreshName(n.Name + "_inference_mode"), DType: Bool, Shape: []int64{}, Raw: []byte{0}})
+			off, err := g.AddInitializer(&Tensor{Name: g.FreshName(n.Name + "_inference_mode"), DType: Bool,
+				Shape: []int64{}, Raw: []byte{0}})
 			if err != nil {
 				return changed, err
 			}
@@ -70,7 +75,8 @@ func HasTrainingForm(g *Graph) bool {
 		if !n.IsDefaultDomain() {
 			continue
 		}
-		if n.OpType == "BatchNormalization" && n.AttrInt("training_mode", 0) != 0 || n.OpType == "Dropout" && n.Input(2) != nil {
+		if n.OpType == ops.BatchNormalization && n.AttrInt("training_mode", 0) != 0 ||
+			n.OpType == ops.Dropout && n.Input(2) != nil {
 			return true
 		}
 	}
@@ -100,7 +106,7 @@ func (g *Graph) isOutput(v *Value) bool {
 func constBool(v *Value) (val, known bool) {
 	t := v.Init
 	if t == nil {
-		if p, _ := v.Producer(); p != nil && p.OpType == "Constant" {
+		if p, _ := v.Producer(); p != nil && p.OpType == ops.Constant {
 			if a := p.Attr("value"); a != nil && a.T != nil {
 				t = a.T
 			}

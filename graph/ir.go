@@ -370,7 +370,8 @@ func (g *Graph) Ref(name string) (*Value, error) {
 
 // AddNode appends a node computing outputs (new values; "" for an omitted
 // output) from inputs (existing values; nil for an omitted input).
-func (g *Graph) AddNode(opType, domain, name string, inputs []*Value, outputs []string, attrs ...*Attribute) (*Node, error) {
+func (g *Graph) AddNode(opType, domain, name string, inputs []*Value, outputs []string,
+	attrs ...*Attribute) (*Node, error) {
 	n := &Node{Name: name, OpType: opType, Domain: domain, Attrs: attrs, graph: g}
 	n.inputs = make([]*Value, len(inputs))
 	for i, in := range inputs {
@@ -897,7 +898,8 @@ func (g *Graph) Validate() error {
 			if u.Node == nil || u.Node.Input(u.Index) != v {
 				return fmt.Errorf("graph %q: use list of %q is stale (%v input %d)", g.Name, name, u.Node, u.Index)
 			}
-			if u.Node.graph == g && !live[u.Node] || u.Node.graph != g && (u.Node.graph == nil || !u.Node.graph.hasNode(u.Node)) {
+			if u.Node.graph == g && !live[u.Node] ||
+				u.Node.graph != g && (u.Node.graph == nil || !u.Node.graph.hasNode(u.Node)) {
 				return fmt.Errorf("graph %q: use list of %q names %v, which is not in any graph", g.Name, name, u.Node)
 			}
 		}

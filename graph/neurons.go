@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"iter"
 	"sort"
+
+	"github.com/unlearn-tool/unlearn/graph/ops"
 )
 
 // Neurons: every trainable parameter split into output channels.
@@ -280,7 +282,8 @@ func (nm *NeuronMap) CheckPartition() error {
 	for _, l := range nm.Layers {
 		for _, m := range l.Members {
 			if m.Channels() != l.Channels {
-				return fmt.Errorf("graph: layer %q: member %q has %d channels, the layer %d", l.Name, m.Param.Name, m.Channels(), l.Channels)
+				return fmt.Errorf("graph: layer %q: member %q has %d channels, the layer %d",
+					l.Name, m.Param.Name, m.Channels(), l.Channels)
 			}
 			cnt, ok := count[m.Param]
 			if !ok {
@@ -376,7 +379,8 @@ func Neurons(g *Graph) (*NeuronMap, error) {
 		}
 		for k, m := range l.Members {
 			if m.Channels() != l.Channels {
-				return nil, fmt.Errorf("graph: neurons: layer %q: member %q has %d channels, the layer %d", l.Name, m.Param.Name, m.Channels(), l.Channels)
+				return nil, fmt.Errorf("graph: neurons: layer %q: member %q has %d channels, the layer %d",
+					l.Name, m.Param.Name, m.Channels(), l.Channels)
 			}
 			nm.byParam[m.Param] = memberRef{l, k}
 		}
@@ -455,13 +459,14 @@ func (b *neuronBuilder) weightLayer(n *Node) {
 		in, axis, groups, fromRight, outRank int
 	}
 	var cands []cand
-	switch n.OpType {
-	case "Conv":
+	kind := ops.KindOf(n.OpType)
+	switch kind {
+	case ops.KindConv:
 		if w := b.free(n.Input(1)); w != nil && len(w.Init.Shape) >= 2 {
 			r := len(w.Init.Shape)
 			cands = append(cands, cand{1, 0, 1, r - 1, r})
 		}
-	case "ConvTranspose":
+	case ops.KindConvTranspose:
 		if w := b.free(n.Input(1)); w != nil && len(w.Init.Shape) >= 2 {
 			r := len(w.Init.Shape)
 			g := int(n.AttrInt("group", 1))
@@ -470,7 +475,7 @@ func (b *neuronBuilder) weightLayer(n *Node) {
 			}
 			cands = append(cands, cand{1, 1, g, r - 1, r})
 		}
-	case "Gemm":
+	case ops.KindGemm:
 		if n.AttrInt("transB", 0) != 0 {
 			cands = append(cands, cand{1, 0, 1, 1, 2})
 		} else {
@@ -481,7 +486,7 @@ func (b *neuronBuilder) weightLayer(n *Node) {
 		} else {
 			cands = append(cands, cand{0, 0, 1, 2, 2})
 		}
-	case "MatMul":
+	case ops.KindMatMul:
 		ra, rb := rankOf(n.Input(0)), rankOf(n.Input(1))
 		out := -1
 		if ra >= 2 && rb >= 2 {
@@ -498,7 +503,7 @@ func (b *neuronBuilder) weightLayer(n *Node) {
 		// Gemm and MatMul weights may come through a Transpose; Conv's not.
 		var w *Value
 		var perm []int
-		if n.OpType == "Gemm" || n.OpType == "MatMul" {
+		if kind == ops.KindGemm || kind == ops.KindMatMul {
 			w, perm = b.freePerm(n.Input(c.in))
 		} else {
 			w = b.free(n.Input(c.in))
@@ -506,7 +511,7 @@ func (b *neuronBuilder) weightLayer(n *Node) {
 		if w == nil {
 			continue
 		}
-		if n.OpType == "Gemm" && len(w.Init.Shape) != 2 {
+		if kind == ops.KindGemm && len(w.Init.Shape) != 2 {
 			continue
 		}
 		axis := c.axis
@@ -544,12 +549,12 @@ func alignTrailing(shape []int64, fromRight, channels int, othersOne bool) (int,
 // attachBias adds the explicit bias input of Conv, ConvTranspose and Gemm.
 func (b *neuronBuilder) attachBias(l *Layer) {
 	n := l.Op
-	switch n.OpType {
-	case "Conv", "ConvTranspose":
+	switch ops.KindOf(n.OpType) {
+	case ops.KindConv, ops.KindConvTranspose:
 		if p := b.free(n.Input(2)); p != nil && len(p.Init.Shape) == 1 && p.Init.Shape[0] == int64(l.Channels) {
 			b.claim(l, Member{Param: p, Role: KindBias, Axis: 0, Groups: 1, Node: n})
 		}
-	case "Gemm":
+	case ops.KindGemm:
 		if p := b.free(n.Input(2)); p != nil {
 			if a, ok := alignTrailing(p.Init.Shape, l.fromRight, l.Channels, false); ok {
 				b.claim(l, Member{Param: p, Role: KindBias, Axis: a, Groups: 1, Node: n})
@@ -570,7 +575,7 @@ func (b *neuronBuilder) attachChain(l *Layer) {
 	outs := []*Value{y}
 	for _, u := range y.uses {
 		m := u.Node
-		if m.OpType != "Add" || !m.IsDefaultDomain() || len(m.inputs) != 2 || u.Index > 1 || m.Output(0) == nil {
+		if m.OpType != ops.Add || !m.IsDefaultDomain() || len(m.inputs) != 2 || u.Index > 1 || m.Output(0) == nil {
 			continue
 		}
 		p := b.free(m.Input(1 - u.Index))
@@ -589,8 +594,9 @@ func (b *neuronBuilder) attachChain(l *Layer) {
 			if u.Index != 0 || !m.IsDefaultDomain() {
 				continue
 			}
-			switch m.OpType {
-			case "BatchNormalization", "InstanceNormalization":
+			d, _ := ops.Lookup(m.OpType)
+			switch d.Kind {
+			case ops.KindChannelNorm:
 				// Per-channel along axis 1 of the activation.
 				if l.outRank < 0 || l.outRank-l.fromRight != 1 {
 					continue
@@ -600,10 +606,11 @@ func (b *neuronBuilder) attachChain(l *Layer) {
 						b.claim(l, Member{Param: p, Role: role, Axis: 0, Groups: 1, Node: m})
 					}
 				}
-			case "LayerNormalization", "RMSNormalization":
-				// Scale and shift cover the trailing (normalized) axes.
+			case ops.KindTrailingNorm:
+				// Scale and shift cover the trailing (normalized) axes;
+				// RMSNormalization has no shift.
 				for i, role := range []string{KindNormScale, KindNormBias} {
-					if m.OpType == "RMSNormalization" && i == 1 {
+					if !d.Differentiable(1 + i) {
 						break
 					}
 					p := b.free(m.Input(1 + i))
@@ -631,11 +638,6 @@ func standaloneAxis(shape []int64) int {
 	return 0
 }
 
-var normOps = map[string]bool{
-	"BatchNormalization": true, "InstanceNormalization": true, "LayerNormalization": true,
-	"GroupNormalization": true, "RMSNormalization": true,
-}
-
 // standalone makes a layer of p alone, or of a normalization's scale and
 // shift together when both are free and split into the same channels.
 func (b *neuronBuilder) standalone(p *Param) {
@@ -653,9 +655,9 @@ func (b *neuronBuilder) standalone(p *Param) {
 	for _, u := range p.Consumers {
 		var mul *Node
 		switch {
-		case u.Node.OpType == "Mul" && decomposedNormScale(u.Node.Output(0)) == u.Node:
+		case u.Node.OpType == ops.Mul && decomposedNormScale(u.Node.Output(0)) == u.Node:
 			mul = u.Node
-		case u.Node.OpType == "Add" && u.Index < 2:
+		case u.Node.OpType == ops.Add && u.Index < 2:
 			mul = decomposedNormScale(u.Node.Input(1 - u.Index))
 		}
 		if mul == nil {
@@ -676,7 +678,7 @@ func (b *neuronBuilder) standalone(p *Param) {
 		b.claim(l, sm)
 		for _, au := range mul.Output(0).uses {
 			add := au.Node
-			if add.OpType != "Add" || !add.IsDefaultDomain() || au.Index > 1 {
+			if add.OpType != ops.Add || !add.IsDefaultDomain() || au.Index > 1 {
 				continue
 			}
 			if q := b.free(add.Input(1 - au.Index)); q != nil {
@@ -694,7 +696,7 @@ func (b *neuronBuilder) standalone(p *Param) {
 	}
 	for _, u := range p.Consumers {
 		m := u.Node
-		if !normOps[m.OpType] || !m.IsDefaultDomain() || (u.Index != 1 && u.Index != 2) {
+		if !ops.KindOf(m.OpType).IsNorm() || !m.IsDefaultDomain() || (u.Index != 1 && u.Index != 2) {
 			continue
 		}
 		l := &Layer{Name: p.Value.Name, Op: m, Weight: p.Value, Standalone: true, outRank: -1}

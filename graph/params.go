@@ -40,9 +40,9 @@ func IsDifferentiableInput(n *Node, i int) bool {
 	}
 	if d.FloatResultOnly {
 		switch n.OpType {
-		case "Cast":
+		case ops.Cast:
 			return DType(n.AttrInt("to", 0)).IsFloat()
-		case "CastLike":
+		case ops.CastLike:
 			t := n.Input(1)
 			return t == nil || t.Type == nil || t.Type.DType == Undefined || t.Type.DType.IsFloat()
 		}
@@ -55,7 +55,7 @@ func IsDifferentiableInput(n *Node, i int) bool {
 // Identity, float Cast, Transpose (PyTorch's TRAINING export feeds nn.Linear
 // weights to MatMul through a Transpose).
 func isPassThrough(n *Node) bool {
-	if n.OpType == "Transpose" && n.IsDefaultDomain() && n.Output(0) != nil {
+	if n.OpType == ops.Transpose && n.IsDefaultDomain() && n.Output(0) != nil {
 		return true
 	}
 	return isIdentityLike(n)
@@ -68,9 +68,9 @@ func isIdentityLike(n *Node) bool {
 		return false
 	}
 	switch n.OpType {
-	case "Identity":
+	case ops.Identity:
 		return true
-	case "Cast":
+	case ops.Cast:
 		return DType(n.AttrInt("to", 0)).IsFloat()
 	}
 	return false
@@ -105,7 +105,7 @@ func paramSourcePerm(v *Value) (*Value, []int) {
 		if p == nil || !isPassThrough(p) {
 			return nil, nil
 		}
-		if p.OpType == "Transpose" {
+		if p.OpType == ops.Transpose {
 			r := rankOf(p.Input(0))
 			if r < 0 {
 				return nil, nil
@@ -260,7 +260,9 @@ func parameters(g *Graph, lv *liveness) []*Param {
 	return out
 }
 
-var kindRank = map[string]int{KindWeight: 0, KindEmbedding: 1, KindNormScale: 2, KindNormBias: 3, KindBias: 4, KindOther: 5}
+var kindRank = map[string]int{
+	KindWeight: 0, KindEmbedding: 1, KindNormScale: 2, KindNormBias: 3, KindBias: 4, KindOther: 5,
+}
 
 // paramKind classifies a parameter by its consumers (the most specific wins).
 func paramKind(v *Value, cons []Use) string {
@@ -286,11 +288,11 @@ func useKind(u Use) string {
 		}
 	}
 	switch n.OpType {
-	case "Mul":
+	case ops.Mul:
 		if u.Index < 2 && isNormalized(n.Input(1-u.Index)) {
 			return KindNormScale
 		}
-	case "Add":
+	case ops.Add:
 		if other := n.Input(1 - u.Index); other != nil && u.Index < 2 {
 			if p, _ := other.Producer(); p != nil && isLayerOpType(p) {
 				return KindBias
@@ -303,16 +305,10 @@ func useKind(u Use) string {
 	return KindOther
 }
 
-// isLayerOpType reports whether n is an op that can carry a layer's weight.
+// isLayerOpType reports whether n is an op that can carry a layer's weight
+// (a weight layer in graph/ops: Conv, ConvTranspose, Gemm, MatMul).
 func isLayerOpType(n *Node) bool {
-	if !n.IsDefaultDomain() {
-		return false
-	}
-	switch n.OpType {
-	case "Conv", "ConvTranspose", "Gemm", "MatMul":
-		return true
-	}
-	return false
+	return n.IsDefaultDomain() && ops.KindOf(n.OpType).IsLayer()
 }
 
 // isNormalized reports whether v is (x − mean)/σ as exporters write a
@@ -323,15 +319,15 @@ func isNormalized(v *Value) bool {
 		return false
 	}
 	div, _ := v.Producer()
-	if div == nil || div.OpType != "Div" || !div.IsDefaultDomain() || div.Input(0) == nil {
+	if div == nil || div.OpType != ops.Div || !div.IsDefaultDomain() || div.Input(0) == nil {
 		return false
 	}
 	sub, _ := div.Input(0).Producer()
-	if sub == nil || sub.OpType != "Sub" || !sub.IsDefaultDomain() || sub.Input(1) == nil {
+	if sub == nil || sub.OpType != ops.Sub || !sub.IsDefaultDomain() || sub.Input(1) == nil {
 		return false
 	}
 	mean, _ := sub.Input(1).Producer()
-	return mean != nil && mean.OpType == "ReduceMean" && mean.IsDefaultDomain() && mean.Input(0) == sub.Input(0)
+	return mean != nil && mean.OpType == ops.ReduceMean && mean.IsDefaultDomain() && mean.Input(0) == sub.Input(0)
 }
 
 // decomposedNormScale returns the Mul node if v is Mul(normalized, scale)
@@ -341,7 +337,7 @@ func decomposedNormScale(v *Value) *Node {
 		return nil
 	}
 	m, _ := v.Producer()
-	if m == nil || m.OpType != "Mul" || !m.IsDefaultDomain() || len(m.inputs) != 2 {
+	if m == nil || m.OpType != ops.Mul || !m.IsDefaultDomain() || len(m.inputs) != 2 {
 		return nil
 	}
 	for i := 0; i < 2; i++ {

@@ -1,6 +1,10 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/unlearn-tool/unlearn/graph/ops"
+)
 
 // UntieIdentityInitializers undoes the initializer merging of PyTorch's
 // exporter, which keeps one copy of equal-valued tensors and feeds the others
@@ -26,7 +30,7 @@ func UntieIdentityInitializers(g *Graph) (int, error) {
 	untied := 0
 	sources := map[*Value][]*Value{} // initializer → its untied copies
 	for _, n := range order {
-		if n.OpType != "Identity" || !n.IsDefaultDomain() || len(n.outputs) != 1 {
+		if n.OpType != ops.Identity || !n.IsDefaultDomain() || len(n.outputs) != 1 {
 			continue
 		}
 		in, out := n.Input(0), n.Output(0)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/ops"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/localize/floor"
@@ -185,7 +186,7 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 	for _, n := range g.Nodes() {
 		rep.Ops[n.OpType]++
 		rep.Model.Nodes++
-		if n.OpType == "BatchNormalization" {
+		if n.OpType == ops.BatchNormalization {
 			rep.Model.BatchNorm++
 		}
 	}

@@ -101,7 +101,8 @@ func (s *ArtifactSet) WriteDir(dir string) error {
 	if err := onnxio.Save(s.Training.Model, filepath.Join(tmp, "training.onnx"), nil); err != nil {
 		return err
 	}
-	if err := onnxio.Save(s.Inference, filepath.Join(tmp, "inference.onnx"), &onnxio.SaveOptions{Protect: []string{s.ModelPath}}); err != nil {
+	protect := &onnxio.SaveOptions{Protect: []string{s.ModelPath}}
+	if err := onnxio.Save(s.Inference, filepath.Join(tmp, "inference.onnx"), protect); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(s.Doc, "", "  ")

@@ -265,7 +265,8 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts onnxrt
 			}
 		case "images":
 			if len(io.Shape) != 4 || io.Shape[1] < 0 || io.Shape[2] < 0 || io.Shape[3] < 0 {
-				return nil, fmt.Errorf("train: image input %q has shape %v; want [N, C, H, W] with static C, H, W", io.Name, io.Shape)
+				return nil, fmt.Errorf("train: image input %q has shape %v; want [N, C, H, W] with static C, H, W",
+					io.Name, io.Shape)
 			}
 			e.imageShape = append([]int64{}, io.Shape[1:]...)
 		}
@@ -349,7 +350,8 @@ func NewEngineFromArtifacts(m *graph.Model, art *autodiff.Artifacts, opts onnxrt
 // parameter's shape.
 func newPartialGrad(p *Param, shape []int64, cg autodiff.ChannelGrad) (partialGrad, error) {
 	if cg.Axis < 0 || cg.Axis >= len(shape) {
-		return partialGrad{}, fmt.Errorf("train: channel gradient of %q on axis %d of a rank-%d tensor", p.Name, cg.Axis, len(shape))
+		return partialGrad{}, fmt.Errorf("train: channel gradient of %q on axis %d of a rank-%d tensor",
+			p.Name, cg.Axis, len(shape))
 	}
 	g := partialGrad{p: p, cg: cg, outer: 1, inner: 1, c: int(shape[cg.Axis])}
 	for _, d := range shape[:cg.Axis] {
@@ -360,7 +362,8 @@ func newPartialGrad(p *Param, shape []int64, cg autodiff.ChannelGrad) (partialGr
 	}
 	for j, ch := range cg.Channels {
 		if ch < 0 || int(ch) >= g.c || (j > 0 && ch <= cg.Channels[j-1]) {
-			return partialGrad{}, fmt.Errorf("train: channel gradient of %q: channels %v not ascending within [0, %d)", p.Name, cg.Channels, g.c)
+			return partialGrad{}, fmt.Errorf("train: channel gradient of %q: channels %v not ascending within [0, %d)",
+				p.Name, cg.Channels, g.c)
 		}
 	}
 	return g, nil
@@ -505,7 +508,8 @@ func (e *Engine) Step(bt Batch) (StepResult, error) {
 	}
 	if teacher != nil {
 		if len(bt.Teacher) != n*e.classes {
-			return StepResult{}, fmt.Errorf("train: %d teacher logits for %d examples of %d classes", len(bt.Teacher), n, e.classes)
+			return StepResult{}, fmt.Errorf("train: %d teacher logits for %d examples of %d classes",
+				len(bt.Teacher), n, e.classes)
 		}
 		copy(teacher, bt.Teacher)
 	}
@@ -568,7 +572,8 @@ func (e *Engine) StepFilled(n int) (StepResult, error) {
 			ins[i] = b.in[i]
 		}
 		if ins[i] == nil {
-			return StepResult{}, fmt.Errorf("train: no tensor for training-graph input %q (role %s)", e.inputs[i].Name, e.inputs[i].Role)
+			return StepResult{}, fmt.Errorf("train: no tensor for training-graph input %q (role %s)",
+				e.inputs[i].Name, e.inputs[i].Role)
 		}
 	}
 	outs := make([]*onnxrt.Tensor, len(e.outputs))

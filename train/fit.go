@@ -127,7 +127,8 @@ func Fit(ctx context.Context, e *Engine, split *data.Split, idx []int, o FitOpti
 				o.Progress(FitProgress{Epoch: ep + 1, Epochs: o.Epochs, Step: si + 1, Steps: perEpoch, Loss: res.Loss, LR: lr})
 			}
 		}
-		st := schema.EpochStats{Epoch: ep + 1, Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen), Seconds: time.Since(start).Seconds()}
+		st := schema.EpochStats{Epoch: ep + 1, Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen),
+			Seconds: time.Since(start).Seconds()}
 		stats = append(stats, st)
 		if o.EpochEnd != nil {
 			if err := o.EpochEnd(st); err != nil {

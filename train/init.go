@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/ops"
 )
 
 // PyTorch's default initialisation of a fresh layer, by parameter role
@@ -35,7 +36,7 @@ func FanIn(l *graph.Layer) int {
 	shape := w.Param.Init.Shape
 	n := graph.NumElements(shape)
 	ax := w.Axis
-	if w.Node != nil && w.Node.OpType == "ConvTranspose" {
+	if w.Node != nil && ops.KindOf(w.Node.OpType) == ops.KindConvTranspose {
 		ax = 0
 	}
 	if ax < 0 || ax >= len(shape) || shape[ax] == 0 {
@@ -68,7 +69,8 @@ func InitValue(l *graph.Layer, m graph.Member, rng *rand.Rand) float32 {
 // mask (parameter name → selected elements) in params (parameter name →
 // values, modified in place). Elements are drawn in a fixed order (layers,
 // members, flat index), so a seed gives the same values every time.
-func ResetNeurons(nm *graph.NeuronMap, params map[string][]float32, mask map[string][]bool, rng *rand.Rand) (int, error) {
+func ResetNeurons(nm *graph.NeuronMap, params map[string][]float32, mask map[string][]bool,
+	rng *rand.Rand) (int, error) {
 	n := 0
 	for _, l := range nm.Layers {
 		for _, m := range l.Members {
@@ -124,7 +126,7 @@ func ReinitModel(m *graph.Model, seed uint64) error {
 		}
 	}
 	for _, n := range m.Graph.Nodes() {
-		if n.OpType != "BatchNormalization" {
+		if n.OpType != ops.BatchNormalization {
 			continue
 		}
 		// Inputs 3 and 4 are the running mean and variance.

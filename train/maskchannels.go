@@ -2,6 +2,7 @@ package train
 
 import (
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/ops"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
@@ -20,8 +21,8 @@ func MaskChannels(nm *graph.NeuronMap, mask map[string][]bool) map[string][]int6
 		if l.Standalone || len(l.Members) == 0 || l.Op == nil {
 			continue
 		}
-		switch l.Op.OpType {
-		case "Conv", "Gemm", "MatMul":
+		switch ops.KindOf(l.Op.OpType) {
+		case ops.KindConv, ops.KindGemm, ops.KindMatMul:
 		default:
 			continue
 		}

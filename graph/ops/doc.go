@@ -1,19 +1,29 @@
-// Package ops holds the facts about standard ONNX ops that package graph
-// needs for its model analysis (trainable parameters, layers and their
-// depth, the classifier; graph.IsDifferentiableInput): which inputs a
-// gradient flows into, and which parameter role an initializer plays at a
-// given input.
+// Package ops is the op table: what the tool knows of each standard ONNX
+// op, one entry per op in table.go. An entry (Def) gives
 //
-// The op table itself is train/autodiff's (optable.go): one entry per op
-// with these facts, its shape rule, its gradient rule and its line in
-// docs/GRADIENTS.md. table.go here is generated from it, so that graph,
-// which autodiff imports, knows every op without importing autodiff;
-// autodiff's TestOpsTableGenerated fails when the two differ and rewrites
-// table.go with UNLEARN_UPDATE=1. Ops added at run time by autodiff.Register
-// come through Register.
+//   - the inputs a gradient flows into (Diff, FloatResultOnly), which
+//     graph.IsDifferentiableInput and train/autodiff's reverse pass read;
+//   - the parameter role an initializer plays at each input (Roles), which
+//     graph's parameter analysis reads;
+//   - the op's layer kind (Kind: a Conv, ConvTranspose, Gemm or MatMul
+//     layer, a per-channel or trailing-axes normalization), from which
+//     graph finds layers, their output channels and the parameters that go
+//     with them, and package train the weights whose channels it masks;
+//   - the name of the graph/shapes rule that infers its outputs' types
+//     (Shape; shapes.For resolves it).
+//
+// Gradient rules are train/autodiff's, registered there by op name
+// (autodiff.RegisterGrad) for ops listed here. A new op is one entry in
+// table.go (and its case in the tests); a program that meets an op the
+// tool does not ship adds it at run time with Register.
 //
 // Keys are the exact op_type of the default (ai.onnx) domain; ops of other
-// domains are unknown. An op that is not listed is unknown: graph treats it as
-// passing no gradient, autodiff refuses it on the path from the parameters to
-// the loss.
+// domains are unknown. An op that is not listed is unknown: graph treats it
+// as passing no gradient, autodiff refuses it on the path from the
+// parameters to the loss.
+//
+// This package sits below graph and imports nothing of the repository; no
+// other package compares op types with literals (TestNoOpTypeLiterals in
+// internal/testutil): they ask for a Kind here, or name the op by its
+// constant (names.go).
 package ops

@@ -12,7 +12,9 @@
 // exports them, resolve; small float tensors carry theirs too.
 //
 // One Rule per op types a node's outputs from its inputs (Ctx); the rules
-// here (Arith, Window, Reshape, …) are named in train/autodiff's op table,
-// which says which op takes which. An Inferrer holds what is known of one
-// graph under construction; Infer runs a node's rule.
+// here (Arith, Window, Reshape, …) are named in graph/ops's op table, which
+// says which op takes which (For resolves an op's rule; Define adds a rule
+// for an op registered at run time). An Inferrer holds what is known of one
+// graph under construction; Infer runs a rule on a node, InferNode the
+// node's own.
 package shapes

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/ops"
 )
 
 // SymBase bounds the symbolic sizes: a size ≤ SymBase is a symbol, each
@@ -303,7 +304,9 @@ func Identity(sc *Ctx) {
 	set(0, x)
 }
 
-// Unary: Relu, LeakyRelu, Sigmoid, Tanh, Erf, Gelu, Sqrt, Reciprocal, Exp, Log, Softmax, LogSoftmax, HardSigmoid, HardSwish, Clip, Elu, Selu, Softplus, Floor, Ceil, Round, Sin, Cos, LRN.
+// Unary: Relu, LeakyRelu, Sigmoid, Tanh, Erf, Gelu, Sqrt, Reciprocal, Exp,
+// Log, Softmax, LogSoftmax, HardSigmoid, HardSwish, Clip, Elu, Selu,
+// Softplus, Floor, Ceil, Round, Sin, Cos, LRN.
 func Unary(sc *Ctx) {
 	set, same := sc.Set, sc.Same()
 	set(0, same)
@@ -571,7 +574,8 @@ func Transpose(sc *Ctx) {
 // reverses them through Reshape, Slice (step −1) and Transpose, so values
 // are followed through those ops in any rank, not only in 1-D.
 func mapVals(xs, xv, os []int64, src func(o, i []int64)) []int64 {
-	if xv == nil || !AllKnown(xs) || !AllKnown(os) || graph.NumElements(xs) != int64(len(xv)) || graph.NumElements(os) > maxVals {
+	if xv == nil || !AllKnown(xs) || !AllKnown(os) || graph.NumElements(xs) != int64(len(xv)) ||
+		graph.NumElements(os) > maxVals {
 		return nil
 	}
 	out := make([]int64, graph.NumElements(os))
@@ -876,7 +880,8 @@ func NonZero(sc *Ctx) {
 	set(0, &Info{DType: graph.Int64, Shape: s})
 }
 
-// Reduce: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, ArgMax, ArgMin.
+// Reduce: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
+// ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, ArgMax, ArgMin.
 func Reduce(sc *Ctx) {
 	inf, n, x, set := sc.inf, sc.n, sc.x, sc.Set
 	t := &Info{DType: x.DType}
@@ -1183,7 +1188,8 @@ func (inf *Inferrer) ConvGeom(n *graph.Node, xs []int64) (Geom, bool) {
 	}
 	sp := len(xs) - 2
 	g.K = n.AttrInts("kernel_shape", nil)
-	if g.K == nil && (n.OpType == "Conv" || n.OpType == "ConvTranspose") {
+	kind := ops.KindOf(n.OpType)
+	if g.K == nil && (kind == ops.KindConv || kind == ops.KindConvTranspose) {
 		ws := inf.Shape(n.Input(1))
 		if ws == nil || len(ws) != len(xs) {
 			return g, false
@@ -1214,7 +1220,7 @@ func (inf *Inferrer) ConvGeom(n *graph.Node, xs []int64) (Geom, bool) {
 	case "VALID":
 		g.PB, g.PE = make([]int64, sp), make([]int64, sp)
 	case "SAME_UPPER", "SAME_LOWER":
-		if n.OpType == "ConvTranspose" {
+		if kind == ops.KindConvTranspose {
 			return g, false
 		}
 		for i := 0; i < sp; i++ {
@@ -1260,14 +1266,15 @@ func (inf *Inferrer) convShape(n *graph.Node) []int64 {
 		return nil
 	}
 	out := append([]int64{}, xs...)
-	switch n.OpType {
-	case "Conv":
+	kind := ops.KindOf(n.OpType)
+	switch kind {
+	case ops.KindConv:
 		ws := inf.Shape(n.Input(1))
 		if ws == nil {
 			return nil
 		}
 		out[1] = ws[0]
-	case "ConvTranspose":
+	case ops.KindConvTranspose:
 		ws := inf.Shape(n.Input(1))
 		if ws == nil {
 			return nil
@@ -1281,7 +1288,7 @@ func (inf *Inferrer) convShape(n *graph.Node) []int64 {
 			out[2+i] = inf.Sym()
 			continue
 		}
-		if n.OpType == "ConvTranspose" {
+		if kind == ops.KindConvTranspose {
 			if os := n.AttrInts("output_shape", nil); os != nil {
 				out[2+i] = os[len(os)-len(g.K)+i]
 				continue

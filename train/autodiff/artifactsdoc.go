@@ -67,9 +67,12 @@ type ArtifactBN struct {
 
 // artifactsUsage tells a reader of artifacts.json how to drive the graph.
 var artifactsUsage = []string{
-	"feed images [N,C,H,W] float32, labels [N] int64, weights [N] float32 (1 for the mean cross-entropy; negative for ascent), and every param/state input with the current values of the initializer of the same name",
+	"feed images [N,C,H,W] float32, labels [N] int64, weights [N] float32 (1 for the mean cross-entropy; " +
+		"negative for ascent), and every param/state input with the current values of the initializer of the " +
+		"same name",
 	"the loss is sum_i weights_i * loss_i / N; grad/<param> is its gradient",
-	"with bn=training, update running statistics after each step: rm = (1-momentum)*rm + momentum*bn_mean, rv = (1-momentum)*rv + momentum*bn_var*M/(M-1), M = N * per_example",
+	"with bn=training, update running statistics after each step: rm = (1-momentum)*rm + momentum*bn_mean, " +
+		"rv = (1-momentum)*rv + momentum*bn_var*M/(M-1), M = N * per_example",
 }
 
 // NewArtifactsDoc describes art, built by Build(·, spec) from the model at
@@ -77,9 +80,11 @@ var artifactsUsage = []string{
 // inference form (graph.InferenceForm), written beside it as
 // inference.onnx. The training graph is training.onnx.
 func NewArtifactsDoc(art *Artifacts, spec Spec, inference *graph.Graph, modelPath, sha256 string) *ArtifactsDoc {
+	model := ArtifactsModel{Path: modelPath, SHA256: sha256, BN: spec.BN.String(), Loss: spec.Loss.Kind,
+		Dropout: spec.Dropout}
 	doc := &ArtifactsDoc{
 		Schema:    ArtifactsSchema,
-		Model:     ArtifactsModel{Path: modelPath, SHA256: sha256, BN: spec.BN.String(), Loss: spec.Loss.Kind, Dropout: spec.Dropout},
+		Model:     model,
 		Training:  ArtifactGraph{File: "training.onnx", Inputs: artifactIOs(art.Inputs), Outputs: artifactIOs(art.Outputs)},
 		Inference: ArtifactGraph{File: "inference.onnx"},
 		Params:    art.Params,
@@ -105,7 +110,8 @@ func NewArtifactsDoc(art *Artifacts, spec Spec, inference *graph.Graph, modelPat
 func artifactIOs(ios []IO) []ArtifactIO {
 	out := make([]ArtifactIO, len(ios))
 	for i, io := range ios {
-		out[i] = ArtifactIO{Name: io.Name, DType: strings.ToLower(io.DType.String()), Shape: io.Shape, Role: io.Role, Of: io.Of}
+		dt := strings.ToLower(io.DType.String())
+		out[i] = ArtifactIO{Name: io.Name, DType: dt, Shape: io.Shape, Role: io.Role, Of: io.Of}
 	}
 	return out
 }

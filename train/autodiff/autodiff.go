@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/ops"
 	"github.com/unlearn-tool/unlearn/graph/shapes"
 	"github.com/unlearn-tool/unlearn/train/lowering"
 )
@@ -361,7 +362,7 @@ func UnsupportedNodes(m *graph.Model) ([]*graph.Node, error) {
 // statistics (never trainable).
 func stateOnly(v *graph.Value) bool {
 	for _, u := range v.Uses() {
-		if !(u.Node.OpType == "BatchNormalization" && (u.Index == 3 || u.Index == 4)) {
+		if !(u.Node.OpType == ops.BatchNormalization && (u.Index == 3 || u.Index == 4)) {
 			return false
 		}
 	}
@@ -472,7 +473,8 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	if seedMode {
 		seed = b.addInput(reserve("seed"), &graph.Type{DType: ldt}, "seed", "", art)
 	} else {
-		labels = b.addInput(reserve("labels"), &graph.Type{DType: graph.Int64, Shape: []graph.Dim{batchDim}}, "labels", "", art)
+		labelsT := &graph.Type{DType: graph.Int64, Shape: []graph.Dim{batchDim}}
+		labels = b.addInput(reserve("labels"), labelsT, "labels", "", art)
 		weights = b.addInput(reserve("weights"), &graph.Type{DType: ldt, Shape: []graph.Dim{batchDim}}, "weights", "", art)
 		if spec.Loss.Kind == LossKL {
 			var sh []graph.Dim
@@ -485,12 +487,13 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 	// Parameters become inputs.
 	for _, v := range p.params {
 		art.Params = append(art.Params, v.Name)
-		b.vmap[v] = b.addInput(v.Name, &graph.Type{DType: v.Init.DType, Shape: graph.DimsOf(v.Init.Shape)}, "param", v.Name, art)
+		t := &graph.Type{DType: v.Init.DType, Shape: graph.DimsOf(v.Init.Shape)}
+		b.vmap[v] = b.addInput(v.Name, t, "param", v.Name, art)
 	}
 	// BN running statistics become inputs in inference mode.
 	if spec.BN == BNInference {
 		for _, n := range p.order {
-			if !p.needed[n] || n.OpType != "BatchNormalization" {
+			if !p.needed[n] || n.OpType != ops.BatchNormalization {
 				continue
 			}
 			for _, i := range []int{3, 4} {
@@ -498,7 +501,8 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 				if v == nil || v.Init == nil || isParam[v] || b.vmap[v] != nil {
 					continue
 				}
-				b.vmap[v] = b.addInput(v.Name, &graph.Type{DType: v.Init.DType, Shape: graph.DimsOf(v.Init.Shape)}, "state", n.Input(1).Name, art)
+				t := &graph.Type{DType: v.Init.DType, Shape: graph.DimsOf(v.Init.Shape)}
+				b.vmap[v] = b.addInput(v.Name, t, "state", n.Input(1).Name, art)
 			}
 		}
 	}
@@ -603,8 +607,7 @@ func build(m *graph.Model, spec Spec, seedMode bool) (*Artifacts, error) {
 		if !hasGrad {
 			continue
 		}
-		o, _ := lookup(n.OpType)
-		dx := o.Grad(c)
+		dx := gradOf(n.OpType)(c)
 		for i, need := range c.need {
 			if !need {
 				continue

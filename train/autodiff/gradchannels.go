@@ -38,7 +38,8 @@ func (b *builder) gradChannels(n *graph.Node, i int, C int64) []int64 {
 	}
 	for k, c := range sel {
 		if c < 0 || c >= C || (k > 0 && c <= sel[k-1]) {
-			b.fail("%w: GradChannels of %q: %v is not an ascending list of distinct channels in [0, %d)", ErrModel, v.Name, sel, C)
+			b.fail("%w: GradChannels of %q: %v is not an ascending list of distinct channels in [0, %d)",
+				ErrModel, v.Name, sel, C)
 		}
 	}
 	return sel

@@ -70,9 +70,11 @@ func (b *builder) checkLogits(S *graph.Value) {
 	switch r := b.rank(S); {
 	case r == 2:
 	case r < 0 && b.lostRank != nil:
-		b.fail("%w: the logits %q must have rank 2 [N, C]; their rank is unknown: the shape inference lost it at %v and the model declares no shape for the values after it", ErrModel, S.Name, b.lostRank)
+		b.fail("%w: the logits %q must have rank 2 [N, C]; their rank is unknown: the shape inference lost it at "+
+			"%v and the model declares no shape for the values after it", ErrModel, S.Name, b.lostRank)
 	case r < 0:
-		b.fail("%w: the logits %q must have rank 2 [N, C]; their rank is unknown and the model declares no shape for them", ErrModel, S.Name)
+		b.fail("%w: the logits %q must have rank 2 [N, C]; their rank is unknown and the model declares no shape "+
+			"for them", ErrModel, S.Name)
 	default:
 		b.fail("%w: the logits %q must have rank 2 [N, C], got rank %d", ErrModel, S.Name, r)
 	}

@@ -68,7 +68,8 @@ func (e emitter) Named(opType string, ins []*graph.Value, out string, attrs ...*
 	return e.b.emit(opType, ins, []string{out}, attrs...).Output(0)
 }
 
-func (e emitter) Contrib(domain string, version int64, opType string, ins []*graph.Value, out string, dt graph.DType, shape []int64, attrs ...*graph.Attribute) *graph.Value {
+func (e emitter) Contrib(domain string, version int64, opType string, ins []*graph.Value, out string,
+	dt graph.DType, shape []int64, attrs ...*graph.Attribute) *graph.Value {
 	b := e.b
 	n, err := b.g.AddNode(opType, domain, out, ins, []string{out}, attrs...)
 	if err != nil {

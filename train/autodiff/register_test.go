@@ -9,58 +9,59 @@ import (
 	"github.com/unlearn-tool/unlearn/graph/ops"
 )
 
-// keepTable restores the live op table when the test ends.
-func keepTable(t *testing.T) {
-	saved := table.Load()
-	t.Cleanup(func() { table.Store(saved) })
+// keepGrads restores the live gradient rules when the test ends.
+func keepGrads(t *testing.T) {
+	saved := grads.Load()
+	t.Cleanup(func() { grads.Store(saved) })
 }
 
-// TestRegisterOp adds a gradient rule through the op table alone, from
-// this file, with the exported GradCtx, and checks it by central
-// differences: Softsign, y = x/(1+|x|), dX = dY/(1+|x|)², which the table
-// lists without a rule, so that a model with it on the path is refused
-// until the rule is registered.
-func TestRegisterOp(t *testing.T) {
-	keepTable(t)
+// TestRegisterGrad adds a gradient rule by op name alone, from this file,
+// with the exported GradCtx, and checks it by central differences:
+// Softsign, y = x/(1+|x|), dX = dY/(1+|x|)², which graph/ops lists with no
+// rule here, so that a model with it on the path is refused until the rule
+// is registered.
+func TestRegisterGrad(t *testing.T) {
+	keepGrads(t)
 	f := newFG(t, graph.Float, 1)
 	x := f.param("x", 2, 3)
 	if _, err := Build(f.model(f.op("Softsign", []*graph.Value{x})), Spec{}); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("Softsign before Register: %v, want ErrUnsupported", err)
+		t.Fatalf("Softsign before RegisterGrad: %v, want ErrUnsupported", err)
 	}
-	err := Register("Softsign", Op{Diff: []int{0}, Doc: "dY/(1+|x|)²", Grad: func(c *GradCtx) []*graph.Value {
+	err := RegisterGrad("Softsign", func(c *GradCtx) []*graph.Value {
 		x := c.Input(0)
 		d := c.Emit("Add", []*graph.Value{c.Scalar(c.DType(x), 1), c.Emit("Abs", []*graph.Value{x})})
 		return []*graph.Value{c.Emit("Div", []*graph.Value{c.OutputGrad(0), c.Emit("Mul", []*graph.Value{d, d})})}
-	}})
+	}, "dY/(1+|x|)²")
 	if err != nil {
 		t.Fatal(err)
 	}
 	runCases(t, []ruleCase{
 		{name: "Softsign", dt: graph.Float, eps: f32eps, tol: f32tol, build: unary("Softsign")},
-		{name: "Softsign/after-Mul", dt: graph.Float, eps: f32eps, tol: f32tol, build: func(f *fg) (*graph.Value, []int64, []string) {
-			a, b := f.param("a", 2, 3), f.param("b", 3)
-			return f.op("Softsign", []*graph.Value{f.op("Mul", []*graph.Value{a, b})}), []int64{2, 3}, []string{"a", "b"}
-		}},
+		{name: "Softsign/after-Mul", dt: graph.Float, eps: f32eps, tol: f32tol,
+			build: func(f *fg) (*graph.Value, []int64, []string) {
+				a, b := f.param("a", 2, 3), f.param("b", 3)
+				return f.op("Softsign", []*graph.Value{f.op("Mul", []*graph.Value{a, b})}), []int64{2, 3}, []string{"a", "b"}
+			}},
 	})
 	if !strings.Contains(strings.Join(Supported(), " "), "Softsign") {
-		t.Errorf("Supported() lacks Softsign after Register")
+		t.Errorf("Supported() lacks Softsign after RegisterGrad")
 	}
 }
 
-// TestRegisterNewOp adds an op the table does not list: graph/ops learns
-// its differentiable inputs and roles, so graph's parameter analysis sees
-// the parameter it consumes.
+// TestRegisterNewOp adds an op the tool does not ship: graph/ops.Register
+// gives its facts (graph's parameter analysis then sees the parameter it
+// consumes), RegisterGrad its rule.
 func TestRegisterNewOp(t *testing.T) {
-	keepTable(t)
-	const name = "UnlearnTestScale"
-	err := Register(name, Op{Diff: []int{0, 1}, Roles: map[int]string{1: ops.Weight}, Doc: "dY·w, U(dY·x)",
-		Grad: func(c *GradCtx) []*graph.Value { return nil }})
-	if err != nil {
+	keepGrads(t)
+	const name = "UnlearnAutodiffTestScale"
+	if err := ops.Register(name, ops.Def{Diff: []int{0, 1}, Roles: map[int]string{1: ops.Weight}}); err != nil {
 		t.Fatal(err)
 	}
-	d, ok := ops.Lookup(name)
-	if !ok || !d.Differentiable(1) || d.Role(1) != ops.Weight {
-		t.Errorf("graph/ops after Register: %+v, %v", d, ok)
+	if err := RegisterGrad(name, func(c *GradCtx) []*graph.Value { return nil }, "dY·w, U(dY·x)"); err != nil {
+		t.Fatal(err)
+	}
+	if !supported(name) {
+		t.Errorf("%s not supported after RegisterGrad", name)
 	}
 	f := newFG(t, graph.Float, 1)
 	x, _ := f.g.AddInput("x", &graph.Type{DType: graph.Float, Shape: []graph.Dim{{Size: 2}}})
@@ -72,29 +73,31 @@ func TestRegisterNewOp(t *testing.T) {
 	}
 }
 
-// TestRegisterRefusals: names that are no op type, ops that have a rule,
-// changed facts of a listed op, and a rule without inputs or a Doc line.
-func TestRegisterRefusals(t *testing.T) {
-	keepTable(t)
+// TestRegisterGradRefusals: ops graph/ops does not list, ops without
+// differentiable inputs, ops that have a rule, and a rule without a
+// function or a doc line.
+func TestRegisterGradRefusals(t *testing.T) {
+	keepGrads(t)
 	rule := func(c *GradCtx) []*graph.Value { return nil }
 	for _, tc := range []struct {
 		name string
-		op   Op
+		rule GradRule
+		doc  string
 		want string
 	}{
-		{"softsign", Op{Diff: []int{0}, Grad: rule, Doc: "x"}, "not an op type"},
-		{"Relu", Op{Diff: []int{0}, Grad: rule, Doc: "x"}, "already has a gradient rule"},
-		{"Celu", Op{Diff: []int{0, 1}, Grad: rule, Doc: "x"}, "must stay"},
-		{"Celu", Op{Diff: []int{0}, Grad: rule}, "Doc line"},
-		{"Celu", Op{Grad: rule, Doc: "x"}, "differentiable inputs"},
-		{"Celu", Op{Diff: []int{-2}, Grad: rule, Doc: "x"}, "input index -2"},
+		{"softsign", rule, "x", "does not list"},
+		{"UnlearnNoSuchOp", rule, "x", "does not list"},
+		{"Shape", rule, "x", "no differentiable input"},
+		{"Relu", rule, "x", "already has a gradient rule"},
+		{"Celu", rule, "", "doc line"},
+		{"Celu", nil, "x", "doc line"},
 	} {
-		err := Register(tc.name, tc.op)
+		err := RegisterGrad(tc.name, tc.rule, tc.doc)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.name) {
-			t.Errorf("Register(%q, %+v): %v, want an error naming it with %q", tc.name, tc.op, err, tc.want)
+			t.Errorf("RegisterGrad(%q): %v, want an error naming it with %q", tc.name, err, tc.want)
 		}
 	}
-	if o, _ := lookup("Celu"); o.Grad != nil {
-		t.Error("a refused Register changed the table")
+	if gradOf("Celu") != nil {
+		t.Error("a refused RegisterGrad changed the rules")
 	}
 }

@@ -74,11 +74,11 @@ func at(vs []*graph.Value, i int) *graph.Value {
 	return vs[i]
 }
 
-// forward emits n into the training graph: its table entry's forward
-// lowering, or a copy.
+// forward emits n into the training graph: its forward lowering
+// (fwdRules), or a copy.
 func (b *builder) forward(n *graph.Node, p *planned) {
-	if r, _ := lookup(n.OpType); r.fwd != nil && n.IsDefaultDomain() {
-		if fn := r.fwd(b, n, p); fn != nil {
+	if fwd := fwdRules[n.OpType]; fwd != nil && n.IsDefaultDomain() {
+		if fn := fwd(b, n, p); fn != nil {
 			b.fwdNodes[n] = fn
 		}
 		return
@@ -457,7 +457,8 @@ func fwdDropout(b *builder, n *graph.Node, p *planned) *graph.Node {
 	}
 	train := b.constT(&graph.Tensor{DType: graph.Bool, Shape: []int64{}, Raw: []byte{1}})
 	maskName := b.name(n.Output(0).Name + "/mask")
-	fn := b.emit("Dropout", []*graph.Value{x, ratio, train}, []string{n.Output(0).Name, maskName}, aI("seed", b.spec.DropoutSeed))
+	fn := b.emit("Dropout", []*graph.Value{x, ratio, train}, []string{n.Output(0).Name, maskName},
+		aI("seed", b.spec.DropoutSeed))
 	b.vmap[n.Output(0)] = fn.Output(0)
 	b.auxSet(n, "mask", fn.Output(1))
 	b.auxSet(n, "ratio", ratio)

@@ -323,7 +323,8 @@ func (b *builder) scatterAdd(x, idx, g *graph.Value) *graph.Value {
 	dt := b.dtype(g)
 	var zeros *graph.Value
 	if s := b.shape(x); s != nil && shapes.AllKnown(s) {
-		zeros = b.op1("ConstantOfShape", []*graph.Value{b.i64(graph.NumElements(s))}, aT("value", floatTensor(dt, []int64{1}, []float64{0})))
+		zeros = b.op1("ConstantOfShape", []*graph.Value{b.i64(graph.NumElements(s))},
+			aT("value", floatTensor(dt, []int64{1}, []float64{0})))
 	} else {
 		size := b.unsqueeze(b.op1("Size", []*graph.Value{x}), []int64{0})
 		zeros = b.op1("ConstantOfShape", []*graph.Value{size}, aT("value", floatTensor(dt, []int64{1}, []float64{0})))

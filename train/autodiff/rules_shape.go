@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/ops"
 	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
@@ -177,7 +178,7 @@ func gradReduce(c *GradCtx) []*graph.Value {
 		g = b.unsqueeze(g, norm)
 	}
 	e := b.op1("Expand", []*graph.Value{g, b.shapeOf(x)})
-	if c.n.OpType == "ReduceMean" {
+	if c.n.OpType == ops.ReduceMean {
 		xs := b.shape(x)
 		cnt := int64(1)
 		static := true

@@ -77,10 +77,8 @@ func (b *builder) declared(n *graph.Node) {
 	}
 }
 
-// infer sets the types of n's outputs by n's shape rule (the op table), found by
-// op type alone: the NCHWc lowering's com.microsoft.nchwc Conv takes Conv's.
-// Ops without one get shapes.Default.
-func (b *builder) infer(n *graph.Node) {
-	o, _ := lookup(n.OpType)
-	b.types.Infer(n, o.Shape)
-}
+// infer sets the types of n's outputs by the shape rule graph/ops's table
+// gives its op type (shapes.For), found by op type alone: the NCHWc
+// lowering's com.microsoft.nchwc Conv takes Conv's. Ops without one get
+// shapes.Default.
+func (b *builder) infer(n *graph.Node) { b.types.InferNode(n) }

@@ -80,7 +80,8 @@ type Emitter interface {
 	// Contrib adds a node of another domain (version: its opset) whose
 	// one output, named out, has type dt and the given static shape: no
 	// inference knows such ops.
-	Contrib(domain string, version int64, opType string, ins []*graph.Value, out string, dt graph.DType, shape []int64, attrs ...*graph.Attribute) *graph.Value
+	Contrib(domain string, version int64, opType string, ins []*graph.Value, out string, dt graph.DType,
+		shape []int64, attrs ...*graph.Attribute) *graph.Value
 	// Name returns an unused value name based on base and reserves it.
 	Name(base string) string
 	// Const returns an initializer holding t (one per distinct content).

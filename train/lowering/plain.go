@@ -33,7 +33,8 @@ func (Plain) ConvWeightGrad(e Emitter, X, G *graph.Value, geo shapes.Geom, ws []
 
 // BNForward is ONNX's BatchNormalization kernel in inference form on the
 // batch statistics: y = (x − μ)·γ/√(σ²+ε) + β.
-func (Plain) BNForward(e Emitter, x, gamma, beta, mean, variance, _ *graph.Value, eps float64, out string) *graph.Value {
+func (Plain) BNForward(e Emitter, x, gamma, beta, mean, variance, _ *graph.Value, eps float64,
+	out string) *graph.Value {
 	return e.Named("BatchNormalization", []*graph.Value{x, gamma, beta, mean, variance}, out,
 		graph.FloatAttr("epsilon", float32(eps)))
 }
@@ -47,8 +48,9 @@ func (Plain) BNInputGrad(e Emitter, g, xc, c1, c0 *graph.Value) *graph.Value {
 	for i := range ones {
 		ones[i] = 1
 	}
-	return e.Op1("Sub", []*graph.Value{g, e.Op1("BatchNormalization", []*graph.Value{xc, c1, c0, e.ConstF(dt, []int64{C}, zeros),
-		e.ConstF(dt, []int64{C}, ones)}, graph.FloatAttr("epsilon", 0))})
+	bn := e.Op1("BatchNormalization", []*graph.Value{xc, c1, c0, e.ConstF(dt, []int64{C}, zeros),
+		e.ConstF(dt, []int64{C}, ones)}, graph.FloatAttr("epsilon", 0))
+	return e.Op1("Sub", []*graph.Value{g, bn})
 }
 
 // ConvInputTranspose returns dX of Y = Conv(X, W) from G = dY (xs: X's

@@ -47,7 +47,8 @@ func depthwise(e lowering.Emitter, x *graph.Value) bool {
 
 // BNForward computes α = γr and β − μα, then x·α + (β − μα) as a Mul and
 // an Add or a depthwise Conv; otherwise Plain's kernel.
-func (c Lowering) BNForward(e lowering.Emitter, x, gamma, beta, mean, variance, rstd *graph.Value, eps float64, out string) *graph.Value {
+func (c Lowering) BNForward(e lowering.Emitter, x, gamma, beta, mean, variance, rstd *graph.Value, eps float64,
+	out string) *graph.Value {
 	mt, dw := mulAdd(e), depthwise(e, x)
 	if !mt && !dw {
 		return lowering.Plain{}.BNForward(e, x, gamma, beta, mean, variance, rstd, eps, out)

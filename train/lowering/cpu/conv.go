@@ -377,7 +377,8 @@ func (b *builder) convWindows(x *graph.Value, a0 int, geo shapes.Geom, os []int6
 		case whole:
 			out = append(out, x)
 		default:
-			out = append(out, b.Op1("Slice", []*graph.Value{src, b.I64(starts...), b.I64(ends...), b.I64(axes...), b.I64(geo.S...)}))
+			out = append(out, b.Op1("Slice",
+				[]*graph.Value{src, b.I64(starts...), b.I64(ends...), b.I64(axes...), b.I64(geo.S...)}))
 		}
 		if !next(off, geo.K) {
 			return out
@@ -416,7 +417,8 @@ func (b *builder) convWeightGradGemm(X, G *graph.Value, geo shapes.Geom, ws, os 
 		a0, cat = 3, 2
 		perm := slices.Concat([]int64{1, 2, 0}, lowering.Iota(3, 3+sp))
 		XT = b.Transpose(b.Reshape(X, slices.Concat([]int64{0, grp, Cg}, xs[2:])), perm)
-		GT = b.Reshape(b.Transpose(b.Reshape(G, slices.Concat([]int64{0, grp, M / grp}, os)), perm), []int64{grp, M / grp, -1})
+		GT = b.Transpose(b.Reshape(G, slices.Concat([]int64{0, grp, M / grp}, os)), perm)
+		GT = b.Reshape(GT, []int64{grp, M / grp, -1})
 	}
 	var cols *graph.Value
 	if grp == 1 && gatherWindows && K > 1 {

@@ -59,7 +59,8 @@ func (b *builder) nchwc(op string, ins []*graph.Value, shape []int64, attrs ...*
 }
 
 // nchwcNamed is nchwc with the output named out (reserved by the caller).
-func (b *builder) nchwcNamed(op string, ins []*graph.Value, out string, shape []int64, attrs ...*graph.Attribute) *graph.Value {
+func (b *builder) nchwcNamed(op string, ins []*graph.Value, out string, shape []int64,
+	attrs ...*graph.Attribute) *graph.Value {
 	return b.Contrib(nchwcDomain, 1, op, ins, out, graph.Float, shape, attrs...)
 }
 
@@ -131,7 +132,8 @@ func (b *builder) nchwcFilterFlipped(W *graph.Value, M, C int64, k []int64) *gra
 	r := b.nchwc("ReorderInput", []*graph.Value{b.Reshape(W, []int64{1, M, C * K, 1})}, []int64{1, M, C * K, 1})
 	r = b.nchwc("ReorderInput", []*graph.Value{b.Reshape(r, []int64{M / B, C, K * B, 1})}, []int64{M / B, C, K * B, 1})
 	r = b.Transpose(b.Reshape(r, []int64{M / B, C / B, K * B * B}), []int64{1, 0, 2})
-	r = b.Op1("Slice", []*graph.Value{b.Reshape(r, []int64{C / B, M / B, K, B * B}), b.I64(-1), b.I64(math.MinInt64), b.I64(2), b.I64(-1)})
+	r = b.Reshape(r, []int64{C / B, M / B, K, B * B})
+	r = b.Op1("Slice", []*graph.Value{r, b.I64(-1), b.I64(math.MinInt64), b.I64(2), b.I64(-1)})
 	return b.Reshape(r, slices.Concat([]int64{C, M}, k))
 }
 
@@ -145,7 +147,8 @@ func (b *builder) convInputGradNCHWc(G, W *graph.Value, geo shapes.Geom, xs []in
 		ke := geo.D[i]*(geo.K[i]-1) + 1
 		flipped.PB[i], flipped.PE[i] = ke-1-geo.PB[i], ke-1-geo.PE[i]
 	}
-	dX := b.nchwcConv(G, b.nchwcFilterFlipped(W, M, C, geo.K), nil, C, flipped, append([]int64{b.Shape(G)[0]}, xs[1:]...), "")
+	dxShape := append([]int64{b.Shape(G)[0]}, xs[1:]...)
+	dX := b.nchwcConv(G, b.nchwcFilterFlipped(W, M, C, geo.K), nil, C, flipped, dxShape, "")
 	return dX
 }
 
@@ -172,7 +175,8 @@ type phase struct {
 // every kernel extent ≥ its stride (so that every phase has a tap) and the
 // spatial sizes static.
 func (b *builder) polyphasePlan(xs, ws, gs []int64, geo shapes.Geom, dt graph.DType) *polyphase {
-	if !b.nchwcApplies(xs, ws, geo, dt) || gs == nil || len(gs) != 4 || !shapes.AllKnown(xs[2:]) || !shapes.AllKnown(gs[1:]) {
+	if !b.nchwcApplies(xs, ws, geo, dt) || gs == nil || len(gs) != 4 || !shapes.AllKnown(xs[2:]) ||
+		!shapes.AllKnown(gs[1:]) {
 		return nil
 	}
 	p := &polyphase{C: ws[1], M: ws[0], xs: xs, gs: gs}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/unlearn-tool/unlearn/graph"
+	"github.com/unlearn-tool/unlearn/graph/ops"
 	"github.com/unlearn-tool/unlearn/graph/shapes"
 )
 
@@ -40,7 +41,7 @@ func (b *builder) rewriteBatchedTransposes(g *graph.Graph, outputs []*graph.Valu
 	}
 	changed := false
 	for _, n := range slices.Clone(g.Nodes()) {
-		if n.OpType != "Transpose" || !n.IsDefaultDomain() {
+		if n.OpType != ops.Transpose || !n.IsDefaultDomain() {
 			continue
 		}
 		x, y := n.Input(0), n.Output(0)
@@ -127,7 +128,7 @@ func batchedSwap(perm []int64) (k, a int, ok bool) {
 func onlyMatMulUses(v *graph.Value) bool {
 	uses := v.Uses()
 	for _, u := range uses {
-		if u.Node.OpType != "MatMul" {
+		if u.Node.OpType != ops.MatMul {
 			return false
 		}
 	}
@@ -137,7 +138,7 @@ func onlyMatMulUses(v *graph.Value) bool {
 // fromTranspose reports whether v is a Transpose's output.
 func fromTranspose(v *graph.Value) bool {
 	p, _ := v.Producer()
-	return p != nil && p.OpType == "Transpose"
+	return p != nil && p.OpType == ops.Transpose
 }
 
 // eye returns the float identity matrix of size n.

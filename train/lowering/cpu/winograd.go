@@ -146,8 +146,8 @@ func (p winoPlan) tiles() int64 { return p.Ty * p.Tx }
 // a 3×3 kernel at stride 1, dilation 1 and pad 1 on every side, static
 // channel and spatial sizes.
 func winogradApplies(xs, ws []int64, geo shapes.Geom, dt graph.DType) (winoPlan, bool) {
-	if (dt != graph.Float && dt != graph.Double) || len(xs) != 4 || len(ws) != 4 || !shapes.AllKnown(xs[1:]) || !shapes.AllKnown(ws) ||
-		geo.Group != 1 || xs[1] != ws[1] || len(geo.K) != 2 {
+	if (dt != graph.Float && dt != graph.Double) || len(xs) != 4 || len(ws) != 4 ||
+		!shapes.AllKnown(xs[1:]) || !shapes.AllKnown(ws) || geo.Group != 1 || xs[1] != ws[1] || len(geo.K) != 2 {
 		return winoPlan{}, false
 	}
 	for i := range 2 {
