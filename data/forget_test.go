@@ -202,3 +202,15 @@ func FuzzParseForget(f *testing.F) {
 		}
 	})
 }
+
+// A forget table of an image folder may name its file column instead of
+// an id column.
+func TestParseForgetTable(t *testing.T) {
+	d := petsFolder(t)
+	ids, given, err := ParseForget(strings.NewReader("label,File\n0,dog/b.png\n1,train/cat/2.png\n"), "f.csv", d.Train)
+	if err != nil || given != GivenNames || !slices.Equal(ids, []int{4, 1}) {
+		t.Errorf("file column: %v %q %v, want [4 1] names", ids, given, err)
+	}
+	_, _, err = ParseForget(strings.NewReader("file,label\ncat/2.png,0\n3,1\n"), "f.csv", d.Train)
+	wantErr(t, err, `f.csv:3: "3" in the "file" column is not a file name`)
+}

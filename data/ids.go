@@ -48,6 +48,7 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 		index     map[string]int // relative file name -> id, for names
 	)
 	seen := map[int]int{} // id -> line
+	var cols tableColumns // set by a header line
 	for line := 1; ; line++ {
 		raw, rerr := br.ReadString('\n')
 		if rerr != nil && rerr != io.EOF {
@@ -76,10 +77,49 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 				}
 				return strconv.Quote(shorten(s))
 			}
+			if given == "" && cols.sep == "" {
+				// A header line naming the id (or file) column makes the
+				// file a table of comma- or tab-separated fields.
+				if c, ok := headerColumn(text); ok {
+					cols = c
+					if !cols.ids && files == nil {
+						return nil, "", lineErr("the header names column %q, and this dataset has no file "+
+							"names: a forget table needs an id column", cols.name)
+					}
+					continue
+				}
+			}
+			if fields := nonEmptyFields(text); cols.sep == "" && strings.ContainsAny(text, ",\t") &&
+				len(fields) > 0 && integerLike(fields[0]) {
+				// An id followed by more fields (a name with a comma is left
+				// whole: its first field is no integer).
+				if len(fields) > 1 {
+					return nil, "", lineErr("%s has %d fields: a forget file with several columns needs a "+
+						"header line naming its id column (id,label,...)", quote(text), len(fields))
+				}
+				// "12," (a spreadsheet's one-column CSV) is the id 12.
+				text = strings.Join(fields, "")
+			}
 			isID := integerLike(text)
-			if !isID && files != nil {
-				// In a file name, '#' starts a comment only at the start of
-				// the line or after white space: "img#2.png" is a name.
+			if cols.sep != "" {
+				if !cols.ids {
+					// In a file name, '#' starts a comment only at the start of
+					// the line or after white space: "img#2.png" is a name.
+					text = nameText(raw)
+				}
+				fields := strings.Split(text, cols.sep)
+				if cols.col >= len(fields) {
+					return nil, "", lineErr("%s has %d field%s, and the header's %q column is field %d",
+						quote(text), len(fields), map[bool]string{true: "", false: "s"}[len(fields) == 1], cols.name,
+						cols.col+1)
+				}
+				text = strings.TrimSpace(fields[cols.col])
+				isID = integerLike(text)
+				if cols.ids != isID {
+					return nil, "", lineErr("%s in the %q column is not %s", quote(text), cols.name,
+						map[bool]string{true: "an integer id", false: "a file name"}[cols.ids])
+				}
+			} else if !isID && files != nil {
 				text = nameText(raw)
 			}
 			if given == "" {
@@ -146,6 +186,47 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 		return nil, "", &FileError{Path: name, Err: fmt.Errorf("%s all %d training examples; nothing would be left to retain", what, n)}
 	}
 	return ids, given, nil
+}
+
+// tableColumns is the column a forget table's header names: its index,
+// the separator of its fields (a comma or a tab), its name and whether it
+// holds ids (else file names).
+type tableColumns struct {
+	sep, name string
+	col       int
+	ids       bool
+}
+
+// headerColumn reads a header line of a forget table ("id,label" or
+// "id\tlabel\tclass\tfile", as spreadsheets and `unlearn data` write): the
+// fields, split at commas or else at tabs, one of which is id (or else
+// file, name or path; case and surrounding white space ignored).
+func headerColumn(text string) (tableColumns, bool) {
+	sep := ","
+	if !strings.Contains(text, sep) {
+		sep = "\t"
+	}
+	fields := strings.Split(text, sep)
+	for _, want := range []string{"id", "file", "name", "path"} {
+		for i, f := range fields {
+			if strings.EqualFold(strings.TrimSpace(f), want) {
+				return tableColumns{sep: sep, name: strings.TrimSpace(f), col: i, ids: want == "id"}, true
+			}
+		}
+	}
+	return tableColumns{}, false
+}
+
+// nonEmptyFields splits a line at commas and tabs and drops the empty
+// fields.
+func nonEmptyFields(text string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == '\t' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func shorten(s string) string {

@@ -132,3 +132,46 @@ func TestIDsErrorsQuoteNoUnrecognizedLine(t *testing.T) {
 		t.Errorf("a bad line after an id: %v", err)
 	}
 }
+
+// Forget tables: a header line naming the id column makes every later line
+// a row of comma- (or tab-) separated fields, of which that column is read;
+// without a header, a line that holds an id and more fields is refused
+// (it could be a table whose other columns would be read as ids), and a
+// trailing comma is ignored.
+func TestParseIDsTables(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     []int
+	}{
+		{"csv header", "id,label\n7,3\n2,1\n", []int{7, 2}},
+		{"short row", "id,label\n7,3\n2\n", []int{7, 2}},
+		{"id not first", "\uFEFFlabel, ID ,class\r\n3,7,pullover\n1,2,sandal\n", []int{7, 2}},
+		{"tab header", "# from a listing\nid\tlabel\tclass\tfile\n7\t3\tDress\t-\n2\t1\tTrouser\t-\n", []int{7, 2}},
+		{"one column", "id\n7\n2\n", []int{7, 2}},
+		{"trailing commas", "7,\n2,,\n", []int{7, 2}},
+	} {
+		ids, err := ParseIDs(strings.NewReader(c.in), "ids.csv", 10)
+		if err != nil || !slices.Equal(ids, c.want) {
+			t.Errorf("%s: %v, %v; want %v", c.name, ids, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		in, want string
+		line     int
+	}{
+		{"7,3\n2,1\n", `ids.csv:1: the line has 2 fields: a forget file with several columns needs a header line ` +
+			`naming its id column (id,label,...)`, 1},
+		{"7\n2\t1\tTrouser\n", `ids.csv:2: "2\t1\tTrouser" has 3 fields`, 2},
+		{"label,id\n3,7\n1\n", `ids.csv:3: "1" has 1 field, and the header's "id" column is field 2`, 3},
+		{"id,label\n7,3\nx,1\n", `ids.csv:3: "x" in the "id" column is not an integer id`, 3},
+		{"file\ncat/a.png\n", `ids.csv:1: the header names column "file", and this dataset has no file names`, 1},
+		{"id,label\n7,3\n7,1\n", "ids.csv:3: id 7 repeats line 2", 3},
+	} {
+		_, err := ParseIDs(strings.NewReader(c.in), "ids.csv", 10)
+		wantErr(t, err, c.want)
+		var fe *FileError
+		if c.line > 0 && (!errors.As(err, &fe) || fe.Line != c.line) {
+			t.Errorf("%q: error %v, want line %d", c.in, err, c.line)
+		}
+	}
+}
