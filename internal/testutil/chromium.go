@@ -87,16 +87,20 @@ const geometryJS = `(async () => {
   await Promise.all([...document.images].map(i => i.decode().catch(() => null)));
   const el = e => {
     const r = e.getBoundingClientRect();
-    const o = {Tag: e.tagName.toLowerCase(), Class: e.className || "", Text: (e.innerText || e.alt || "").slice(0, 60),
+    const o = {Tag: e.tagName.toLowerCase(), Class: e.className || "",
+      Text: (e.innerText || e.alt || "").slice(0, 60),
       X: r.left + scrollX, Y: r.top + scrollY, W: r.width, H: r.height};
-    if (o.Tag === "img") { o.Complete = e.complete; o.NaturalWidth = e.naturalWidth; o.NaturalHeight = e.naturalHeight; }
+    if (o.Tag === "img") {
+      o.Complete = e.complete; o.NaturalWidth = e.naturalWidth; o.NaturalHeight = e.naturalHeight;
+    }
     return o;
   };
   const all = s => [...document.querySelectorAll(s)].map(el);
   const d = document.documentElement;
   return JSON.stringify({ViewportWidth: innerWidth, ViewportHeight: innerHeight,
     ScrollWidth: d.scrollWidth, ScrollHeight: d.scrollHeight,
-    Blocks: [...document.body.children].map(el), Figures: all("figure"), Images: all("img"), Headings: all("h1, h2, h3")});
+    Blocks: [...document.body.children].map(el), Figures: all("figure"), Images: all("img"),
+    Headings: all("h1, h2, h3")});
 })()`
 
 // RenderPage opens the HTML file at path in headless Chromium with a
