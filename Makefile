@@ -9,9 +9,11 @@ export CGO_ENABLED := 1
 # ONNXRUNTIME_LIB is already set. (`make demo` runs bin/unlearn, which finds
 # ../.ort/ by itself.)
 ORT_LIB  := $(or $(ONNXRUNTIME_LIB),$(CURDIR)/.ort/libonnxruntime.so.1)
-TEST_ENV := UNLEARN_REQUIRE_ORT=1 ONNXRUNTIME_LIB="$(ORT_LIB)"
+# UNLEARN_REQUIRE_CHROMIUM: the report's layout tests fail, not skip,
+# without the chromium that `deps` installs.
+TEST_ENV := UNLEARN_REQUIRE_ORT=1 UNLEARN_REQUIRE_CHROMIUM=1 ONNXRUNTIME_LIB="$(ORT_LIB)"
 
-.PHONY: all build ort ort-gpu deps test reference-check test-deploy test-slurm test-docker test-large test-short conformance fuzz testing-md demo demo-threads vet fmt generate clean
+.PHONY: all build ort ort-gpu deps deps-demo test reference-check test-deploy test-slurm test-docker test-large test-short conformance fuzz testing-md demo demo-threads vet fmt generate clean
 
 all: build
 
@@ -24,14 +26,19 @@ ort:
 ort-gpu:
 	@./scripts/fetch-ort-gpu.sh
 
+# What the tests need (gcc, npm, libonnx-testdata, chromium) and what the
+# demo needs (gcc and npm only); root or sudo only when one is missing.
 deps:
-	@./scripts/setup-deps.sh
+	@./scripts/setup-deps.sh test
+
+deps-demo:
+	@./scripts/setup-deps.sh demo
 
 build:
 	$(GO) build -o $(BIN) ./cmd/unlearn
 
-# The tests need ONNX Runtime and Debian's libonnx-testdata; UNLEARN_REQUIRE_ORT
-# turns "library absent" from a skip into a failure.
+# The tests need ONNX Runtime, Debian's libonnx-testdata and chromium;
+# UNLEARN_REQUIRE_ORT turns "library absent" from a skip into a failure.
 test: deps ort
 	$(GO) vet ./...
 	$(TEST_ENV) $(GO) test -count=1 -timeout 30m ./...
@@ -97,12 +104,12 @@ testing-md: ort
 test-short: ort
 	ONNXRUNTIME_LIB="$(ORT_LIB)" $(GO) test -short ./...
 
-demo: deps ort build
+demo: deps-demo ort build
 	./scripts/demo.sh
 
 # The demo with --threads 1 and 2 against each other and the README's sample
 # (issue 30's acceptance: within 1.5 points on forget and test accuracy).
-demo-threads: deps ort build
+demo-threads: deps-demo ort build
 	./scripts/demo-threads.sh
 
 fmt:

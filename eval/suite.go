@@ -125,8 +125,9 @@ func (s *Suite) Provenance() (*schema.DataInfo, *schema.ForgetInfo, error) {
 
 // Settings records how met was measured.
 func (s *Suite) Settings(met *Metrics) schema.Settings {
-	return schema.Settings{BatchSize: s.Options.BatchSize, Device: s.Options.Runtime.Device, Threads: s.Options.Runtime.Threads,
-		MIA: NewMIASettings(met, s.Options.MIA)}
+	rt := s.Options.Runtime
+	return schema.Settings{BatchSize: s.Options.BatchSize, Device: rt.Device, Threads: rt.Threads,
+		ThreadsUsed: rt.ThreadCount(), MIA: NewMIASettings(met, s.Options.MIA)}
 }
 
 // NewModelInfo identifies the model file at path by its SHA-256.

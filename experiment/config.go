@@ -48,7 +48,7 @@ type Config struct {
 	ForgetSets []ForgetSet `yaml:"forget_sets"`
 	Seeds      []uint64    `yaml:"seeds"`
 	Methods    []Method    `yaml:"methods"`
-	// Threads for ONNX Runtime (0: all cores); fixed for determinism.
+	// Threads for ONNX Runtime (0: the usable cores within the CPU quota); fixed for determinism.
 	Threads int `yaml:"threads"`
 	// Out is the folder of the cache, results.jsonl and the report.
 	Out string `yaml:"out"`

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"sync"
 
@@ -34,7 +33,7 @@ var ErrLibrary = errors.New("onnxruntime library")
 // Options selects the library, the thread count and the device.
 type Options struct {
 	LibPath string // explicit path (--ort-lib); empty: environment, then .ort/
-	Threads int    // intra-op threads; 0 means all cores
+	Threads int    // intra-op threads; 0: DefaultThreads (the usable cores within the cgroup's CPU quota)
 	Device  string // "cpu" (default) or "cuda": cuda loads the GPU build (GPULibName) instead of the CPU library
 }
 
@@ -43,7 +42,7 @@ func (o Options) ThreadCount() int {
 	if o.Threads > 0 {
 		return o.Threads
 	}
-	return goruntime.NumCPU()
+	return DefaultThreads()
 }
 
 // ResolveLibrary returns the library path that Setup would load and where it

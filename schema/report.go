@@ -71,10 +71,15 @@ type ForgetInfo struct {
 
 // Settings record how the numbers were made.
 type Settings struct {
-	BatchSize int          `json:"batch_size"`
-	Device    string       `json:"device"`
-	Threads   int          `json:"threads"`
-	MIA       *MIASettings `json:"mia,omitempty"`
+	BatchSize int    `json:"batch_size"`
+	Device    string `json:"device"`
+	// Threads is the intra-op thread count asked for; 0 is the default.
+	Threads int `json:"threads"`
+	// ThreadsUsed is the intra-op thread count ONNX Runtime ran with: Threads,
+	// or for 0 the cores the process may use within its cgroup's CPU quota
+	// (onnxrt.DefaultThreads). Absent in reports written before it existed.
+	ThreadsUsed int          `json:"threads_used,omitempty"`
+	MIA         *MIASettings `json:"mia,omitempty"`
 }
 
 // MIASettings record the attacks' configuration and group sizes.

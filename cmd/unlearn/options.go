@@ -58,7 +58,7 @@ func (r *runtimeOpts) flags() []cli.Flag {
 			"cuda, of the GPU build's libonnxruntime.so (default: $ONNXRUNTIME_GPU_LIB, then ../.ort-gpu/, " +
 			"which make ort-gpu fills)"},
 		&cli.IntFlag{Name: "threads", Destination: &r.threads, Usage: "intra-op threads for ONNX Runtime " +
-			"(0: all cores)", Value: 0},
+			"(0: the usable cores, within a container's CPU quota)", Value: 0},
 		&cli.StringFlag{Name: "device", Destination: &r.device, Usage: "cpu or cuda (cuda loads ONNX " +
 			"Runtime's GPU build, make ort-gpu, and needs an NVIDIA driver, CUDA 13 and cuDNN 9, found on the " +
 			"library path, in the system's folders or in a Python environment's nvidia packages)", Value: "cpu"},
@@ -75,7 +75,7 @@ func (r *runtimeOpts) dev() string { return strings.ToLower(r.device) }
 func (r *runtimeOpts) options(trains bool) (onnxrt.Options, error) {
 	o := onnxrt.Options{LibPath: r.lib, Threads: r.threads, Device: r.dev()}
 	if o.Threads < 0 {
-		return o, usagef("--threads %d: must be 0 (all cores) or positive", o.Threads)
+		return o, usagef("--threads %d: must be 0 (the usable cores) or positive", o.Threads)
 	}
 	if o.Device != "cpu" && o.Device != "cuda" {
 		return o, usagef("--device %q: must be cpu or cuda", r.device)

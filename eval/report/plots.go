@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -10,12 +9,12 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// Colours: the model, the oracle, and the three MIA groups.
+// Colours: the input model before unlearning, the model, the oracle, and
+// the three MIA groups.
 var (
+	colBefore  = color.RGBA{R: 0x8c, G: 0x8c, B: 0x8c, A: 0xff}
 	colModel   = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
 	colOracle  = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
 	colMember  = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
@@ -30,17 +29,6 @@ func withAlpha(c color.RGBA, a uint8) color.NRGBA {
 	return color.NRGBA{R: c.R, G: c.G, B: c.B, A: a}
 }
 
-// renderPNG draws p at the given size and returns the PNG bytes.
-func renderPNG(p *plot.Plot, w, h vg.Length) ([]byte, error) {
-	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))
-	p.Draw(draw.New(c))
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 // series is one coloured set of bars.
 type series struct {
 	name   string
@@ -49,46 +37,47 @@ type series struct {
 }
 
 // groupedBars draws one group of bars per label, one bar per series, with
-// values in [0, 1] shown as percentages.
-func groupedBars(title, ylabel string, labels []string, ss []series) (*plot.Plot, error) {
+// values in [0, 1] shown as percentages. The legend and the labels are
+// drawn by chart, clear of the bars.
+func groupedBars(title, ylabel string, labels []string, ss []series) (*chart, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.Y.Label.Text = ylabel
-	// Room above 100 % for the legend.
-	p.Y.Min, p.Y.Max = 0, 118
+	p.Y.Min, p.Y.Max = 0, 100
 	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 25, Label: "25"},
 		{Value: 50, Label: "50"}, {Value: 75, Label: "75"}, {Value: 100, Label: "100"}})
-	p.Legend.Top = true
-	p.Legend.Left = false
+	// Categories at 0, 1, ...; chart draws their names.
+	p.X.Min, p.X.Max = -0.5, float64(len(labels))-0.5
+	p.X.Tick.Marker = plot.ConstantTicks(nil)
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil
 	p.Add(grid)
-	n := len(ss)
-	w := vg.Points(math.Max(4, math.Min(22, 300/float64(len(labels)*n))))
-	for i, s := range ss {
+	ch := &chart{p: p, labels: labels}
+	for _, s := range ss {
+		if len(s.values) != len(labels) {
+			return nil, fmt.Errorf("report: %s: %d values for %d labels", s.name, len(s.values), len(labels))
+		}
 		vals := make(plotter.Values, len(s.values))
 		for k, v := range s.values {
 			vals[k] = 100 * v
 		}
-		b, err := plotter.NewBarChart(vals, w)
+		b, err := plotter.NewBarChart(vals, 1) // width set when drawn (chart.setBarWidth)
 		if err != nil {
 			return nil, err
 		}
-		b.Color = s.color
 		b.LineStyle.Width = 0
-		b.Offset = w * vg.Length(float64(i)-float64(n-1)/2)
 		p.Add(b)
-		p.Legend.Add(s.name, b)
+		ch.bars = append(ch.bars, b)
+		ch.legend = append(ch.legend, legendEntry{name: s.name, fill: s.color})
 	}
-	p.NominalX(labels...)
-	return p, nil
+	return ch, nil
 }
 
 // distribution draws normalised histograms of several groups over a shared
 // range. With clip, values above the 99th percentile of all groups (a few
 // clipped logarithms or huge losses that would squash the rest) are counted
 // in the last bin.
-func distribution(title, xlabel string, groups []series, bins int, clip bool) (*plot.Plot, error) {
+func distribution(title, xlabel string, groups []series, bins int, clip bool) (*chart, error) {
 	var all []float64
 	for _, g := range groups {
 		all = append(all, g.values...)
@@ -114,7 +103,7 @@ func distribution(title, xlabel string, groups []series, bins int, clip bool) (*
 		p.X.Label.Text += fmt.Sprintf(" (last bin: ≥ %.3g)", hi-width)
 	}
 	p.Y.Label.Text = "share of group"
-	p.Legend.Top = true
+	ch := &chart{p: p}
 	top := 0.0
 	for _, g := range groups {
 		counts := make([]float64, bins)
@@ -139,8 +128,9 @@ func distribution(title, xlabel string, groups []series, bins int, clip bool) (*
 		h.LineStyle.Color = c
 		h.LineStyle.Width = vg.Points(1.2)
 		p.Add(h)
-		p.Legend.Add(fmt.Sprintf("%s (%d)", g.name, len(g.values)), h)
+		ch.legend = append(ch.legend, legendEntry{name: fmt.Sprintf("%s (%d)", g.name, len(g.values)),
+			fill: h.FillColor, outline: c})
 	}
-	p.Y.Min, p.Y.Max = 0, 1.4*math.Max(top, 1e-3) // room for the legend
-	return p, nil
+	p.Y.Min, p.Y.Max = 0, 1.05*math.Max(top, 1e-3)
+	return ch, nil
 }

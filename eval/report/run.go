@@ -39,7 +39,8 @@ func RunResult(rep *schema.Report, metrics, html string) []any {
 		res = append(res, "proxies", u.Proxies.After)
 	}
 	if s := u.Auto; s != nil {
-		res = append(res, "auto", map[string]any{"lr": s.LR, "stop_epoch": s.StopEpoch, "epoch": s.Epoch, "max_epochs": s.MaxEpochs, "reason": s.Reason})
+		res = append(res, "auto", map[string]any{"lr": s.LR, "stop_epoch": s.StopEpoch, "epoch": s.Epoch,
+			"max_epochs": s.MaxEpochs, "reason": s.Reason})
 	}
 	kinds := []string{}
 	for _, f := range u.Flags {
@@ -74,7 +75,8 @@ func VerdictLine(u *schema.Unlearning) string {
 		for i, f := range u.Flags {
 			kinds[i] = f.Kind
 		}
-		return fmt.Sprintf("verdict: NOT vouched for (%s, see the warnings above): check the result against an oracle before relying on it", strings.Join(kinds, ", "))
+		return fmt.Sprintf("verdict: NOT vouched for (%s, see the warnings above): "+
+			"check the result against an oracle before relying on it", strings.Join(kinds, ", "))
 	case u.Auto != nil:
 		return "verdict: NOT vouched for: the auto schedule did not meet its conditions"
 	}
@@ -103,7 +105,8 @@ func NotVouchedReason(u *schema.Unlearning) string {
 // EpochsEquivalent says a run's cost in epochs over the retain set, by
 // seconds at its own training speed and by examples trained.
 func EpochsEquivalent(u *schema.Unlearning) string {
-	return fmt.Sprintf("%.1f epochs over the retain set at this run's speed; %.1f by examples trained", u.EpochsEquivalent, u.EpochsTrained)
+	return fmt.Sprintf("%.1f epochs over the retain set at this run's speed; %.1f by examples trained",
+		u.EpochsEquivalent, u.EpochsTrained)
 }
 
 // RetrainBasis says what a run's estimate of retraining rests on
@@ -151,10 +154,13 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 	tm := u.Timings
 	except := ""
 	if a.FoldedStatistics > 0 {
-		except = fmt.Sprintf(" except %d convolution weights and biases outside the mask that carry their channels' updated normalization statistics (BatchNormalization restored for the run and folded back)", a.FoldedStatistics)
+		except = fmt.Sprintf(" except %d convolution weights and biases outside the mask that carry their "+
+			"channels' updated normalization statistics (BatchNormalization restored for the run and folded back)",
+			a.FoldedStatistics)
 	}
-	fmt.Fprintf(ew, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; every other parameter bit-identical%s\n",
-		rep.Model.Path, a.ChangedParams, a.TotalParams, 100*float64(a.ChangedParams)/float64(a.TotalParams), len(a.Changed), except)
+	fmt.Fprintf(ew, "\nwrote %s: %d of %d parameters changed (%.1f%%) in %d tensors; "+
+		"every other parameter bit-identical%s\n", rep.Model.Path, a.ChangedParams, a.TotalParams,
+		100*float64(a.ChangedParams)/float64(a.TotalParams), len(a.Changed), except)
 	fmt.Fprintf(ew, "time: localize %.1f s, unlearn %.1f s", tm.LocalizeS, tm.UnlearnS)
 	if u.EpochsEquivalent > 0 {
 		fmt.Fprintf(ew, " (%s)", EpochsEquivalent(u))
@@ -177,7 +183,8 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 		if s.Epoch != s.StopEpoch {
 			result = fmt.Sprintf("; the result is epoch %d, the closest to the rule", s.Epoch)
 		}
-		fmt.Fprintf(ew, "auto schedule: lr %.4g (%s), stopped after epoch %d of at most %d (%s)%s\n", s.LR, how, s.StopEpoch, s.MaxEpochs, s.Reason, result)
+		fmt.Fprintf(ew, "auto schedule: lr %.4g (%s), stopped after epoch %d of at most %d (%s)%s\n",
+			s.LR, how, s.StopEpoch, s.MaxEpochs, s.Reason, result)
 	}
 	if p := u.Proxies; p != nil {
 		fmt.Fprintln(ew, ProxiesLine(p))

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	_ "embed"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -19,11 +20,13 @@ import (
 // with their intervals, the mean KLoM on the three sets, U-LiRA's accuracy
 // with its interval where the report has it, and K.
 func ScoreLine(r *schema.ScoreReport) string {
-	line := fmt.Sprintf("forget quality F %.3f [%.3f, %.3f]", r.ForgetQuality.Estimate, r.ForgetQuality.Lo, r.ForgetQuality.Hi)
+	fq := r.ForgetQuality
+	line := fmt.Sprintf("forget quality F %.3f [%.3f, %.3f]", fq.Estimate, fq.Lo, fq.Hi)
 	if f := r.FinalScore; f != nil {
 		line += fmt.Sprintf(", final score %.3f [%.3f, %.3f]", f.Estimate, f.Lo, f.Hi)
 	}
-	line += fmt.Sprintf(", mean KLoM forget %.3f, retain %.3f, test %.3f", r.KLoM.Forget.Estimate, r.KLoM.Retain, r.KLoM.Test)
+	line += fmt.Sprintf(", mean KLoM forget %.3f, retain %.3f, test %.3f",
+		r.KLoM.Forget.Estimate, r.KLoM.Retain, r.KLoM.Test)
 	if u := r.ULiRA; u != nil {
 		line += fmt.Sprintf(", U-LiRA accuracy %.3f [%.3f, %.3f]", u.Accuracy.Estimate, u.Accuracy.Lo, u.Accuracy.Hi)
 	}
@@ -51,15 +54,22 @@ func ScoreHTML(rep *schema.ScoreReport) ([]byte, error) {
 		b := min(nb, int(e.Epsilon/0.5))
 		shares[b] += 1 / float64(len(rep.Forget))
 	}
-	hist, err := barFigure("ε per forget example", "share of the forget set (%)", labels, []series{{"forget examples", shares, colForget}},
-		"Each forget example's ε, by the competition's buckets (lower edge shown): the best threshold test between the K unlearned and the K retrained models' margins. Low ε: the unlearned models look retrained; the last bar scores 0.")
+	hist, err := barFigure("ε per forget example", "share of the forget set (%)", labels,
+		[]series{{"forget examples", shares, colForget}},
+		"Each forget example's ε, by the competition's buckets (lower edge shown): the best threshold test "+
+			"between the K unlearned and the K retrained models' margins. Low ε: the unlearned models look "+
+			"retrained; the last bar scores 0.")
 	if err != nil {
 		return nil, err
 	}
-	scatter, err := epsilonScatter(rep, "ε against forget accuracy", "share of models classifying the example correctly", []scoreSide{
-		{"unlearned models", colModel, func(e schema.ScoreForgetExample) float64 { return e.UnlearnedCorrect }},
-		{"retrained models", colOracle, func(e schema.ScoreForgetExample) float64 { return e.RetrainedCorrect }},
-	}, fmt.Sprintf("One point per forget example and side (ε above %g drawn at %g). An example the unlearned models still classify correctly more often than the retrained ones, with a high ε, is one the method did not forget.", rep.MaxEpsilon, rep.MaxEpsilon+0.5))
+	type ex = schema.ScoreForgetExample
+	scatter, err := epsilonScatter(rep, "ε against forget accuracy", "share of models classifying the example correctly",
+		[]scoreSide{
+			{"unlearned models", colModel, func(e ex) float64 { return e.UnlearnedCorrect }},
+			{"retrained models", colOracle, func(e ex) float64 { return e.RetrainedCorrect }},
+		}, fmt.Sprintf("One point per forget example and side (ε above %g drawn at %g). An example the "+
+			"unlearned models still classify correctly more often than the retrained ones, with a high ε, is one "+
+			"the method did not forget.", rep.MaxEpsilon, rep.MaxEpsilon+0.5))
 	if err != nil {
 		return nil, err
 	}
@@ -67,14 +77,19 @@ func ScoreHTML(rep *schema.ScoreReport) ([]byte, error) {
 	// The SVC MIA's verdicts per example, where the tasks recorded them.
 	var svcSides []scoreSide
 	if rep.Forget[0].UnlearnedSVCNonMember != nil {
-		svcSides = append(svcSides, scoreSide{"unlearned models", colModel, func(e schema.ScoreForgetExample) float64 { return *e.UnlearnedSVCNonMember }})
+		svcSides = append(svcSides, scoreSide{"unlearned models", colModel,
+			func(e ex) float64 { return *e.UnlearnedSVCNonMember }})
 	}
 	if rep.Forget[0].RetrainedSVCNonMember != nil {
-		svcSides = append(svcSides, scoreSide{"retrained models", colOracle, func(e schema.ScoreForgetExample) float64 { return *e.RetrainedSVCNonMember }})
+		svcSides = append(svcSides, scoreSide{"retrained models", colOracle,
+			func(e ex) float64 { return *e.RetrainedSVCNonMember }})
 	}
 	if len(svcSides) > 0 {
-		f, err := epsilonScatter(rep, "ε against the SVC MIA's verdict", "share of models whose SVC MIA calls the example a non-member", svcSides,
-			"One point per forget example and side: SalUn's SVC MIA (true-label confidence), fitted per model, calls the example a non-member in this share of the models. The population-level MIA averages this axis; ε shows which examples it cannot tell apart.")
+		f, err := epsilonScatter(rep, "ε against the SVC MIA's verdict",
+			"share of models whose SVC MIA calls the example a non-member", svcSides,
+			"One point per forget example and side: SalUn's SVC MIA (true-label confidence), fitted per model, "+
+				"calls the example a non-member in this share of the models. The population-level MIA averages "+
+				"this axis; ε shows which examples it cannot tell apart.")
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +118,7 @@ func epsilonScatter(rep *schema.ScoreReport, title, xLabel string, sides []score
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = "ε"
-	p.Legend.Top = true
+	ch := &chart{p: p}
 	for _, s := range sides {
 		xy := make(plotter.XYs, len(rep.Forget))
 		for i, e := range rep.Forget {
@@ -117,55 +132,18 @@ func epsilonScatter(rep *schema.ScoreReport, title, xLabel string, sides []score
 		sc.GlyphStyle.Radius = vg.Points(2.5)
 		sc.GlyphStyle.Shape = draw.CircleGlyph{}
 		p.Add(sc)
-		p.Legend.Add(s.name, sc)
+		ch.legend = append(ch.legend, legendEntry{name: s.name, fill: sc.GlyphStyle.Color})
 	}
 	p.X.Min, p.X.Max = -0.05, 1.05
-	p.Y.Min, p.Y.Max = 0, rep.MaxEpsilon+1.2 // room for the legend
-	return figure(p, plotWidth, plotHeight, p.Title.Text, caption)
+	p.Y.Min, p.Y.Max = 0, rep.MaxEpsilon+0.7
+	return figure(ch, plotWidth, plotHeight, p.Title.Text, caption)
 }
+
+// scorePageHTML is the score page's template.
+//
+//go:embed score.html.tmpl
+var scorePageHTML string
 
 var scorePage = template.Must(template.New("score").Funcs(template.FuncMap{
 	"frac": frac, "num": func(v float64) string { return fmt.Sprintf("%.3f", v) },
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
-<title>unlearn: forgetting score</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; padding: 0 1rem; color: #222; }
-table { border-collapse: collapse; } th, td { padding: .25rem .7rem; text-align: right; border-bottom: 1px solid #eee; }
-td.name { text-align: left; } td.help { text-align: left; color: #666; font-size: .85rem; }
-.figs { display: flex; flex-wrap: wrap; gap: 1rem; } figure { margin: 0; } figure img { max-width: 100%; height: auto; }
-figcaption { font-size: .85rem; color: #555; max-width: 620px; } code { font-size: .85rem; }
-</style>
-</head>
-<body>
-{{$s := .R.Settings.Setup}}
-<h2>Forgetting score ({{$s.K}} unlearned, {{$s.K}} retrained models)</h2>
-<p>Method {{with $s.Method.Method}}{{.}}: {{end}}{{$s.Method.Strategy}} + {{$s.Method.Algorithm}} on <code>{{.R.Settings.Paths.Model}}</code>, forget set <code>{{.R.Settings.Paths.Forget}}</code> ({{$s.Forget}} examples), against models retrained from scratch without it ({{$s.Recipe.Epochs}} epochs, lr {{$s.Recipe.LR}}). Intervals: {{.R.Bootstrap.Resamples}} bootstrap resamples of the models, {{frac .R.Bootstrap.Level}}. See docs/SCORE.md for what the numbers mean and how large K must be.</p>
-<table>
-<tr><th class="name">score</th><th>estimate</th><th>interval</th><th class="name">meaning</th></tr>
-<tr><td class="name">forget quality F</td><td>{{num .R.ForgetQuality.Estimate}}</td><td>[{{num .R.ForgetQuality.Lo}}, {{num .R.ForgetQuality.Hi}}]</td><td class="help">mean bucket value of ε over the forget set; higher is better, compare at equal K</td></tr>
-{{with .R.FinalScore}}<tr><td class="name">final score</td><td>{{num .Estimate}}</td><td>[{{num .Lo}}, {{num .Hi}}]</td><td class="help">F · (RA unlearned / RA retrained) · (TA unlearned / TA retrained)</td></tr>{{end}}
-<tr><td class="name">mean KLoM, forget</td><td>{{num .R.KLoM.Forget.Estimate}}</td><td>[{{num .R.KLoM.Forget.Lo}}, {{num .R.KLoM.Forget.Hi}}]</td><td class="help">KL divergence of the margin histograms (nats); 0 = indistinguishable</td></tr>
-<tr><td class="name">mean KLoM, retain sample</td><td>{{num .R.KLoM.Retain}}</td><td></td><td class="help">{{$s.Samples.Retain}} retain examples</td></tr>
-<tr><td class="name">mean KLoM, test sample</td><td>{{num .R.KLoM.Test}}</td><td></td><td class="help">{{$s.Samples.Test}} test examples</td></tr>
-{{with .R.ULiRA}}<tr><td class="name">U-LiRA accuracy</td><td>{{num .Accuracy.Estimate}}</td><td>[{{num .Accuracy.Lo}}, {{num .Accuracy.Hi}}]</td><td class="help">per-example likelihood-ratio attack, unlearned against retrained targets, mean balanced accuracy; 0.5 = indistinguishable, 1 = told apart ({{.Folds}} folds, {{.Shadows}} shadows per side, {{.Variance}} variance; pooled AUC {{num .AUC}})</td></tr>{{end}}
-</table>
-<table>
-<tr><th class="name">mean accuracy</th><th>forget</th><th>retain sample</th><th>test sample</th></tr>
-<tr><td class="name">unlearned</td><td>{{frac .R.Accuracy.Unlearned.Forget}}</td><td>{{frac .R.Accuracy.Unlearned.Retain}}</td><td>{{frac .R.Accuracy.Unlearned.Test}}</td></tr>
-<tr><td class="name">retrained</td><td>{{frac .R.Accuracy.Retrained.Forget}}</td><td>{{frac .R.Accuracy.Retrained.Retain}}</td><td>{{frac .R.Accuracy.Retrained.Test}}</td></tr>
-</table>
-{{if or .R.SVCMIA.Unlearned .R.SVCMIA.Retrained}}<table>
-<tr><th class="name">SVC MIA on the forget set</th><th>unlearned</th><th>retrained</th><th class="name">meaning</th></tr>
-<tr><td class="name">called non-member</td><td>{{with .R.SVCMIA.Unlearned}}{{frac .}}{{else}}–{{end}}</td><td>{{with .R.SVCMIA.Retrained}}{{frac .}}{{else}}–{{end}}</td><td class="help">SalUn's SVC on the true label's confidence, fitted per model, mean over the side's models</td></tr>
-</table>{{end}}
-<div class="figs">
-{{range .Figures}}<figure><img {{.Src}} alt="{{.Alt}}" width="{{.Width}}">{{if .Caption}}<figcaption>{{.Caption}}</figcaption>{{end}}</figure>
-{{end}}</div>
-<p>model sha256 <code>{{$s.ModelSHA256}}</code>, data sha256 <code>{{$s.DataSHA256}}</code>, forget sha256 <code>{{$s.ForgetSHA256}}</code>{{with .R.Tool}}; {{.}}{{end}}</p>
-</body>
-</html>
-`))
+}).Parse(scorePageHTML))

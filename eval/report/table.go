@@ -94,7 +94,8 @@ func Rows(rep *schema.Report) []Row {
 				v = &a.Test
 			}
 			if v != nil {
-				rows = append(rows, Row{Group: "agreement", Name: k, Model: v, Help: "share of " + k + " examples on which model and oracle predict the same class"})
+				rows = append(rows, Row{Group: "agreement", Name: k, Model: v,
+					Help: "share of " + k + " examples on which model and oracle predict the same class"})
 			}
 		}
 	}

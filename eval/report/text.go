@@ -51,7 +51,8 @@ func WriteTable(w io.Writer, rep *schema.Report) error {
 	}
 	tw.Flush()
 	if rep.Counts.Forget != nil {
-		fmt.Fprintf(ew, "examples: train %d, test %d, forget %d, retain %d", rep.Counts.Train, rep.Counts.Test, *rep.Counts.Forget, *rep.Counts.Retain)
+		fmt.Fprintf(ew, "examples: train %d, test %d, forget %d, retain %d",
+			rep.Counts.Train, rep.Counts.Test, *rep.Counts.Forget, *rep.Counts.Retain)
 	} else {
 		fmt.Fprintf(ew, "examples: train %d, test %d", rep.Counts.Train, rep.Counts.Test)
 	}
@@ -60,7 +61,8 @@ func WriteTable(w io.Writer, rep *schema.Report) error {
 	}
 	fmt.Fprintln(ew)
 	if rep.MIA != nil {
-		fmt.Fprintln(ew, "mia: share of the forget set each SVC calls non-member (SalUn); loss_lr: attack accuracy, 50% = chance")
+		fmt.Fprintln(ew, "mia: share of the forget set each SVC calls non-member (SalUn); "+
+			"loss_lr: attack accuracy, 50% = chance")
 	}
 	if oracle {
 		fmt.Fprintln(ew, "Δ = oracle − model; agreement: same predicted class as the oracle")
@@ -85,10 +87,14 @@ type compareColumn struct {
 // retain and test accuracy, and with membership inference the
 // correctness and confidence SVC scores and the loss attack.
 func compareColumns(withMIA bool) []compareColumn {
+	type (
+		met   = schema.Metrics
+		delta = schema.Delta
+	)
 	cols := []compareColumn{
-		{"forget", func(m *schema.Metrics) *float64 { return m.Accuracy.Forget }, func(d *schema.Delta) *float64 { return d.Accuracy.Forget }},
-		{"retain", func(m *schema.Metrics) *float64 { return m.Accuracy.Retain }, func(d *schema.Delta) *float64 { return d.Accuracy.Retain }},
-		{"test", func(m *schema.Metrics) *float64 { return &m.Accuracy.Test }, func(d *schema.Delta) *float64 { return &d.Accuracy.Test }},
+		{"forget", func(m *met) *float64 { return m.Accuracy.Forget }, func(d *delta) *float64 { return d.Accuracy.Forget }},
+		{"retain", func(m *met) *float64 { return m.Accuracy.Retain }, func(d *delta) *float64 { return d.Accuracy.Retain }},
+		{"test", func(m *met) *float64 { return &m.Accuracy.Test }, func(d *delta) *float64 { return &d.Accuracy.Test }},
 	}
 	if !withMIA {
 		return cols
@@ -150,7 +156,8 @@ func WriteCompare(w io.Writer, rep *schema.CompareReport) error {
 	fmt.Fprintf(ew, "values in %%, (Δ = oracle − model in points); forget set %s (%d of %d training examples)\n",
 		rep.Forget.Path, rep.Forget.N, rep.Oracle.Counts.Train)
 	if rep.Oracle.MIA != nil {
-		fmt.Fprintln(ew, "mia: share of the forget set the SVC calls non-member (SalUn); loss_lr: attack accuracy, 50% = chance")
+		fmt.Fprintln(ew, "mia: share of the forget set the SVC calls non-member (SalUn); "+
+			"loss_lr: attack accuracy, 50% = chance")
 	}
 	fmt.Fprintln(ew, "avg gap: mean |Δ| over forget, retain and test accuracy and mia correctness (SalUn's Avg. Gap)")
 	return ew.Err
@@ -162,13 +169,17 @@ func WriteCompare(w io.Writer, rep *schema.CompareReport) error {
 // ends have one.
 func ProxiesLine(p *schema.ProxyLog) string {
 	b, a := p.Before, p.After
-	line := fmt.Sprintf("proxies (no oracle): forget accuracy %.2f%% → %.2f%%, unseen reference %.2f%%; test accuracy %.2f%% → %.2f%%; held-out retain accuracy %.2f%% → %.2f%% (%d examples, not trained on)",
-		100*b.ForgetAccuracy, 100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, 100*b.TestAccuracy, 100*a.TestAccuracy, 100*b.HoldoutAccuracy, 100*a.HoldoutAccuracy, p.HoldoutSize)
+	line := fmt.Sprintf("proxies (no oracle): forget accuracy %.2f%% → %.2f%%, unseen reference %.2f%%; "+
+		"test accuracy %.2f%% → %.2f%%; held-out retain accuracy %.2f%% → %.2f%% (%d examples, not trained on)",
+		100*b.ForgetAccuracy, 100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, 100*b.TestAccuracy, 100*a.TestAccuracy,
+		100*b.HoldoutAccuracy, 100*a.HoldoutAccuracy, p.HoldoutSize)
 	if a.MIA != nil && b.MIA != nil {
-		line += fmt.Sprintf("; proxy MIA (%s) on the forget set %.2f%% → %.2f%%, on the reference %.2f%%", a.MIA.Feature, 100*b.MIA.Forget, 100*a.MIA.Forget, 100*a.MIA.Reference)
+		line += fmt.Sprintf("; proxy MIA (%s) on the forget set %.2f%% → %.2f%%, on the reference %.2f%%",
+			a.MIA.Feature, 100*b.MIA.Forget, 100*a.MIA.Forget, 100*a.MIA.Reference)
 	}
 	if e := p.Estimate; e != nil {
-		line += fmt.Sprintf("; oracle estimate (class-frequency shift): forget accuracy %.2f%%, test accuracy %.2f%%", 100*e.ReferenceAccuracy, 100*e.TestAccuracy)
+		line += fmt.Sprintf("; oracle estimate (class-frequency shift): forget accuracy %.2f%%, test accuracy %.2f%%",
+			100*e.ReferenceAccuracy, 100*e.TestAccuracy)
 	}
 	return line
 }

@@ -35,6 +35,9 @@ var flagTextAllowed = map[string][]string{
 	"internal/taskindex/taskindex.go": {"--array="},
 	// The forget-set file's placeholder for the seed, no setting.
 	"experiment/config.go": {"{seed}"},
+	// Chromium's own switches, for the headless browser that the report's
+	// layout tests start (RenderPage); test support, no flag of this tool's.
+	"internal/testutil/chromium.go": {"--"},
 }
 
 // TestLibraryBuildsNoFlagText (issue 66): no package but the command's
