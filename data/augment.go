@@ -81,7 +81,8 @@ func (a Augment) Check() error {
 // instead of augmenting its data.
 func (a Augment) CheckImage(h, w int) error {
 	if m := min(h, w) / 2; a.CropPad > m {
-		return setting.Errorf("augment", " pad=%d on %d×%d images: at most %d (half the smaller side); a crop could keep less than a quarter of the image", a.CropPad, h, w, m)
+		return setting.Errorf("augment", " pad=%d on %d×%d images: at most %d (half the smaller side); "+
+			"a crop could keep less than a quarter of the image", a.CropPad, h, w, m)
 	}
 	return nil
 }

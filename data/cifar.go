@@ -14,7 +14,9 @@ import (
 // to bottom.
 const cifarPixels = 3 * 32 * 32
 
-var cifar10Train = []string{"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin"}
+var cifar10Train = []string{
+	"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin",
+}
 
 // readCIFARFiles concatenates the records of files. labelBytes is 1
 // (CIFAR-10) or 2 (CIFAR-100: coarse, fine; the fine label is used).

@@ -153,7 +153,8 @@ func List(d *Dataset, split string) (*Listing, error) {
 // is a forget file of names.
 func (l *Listing) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# %s (%s), %s split, %d examples\n# id\tlabel\tclass\tfile\n", l.Data, l.Format, l.Split, len(l.Examples))
+	fmt.Fprintf(bw, "# %s (%s), %s split, %d examples\n# id\tlabel\tclass\tfile\n",
+		l.Data, l.Format, l.Split, len(l.Examples))
 	for _, e := range l.Examples {
 		fmt.Fprintf(bw, "%d\t%d\t%s\t%s\n", e.ID, e.Label, orDash(e.Class), orDash(e.File))
 	}

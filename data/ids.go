@@ -135,7 +135,8 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 			var id int
 			switch {
 			case given == GivenIDs && !isID && files != nil:
-				return nil, "", lineErr("%q is not an integer id, and line %d gives an id: a forget file lists ids or file names, not both", shorten(text), firstLine)
+				return nil, "", lineErr("%q is not an integer id, and line %d gives an id: "+
+					"a forget file lists ids or file names, not both", shorten(text), firstLine)
 			case given == GivenIDs && !isID && looksLikeFile(text):
 				return nil, "", lineErr("%s is not an integer id: this dataset has no file names, "+
 					"so ids are 0-based positions in its training split (`unlearn data` lists "+
@@ -154,7 +155,8 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 				}
 				id = int(v)
 			case isID:
-				return nil, "", lineErr("%q is an id, and line %d names a file: a forget file lists ids or file names, not both", shorten(text), firstLine)
+				return nil, "", lineErr("%q is an id, and line %d names a file: "+
+					"a forget file lists ids or file names, not both", shorten(text), firstLine)
 			default:
 				var ok bool
 				if id, ok = lookupName(index, text); !ok {
@@ -183,7 +185,8 @@ func parseForget(r io.Reader, name string, n int, files []string) ([]int, string
 		if given == GivenNames {
 			what = "file names cover"
 		}
-		return nil, "", &FileError{Path: name, Err: fmt.Errorf("%s all %d training examples; nothing would be left to retain", what, n)}
+		return nil, "", &FileError{Path: name, Err: fmt.Errorf(
+			"%s all %d training examples; nothing would be left to retain", what, n)}
 	}
 	return ids, given, nil
 }

@@ -54,7 +54,8 @@ func decodeIDX(r io.Reader, wantDims int) (*idxFile, error) {
 		return nil, fmt.Errorf("wrong magic number 0x%08X (not an IDX file)", magic)
 	}
 	if hdr[2] != 0x08 {
-		return nil, fmt.Errorf("unsupported IDX data type 0x%02X (magic 0x%08X); only unsigned bytes (0x08) are supported", hdr[2], magic)
+		return nil, fmt.Errorf("unsupported IDX data type 0x%02X (magic 0x%08X); only unsigned bytes (0x08) are supported",
+			hdr[2], magic)
 	}
 	nd := int(hdr[3])
 	raw := make([]byte, 4*nd)

@@ -81,7 +81,8 @@ func classFiles(dir string) ([]string, error) {
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			if st, err := os.Stat(p); err == nil && st.IsDir() {
-				return fileErr(p, "a link to a folder inside a class folder is not followed; link the class folder itself, or the images")
+				return fileErr(p, "a link to a folder inside a class folder is not followed; "+
+					"link the class folder itself, or the images")
 			}
 		}
 		ext := strings.ToLower(filepath.Ext(d.Name()))
@@ -192,7 +193,8 @@ func openImageFolder(root string) (*Dataset, int, error) {
 					return nil, 0, fileErr(ex.path, "empty image %d×%d", w, h)
 				}
 				if int64(h)*int64(w) > maxImagePixels {
-					return nil, 0, fileErr(ex.path, "image of %d×%d (H×W) pixels: more than the %d a classifier input can have here", h, w, maxImagePixels)
+					return nil, 0, fileErr(ex.path, "image of %d×%d (H×W) pixels: more than the %d a classifier input can have here",
+						h, w, maxImagePixels)
 				}
 			} else if cfg.Height != h || cfg.Width != w {
 				return nil, 0, fileErr(ex.path, "image size mismatch: %d×%d (H×W), but %s is %d×%d",
@@ -217,7 +219,8 @@ func openImageFolder(root string) (*Dataset, int, error) {
 		need *= 4
 	}
 	if avail := fsread.AvailableMemory(); avail > 0 && need > avail {
-		return nil, 0, fileErr(root, "%d images of %d×%d×%d need %d bytes of memory, more than the %d available", len(splits[0])+len(splits[1]), c, h, w, need, avail)
+		return nil, 0, fileErr(root, "%d images of %d×%d×%d need %d bytes of memory, more than the %d available",
+			len(splits[0])+len(splits[1]), c, h, w, need, avail)
 	}
 	var out [2]*Split
 	for si, sp := range splits {

@@ -82,7 +82,8 @@ func readMAT(r io.Reader) (map[string]*matVar, error) {
 	case "MI":
 		m.bo = binary.BigEndian
 	default:
-		return nil, fmt.Errorf("wrong magic number: endian indicator %q, want \"IM\" or \"MI\" (not a MAT v5 file)", hdr[126:128])
+		return nil, fmt.Errorf("wrong magic number: endian indicator %q, want \"IM\" or \"MI\" (not a MAT v5 file)",
+			hdr[126:128])
 	}
 	if v := m.bo.Uint16(hdr[124:126]); v != 0x0100 {
 		return nil, fmt.Errorf("unsupported MAT version 0x%04X (want 0x0100)", v)

@@ -35,7 +35,8 @@ func MetadataTrainEpochs(md map[string]string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > MaxTrainEpochs {
-		return 0, fmt.Errorf("metadata %s %s: want the epochs the model was trained for, an integer from 1 to %d", MetaTrainEpochs, quoteStart(v, 64), MaxTrainEpochs)
+		return 0, fmt.Errorf("metadata %s %s: want the epochs the model was trained for, an integer from 1 to %d",
+			MetaTrainEpochs, quoteStart(v, 64), MaxTrainEpochs)
 	}
 	return n, nil
 }
@@ -52,7 +53,8 @@ func MetadataNormalization(md map[string]string) (mean, std []float32, err error
 	for i, key := range []string{MetaMean, MetaStd} {
 		v := md[key]
 		if len(v) > MaxMetaValue {
-			return nil, nil, fmt.Errorf("metadata %s is %d bytes (%s); a per-channel list is at most %d: re-export the model with its normalization (docs/EXPORTING.md)", key, len(v), quoteStart(v, 64), MaxMetaValue)
+			return nil, nil, fmt.Errorf("metadata %s is %d bytes (%s); a per-channel list is at most %d: "+
+				"re-export the model with its normalization (docs/EXPORTING.md)", key, len(v), quoteStart(v, 64), MaxMetaValue)
 		}
 		vals, err := ParseValues(v, i == 1)
 		if err != nil {

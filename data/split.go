@@ -279,7 +279,8 @@ func normParams(mean, std []float32, c int) ([]float32, []float32, error) {
 		// MaxNormalized means a mean or std off by orders of magnitude
 		// (1e-45 for 0.25), which would only surface later as NaN logits.
 		if r := max(math.Abs(float64(m[i])), math.Abs(1-float64(m[i]))) / float64(v); !(r <= MaxNormalized) {
-			return nil, nil, fmt.Errorf("data: mean[%d] = %v, std[%d] = %v make normalized pixels as large as %.3g (at most %g); pixels are scaled to [0, 1] before the mean is subtracted", i, m[i], i, v, r, float64(MaxNormalized))
+			return nil, nil, fmt.Errorf("data: mean[%d] = %v, std[%d] = %v make normalized pixels as large as %.3g "+
+				"(at most %g); pixels are scaled to [0, 1] before the mean is subtracted", i, m[i], i, v, r, float64(MaxNormalized))
 		}
 	}
 	return m, s, nil

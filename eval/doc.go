@@ -11,7 +11,8 @@
 //	NewDelta(oracle, model) *schema.Delta                        Δ = oracle − model
 //	NewAgreement(a, b) (*schema.Agreement, error)                same-prediction rates
 //	Suite.Measure, SetOracle, NewMIASettings                     metrics.json (schema.Report, unlearn.metrics/v1)
-//	Suite.Compare                                                the comparison of several models with one oracle (schema.CompareReport, unlearn.compare/v1)
+//	Suite.Compare                                                the comparison of several models with one oracle
+//	                                                             (schema.CompareReport, unlearn.compare/v1)
 //	MIA, SVCMIA, LossAttack, ComputeFeatures, CrossEntropy       the attacks on their own
 //	FitLogReg1D, StratifiedShuffleSplit, CrossValidateLogReg     the loss attack's parts
 //

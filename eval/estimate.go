@@ -48,7 +48,8 @@ const OracleEstimateMethod = "prior-shift"
 // the training split's labels, the forget set (indices into the training
 // split) and the proxies' reference (NewProxyReference; nil or IID: the
 // whole test split).
-func EstimateOracle(test Outputs, trainLabels, forget []int, ref *schema.ProxyReference) (*schema.OracleEstimate, error) {
+func EstimateOracle(test Outputs, trainLabels, forget []int,
+	ref *schema.ProxyReference) (*schema.OracleEstimate, error) {
 	if err := test.check("oracle estimate"); err != nil {
 		return nil, err
 	}

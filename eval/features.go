@@ -33,7 +33,8 @@ func (o Outputs) check(what string) error {
 		return fmt.Errorf("%s: %d classes: %w", what, o.Classes, ErrShape)
 	}
 	if len(o.Logits) != len(o.Labels)*o.Classes {
-		return fmt.Errorf("%s: %d logits for %d examples of %d classes: %w", what, len(o.Logits), len(o.Labels), o.Classes, ErrShape)
+		return fmt.Errorf("%s: %d logits for %d examples of %d classes: %w",
+			what, len(o.Logits), len(o.Labels), o.Classes, ErrShape)
 	}
 	for i, y := range o.Labels {
 		if y < 0 || y >= o.Classes {

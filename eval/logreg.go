@@ -165,7 +165,8 @@ func StratifiedShuffleSplit(y []int, n int, testFrac float64, rng *rand.Rand) ([
 	nTest := int(math.Ceil(testFrac * float64(total)))
 	nTrain := total - nTest
 	if nTest < 2 || nTrain < 2 || len(byClass[0]) < 2 || len(byClass[1]) < 2 {
-		return nil, fmt.Errorf("eval: StratifiedShuffleSplit: %d samples (%d and %d per class) cannot be split %d/%d keeping both classes on both sides: %w",
+		return nil, fmt.Errorf("eval: StratifiedShuffleSplit: %d samples (%d and %d per class) "+
+			"cannot be split %d/%d keeping both classes on both sides: %w",
 			total, len(byClass[0]), len(byClass[1]), nTrain, nTest, ErrTooFew)
 	}
 	counts := []int{len(byClass[0]), len(byClass[1])}

@@ -126,7 +126,8 @@ func checkSplit(n int, forget, retain []int, noMIA bool) error {
 		return ErrEmptyForget
 	}
 	if len(forget)+len(retain) != n {
-		return fmt.Errorf("%d forget + %d retain examples for a training split of %d: %w", len(forget), len(retain), n, ErrShape)
+		return fmt.Errorf("%d forget + %d retain examples for a training split of %d: %w",
+			len(forget), len(retain), n, ErrShape)
 	}
 	seen := make([]bool, n)
 	for _, ids := range [][]int{forget, retain} {
@@ -159,7 +160,8 @@ func EvaluateOutputs(train, test Outputs, forget, retain []int, opts Options) (*
 			return nil, err
 		}
 		if test.Classes != train.Classes {
-			return nil, fmt.Errorf("training logits have %d classes, test logits %d: %w", train.Classes, test.Classes, ErrClasses)
+			return nil, fmt.Errorf("training logits have %d classes, test logits %d: %w",
+				train.Classes, test.Classes, ErrClasses)
 		}
 	}
 	c := train.Classes
@@ -252,7 +254,8 @@ func NewDelta(oracle, model *Metrics) *schema.Delta {
 		}
 	}
 	if d.Accuracy.Forget != nil && d.Accuracy.Retain != nil && d.MIA != nil {
-		g := (math.Abs(*d.Accuracy.Forget) + math.Abs(*d.Accuracy.Retain) + math.Abs(d.Accuracy.Test) + math.Abs(d.MIA.Correctness)) / 4
+		g := (math.Abs(*d.Accuracy.Forget) + math.Abs(*d.Accuracy.Retain) +
+			math.Abs(d.Accuracy.Test) + math.Abs(d.MIA.Correctness)) / 4
 		d.AvgGap = &g
 	}
 	return d

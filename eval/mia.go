@@ -142,7 +142,8 @@ func SVCMIA(members, nonMembers, target Outputs, opts MIAOptions) (*SVCMIAResult
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				res.Notes = append(res.Notes, fmt.Sprintf("SVC on %s stopped after %d iterations without reaching tol; its predictions are used as scikit-learn would", f, m.Iterations()))
+				res.Notes = append(res.Notes, fmt.Sprintf("SVC on %s stopped after %d iterations without reaching tol; "+
+					"its predictions are used as scikit-learn would", f, m.Iterations()))
 			}
 			res.Predictions[f] = pred
 			res.NumSV[f] = m.NumSV()
@@ -184,8 +185,8 @@ func SVCNonMembers(members, nonMembers, target Outputs, f Feature, opts MIAOptio
 		return nil, err
 	}
 	o := opts.resolved()
-	res := &SVCMIAResult{Members: ComputeFeatures(members, o.MEntropy), NonMembers: ComputeFeatures(nonMembers, o.MEntropy),
-		Target: ComputeFeatures(target, o.MEntropy)}
+	res := &SVCMIAResult{Members: ComputeFeatures(members, o.MEntropy),
+		NonMembers: ComputeFeatures(nonMembers, o.MEntropy), Target: ComputeFeatures(target, o.MEntropy)}
 	y := make([]int, members.Len()+nonMembers.Len())
 	for i := range members.Len() {
 		y[i] = 1
@@ -220,7 +221,8 @@ func checkGroups(members, nonMembers, target Outputs) error {
 		}
 	}
 	if members.Classes != nonMembers.Classes || members.Classes != target.Classes {
-		return fmt.Errorf("groups have %d, %d and %d classes: %w", members.Classes, nonMembers.Classes, target.Classes, ErrClasses)
+		return fmt.Errorf("groups have %d, %d and %d classes: %w",
+			members.Classes, nonMembers.Classes, target.Classes, ErrClasses)
 	}
 	return nil
 }

@@ -43,7 +43,8 @@ const DefaultProxyFeature = Confidence
 // examples (testLabels are the test split's labels); classes is the number
 // of classes (labels must lie in [0, classes)). alpha ≤ 0 means
 // DefaultIIDAlpha.
-func NewProxyReference(trainLabels, testLabels, forget []int, classes int, alpha float64) (*schema.ProxyReference, error) {
+func NewProxyReference(trainLabels, testLabels, forget []int, classes int,
+	alpha float64) (*schema.ProxyReference, error) {
 	if alpha <= 0 {
 		alpha = DefaultIIDAlpha
 	}
@@ -133,7 +134,8 @@ func NewProxyReference(trainLabels, testLabels, forget []int, classes int, alpha
 		return ref, nil
 	}
 	if int(covered) < len(forget) {
-		ref.Note = fmt.Sprintf("%d forget examples belong to classes without test examples; class-matched accuracy covers the other %d", len(forget)-int(covered), int(covered))
+		ref.Note = fmt.Sprintf("%d forget examples belong to classes without test examples; "+
+			"class-matched accuracy covers the other %d", len(forget)-int(covered), int(covered))
 	}
 	in := make([]bool, classes)
 	for _, c := range ref.Classes {
@@ -181,7 +183,8 @@ func (o ProxyOptions) feature() (Feature, error) {
 // held-out retain slice and the reference test examples (reference holds
 // the rows of ref.Test, in that order). forget and holdout must not be
 // empty; reference must have ref.NTest rows.
-func ComputeProxies(forget, holdout, reference Outputs, ref *schema.ProxyReference, opts ProxyOptions) (*schema.Proxies, error) {
+func ComputeProxies(forget, holdout, reference Outputs, ref *schema.ProxyReference,
+	opts ProxyOptions) (*schema.Proxies, error) {
 	if ref == nil {
 		return nil, fmt.Errorf("no proxy reference: %w", ErrShape)
 	}
@@ -206,7 +209,8 @@ func ComputeProxies(forget, holdout, reference Outputs, ref *schema.ProxyReferen
 		}
 	}
 	if forget.Classes != holdout.Classes || forget.Classes != reference.Classes {
-		return nil, fmt.Errorf("groups have %d, %d and %d classes: %w", forget.Classes, holdout.Classes, reference.Classes, ErrClasses)
+		return nil, fmt.Errorf("groups have %d, %d and %d classes: %w",
+			forget.Classes, holdout.Classes, reference.Classes, ErrClasses)
 	}
 	if len(ref.Weights) != len(ref.Classes) {
 		return nil, fmt.Errorf("%d weights for %d reference classes: %w", len(ref.Weights), len(ref.Classes), ErrShape)
@@ -344,7 +348,8 @@ func proxyMIA(f Feature, members, nonMembers, target *FeatureValues, o svc.Optio
 	m, err := svc.FitFlat(x, 2*k, d, y, o)
 	switch {
 	case errors.Is(err, svc.ErrMaxIter):
-		res.Note = fmt.Sprintf("SVC on %s stopped after %d iterations without reaching tol; its predictions are used as scikit-learn would", f, m.Iterations())
+		res.Note = fmt.Sprintf("SVC on %s stopped after %d iterations without reaching tol; "+
+			"its predictions are used as scikit-learn would", f, m.Iterations())
 	case err != nil:
 		return nil, fmt.Errorf("proxy MIA SVC on %s: %w", f, err)
 	}
@@ -375,7 +380,8 @@ func mean(v []float64) float64 {
 
 // ProxyLogits runs classifier c on the three proxy groups of ds: forget
 // and holdout (indices into ds.Train) and ref.Test (indices into ds.Test).
-func ProxyLogits(c *infer.Classifier, ds *data.Dataset, forget, holdout []int, ref *schema.ProxyReference) (f, h, r Outputs, err error) {
+func ProxyLogits(c *infer.Classifier, ds *data.Dataset, forget, holdout []int,
+	ref *schema.ProxyReference) (f, h, r Outputs, err error) {
 	run := func(s *data.Split, idx []int) (Outputs, error) {
 		lg, err := c.Logits(s, idx, nil)
 		if err != nil {
@@ -395,7 +401,8 @@ func ProxyLogits(c *infer.Classifier, ds *data.Dataset, forget, holdout []int, r
 
 // EvaluateProxies runs m (inference mode; m is not modified) on the proxy
 // groups and measures them (ComputeProxies).
-func EvaluateProxies(m *graph.Model, ds *data.Dataset, forget, holdout []int, ref *schema.ProxyReference, rt onnxrt.Options, batch int, opts ProxyOptions) (*schema.Proxies, error) {
+func EvaluateProxies(m *graph.Model, ds *data.Dataset, forget, holdout []int, ref *schema.ProxyReference,
+	rt onnxrt.Options, batch int, opts ProxyOptions) (*schema.Proxies, error) {
 	c, err := infer.NewClassifier(m, rt, batch)
 	if err != nil {
 		return nil, err

@@ -40,7 +40,8 @@ func NewMIASettings(m *Metrics, opts MIAOptions) *schema.MIASettings {
 		s.LossPerClass = d.Loss.PerClass
 	}
 	if s.ShadowMembers < s.ShadowNonMembers {
-		s.Notes = append(s.Notes, fmt.Sprintf("the retain set has %d examples, fewer than the %d test examples: all of them are shadow members (SalUn takes the first |test|)", s.ShadowMembers, s.ShadowNonMembers))
+		s.Notes = append(s.Notes, fmt.Sprintf("the retain set has %d examples, fewer than the %d test examples: "+
+			"all of them are shadow members (SalUn takes the first |test|)", s.ShadowMembers, s.ShadowNonMembers))
 	}
 	if d.LossNote != "" {
 		s.Notes = append(s.Notes, "loss_lr left out: "+d.LossNote)

@@ -143,7 +143,8 @@ func NewModelInfo(path string) (*schema.ModelInfo, error) {
 // predictions; the two must have been measured by the same Suite.
 func CompareToOracle(oracle, model *Metrics, oraclePath, modelPath string) (*schema.Delta, *schema.Agreement, error) {
 	if oracle.Classes != model.Classes {
-		return nil, nil, fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d", oraclePath, oracle.Classes, modelPath, model.Classes)
+		return nil, nil, fmt.Errorf("oracle %s outputs %d classes, model %s outputs %d",
+			oraclePath, oracle.Classes, modelPath, model.Classes)
 	}
 	ag, err := NewAgreement(oracle, model)
 	if err != nil {
@@ -254,14 +255,16 @@ func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*schema
 			return nil, err
 		}
 	}
-	if err := s.NormalizationFromModels(append([]*graph.Model{om}, models...), append([]string{oraclePath}, paths...)); err != nil {
+	withOracle, withOraclePaths := append([]*graph.Model{om}, models...), append([]string{oraclePath}, paths...)
+	if err := s.NormalizationFromModels(withOracle, withOraclePaths); err != nil {
 		return nil, err
 	}
 	oi, omet, err := s.measureOracle(om, oraclePath)
 	if err != nil {
 		return nil, err
 	}
-	rep := &schema.CompareReport{Schema: schema.CompareSchema, Tool: tool, Settings: s.Settings(omet), Oracle: &schema.Section{Model: oi, Metrics: &omet.Metrics}}
+	rep := &schema.CompareReport{Schema: schema.CompareSchema, Tool: tool, Settings: s.Settings(omet),
+		Oracle: &schema.Section{Model: oi, Metrics: &omet.Metrics}}
 	if rep.Data, rep.Forget, err = s.Provenance(); err != nil {
 		return nil, err
 	}
@@ -278,7 +281,8 @@ func (s *Suite) Compare(oraclePath string, paths []string, tool string) (*schema
 		if err != nil {
 			return nil, err
 		}
-		rep.Models = append(rep.Models, schema.CompareEntry{Section: schema.Section{Model: mi, Metrics: &met.Metrics}, Delta: d, Agreement: ag})
+		rep.Models = append(rep.Models, schema.CompareEntry{
+			Section: schema.Section{Model: mi, Metrics: &met.Metrics}, Delta: d, Agreement: ag})
 	}
 	return rep, nil
 }
@@ -313,7 +317,8 @@ func (s *Suite) NormalizationFromModel(m *graph.Model, path string) (bool, error
 		return false, fmt.Errorf("%s: metadata %s, %s: %w", path, data.MetaMean, data.MetaStd, err)
 	}
 	if s.Info != nil {
-		s.Info("normalization", fmt.Sprintf("normalization from %s's metadata: mean %s, std %s", path, mean, std), "mean", mean, "std", std)
+		s.Info("normalization", fmt.Sprintf("normalization from %s's metadata: mean %s, std %s", path, mean, std),
+			"mean", mean, "std", std)
 	}
 	return true, nil
 }

@@ -17,7 +17,8 @@ const statsBatchBytes = 256 << 20
 // the graph), the mean and the biased variance of each channel C over the
 // batch and spatial positions, accumulated in float64. It does not change
 // m (the values are made outputs of a copy).
-func ChannelStats(m *graph.Model, values []string, split *data.Split, idx []int, opts onnxrt.Options, batch int) (mean, variance [][]float64, err error) {
+func ChannelStats(m *graph.Model, values []string, split *data.Split, idx []int, opts onnxrt.Options,
+	batch int) (mean, variance [][]float64, err error) {
 	if batch <= 0 || len(idx) == 0 || len(values) == 0 {
 		return nil, nil, fmt.Errorf("eval: channel statistics need values, examples and a batch size")
 	}
@@ -77,7 +78,8 @@ func ChannelStats(m *graph.Model, values []string, split *data.Split, idx []int,
 			s := o.Shape()
 			if len(s) < 2 || s[0] != int64(len(b)) || o.DType() != graph.Float {
 				o.Close()
-				return nil, nil, fmt.Errorf("eval: channel statistics: %q has shape %v (%v), want float [batch, channels, …]", values[i], s, o.DType())
+				return nil, nil, fmt.Errorf("eval: channel statistics: %q has shape %v (%v), want float [batch, channels, …]",
+					values[i], s, o.DType())
 			}
 			c := int(s[1])
 			if sum[i] == nil {

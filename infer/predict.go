@@ -35,7 +35,8 @@ func ModelInput(m *graph.Model) (*graph.Value, []int64, error) {
 		for i, v := range ins {
 			names[i] = v.Name
 		}
-		return nil, nil, fmt.Errorf("model has %d data inputs %v; a classifier takes exactly one image tensor", len(ins), names)
+		return nil, nil, fmt.Errorf("model has %d data inputs %v; a classifier takes exactly one image tensor",
+			len(ins), names)
 	}
 	in := ins[0]
 	if in.Type == nil || in.Type.Shape == nil {
@@ -69,7 +70,8 @@ func ModelOutput(m *graph.Model) (*graph.Value, error) {
 		for i, v := range outs {
 			names[i] = v.Name
 		}
-		return nil, fmt.Errorf("model has %d outputs %v; a classifier has exactly one, the logits [N, classes]", len(outs), names)
+		return nil, fmt.Errorf("model has %d outputs %v; a classifier has exactly one, the logits [N, classes]",
+			len(outs), names)
 	}
 	out := outs[0]
 	if t := out.Type; t != nil {
@@ -182,7 +184,8 @@ func (c *Classifier) Logits(split *data.Split, idx []int, progress func(done, to
 		osh := o.Shape()
 		if len(osh) != 2 || osh[0] != int64(len(b)) || o.DType() != graph.Float {
 			o.Close()
-			return nil, fmt.Errorf("model output %q has shape %v (%v); a classifier must output float32 logits [batch, classes]", c.output, osh, o.DType())
+			return nil, fmt.Errorf("model output %q has shape %v (%v); a classifier must output float32 logits [batch, classes]",
+				c.output, osh, o.DType())
 		}
 		if c.classes < 0 {
 			c.classes = int(osh[1])

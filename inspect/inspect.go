@@ -236,7 +236,8 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 			out = g.Outputs[0].Name
 		}
 		in := rep.Inputs[0].Name
-		rep.BatchNote = fmt.Sprintf("exported without dynamic_axes; the tool makes the batch symbolic in the graphs it runs (the written model keeps the declared shape). "+
+		rep.BatchNote = fmt.Sprintf("exported without dynamic_axes; the tool makes the batch symbolic in the graphs it runs "+
+			"(the written model keeps the declared shape). "+
 			"To fix the file, re-export with dynamic_axes={%q: {0: \"batch\"}, %q: {0: \"batch\"}}", in, out)
 	}
 	// The tool trains on an untied copy; report what untying would do.
@@ -267,9 +268,11 @@ func Summarize(m *graph.Model, opts Options) (*Report, error) {
 		}
 	}
 	if len(nm.Params) == 0 && len(bad) == 0 {
-		return nil, errors.New("the model has no trainable parameters (no float initializer feeds a differentiable input); there is nothing to unlearn")
+		return nil, errors.New("the model has no trainable parameters " +
+			"(no float initializer feeds a differentiable input); there is nothing to unlearn")
 	}
-	rep.Parameters = Params{Tensors: len(nm.Params), Elements: nm.NumParams, Neurons: len(nm.Neurons), Layers: len(nm.Layers), MaxDepth: nm.MaxDepth,
+	rep.Parameters = Params{Tensors: len(nm.Params), Elements: nm.NumParams, Neurons: len(nm.Neurons),
+		Layers: len(nm.Layers), MaxDepth: nm.MaxDepth,
 		DefaultMinDepth: floor.MinDepth(floor.Recommended, nm.MaxDepth)}
 	for _, l := range nm.Layers {
 		il := Layer{Name: l.Name, Depth: l.Depth, Channels: l.Channels, Params: l.NumParams(), Standalone: l.Standalone}

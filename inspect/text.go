@@ -107,13 +107,15 @@ func writeHeader(w io.Writer, r *Report, t setting.Terms) {
 	}
 	fmt.Fprintf(w, "normalize %s\n", r.Normalization)
 	p := r.Parameters
-	fmt.Fprintf(w, "params    %d elements in %d tensors; %d neurons in %d layers (max depth %d; the default localization resets layers from depth %d on)\n",
+	fmt.Fprintf(w, "params    %d elements in %d tensors; %d neurons in %d layers "+
+		"(max depth %d; the default localization resets layers from depth %d on)\n",
 		p.Elements, p.Tensors, p.Neurons, p.Layers, p.MaxDepth, p.DefaultMinDepth)
 	if r.FixedBatch > 0 {
 		fmt.Fprintf(w, "batch     fixed at %d: %s\n", r.FixedBatch, r.BatchNote)
 	}
 	if r.Untied > 0 {
-		fmt.Fprintf(w, "untied    %d parameters the exporter shared behind Identity nodes (each becomes its own again)\n", r.Untied)
+		fmt.Fprintf(w, "untied    %d parameters the exporter shared behind Identity nodes (each becomes its own again)\n",
+			r.Untied)
 	}
 	cl := r.Classifier
 	if cl == "" {
@@ -122,7 +124,8 @@ func writeHeader(w io.Writer, r *Report, t setting.Terms) {
 	fmt.Fprintf(w, "classifier %s\n", cl)
 	switch {
 	case len(r.Unsupported) == 0 && r.Untrainable != "":
-		fmt.Fprintf(w, "gradients every op on the path from the parameters to the logits has a gradient rule, but the training graph cannot be built, so the model cannot be unlearned:\n          %s\n", r.Untrainable)
+		fmt.Fprintf(w, "gradients every op on the path from the parameters to the logits has a gradient rule, "+
+			"but the training graph cannot be built, so the model cannot be unlearned:\n          %s\n", r.Untrainable)
 	case len(r.Unsupported) == 0:
 		fmt.Fprintf(w, "gradients every op on the path from the parameters to the logits has a gradient rule\n")
 	default:

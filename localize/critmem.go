@@ -35,7 +35,8 @@ const (
 // example is memorized. It returns per neuron (NeuronMap.Neurons order) the
 // number of examples that zeroed it and, to break ties, the sum of its
 // scores when it was chosen.
-func critMem(ctx context.Context, m *graph.Model, nm *graph.NeuronMap, split *data.Split, forget []int, o Options) (counts []int, weight []float64, st schema.CritMemStats, err error) {
+func critMem(ctx context.Context, m *graph.Model, nm *graph.NeuronMap, split *data.Split, forget []int,
+	o Options) (counts []int, weight []float64, st schema.CritMemStats, err error) {
 	if len(forget) == 0 {
 		return nil, nil, st, fmt.Errorf("%w: empty forget set", ErrStrategy)
 	}
@@ -189,7 +190,8 @@ func critMem(ctx context.Context, m *graph.Model, nm *graph.NeuronMap, split *da
 // number of such examples (descending; ties by the summed score, then
 // neuron order) and takes the longest prefix within the limit. When the
 // union is smaller than the budget, the mask is the union.
-func critMemMask(nm *graph.NeuronMap, counts []int, weight []float64, st schema.CritMemStats, limit int64, o Options) *Mask {
+func critMemMask(nm *graph.NeuronMap, counts []int, weight []float64, st schema.CritMemStats, limit int64,
+	o Options) *Mask {
 	var order []int
 	for n, c := range counts {
 		if c > 0 {

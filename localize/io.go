@@ -39,7 +39,8 @@ type MaskJSON struct {
 
 // Summary returns the mask's summary.
 func (mk *Mask) Summary() *schema.MaskSummary {
-	s := &schema.MaskSummary{Schema: schema.MaskSchema, Strategy: mk.Strategy, Budget: mk.Budget, DepthFloor: mk.DepthFloor, MinDepth: mk.MinDepth, Selected: mk.Selected,
+	s := &schema.MaskSummary{Schema: schema.MaskSchema, Strategy: mk.Strategy, Budget: mk.Budget,
+		DepthFloor: mk.DepthFloor, MinDepth: mk.MinDepth, Selected: mk.Selected,
 		Total: mk.Total, Layers: mk.Layers, All: mk.Elements == nil, CritMem: mk.CritMem}
 	if s.Layers == nil {
 		s.Layers = []schema.LayerChoice{}
@@ -57,8 +58,9 @@ type TensorMask struct {
 
 // MarshalJSON encodes the mask as unlearn.mask/v1.
 func (mk *Mask) MarshalJSON() ([]byte, error) {
-	doc := MaskJSON{Schema: "unlearn.mask/v1", Strategy: mk.Strategy, Budget: mk.Budget, DepthFloor: mk.DepthFloor, MinDepth: mk.MinDepth,
-		Selected: mk.Selected, Total: mk.Total, Layers: mk.Layers, Tensors: []TensorMask{}, All: mk.Elements == nil, CritMem: mk.CritMem}
+	doc := MaskJSON{Schema: "unlearn.mask/v1", Strategy: mk.Strategy, Budget: mk.Budget,
+		DepthFloor: mk.DepthFloor, MinDepth: mk.MinDepth, Selected: mk.Selected, Total: mk.Total, Layers: mk.Layers,
+		Tensors: []TensorMask{}, All: mk.Elements == nil, CritMem: mk.CritMem}
 	if doc.Layers == nil {
 		doc.Layers = []schema.LayerChoice{}
 	}
@@ -115,13 +117,15 @@ func ReadMaskFor(path string, nm *graph.NeuronMap) (*Mask, error) {
 		return nil, fmt.Errorf("%s: budget %g: must be in (0, 1] (a fraction of all trainable parameters)", path, doc.Budget)
 	}
 	if !slices.Contains(Strategies(), doc.Strategy) {
-		return nil, fmt.Errorf("%s: strategy %q: unknown; the strategies are %s", path, doc.Strategy, strings.Join(Strategies(), ", "))
+		return nil, fmt.Errorf("%s: strategy %q: unknown; the strategies are %s",
+			path, doc.Strategy, strings.Join(Strategies(), ", "))
 	}
 	sizes := map[string]int{}
 	for _, p := range nm.Params {
 		sizes[p.Value.Name] = int(p.Value.Init.Len())
 	}
-	mk := &Mask{Strategy: doc.Strategy, Budget: doc.Budget, DepthFloor: doc.DepthFloor, MinDepth: doc.MinDepth, Total: nm.NumParams, Layers: doc.Layers}
+	mk := &Mask{Strategy: doc.Strategy, Budget: doc.Budget, DepthFloor: doc.DepthFloor, MinDepth: doc.MinDepth,
+		Total: nm.NumParams, Layers: doc.Layers}
 	if doc.All {
 		mk.Selected = nm.NumParams
 		return mk, nil
@@ -225,7 +229,7 @@ func (mk *Mask) WriteSummary(w io.Writer, path string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s: %d of %d parameters (%.2f%%, budget %.2f%%) → %s\n", mk.Strategy, mk.Selected, mk.Total,
-		100*float64(mk.Selected)/float64(mk.Total), 100*mk.Budget, path)
+	_, err := fmt.Fprintf(w, "%s: %d of %d parameters (%.2f%%, budget %.2f%%) → %s\n",
+		mk.Strategy, mk.Selected, mk.Total, 100*float64(mk.Selected)/float64(mk.Total), 100*mk.Budget, path)
 	return err
 }

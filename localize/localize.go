@@ -73,7 +73,8 @@ type Mask struct {
 
 // Scores computes per-parameter scores for del ("del") or salloc
 // ("salloc") over the forget set, in float64, keyed by parameter name.
-func Scores(ctx context.Context, m *graph.Model, split *data.Split, forget []int, kind string, o Options) (map[string][]float64, error) {
+func Scores(ctx context.Context, m *graph.Model, split *data.Split, forget []int, kind string,
+	o Options) (map[string][]float64, error) {
 	if kind != "del" && kind != "salloc" {
 		return nil, fmt.Errorf("%w: no scores for strategy %q", ErrStrategy, kind)
 	}
@@ -130,7 +131,8 @@ func Scores(ctx context.Context, m *graph.Model, split *data.Split, forget []int
 }
 
 // Localize computes a mask. m must be untied (graph.UntieIdentityInitializers).
-func Localize(ctx context.Context, m *graph.Model, split *data.Split, forget []int, o Options) (*Mask, map[string][]float64, error) {
+func Localize(ctx context.Context, m *graph.Model, split *data.Split, forget []int,
+	o Options) (*Mask, map[string][]float64, error) {
 	if !(o.Budget > 0 && o.Budget <= 1) {
 		return nil, nil, fmt.Errorf("%w: budget %g outside (0, 1]", ErrStrategy, o.Budget)
 	}

@@ -46,7 +46,8 @@ var (
 
 func init() {
 	for _, s := range []Strategy{
-		{Name: "del", Summary: "DEL: |Σ θ·g| over forget batches, neurons by the mean of their top-h scores, whole neurons within the budget",
+		{Name: "del", Summary: "DEL: |Σ θ·g| over forget batches, neurons by the mean of their top-h scores, " +
+			"whole neurons within the budget",
 			Scores: true, Localize: func(r *Request) (*Mask, map[string][]float64, error) {
 				sc, err := Scores(r.Ctx, r.Model, r.Split, r.Forget, "del", r.Options)
 				if err != nil {
@@ -62,7 +63,8 @@ func init() {
 				}
 				return sallocMask(r.Neurons, sc, r.Limit, r.Options), sc, nil
 			}},
-		{Name: "critmem", Summary: "per forget example, zero the neuron with the largest Σ|θ·g| until the prediction flips",
+		{Name: "critmem", Summary: "per forget example, zero the neuron with the largest Σ|θ·g| " +
+			"until the prediction flips",
 			Scores: true, Localize: localizeCritMem},
 		{Name: "deepest", Summary: "whole layers from the output", Localize: localizeDepth},
 		{Name: "shallowest", Summary: "whole layers from the input", Localize: localizeDepth},
@@ -120,7 +122,8 @@ func LookupStrategy(name string) (*Strategy, error) {
 	s, ok := strategies[name]
 	strategyMu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("%w: unknown strategy %q (choose one of %s)", ErrStrategy, name, strings.Join(Strategies(), ", "))
+		return nil, fmt.Errorf("%w: unknown strategy %q (choose one of %s)",
+			ErrStrategy, name, strings.Join(Strategies(), ", "))
 	}
 	return s, nil
 }
@@ -157,7 +160,8 @@ func localizeRandom(r *Request) (*Mask, map[string][]float64, error) {
 		base.Strategy = "del"
 	}
 	if base.Strategy == "random" || base.Strategy == "full" {
-		return nil, nil, fmt.Errorf("%w: random must match del, salloc, critmem, deepest or shallowest, not %s", ErrStrategy, base.Strategy)
+		return nil, nil, fmt.Errorf("%w: random must match del, salloc, critmem, deepest or shallowest, not %s",
+			ErrStrategy, base.Strategy)
 	}
 	ref, _, err := Localize(r.Ctx, r.Model, r.Split, r.Forget, base)
 	if err != nil {

@@ -113,13 +113,15 @@ func diagnose(data []byte, uerr error) error {
 			return fmt.Errorf("%w: bytes %d.. are not protobuf (%v)", ErrNotModel, len(data)-len(b), uerr)
 		}
 		if !knownModelField(num, typ) {
-			return fmt.Errorf("%w: unexpected field %d (wire type %d) at byte %d (%v)", ErrNotModel, num, typ, len(data)-len(b), uerr)
+			return fmt.Errorf("%w: unexpected field %d (wire type %d) at byte %d (%v)",
+				ErrNotModel, num, typ, len(data)-len(b), uerr)
 		}
 		m := protowire.ConsumeFieldValue(num, typ, b[n:])
 		if m < 0 {
 			if typ == protowire.BytesType {
 				if l, k := protowire.ConsumeVarint(b[n:]); k > 0 && l > uint64(len(b)-n-k) {
-					return fmt.Errorf("%w: field %d at byte %d needs %d bytes, only %d left", ErrTruncated, num, len(data)-len(b), l, len(b)-n-k)
+					return fmt.Errorf("%w: field %d at byte %d needs %d bytes, only %d left",
+						ErrTruncated, num, len(data)-len(b), l, len(b)-n-k)
 				}
 			}
 			return fmt.Errorf("%w: field %d at byte %d: %v", ErrTruncated, num, len(data)-len(b), protowire.ParseError(m))
@@ -258,11 +260,13 @@ func (d *decoder) graph(gp *onnxpb.GraphProto, parent *graph.Graph) (*graph.Grap
 		for _, ap := range np.GetAttribute() {
 			a, err := d.attribute(ap, g)
 			if err != nil {
-				return nil, fmt.Errorf("%s: node %d (%s %q): attribute %q: %w", where(), k, np.GetOpType(), np.GetName(), ap.GetName(), err)
+				return nil, fmt.Errorf("%s: node %d (%s %q): attribute %q: %w",
+					where(), k, np.GetOpType(), np.GetName(), ap.GetName(), err)
 			}
 			attrs = append(attrs, a)
 		}
-		n, err := g.AddNode(np.GetOpType(), np.GetDomain(), np.GetName(), make([]*graph.Value, len(np.GetInput())), np.GetOutput(), attrs...)
+		ins := make([]*graph.Value, len(np.GetInput()))
+		n, err := g.AddNode(np.GetOpType(), np.GetDomain(), np.GetName(), ins, np.GetOutput(), attrs...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: node %d: %v", ErrInvalid, where(), k, err)
 		}

@@ -457,7 +457,8 @@ func checkData(t *graph.Tensor) error {
 	}
 	want := graph.NumElements(t.Shape) * int64(elemSize(t.DType))
 	if int64(len(t.Raw)) != want {
-		return fmt.Errorf("%w: tensor %q: %d bytes of data, shape %v of %v needs %d", ErrInvalid, t.Name, len(t.Raw), t.Shape, t.DType, want)
+		return fmt.Errorf("%w: tensor %q: %d bytes of data, shape %v of %v needs %d",
+			ErrInvalid, t.Name, len(t.Raw), t.Shape, t.DType, want)
 	}
 	return nil
 }

@@ -53,7 +53,8 @@ type GeneratedParamsError struct {
 func (e *GeneratedParamsError) Error() string {
 	return fmt.Sprintf("%d of %d trainable parameters have exporter-made names (e.g. %s), so PyTorch could not "+
 		"load them by name: the export folded BatchNormalization into the convolutions and dropped the state_dict "+
-		"names; re-export with training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False", e.Generated, e.Params, e.Example)
+		"names; re-export with training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False",
+		e.Generated, e.Params, e.Example)
 }
 
 // Safetensors renders m's initializers as a safetensors file under their

@@ -90,10 +90,12 @@ func checkTensorSize(t *graph.Tensor, tp *onnxpb.TensorProto) error {
 		return nil
 	}
 	if n > math.MaxInt64/sz {
-		return fmt.Errorf("%w: tensor %q: shape %v of %v needs more bytes than an int64 can count", ErrInvalid, t.Name, t.Shape, t.DType)
+		return fmt.Errorf("%w: tensor %q: shape %v of %v needs more bytes than an int64 can count",
+			ErrInvalid, t.Name, t.Shape, t.DType)
 	}
 	if int64(len(t.Raw)) != n*sz {
-		return fmt.Errorf("%w: tensor %q: %d bytes of data, shape %v of %v needs %d", ErrInvalid, t.Name, len(t.Raw), t.Shape, t.DType, n*sz)
+		return fmt.Errorf("%w: tensor %q: %d bytes of data, shape %v of %v needs %d",
+			ErrInvalid, t.Name, len(t.Raw), t.Shape, t.DType, n*sz)
 	}
 	return nil
 }
@@ -202,11 +204,13 @@ func (d *decoder) readExternal(tp *onnxpb.TensorProto) ([]byte, error) {
 		return nil, fmt.Errorf("%w: tensor %q: external data without a location", ErrExternalData, name)
 	}
 	if d.baseDir == "" {
-		return nil, fmt.Errorf("%w: tensor %q: data is in external file %q but no model folder was given", ErrExternalData, name, loc)
+		return nil, fmt.Errorf("%w: tensor %q: data is in external file %q but no model folder was given",
+			ErrExternalData, name, loc)
 	}
 	rel := filepath.FromSlash(loc)
 	if !filepath.IsLocal(rel) {
-		return nil, fmt.Errorf("%w: tensor %q: location %q is outside the model folder %s", ErrExternalData, name, loc, d.baseDir)
+		return nil, fmt.Errorf("%w: tensor %q: location %q is outside the model folder %s",
+			ErrExternalData, name, loc, d.baseDir)
 	}
 	path := filepath.Join(d.baseDir, rel)
 	f, size, err := d.openExternal(path)
@@ -217,19 +221,23 @@ func (d *decoder) readExternal(tp *onnxpb.TensorProto) ([]byte, error) {
 		length = size - offset
 	}
 	if offset > size || length > size-offset || length < 0 {
-		return nil, fmt.Errorf("%w: tensor %q: file %s is too short: %d bytes, tensor needs bytes %d to %d", ErrExternalData, name, path, size, offset, offset+length)
+		return nil, fmt.Errorf("%w: tensor %q: file %s is too short: %d bytes, tensor needs bytes %d to %d",
+			ErrExternalData, name, path, size, offset, offset+length)
 	}
 	// The bytes are read into memory: check what the shape needs before
 	// allocating, so that a small model cannot make us allocate what a
 	// large (or sparse) data file claims.
 	if _, ok := graph.CheckedNumElements(tp.GetDims()); !ok {
-		return nil, fmt.Errorf("%w: tensor %q: shape %v is negative or has more elements than an int64 can count", ErrInvalid, name, tp.GetDims())
+		return nil, fmt.Errorf("%w: tensor %q: shape %v is negative or has more elements than an int64 can count",
+			ErrInvalid, name, tp.GetDims())
 	}
 	if want, ok := externalWant(tp); ok && want != length {
-		return nil, fmt.Errorf("%w: tensor %q: %d bytes of external data, shape %v needs %d", ErrExternalData, name, length, tp.GetDims(), want)
+		return nil, fmt.Errorf("%w: tensor %q: %d bytes of external data, shape %v needs %d",
+			ErrExternalData, name, length, tp.GetDims(), want)
 	}
 	if avail := d.availableMemory(); avail > 0 && length > avail {
-		return nil, fmt.Errorf("%w: tensor %q: %d bytes of external data in %s, more than the %d bytes of memory available", ErrExternalData, name, length, path, avail)
+		return nil, fmt.Errorf("%w: tensor %q: %d bytes of external data in %s, more than the %d bytes of memory available",
+			ErrExternalData, name, length, path, avail)
 	}
 	buf := make([]byte, length)
 	if _, err := f.ReadAt(buf, offset); err != nil {

@@ -174,7 +174,8 @@ func ldSoConfDirs(path string, depth int) []string {
 			line = line[:i]
 		}
 		line = strings.TrimSpace(line)
-		if pat, ok := strings.CutPrefix(line, "include"); ok && (strings.HasPrefix(pat, " ") || strings.HasPrefix(pat, "\t")) {
+		pat, ok := strings.CutPrefix(line, "include")
+		if ok && (strings.HasPrefix(pat, " ") || strings.HasPrefix(pat, "\t")) {
 			pat = strings.TrimSpace(pat)
 			if !filepath.IsAbs(pat) {
 				pat = filepath.Join(filepath.Dir(path), pat)

@@ -156,7 +156,8 @@ func registerCUDAPluginOnce() error {
 		}
 		seen = append(seen, name)
 	}
-	return fmt.Errorf("%s offers no GPU device (the execution providers' devices: %s): is an NVIDIA GPU visible to this process?",
+	return fmt.Errorf("%s offers no GPU device (the execution providers' devices: %s): "+
+		"is an NVIDIA GPU visible to this process?",
 		provider, strings.Join(seen, ", "))
 }
 
@@ -201,7 +202,8 @@ func epDeviceNames() ([]string, error) {
 	}
 	var l []string
 	for i := C.size_t(0); i < d.n; i++ {
-		l = append(l, fmt.Sprintf("%s/%d", C.GoString(C.ep_device_name(d.api, d.devs, i)), C.ep_device_type(d.api, d.devs, i)))
+		name := C.GoString(C.ep_device_name(d.api, d.devs, i))
+		l = append(l, fmt.Sprintf("%s/%d", name, C.ep_device_type(d.api, d.devs, i)))
 	}
 	return l, nil
 }

@@ -199,7 +199,8 @@ func Setup(opts Options) error {
 			return setupErr
 		}
 		if opts.Device == "cuda" && !setupGPU {
-			return cudaErrorf("the CPU library %s is already loaded in this process; the GPU build can only be loaded first", setupLib)
+			return cudaErrorf("the CPU library %s is already loaded in this process; the GPU build can only be loaded first",
+				setupLib)
 		}
 		if opts.LibPath != "" && opts.LibPath != setupLib {
 			return fmt.Errorf("%w: already loaded %s, cannot switch to %s", ErrLibrary, setupLib, opts.LibPath)
@@ -383,7 +384,8 @@ func deviceReady(device string) error {
 		return nil
 	case "cuda":
 		if !GPULoaded() {
-			return cudaErrorf("the CPU library %s is loaded in this process, not the GPU build (Setup with Device cuda must come first)", LibraryPath())
+			return cudaErrorf("the CPU library %s is loaded in this process, not the GPU build "+
+				"(Setup with Device cuda must come first)", LibraryPath())
 		}
 		return nil
 	default:

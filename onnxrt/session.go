@@ -49,9 +49,10 @@ func NewSessionForModel(m *graph.Model, inputs, outputs []string, opts Options) 
 		if err != nil {
 			return err
 		}
-		s, err = newSession(small, inputs, outputs, opts, func(so *ort.SessionOptions, in, out []string) (*ort.DynamicAdvancedSession, error) {
+		create := func(so *ort.SessionOptions, in, out []string) (*ort.DynamicAdvancedSession, error) {
 			return ort.NewDynamicAdvancedSession(path, in, out, so)
-		})
+		}
+		s, err = newSession(small, inputs, outputs, opts, create)
 		return err
 	})
 	return s, err
@@ -61,14 +62,16 @@ func NewSessionForModel(m *graph.Model, inputs, outputs []string, opts Options) 
 // name, in order, the values Run takes and returns; nil means all of the
 // model's, in the model's order.
 func NewSession(model []byte, inputs, outputs []string, opts Options) (*Session, error) {
-	return newSession(model, inputs, outputs, opts, func(so *ort.SessionOptions, in, out []string) (*ort.DynamicAdvancedSession, error) {
+	create := func(so *ort.SessionOptions, in, out []string) (*ort.DynamicAdvancedSession, error) {
 		return ort.NewDynamicAdvancedSessionWithONNXData(model, in, out, so)
-	})
+	}
+	return newSession(model, inputs, outputs, opts, create)
 }
 
 // newSession fills nil inputs or outputs from model (a serialized graph)
 // and creates the session with create.
-func newSession(model []byte, inputs, outputs []string, opts Options, create func(*ort.SessionOptions, []string, []string) (*ort.DynamicAdvancedSession, error)) (*Session, error) {
+func newSession(model []byte, inputs, outputs []string, opts Options,
+	create func(*ort.SessionOptions, []string, []string) (*ort.DynamicAdvancedSession, error)) (*Session, error) {
 	so, err := sessionOptions(opts)
 	if err != nil {
 		return nil, err

@@ -70,7 +70,8 @@ func checkFile(p, cur string, fi os.FileInfo) error {
 		return refuse(p, cur, fmt.Sprintf("it is not a regular file (%s)", fi.Mode().Type()))
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return refuse(p, cur, fmt.Sprintf("it is writable by group or others (mode %04o), so another user could replace its code; run chmod go-w %s", perm, cur))
+		return refuse(p, cur, fmt.Sprintf("it is writable by group or others (mode %04o), "+
+			"so another user could replace its code; run chmod go-w %s", perm, cur))
 	}
 	return checkOwner(p, cur, fi, "it")
 }
@@ -83,7 +84,8 @@ func checkFolder(p, dir string) error {
 		return fmt.Errorf("%w: %s: %v", ErrLibrary, p, err)
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
-		return refuse(p, p, fmt.Sprintf("its folder %s is writable by group or others without the sticky bit (mode %04o), so another user could swap the file; run chmod go-w %s or move the library", dir, perm, dir))
+		return refuse(p, p, fmt.Sprintf("its folder %s is writable by group or others without the sticky bit (mode %04o), "+
+			"so another user could swap the file; run chmod go-w %s or move the library", dir, perm, dir))
 	}
 	return checkOwner(p, p, fi, "its folder "+dir)
 }
@@ -99,7 +101,8 @@ func checkOwner(p, cur string, fi os.FileInfo, what string) error {
 		return nil
 	}
 	if uid != 0 && uid != uint64(os.Geteuid()) {
-		return refuse(p, cur, fmt.Sprintf("%s is owned by uid %d, neither root nor the current user (uid %d), who could replace it", what, uid, os.Geteuid()))
+		return refuse(p, cur, fmt.Sprintf("%s is owned by uid %d, neither root nor the current user (uid %d), "+
+			"who could replace it", what, uid, os.Geteuid()))
 	}
 	return nil
 }

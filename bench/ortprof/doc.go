@@ -6,7 +6,8 @@
 // the dynamic batch dimension is -batch. Session options that matter for
 // speed can be varied (-opt, -arena, -pattern) to measure them.
 //
-//	ONNXRUNTIME_LIB=$PWD/.ort/libonnxruntime.so.1 go run ./bench/ortprof -model /tmp/resnet18.train.onnx -threads 2 -runs 3
+//	ONNXRUNTIME_LIB=$PWD/.ort/libonnxruntime.so.1 go run ./bench/ortprof \
+//		-model /tmp/resnet18.train.onnx -threads 2 -runs 3
 //
 // This is a measuring tool: it talks to onnxruntime_go directly because
 // onnxrt does not expose the profiler.

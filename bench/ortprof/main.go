@@ -36,26 +36,30 @@ func main() {
 	arena := flag.Bool("arena", true, "CPU memory arena")
 	pattern := flag.Bool("pattern", true, "memory pattern optimization")
 	noProfile := flag.Bool("noprofile", false, "time runs only")
-	initFrom := flag.String("init", "", "take the values of inputs named like its initializers from this model (the original model of a training graph)")
+	initFrom := flag.String("init", "", "take the values of inputs named like its initializers from this model "+
+		"(the original model of a training graph)")
 	daz := flag.Bool("daz", false, "session.set_denormal_as_zero")
 	flag.IntVar(&interOp, "interop", 1, "inter-op threads (with -parallel)")
 	flag.BoolVar(&parallel, "parallel", false, "ONNX Runtime's parallel execution mode")
-	flag.Func("config", "session config entry key=value (repeatable), e.g. session.intra_op.allow_spinning=0", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok {
-			return fmt.Errorf("want key=value, got %q", s)
-		}
-		configs = append(configs, [2]string{k, v})
-		return nil
-	})
+	flag.Func("config", "session config entry key=value (repeatable), e.g. session.intra_op.allow_spinning=0",
+		func(s string) error {
+			k, v, ok := strings.Cut(s, "=")
+			if !ok {
+				return fmt.Errorf("want key=value, got %q", s)
+			}
+			configs = append(configs, [2]string{k, v})
+			return nil
+		})
 	flag.Parse()
-	if err := run(*model, *initFrom, *threads, *batch, *classes, *runs, *top, *opt, *arena, *pattern, !*noProfile, *daz); err != nil {
+	err := run(*model, *initFrom, *threads, *batch, *classes, *runs, *top, *opt, *arena, *pattern, !*noProfile, *daz)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ortprof:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path, initFrom string, threads int, batch, classes int64, runs, top int, opt string, arena, pattern, profile, daz bool) error {
+func run(path, initFrom string, threads int, batch, classes int64, runs, top int, opt string,
+	arena, pattern, profile, daz bool) error {
 	if err := onnxrt.Setup(onnxrt.Options{}); err != nil {
 		return err
 	}

@@ -78,8 +78,9 @@ type outcome struct {
 }
 
 func main() {
-	tols := flag.String("tol", "0.005,0.0075,0.01,0.015,1se,1.5se", "utility tolerances to replay, comma-separated: fractions (0.01 = 1 point), "+
-		"or Kse: K standard errors of an accuracy at the utility target measured on the run's test split, at least 0.005")
+	tols := flag.String("tol", "0.005,0.0075,0.01,0.015,1se,1.5se",
+		"utility tolerances to replay, comma-separated: fractions (0.01 = 1 point), "+
+			"or Kse: K standard errors of an accuracy at the utility target measured on the run's test split, at least 0.005")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: replay [-tol T1,T2,...] RUN_DIR_OR_METRICS.json...\n")
 		flag.PrintDefaults()
@@ -101,7 +102,8 @@ func main() {
 	failed := false
 	sums := make([]summary, len(ts))
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "run\tutility tol\tstop\tresult epoch\treason\tforget %\ttest %\tΔ forget\tΔ test\tunlearn s\t÷ retrain\t")
+	fmt.Fprintln(w, "run\tutility tol\tstop\tresult epoch\treason\tforget %\ttest %\t"+
+		"Δ forget\tΔ test\tunlearn s\t÷ retrain\t")
 	for _, p := range flag.Args() {
 		r, err := load(p)
 		if err == nil {
@@ -120,7 +122,8 @@ func main() {
 			if !o.Stopped {
 				stop, reason = "beyond the run", "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%.2f\t%.2f\t%s\t%s\t%.0f\t%s\t\n", filepath.Base(r.Path), ts.label(t), stop, o.Decision.Epoch, reason,
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%.2f\t%.2f\t%s\t%s\t%.0f\t%s\t\n",
+				filepath.Base(r.Path), ts.label(t), stop, o.Decision.Epoch, reason,
 				100*o.Forget, 100*o.Test, signed(o.DForget), signed(o.DTest), o.Seconds, ratio(o.Ratio))
 		}
 	}
@@ -128,13 +131,16 @@ func main() {
 	if sums[0].runs > 1 {
 		fmt.Println()
 		w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(w, "utility tol\truns\tbeyond the run\twith oracle\tmissed\tmissed, rule met, unflagged\tmean ÷ retrain\t")
+		fmt.Fprintln(w, "utility tol\truns\tbeyond the run\twith oracle\tmissed\t"+
+			"missed, rule met, unflagged\tmean ÷ retrain\t")
 		for i, t := range ts {
 			s := sums[i]
-			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", t.spec, s.runs, s.beyond, s.withOracle, s.missed, s.vouchedMiss, ratio(s.ratio/float64(s.timed)))
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", t.spec, s.runs, s.beyond, s.withOracle, s.missed,
+				s.vouchedMiss, ratio(s.ratio/float64(s.timed)))
 		}
 		w.Flush()
-		fmt.Println("missed: more than 1 point from the oracle's forget or test accuracy; unflagged: without the flags that do not depend")
+		fmt.Println("missed: more than 1 point from the oracle's forget or test accuracy; " +
+			"unflagged: without the flags that do not depend")
 		fmt.Println("on the stop (estimate-bias, forget-resolution); test-drop and proxies-disagree are not replayed.")
 	}
 	if failed {
@@ -303,7 +309,8 @@ func acc(m map[string]float64, k string) float64 {
 // rule is the stopping rule the run applied, at utility tolerance tol.
 func (r *run) rule(tol float64) (autorule.Config, autorule.Targets) {
 	a := r.Auto
-	c := autorule.Config{MaxEpochs: a.MaxEpochs, MinEpochs: 1, Patience: 3, ForgetTolerance: a.ForgetTolerance, UtilityTolerance: tol,
+	c := autorule.Config{MaxEpochs: a.MaxEpochs, MinEpochs: 1, Patience: 3,
+		ForgetTolerance: a.ForgetTolerance, UtilityTolerance: tol,
 		UtilityBaseline: a.UtilityBaseline, ForgetBaseline: a.ForgetBaseline}
 	t := autorule.Targets{Utility: a.UtilityTarget, ForgetFixed: a.ForgetFixed}
 	if a.ForgetCeiling != nil {
@@ -317,11 +324,13 @@ func (r *run) rule(tol float64) (autorule.Config, autorule.Targets) {
 func (r *run) check() error {
 	a := r.Auto
 	if a.StopEpoch < 1 || len(r.Epochs) != a.StopEpoch || len(r.TrainSeconds) != a.StopEpoch {
-		return fmt.Errorf("%s: %d proxy epochs and %d trained for a stop after epoch %d", r.Path, len(r.Epochs), len(r.TrainSeconds), a.StopEpoch)
+		return fmt.Errorf("%s: %d proxy epochs and %d trained for a stop after epoch %d",
+			r.Path, len(r.Epochs), len(r.TrainSeconds), a.StopEpoch)
 	}
 	o := r.replay(a.UtilityTolerance)
 	if !o.Stopped || o.Decision.Epoch != a.Epoch || o.Decision.Reason != a.Reason {
-		return fmt.Errorf("%s: replayed at its own tolerance %g it gives epoch %d (%s), the run recorded epoch %d (%s): another rule version or settings",
+		return fmt.Errorf("%s: replayed at its own tolerance %g it gives epoch %d (%s), "+
+			"the run recorded epoch %d (%s): another rule version or settings",
 			r.Path, a.UtilityTolerance, o.Decision.Epoch, o.Decision.Reason, a.Epoch, a.Reason)
 	}
 	return nil

@@ -75,13 +75,16 @@ func main() {
 	warmup := flag.Int("warmup", 3, "untimed steps")
 	steps := flag.Int("steps", 10, "timed steps")
 	dump := flag.String("dump", "", "write the training graph to this file")
-	lib := flag.String("ort-lib", "", "libonnxruntime.so.1 (default: ONNXRUNTIME_LIB, then beside the executable; with -device cuda the GPU build: ONNXRUNTIME_GPU_LIB, then .ort-gpu/)")
-	device := flag.String("device", "cpu", "cpu or cuda (ONNX Runtime's GPU build, `make ort-gpu`; weights and gradients cross the bus each step: onnxruntime_go binds CPU memory only)")
+	lib := flag.String("ort-lib", "", "libonnxruntime.so.1 (default: ONNXRUNTIME_LIB, then beside the executable; "+
+		"with -device cuda the GPU build: ONNXRUNTIME_GPU_LIB, then .ort-gpu/)")
+	device := flag.String("device", "cpu", "cpu or cuda (ONNX Runtime's GPU build, `make ort-gpu`; "+
+		"weights and gradients cross the bus each step: onnxruntime_go binds CPU memory only)")
 	var spec autodiff.Spec
 	var forms cpu.Lowering
 	flag.StringVar(&forms.Forward, "conv-forward", "", "force the forward Conv's form (direct, winograd)")
 	flag.StringVar(&forms.Input, "conv-input", "", "force the Conv input-gradient form (convtranspose, flipped, winograd)")
-	flag.StringVar(&forms.Weight, "conv-weight", "", "force the Conv weight-gradient form (trick, gemm, bmm, valid, winograd)")
+	flag.StringVar(&forms.Weight, "conv-weight", "",
+		"force the Conv weight-gradient form (trick, gemm, bmm, valid, winograd)")
 	nchwc := flag.Bool("nchwc", false, "run Conv on ONNX Runtime's NCHWc kernels (cpu.Lowering.NCHWcBlock; "+
 		"train.NewEngine's default; without it the plain graph that artifacts export)")
 	var mo maskOpts
@@ -116,7 +119,8 @@ func main() {
 	}
 }
 
-func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, batch, warmup, steps int, dump string, rt onnxrt.Options) error {
+func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, batch, warmup, steps int, dump string,
+	rt onnxrt.Options) error {
 	threads := rt.Threads
 	// For cuda the GPU build must be the first library loaded.
 	if err := onnxrt.Setup(rt); err != nil {
@@ -250,7 +254,8 @@ func run(path, name string, spec autodiff.Spec, mo maskOpts, nchwc bool, batch, 
 	return json.NewEncoder(os.Stdout).Encode(result{
 		Impl: impl, Model: name, Threads: threads, Batch: batch, Steps: steps,
 		MedianS: med, MinS: slices.Min(times), ImagesPerS: float64(batch) / med,
-		PeakMB: statusMB("VmHWM"), BaseMB: base, UpdateS: median(upds), BuildS: buildS, SessionS: sessS, Nodes: len(art.Model.Graph.Nodes()),
+		PeakMB: statusMB("VmHWM"), BaseMB: base, UpdateS: median(upds),
+		BuildS: buildS, SessionS: sessS, Nodes: len(art.Model.Graph.Nodes()),
 		CPUShare: share, OthersCores: others, CPUS: median(cpus), ORT: onnxrt.Version(), NCHWc: nchwcBlock(spec),
 		Mask: mo.share, MaskParams: len(spec.Params), Restricted: len(art.GradChannels), MaskSelected: selected,
 	})

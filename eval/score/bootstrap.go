@@ -23,7 +23,8 @@ type Ensemble struct {
 }
 
 func (e Ensemble) hasAccuracies() bool {
-	return e.UnlearnedRetainAcc != nil || e.RetrainedRetainAcc != nil || e.UnlearnedTestAcc != nil || e.RetrainedTestAcc != nil
+	return e.UnlearnedRetainAcc != nil || e.RetrainedRetainAcc != nil ||
+		e.UnlearnedTestAcc != nil || e.RetrainedTestAcc != nil
 }
 
 // BootstrapOptions sets Summarize's intervals.
@@ -95,7 +96,8 @@ type uliraPlan struct {
 // evaluate computes F, the final score and the mean KLoM of the ensemble
 // restricted to the model rows iu (unlearned) and ir (retrained), and with
 // a plan U-LiRA's mean accuracy (NaN when a fold lacks shadows).
-func evaluate(e Ensemble, iu, ir []int, t *epsTable, opt KLoMOptions, plan *uliraPlan, workers int) (point, *Forgetting, []float64) {
+func evaluate(e Ensemble, iu, ir []int, t *epsTable, opt KLoMOptions, plan *uliraPlan,
+	workers int) (point, *Forgetting, []float64) {
 	pick := func(rows [][]float64, idx []int) [][]float64 {
 		out := make([][]float64, len(idx))
 		for i, m := range idx {

@@ -250,7 +250,8 @@ func countLT(s []float64, x float64) int {
 func ExampleEpsilon(unlearned, retrained []float64) (Epsilon, error) {
 	n := len(unlearned)
 	if n < 2 || len(retrained) != n {
-		return Epsilon{}, fmt.Errorf("%w: %d unlearned and %d retrained values, need the same number ≥ 2", ErrTooFewModels, n, len(retrained))
+		return Epsilon{}, fmt.Errorf("%w: %d unlearned and %d retrained values, need the same number ≥ 2",
+			ErrTooFewModels, n, len(retrained))
 	}
 	for _, s := range [][]float64{unlearned, retrained} {
 		for _, v := range s {
@@ -448,13 +449,15 @@ func ForgetScore(unlearned, retrained [][]float64, workers int) (*Forgetting, er
 func checkEnsemble(unlearned, retrained [][]float64) (models, examples int, err error) {
 	n := len(unlearned)
 	if n < 2 || len(retrained) != n {
-		return 0, 0, fmt.Errorf("%w: %d unlearned and %d retrained models, need the same number ≥ 2", ErrTooFewModels, n, len(retrained))
+		return 0, 0, fmt.Errorf("%w: %d unlearned and %d retrained models, need the same number ≥ 2",
+			ErrTooFewModels, n, len(retrained))
 	}
 	examples = len(unlearned[0])
 	for side, rows := range [][][]float64{unlearned, retrained} {
 		for m, row := range rows {
 			if len(row) != examples {
-				return 0, 0, fmt.Errorf("%w: model %d of side %d has %d values, model 0 of the unlearned side %d", ErrShape, m, side, len(row), examples)
+				return 0, 0, fmt.Errorf("%w: model %d of side %d has %d values, model 0 of the unlearned side %d",
+					ErrShape, m, side, len(row), examples)
 			}
 			for j, v := range row {
 				if math.IsNaN(v) || math.IsInf(v, 0) {

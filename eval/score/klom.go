@@ -179,7 +179,8 @@ func KLoMs(unlearned, retrained [][]float64, opt KLoMOptions, workers int) ([]fl
 	for side, rows := range [][][]float64{unlearned, retrained} {
 		for m, row := range rows {
 			if len(row) != examples {
-				return nil, fmt.Errorf("%w: model %d of side %d has %d margins, model 0 of the unlearned side %d", ErrShape, m, side, len(row), examples)
+				return nil, fmt.Errorf("%w: model %d of side %d has %d margins, model 0 of the unlearned side %d",
+					ErrShape, m, side, len(row), examples)
 			}
 			for j, v := range row {
 				if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -106,10 +106,12 @@ func (o ULiRAOptions) resolve(k int) (folds int, global bool, err error) {
 	switch o.Variance {
 	case ULiRAVarianceAuto, ULiRAVarianceGlobal, ULiRAVariancePerExample:
 	default:
-		return 0, false, fmt.Errorf("%w: U-LiRA variance %q (want %q, %q or empty)", ErrOptions, o.Variance, ULiRAVarianceGlobal, ULiRAVariancePerExample)
+		return 0, false, fmt.Errorf("%w: U-LiRA variance %q (want %q, %q or empty)",
+			ErrOptions, o.Variance, ULiRAVarianceGlobal, ULiRAVariancePerExample)
 	}
 	if k < ULiRAMinModels(folds) {
-		return 0, false, fmt.Errorf("%w: U-LiRA with %d folds needs K ≥ %d models per side, have %d", ErrTooFewModels, folds, ULiRAMinModels(folds), k)
+		return 0, false, fmt.Errorf("%w: U-LiRA with %d folds needs K ≥ %d models per side, have %d",
+			ErrTooFewModels, folds, ULiRAMinModels(folds), k)
 	}
 	shadows := k - (k+folds-1)/folds
 	switch o.Variance {
@@ -141,7 +143,8 @@ func ULiRAScore(unlearned, retrained [][]float64, opt ULiRAOptions) (*ULiRA, err
 		// resolve guarantees two shadows per side in every fold.
 		return nil, fmt.Errorf("%w: U-LiRA folds without shadows", ErrTooFewModels)
 	}
-	res := &ULiRA{Examples: acc, Folds: folds, Shadows: k - (k+folds-1)/folds, Targets: k, Variance: ULiRAVariancePerExample, AUC: auc(lrU, lrR)}
+	res := &ULiRA{Examples: acc, Folds: folds, Shadows: k - (k+folds-1)/folds, Targets: k,
+		Variance: ULiRAVariancePerExample, AUC: auc(lrU, lrR)}
 	if global {
 		res.Variance = ULiRAVarianceGlobal
 	}
@@ -164,7 +167,8 @@ func meanFloat(v []float64) float64 {
 // fold with targets has fewer than two shadows on a side. The two sides
 // may differ in size (bootstrap resamples); every row is a target exactly
 // once.
-func ulira(u, r [][]float64, fu, fr []int, folds int, global bool, examples int, keep bool) (acc, lrU, lrR []float64, ok bool) {
+func ulira(u, r [][]float64, fu, fr []int, folds int, global bool, examples int,
+	keep bool) (acc, lrU, lrR []float64, ok bool) {
 	tpos := make([]int, examples) // unlearned targets called unlearned
 	tneg := make([]int, examples) // retrained targets called retrained
 	if keep {

@@ -90,7 +90,8 @@ func check(name, dtype string, shape []int64, n int64) error {
 		elems *= d
 	}
 	if elems*size != n {
-		return fmt.Errorf("%w: tensor %q: %d bytes for shape %v of %s (want %d)", ErrFormat, name, n, shape, dtype, elems*size)
+		return fmt.Errorf("%w: tensor %q: %d bytes for shape %v of %s (want %d)",
+			ErrFormat, name, n, shape, dtype, elems*size)
 	}
 	return nil
 }
@@ -131,7 +132,8 @@ func Read(r io.Reader) ([]Tensor, map[string]string, error) {
 		}
 		b, en := e.Offsets[0], e.Offsets[1]
 		if b < 0 || en < b || en > int64(len(data)) {
-			return nil, nil, fmt.Errorf("%w: tensor %q: offsets [%d, %d] outside the %d data bytes", ErrFormat, name, b, en, len(data))
+			return nil, nil, fmt.Errorf("%w: tensor %q: offsets [%d, %d] outside the %d data bytes",
+				ErrFormat, name, b, en, len(data))
 		}
 		if err := check(name, e.DType, e.Shape, en-b); err != nil {
 			return nil, nil, err

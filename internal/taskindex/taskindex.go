@@ -64,7 +64,8 @@ func Parse(v string) (int, error) {
 // Array says how to run n shards as tasks of a batch engine, each given
 // its index 0..n-1 (for messages that must say what to set).
 func Array(n int) string {
-	return fmt.Sprintf("a Kubernetes Indexed Job with completions: %d, or a Slurm job array submitted with --array=0-%d", n, n-1)
+	return fmt.Sprintf("a Kubernetes Indexed Job with completions: %d, "+
+		"or a Slurm job array submitted with --array=0-%d", n, n-1)
 }
 
 // Unsharded says what a run without shards does in a task of a batch
