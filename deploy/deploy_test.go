@@ -395,3 +395,113 @@ func TestSubmitDoesNotGlobSbatchArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlay (issue 67): the overlay make test-k8s applies
+// (deploy/k8s-test) keeps what TestManifests checks of the base: the score
+// Job's completions equal its --shards, at most the audit's 2K tasks, and the
+// gather overlay runs the same arguments with --gather; the experiment Job's
+// completions equal its --shards; the namespace enforces the "restricted"
+// level; both overlays name one image; and the pods that run at once (score
+// and experiment) request at most the node's 2 cores.
+func TestOverlay(t *testing.T) {
+	type patch struct {
+		Spec struct {
+			Completions *int `yaml:"completions"`
+			Parallelism *int `yaml:"parallelism"`
+			Template    struct {
+				Spec struct {
+					Containers []struct {
+						Args      []string `yaml:"args"`
+						Resources struct {
+							Requests map[string]string `yaml:"requests"`
+						} `yaml:"resources"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	load := func(path string, v any) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	var s, e, g patch
+	load("k8s-test/score-job.yaml", &s)
+	load("k8s-test/experiment-job.yaml", &e)
+	load("k8s-test/gather/score-gather-job.yaml", &g)
+	for name, p := range map[string]patch{"score": s, "experiment": e, "gather": g} {
+		if len(p.Spec.Template.Spec.Containers) != 1 {
+			t.Fatalf("%s patch: want one container", name)
+		}
+	}
+	flag := func(args []string, name string) (int, []string) {
+		v, rest := -1, []string{}
+		for _, a := range args {
+			if s, ok := strings.CutPrefix(a, name+"="); ok {
+				v, _ = strconv.Atoi(s)
+				continue
+			}
+			rest = append(rest, a)
+		}
+		return v, rest
+	}
+	sa := s.Spec.Template.Spec.Containers[0].Args
+	shards, rest := flag(sa, "--shards")
+	k, _ := flag(sa, "--k")
+	if s.Spec.Completions == nil || shards != *s.Spec.Completions || shards < 1 || shards > 2*k {
+		t.Errorf("score patch: completions %v, --shards=%d, --k=%d: want completions = --shards ≤ 2K", s.Spec.Completions, shards, k)
+	}
+	if ga := g.Spec.Template.Spec.Containers[0].Args; !slices.Equal(append(rest, "--gather"), ga) {
+		t.Errorf("gather patch args %q, want the score patch's %q without --shards, with --gather", ga, sa)
+	}
+	if es, _ := flag(e.Spec.Template.Spec.Containers[0].Args, "--shards"); e.Spec.Completions == nil || es != *e.Spec.Completions {
+		t.Errorf("experiment patch: completions %v, --shards=%d", e.Spec.Completions, es)
+	}
+	milli := 0
+	for name, p := range map[string]patch{"score": s, "experiment": e} {
+		cpu := p.Spec.Template.Spec.Containers[0].Resources.Requests["cpu"]
+		m, err := strconv.Atoi(strings.TrimSuffix(cpu, "m"))
+		if err != nil || !strings.HasSuffix(cpu, "m") || p.Spec.Parallelism == nil {
+			t.Fatalf("%s patch: cpu request %q (want millicores) and parallelism must be set", name, cpu)
+		}
+		milli += m * *p.Spec.Parallelism
+	}
+	if milli > 2000 {
+		t.Errorf("the score and experiment pods request %dm CPU at once, more than the test node's 2 cores", milli)
+	}
+	var ns struct {
+		Kind     string `yaml:"kind"`
+		Metadata struct {
+			Name   string            `yaml:"name"`
+			Labels map[string]string `yaml:"labels"`
+		} `yaml:"metadata"`
+	}
+	load("k8s-test/namespace.yaml", &ns)
+	type kustomization struct {
+		Namespace string   `yaml:"namespace"`
+		Resources []string `yaml:"resources"`
+		Images    []struct {
+			Name    string `yaml:"name"`
+			NewName string `yaml:"newName"`
+			NewTag  string `yaml:"newTag"`
+		} `yaml:"images"`
+	}
+	var ko, kg kustomization
+	load("k8s-test/kustomization.yaml", &ko)
+	load("k8s-test/gather/kustomization.yaml", &kg)
+	if ns.Kind != "Namespace" || ns.Metadata.Labels["pod-security.kubernetes.io/enforce"] != "restricted" ||
+		ko.Namespace != ns.Metadata.Name || kg.Namespace != ns.Metadata.Name {
+		t.Errorf("namespace %+v: want the overlays' namespace, labelled to enforce the restricted level", ns)
+	}
+	if !slices.Contains(ko.Resources, "../k8s") || !slices.Contains(kg.Resources, "../../k8s/score-gather-job.yaml") {
+		t.Errorf("the overlays' resources %q and %q must be deploy/k8s and its gather Job", ko.Resources, kg.Resources)
+	}
+	if len(ko.Images) != 1 || len(kg.Images) != 1 || ko.Images[0] != kg.Images[0] || ko.Images[0].Name != "registry.example.com/unlearn" {
+		t.Errorf("images %+v and %+v: both overlays must rewrite the base's image to one name", ko.Images, kg.Images)
+	}
+}
