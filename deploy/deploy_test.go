@@ -58,7 +58,7 @@ func read(t *testing.T, path string) job {
 // the gather Job runs the same arguments with --gather instead of
 // --shards (a results folder refuses other settings).
 func TestManifests(t *testing.T) {
-	s, g := read(t, "k8s/score-job.yaml"), read(t, "k8s/score-gather-job.yaml")
+	s, g := read(t, "k8s/score-job.yaml"), read(t, "k8s/gather/score-gather-job.yaml")
 	if s.Spec.CompletionMode != "Indexed" || s.Spec.Completions == nil || s.Spec.Parallelism == nil {
 		t.Fatalf("score Job: completionMode %q, completions and parallelism must be set", s.Spec.CompletionMode)
 	}
@@ -177,30 +177,56 @@ type podSpec struct {
 	} `yaml:"spec"`
 }
 
+// jobFiles lists the Jobs of deploy/k8s: the score and experiment Jobs of
+// its kustomization and the gather Job of gather/.
+func jobFiles(t *testing.T) []string {
+	t.Helper()
+	files, _ := filepath.Glob("k8s/*-job.yaml")
+	gather, _ := filepath.Glob("k8s/gather/*-job.yaml")
+	if files = append(files, gather...); len(files) != 3 {
+		t.Fatalf("jobs %v", files)
+	}
+	return files
+}
+
 // TestManifestsRestricted (hardening issue 45, item 13): every Job meets the
 // "restricted" Pod Security Standard (non-root, no privilege escalation, all
 // capabilities dropped, RuntimeDefault seccomp) with a read-only root file
 // system and a /tmp emptyDir, has a deadline, a TTL and a memory limit,
-// names a registry-qualified image that kustomization.yaml rewrites, and
-// mounts a claim results-pvc.yaml defines as ReadWriteMany; the Dockerfile
-// starts FROM build arguments, so that its images can be pinned by digest.
+// names a registry-qualified image that image/kustomization.yaml (a
+// component of both kustomizations) rewrites, and mounts a claim
+// results-pvc.yaml defines as ReadWriteMany; the Dockerfile starts FROM
+// build arguments, so that its images can be pinned by digest.
 func TestManifestsRestricted(t *testing.T) {
 	var kust struct {
-		Resources []string `yaml:"resources"`
-		Images    []struct {
+		Kind       string   `yaml:"kind"`
+		Resources  []string `yaml:"resources"`
+		Components []string `yaml:"components"`
+		Images     []struct {
 			Name string `yaml:"name"`
 		} `yaml:"images"`
 	}
-	b, err := os.ReadFile("k8s/kustomization.yaml")
+	b, err := os.ReadFile("k8s/image/kustomization.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.Unmarshal(b, &kust); err != nil || len(kust.Images) != 1 {
-		t.Fatalf("kustomization.yaml: %v %+v", err, kust)
+	if err := yaml.Unmarshal(b, &kust); err != nil || kust.Kind != "Component" || len(kust.Images) != 1 {
+		t.Fatalf("image/kustomization.yaml: want a Component with one image: %v %+v", err, kust)
 	}
-	for _, r := range kust.Resources {
-		if _, err := os.Stat(filepath.Join("k8s", r)); err != nil {
-			t.Errorf("kustomization.yaml: resource %s: %v", r, err)
+	image := kust.Images[0].Name
+	for dir, want := range map[string]int{"k8s": 3, "k8s/gather": 1} {
+		kust.Resources, kust.Components, kust.Images = nil, nil, nil
+		if b, err = os.ReadFile(filepath.Join(dir, "kustomization.yaml")); err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, &kust); err != nil || len(kust.Resources) != want || len(kust.Images) != 0 ||
+			len(kust.Components) != 1 || filepath.Clean(filepath.Join(dir, kust.Components[0])) != "k8s/image" {
+			t.Errorf("%s/kustomization.yaml: want %d resources and the image component only: %v %+v", dir, want, err, kust)
+		}
+		for _, r := range kust.Resources {
+			if _, err := os.Stat(filepath.Join(dir, r)); err != nil {
+				t.Errorf("%s/kustomization.yaml: resource %s: %v", dir, r, err)
+			}
 		}
 	}
 	var pvc struct {
@@ -218,11 +244,7 @@ func TestManifestsRestricted(t *testing.T) {
 	if err := yaml.Unmarshal(b, &pvc); err != nil || pvc.Kind != "PersistentVolumeClaim" || !slices.Equal(pvc.Spec.AccessModes, []string{"ReadWriteMany"}) {
 		t.Fatalf("results-pvc.yaml: %v %+v", err, pvc)
 	}
-	files, _ := filepath.Glob("k8s/*-job.yaml")
-	if len(files) != 3 {
-		t.Fatalf("jobs %v", files)
-	}
-	for _, f := range files {
+	for _, f := range jobFiles(t) {
 		if b, err = os.ReadFile(f); err != nil {
 			t.Fatal(err)
 		}
@@ -246,8 +268,8 @@ func TestManifestsRestricted(t *testing.T) {
 		if c.Resources.Limits["memory"] == "" {
 			t.Errorf("%s: no memory limit", f)
 		}
-		if host, _, ok := strings.Cut(c.Image, "/"); !ok || !strings.Contains(host, ".") || !strings.HasPrefix(c.Image, kust.Images[0].Name+":") {
-			t.Errorf("%s: image %q: want the registry-qualified name kustomization.yaml rewrites (%s)", f, c.Image, kust.Images[0].Name)
+		if host, _, ok := strings.Cut(c.Image, "/"); !ok || !strings.Contains(host, ".") || !strings.HasPrefix(c.Image, image+":") {
+			t.Errorf("%s: image %q: want the registry-qualified name image/kustomization.yaml rewrites (%s)", f, c.Image, image)
 		}
 		mounts := map[string][]string{} // a volume may be mounted twice (the claim's inputs/ read-only)
 		for _, m := range c.VolumeMounts {
@@ -295,11 +317,7 @@ func TestManifestsRestricted(t *testing.T) {
 // from the writable results, and reads every input it names (model, data,
 // forget ids, experiment file) from there.
 func TestManifestsInputsReadOnly(t *testing.T) {
-	files, _ := filepath.Glob("k8s/*-job.yaml")
-	if len(files) != 3 {
-		t.Fatalf("jobs %v", files)
-	}
-	for _, f := range files {
+	for _, f := range jobFiles(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -498,7 +516,7 @@ func TestOverlay(t *testing.T) {
 		ko.Namespace != ns.Metadata.Name || kg.Namespace != ns.Metadata.Name {
 		t.Errorf("namespace %+v: want the overlays' namespace, labelled to enforce the restricted level", ns)
 	}
-	if !slices.Contains(ko.Resources, "../k8s") || !slices.Contains(kg.Resources, "../../k8s/score-gather-job.yaml") {
+	if !slices.Contains(ko.Resources, "../k8s") || !slices.Contains(kg.Resources, "../../k8s/gather") {
 		t.Errorf("the overlays' resources %q and %q must be deploy/k8s and its gather Job", ko.Resources, kg.Resources)
 	}
 	if len(ko.Images) != 1 || len(kg.Images) != 1 || ko.Images[0] != kg.Images[0] || ko.Images[0].Name != "registry.example.com/unlearn" {
