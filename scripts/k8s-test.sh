@@ -105,8 +105,11 @@ cleanup() {
   ip link delete "$bridge" 2>/dev/null
   find /var/log/containers -maxdepth 1 -lname "$scratch/*" -delete 2>/dev/null
   # Folders the kubelet, containerd and the CNI plugins make at fixed paths,
-  # removed where this run made them and left them empty.
-  for d in "${made[@]}"; do [ -d "$d" ] && find "$d" -depth -type d -empty -delete 2>/dev/null; done
+  # removed where this run made them, with the sockets left in them (the
+  # kubelet's device-plugin socket), if nothing else is there.
+  for d in "${made[@]}"; do
+    [ -d "$d" ] && find "$d" -depth \( -type s -o -type d -empty \) -delete 2>/dev/null
+  done
   # No process may be left that was started here: the daemons and shims
   # name the folder, the pods' processes are in the pods' cgroups.
   left=$(pgrep -a -f -- "$scratch/" 2>/dev/null)
@@ -233,7 +236,7 @@ ctr --address "$sock" -n k8s.io images import "$scratch/pause-image.tar" >/dev/n
 ctr --address "$sock" -n k8s.io images import "$scratch/unlearn-image.tar" >/dev/null ||
   fail "importing the tool's image"
 say "containerd $(containerd --version | awk '{print $3}') up, images imported at $(elapsed):" \
-  "$(ctr --address "$sock" -n k8s.io images ls -q | tr '\n' ' ')"
+  "$(ctr --address "$sock" -n k8s.io images ls -q | grep -v '^sha256:' | tr '\n' ' ')"
 
 # etcd and the control plane, on 127.0.0.1 only.
 start etcd "$scratch/log/etcd.log" "$kbin/etcd" --name unlearn --data-dir "$scratch/etcd" \
