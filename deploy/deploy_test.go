@@ -1,8 +1,10 @@
 // Package deploy holds the container image's and the clusters' example
-// files (Dockerfile at the repository root, k8s/, slurm/). Nothing here is
-// built; this test checks that the Kubernetes manifests parse and agree
-// with each other and with `unlearn score`'s sharding, and that the Slurm
-// scripts parse (make test-slurm runs them on a one-node cluster).
+// files (Dockerfile at the repository root, k8s/, slurm/) and the overlay
+// make test-k8s applies (k8s-test/). Nothing here is built; this test
+// checks that the Kubernetes manifests and the overlay parse and agree with
+// each other and with `unlearn score`'s sharding, and that the Slurm
+// scripts parse (make test-slurm and make test-k8s run them on one-node
+// clusters).
 package deploy
 
 import (
