@@ -3,8 +3,8 @@
 // make test-k8s applies (k8s-test/). Nothing here is built; this test
 // checks that the Kubernetes manifests and the overlay parse and agree with
 // each other and with `unlearn score`'s sharding, and that the Slurm
-// scripts parse (make test-slurm and make test-k8s run them on one-node
-// clusters).
+// scripts parse; make test-slurm and make test-k8s run the scripts and the
+// manifests on one-node clusters.
 package deploy
 
 import (
