@@ -23,7 +23,7 @@
 # ones, look them up where a registry is reachable,
 #   docker buildx imagetools inspect debian:bookworm-slim   (the "Digest:" line)
 # and change the two ARGs, or pass them with --build-arg. Then push the image
-# and deploy it by its own digest (deploy/k8s/kustomization.yaml).
+# and deploy it by its own digest (deploy/k8s/image/kustomization.yaml).
 ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:f4191582e1522dfc5980a6bdc0309a756f9697f3e7d0f199c7e26fc82ab324fd
 ARG BASE=debian:bookworm-slim@sha256:abd67ffcfa541b485a3dff59865ab629aa048a6c613e639d36e7456b0b229241
 # Where /opt/unlearn comes from: built (the Go stage) or host (the build context).

@@ -65,6 +65,17 @@ test-slurm: deps ort build
 test-docker: deps ort build
 	./scripts/docker-test.sh
 
+# A one-node Kubernetes cluster (etcd, the control plane and a kubelet built
+# from release sources through the Go module proxy, cached in
+# ~/.cache/unlearn-k8s; Debian's containerd) runs deploy/k8s through the
+# test overlay deploy/k8s-test and checks the gathered score against one
+# process's (scripts/k8s-test.sh; needs root, installs containerd, runc and
+# the CNI plugins if missing, stops every daemon it started). Not in .ci/run:
+# docs/CLUSTERS.md gives its times.
+.PHONY: test-k8s
+test-k8s: deps ort build
+	./scripts/k8s-test.sh
+
 # Both, as .ci/run runs them (issue 46).
 test-deploy: test-slurm test-docker
 

@@ -1,8 +1,10 @@
 // Package deploy holds the container image's and the clusters' example
-// files (Dockerfile at the repository root, k8s/, slurm/). Nothing here is
-// built; this test checks that the Kubernetes manifests parse and agree
-// with each other and with `unlearn score`'s sharding, and that the Slurm
-// scripts parse (make test-slurm runs them on a one-node cluster).
+// files (Dockerfile at the repository root, k8s/, slurm/) and the overlay
+// make test-k8s applies (k8s-test/). Nothing here is built; this test
+// checks that the Kubernetes manifests and the overlay parse and agree with
+// each other and with `unlearn score`'s sharding, and that the Slurm
+// scripts parse; make test-slurm and make test-k8s run the scripts and the
+// manifests on one-node clusters.
 package deploy
 
 import (
@@ -58,7 +60,7 @@ func read(t *testing.T, path string) job {
 // the gather Job runs the same arguments with --gather instead of
 // --shards (a results folder refuses other settings).
 func TestManifests(t *testing.T) {
-	s, g := read(t, "k8s/score-job.yaml"), read(t, "k8s/score-gather-job.yaml")
+	s, g := read(t, "k8s/score-job.yaml"), read(t, "k8s/gather/score-gather-job.yaml")
 	if s.Spec.CompletionMode != "Indexed" || s.Spec.Completions == nil || s.Spec.Parallelism == nil {
 		t.Fatalf("score Job: completionMode %q, completions and parallelism must be set", s.Spec.CompletionMode)
 	}
@@ -177,30 +179,56 @@ type podSpec struct {
 	} `yaml:"spec"`
 }
 
+// jobFiles lists the Jobs of deploy/k8s: the score and experiment Jobs of
+// its kustomization and the gather Job of gather/.
+func jobFiles(t *testing.T) []string {
+	t.Helper()
+	files, _ := filepath.Glob("k8s/*-job.yaml")
+	gather, _ := filepath.Glob("k8s/gather/*-job.yaml")
+	if files = append(files, gather...); len(files) != 3 {
+		t.Fatalf("jobs %v", files)
+	}
+	return files
+}
+
 // TestManifestsRestricted (hardening issue 45, item 13): every Job meets the
 // "restricted" Pod Security Standard (non-root, no privilege escalation, all
 // capabilities dropped, RuntimeDefault seccomp) with a read-only root file
 // system and a /tmp emptyDir, has a deadline, a TTL and a memory limit,
-// names a registry-qualified image that kustomization.yaml rewrites, and
-// mounts a claim results-pvc.yaml defines as ReadWriteMany; the Dockerfile
-// starts FROM build arguments, so that its images can be pinned by digest.
+// names a registry-qualified image that image/kustomization.yaml (a
+// component of both kustomizations) rewrites, and mounts a claim
+// results-pvc.yaml defines as ReadWriteMany; the Dockerfile starts FROM
+// build arguments, so that its images can be pinned by digest.
 func TestManifestsRestricted(t *testing.T) {
 	var kust struct {
-		Resources []string `yaml:"resources"`
-		Images    []struct {
+		Kind       string   `yaml:"kind"`
+		Resources  []string `yaml:"resources"`
+		Components []string `yaml:"components"`
+		Images     []struct {
 			Name string `yaml:"name"`
 		} `yaml:"images"`
 	}
-	b, err := os.ReadFile("k8s/kustomization.yaml")
+	b, err := os.ReadFile("k8s/image/kustomization.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.Unmarshal(b, &kust); err != nil || len(kust.Images) != 1 {
-		t.Fatalf("kustomization.yaml: %v %+v", err, kust)
+	if err := yaml.Unmarshal(b, &kust); err != nil || kust.Kind != "Component" || len(kust.Images) != 1 {
+		t.Fatalf("image/kustomization.yaml: want a Component with one image: %v %+v", err, kust)
 	}
-	for _, r := range kust.Resources {
-		if _, err := os.Stat(filepath.Join("k8s", r)); err != nil {
-			t.Errorf("kustomization.yaml: resource %s: %v", r, err)
+	image := kust.Images[0].Name
+	for dir, want := range map[string]int{"k8s": 3, "k8s/gather": 1} {
+		kust.Resources, kust.Components, kust.Images = nil, nil, nil
+		if b, err = os.ReadFile(filepath.Join(dir, "kustomization.yaml")); err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, &kust); err != nil || len(kust.Resources) != want || len(kust.Images) != 0 ||
+			len(kust.Components) != 1 || filepath.Clean(filepath.Join(dir, kust.Components[0])) != "k8s/image" {
+			t.Errorf("%s/kustomization.yaml: want %d resources and the image component only: %v %+v", dir, want, err, kust)
+		}
+		for _, r := range kust.Resources {
+			if _, err := os.Stat(filepath.Join(dir, r)); err != nil {
+				t.Errorf("%s/kustomization.yaml: resource %s: %v", dir, r, err)
+			}
 		}
 	}
 	var pvc struct {
@@ -218,11 +246,7 @@ func TestManifestsRestricted(t *testing.T) {
 	if err := yaml.Unmarshal(b, &pvc); err != nil || pvc.Kind != "PersistentVolumeClaim" || !slices.Equal(pvc.Spec.AccessModes, []string{"ReadWriteMany"}) {
 		t.Fatalf("results-pvc.yaml: %v %+v", err, pvc)
 	}
-	files, _ := filepath.Glob("k8s/*-job.yaml")
-	if len(files) != 3 {
-		t.Fatalf("jobs %v", files)
-	}
-	for _, f := range files {
+	for _, f := range jobFiles(t) {
 		if b, err = os.ReadFile(f); err != nil {
 			t.Fatal(err)
 		}
@@ -246,8 +270,8 @@ func TestManifestsRestricted(t *testing.T) {
 		if c.Resources.Limits["memory"] == "" {
 			t.Errorf("%s: no memory limit", f)
 		}
-		if host, _, ok := strings.Cut(c.Image, "/"); !ok || !strings.Contains(host, ".") || !strings.HasPrefix(c.Image, kust.Images[0].Name+":") {
-			t.Errorf("%s: image %q: want the registry-qualified name kustomization.yaml rewrites (%s)", f, c.Image, kust.Images[0].Name)
+		if host, _, ok := strings.Cut(c.Image, "/"); !ok || !strings.Contains(host, ".") || !strings.HasPrefix(c.Image, image+":") {
+			t.Errorf("%s: image %q: want the registry-qualified name image/kustomization.yaml rewrites (%s)", f, c.Image, image)
 		}
 		mounts := map[string][]string{} // a volume may be mounted twice (the claim's inputs/ read-only)
 		for _, m := range c.VolumeMounts {
@@ -295,11 +319,7 @@ func TestManifestsRestricted(t *testing.T) {
 // from the writable results, and reads every input it names (model, data,
 // forget ids, experiment file) from there.
 func TestManifestsInputsReadOnly(t *testing.T) {
-	files, _ := filepath.Glob("k8s/*-job.yaml")
-	if len(files) != 3 {
-		t.Fatalf("jobs %v", files)
-	}
-	for _, f := range files {
+	for _, f := range jobFiles(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -393,5 +413,115 @@ func TestSubmitDoesNotGlobSbatchArgs(t *testing.T) {
 		if !slices.Contains(got, "--comment=*") || !slices.Contains(got, "--mem=1G") || slices.Contains(got, "--comment=leak") {
 			t.Errorf("%s: sbatch got %q; want --comment=* and --mem=1G as given, no file names", script, got)
 		}
+	}
+}
+
+// TestOverlay (issue 67): the overlay make test-k8s applies
+// (deploy/k8s-test) keeps what TestManifests checks of the base: the score
+// Job's completions equal its --shards, at most the audit's 2K tasks, and the
+// gather overlay runs the same arguments with --gather; the experiment Job's
+// completions equal its --shards; the namespace enforces the "restricted"
+// level; both overlays name one image; and the pods that run at once (score
+// and experiment) request at most the node's 2 cores.
+func TestOverlay(t *testing.T) {
+	type patch struct {
+		Spec struct {
+			Completions *int `yaml:"completions"`
+			Parallelism *int `yaml:"parallelism"`
+			Template    struct {
+				Spec struct {
+					Containers []struct {
+						Args      []string `yaml:"args"`
+						Resources struct {
+							Requests map[string]string `yaml:"requests"`
+						} `yaml:"resources"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	load := func(path string, v any) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	var s, e, g patch
+	load("k8s-test/score-job.yaml", &s)
+	load("k8s-test/experiment-job.yaml", &e)
+	load("k8s-test/gather/score-gather-job.yaml", &g)
+	for name, p := range map[string]patch{"score": s, "experiment": e, "gather": g} {
+		if len(p.Spec.Template.Spec.Containers) != 1 {
+			t.Fatalf("%s patch: want one container", name)
+		}
+	}
+	flag := func(args []string, name string) (int, []string) {
+		v, rest := -1, []string{}
+		for _, a := range args {
+			if s, ok := strings.CutPrefix(a, name+"="); ok {
+				v, _ = strconv.Atoi(s)
+				continue
+			}
+			rest = append(rest, a)
+		}
+		return v, rest
+	}
+	sa := s.Spec.Template.Spec.Containers[0].Args
+	shards, rest := flag(sa, "--shards")
+	k, _ := flag(sa, "--k")
+	if s.Spec.Completions == nil || shards != *s.Spec.Completions || shards < 1 || shards > 2*k {
+		t.Errorf("score patch: completions %v, --shards=%d, --k=%d: want completions = --shards ≤ 2K", s.Spec.Completions, shards, k)
+	}
+	if ga := g.Spec.Template.Spec.Containers[0].Args; !slices.Equal(append(rest, "--gather"), ga) {
+		t.Errorf("gather patch args %q, want the score patch's %q without --shards, with --gather", ga, sa)
+	}
+	if es, _ := flag(e.Spec.Template.Spec.Containers[0].Args, "--shards"); e.Spec.Completions == nil || es != *e.Spec.Completions {
+		t.Errorf("experiment patch: completions %v, --shards=%d", e.Spec.Completions, es)
+	}
+	milli := 0
+	for name, p := range map[string]patch{"score": s, "experiment": e} {
+		cpu := p.Spec.Template.Spec.Containers[0].Resources.Requests["cpu"]
+		m, err := strconv.Atoi(strings.TrimSuffix(cpu, "m"))
+		if err != nil || !strings.HasSuffix(cpu, "m") || p.Spec.Parallelism == nil {
+			t.Fatalf("%s patch: cpu request %q (want millicores) and parallelism must be set", name, cpu)
+		}
+		milli += m * *p.Spec.Parallelism
+	}
+	if milli > 2000 {
+		t.Errorf("the score and experiment pods request %dm CPU at once, more than the test node's 2 cores", milli)
+	}
+	var ns struct {
+		Kind     string `yaml:"kind"`
+		Metadata struct {
+			Name   string            `yaml:"name"`
+			Labels map[string]string `yaml:"labels"`
+		} `yaml:"metadata"`
+	}
+	load("k8s-test/namespace.yaml", &ns)
+	type kustomization struct {
+		Namespace string   `yaml:"namespace"`
+		Resources []string `yaml:"resources"`
+		Images    []struct {
+			Name    string `yaml:"name"`
+			NewName string `yaml:"newName"`
+			NewTag  string `yaml:"newTag"`
+		} `yaml:"images"`
+	}
+	var ko, kg kustomization
+	load("k8s-test/kustomization.yaml", &ko)
+	load("k8s-test/gather/kustomization.yaml", &kg)
+	if ns.Kind != "Namespace" || ns.Metadata.Labels["pod-security.kubernetes.io/enforce"] != "restricted" ||
+		ko.Namespace != ns.Metadata.Name || kg.Namespace != ns.Metadata.Name {
+		t.Errorf("namespace %+v: want the overlays' namespace, labelled to enforce the restricted level", ns)
+	}
+	if !slices.Contains(ko.Resources, "../k8s") || !slices.Contains(kg.Resources, "../../k8s/gather") {
+		t.Errorf("the overlays' resources %q and %q must be deploy/k8s and its gather Job", ko.Resources, kg.Resources)
+	}
+	if len(ko.Images) != 1 || len(kg.Images) != 1 || ko.Images[0] != kg.Images[0] || ko.Images[0].Name != "registry.example.com/unlearn" {
+		t.Errorf("images %+v and %+v: both overlays must rewrite the base's image to one name", ko.Images, kg.Images)
 	}
 }

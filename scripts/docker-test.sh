@@ -15,6 +15,10 @@
 #
 # --base only makes the cached base tarball and exits: .ci/run starts it
 # beside `make test`, since debootstrap mostly waits on the network.
+# --save FILE builds the image, checks its user and writes it to FILE (a
+# path relative to the repository, or absolute) with
+# `docker save` (scripts/k8s-test.sh imports it into its cluster's
+# containerd); it runs no audit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -22,8 +26,13 @@ t0=$(date +%s)
 say() { echo "docker-test: $*"; }
 fail() { echo "docker-test: FAIL: $*" >&2; exit 1; }
 
-base_only=0
+base_only=0 save=""
 [ "${1:-}" = --base ] && base_only=1
+if [ "${1:-}" = --save ]; then
+  save=${2:-}
+  [ -n "$save" ] || fail "--save needs a file name"
+  case $save in /*) ;; *) save=$PWD/$save ;; esac
+fi
 [ "$(id -u)" = 0 ] || fail "needs root (dockerd, debootstrap; apt-get installs what is missing)"
 need=()
 if [ $base_only = 0 ] && ! { [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ]; }; then need+=(docker.io); fi
@@ -109,6 +118,12 @@ bsize=$($docker image inspect -f '{{.Size}}' unlearn-base:bookworm)
 say "image unlearn:test built at $(($(date +%s) - t0)) s: $((size / 1000000)) MB ($((bsize / 1000000)) MB of it the base)"
 user=$($docker run --rm --network none --entrypoint /usr/bin/id unlearn:test -u)
 [ "$user" = 10001 ] || fail "the container runs as uid $user, want 10001"
+if [ -n "$save" ]; then
+  $docker save -o "$save" unlearn:test
+  say "saved unlearn:test to $save ($(du -h "$save" | cut -f1))"
+  ok=1
+  exit 0
+fi
 
 # Shard 0 of 4 of the small audit make test-slurm runs (task 0: oracle 0),
 # in the container (its bundled data is the default --data) and here.
