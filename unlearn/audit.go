@@ -39,14 +39,16 @@ func AuditModels(before, after *graph.Graph, nm *graph.NeuronMap, allowed Allowe
 // auditTensors is AuditModels against a snapshot of the initializers taken
 // before the run, with nm the neuron map of after's graph (the working
 // copy the algorithm changed in place).
-func auditTensors(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, allowed Allowed) (*schema.Audit, error) {
+func auditTensors(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap,
+	allowed Allowed) (*schema.Audit, error) {
 	return audit(before, after, nm, after.LocalValue, allowed)
 }
 
 // audit compares before's tensors with after's initializers; nmValue
 // returns the value nm knows under a name (for roles, layers and
 // channels).
-func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, nmValue func(string) *graph.Value, allowed Allowed) (*schema.Audit, error) {
+func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, nmValue func(string) *graph.Value,
+	allowed Allowed) (*schema.Audit, error) {
 	a := &schema.Audit{Changed: []schema.TensorChange{}, Violations: []string{}, TotalParams: nm.NumParams}
 	params := map[string]*graph.Param{}
 	for _, p := range nm.Params {
@@ -65,7 +67,8 @@ func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.Neuron
 		}
 		bt, at := before[name], av.Init
 		if bt.DType != at.DType || fmt.Sprint(bt.Shape) != fmt.Sprint(at.Shape) {
-			return nil, fmt.Errorf("audit: initializer %q changed type or shape (%v %v → %v %v)", name, bt.DType, bt.Shape, at.DType, at.Shape)
+			return nil, fmt.Errorf("audit: initializer %q changed type or shape (%v %v → %v %v)", name, bt.DType, bt.Shape,
+				at.DType, at.Shape)
 		}
 		if bytes.Equal(bt.Raw, at.Raw) {
 			a.UnchangedTensors++
@@ -131,7 +134,8 @@ func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.Neuron
 		} else {
 			a.ChangedState += tc.Changed
 			if !allowed.State {
-				a.Violations = append(a.Violations, fmt.Sprintf("%s: non-parameter initializer changed (%d elements)", name, tc.Changed))
+				a.Violations = append(a.Violations, fmt.Sprintf("%s: non-parameter initializer changed (%d elements)", name,
+					tc.Changed))
 			}
 		}
 		a.Changed = append(a.Changed, tc)

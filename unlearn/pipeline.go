@@ -425,7 +425,8 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []flagNote 
 		e := p.Estimate
 		var measured []string
 		for _, b := range EstimateBias {
-			measured = append(measured, fmt.Sprintf("%.1f to %.1f points where they kept %s examples (%s)", b.Min, b.Max, thousands(b.Kept), b.Where))
+			measured = append(measured, fmt.Sprintf("%.1f to %.1f points where they kept %s examples (%s)", b.Min, b.Max,
+				thousands(b.Kept), b.Where))
 		}
 		warn(schema.FlagEstimateBias, "the forget set thins classes %v without removing them (the smallest keeps "+
 			"%s training examples): the oracle estimate (forget accuracy %.2f%%) "+
@@ -521,7 +522,8 @@ func (job *Job) check() error {
 		return err
 	}
 	if len(job.Suite.Retain) == 0 {
-		return fmt.Errorf("%s: the ids cover the whole training split (%d examples); nothing would be left to keep, retrain from scratch instead", job.Suite.ForgetPath, job.Suite.Data.Train.Len())
+		return fmt.Errorf("%s: the ids cover the whole training split (%d examples); nothing would be left to keep, "+
+			"retrain from scratch instead", job.Suite.ForgetPath, job.Suite.Data.Train.Len())
 	}
 	a, err := LookupAlgorithm(job.Algorithm)
 	if err != nil {
@@ -555,7 +557,9 @@ func CheckSettings(algorithm string, cfg Config, d *data.Dataset, retain int) er
 		}
 	}
 	if f, n := cfg.Auto.EpochFraction, float64(retain)*0.95; f > 0 && f*n < float64(max(cfg.BatchSize, 1)) {
-		return fmt.Errorf("%w: %w", ErrSettings, setting.Errorf("epoch-fraction", " %g of the %d-example retain set is %.3g examples a round; a round needs at least one batch (%d): give at least %.2g", f, retain, f*n, cfg.BatchSize, float64(cfg.BatchSize)/n))
+		return fmt.Errorf("%w: %w", ErrSettings, setting.Errorf("epoch-fraction", " %g of the %d-example retain set is "+
+			"%.3g examples a round; a round needs at least one batch (%d): give at least %.2g",
+			f, retain, f*n, cfg.BatchSize, float64(cfg.BatchSize)/n))
 	}
 	return nil
 }
@@ -662,7 +666,8 @@ func (job *Job) costs(u *schema.Unlearning, cfg Config, o *Outcome, tm schema.Un
 	case a != nil && a.FromScratch && perExample > 0:
 		b := max(cfg.BatchSize, 1)
 		steps := len(o.Result.Epochs) * ((perEpoch + b - 1) / b)
-		rt = &RetrainTiming{Basis: schema.RetrainBasisRun, Steps: steps, StepS: sec / float64(max(steps, 1)), BatchSize: cfg.BatchSize}
+		rt = &RetrainTiming{Basis: schema.RetrainBasisRun, Steps: steps, StepS: sec / float64(max(steps, 1)),
+			BatchSize: cfg.BatchSize}
 		estimate = func(epochs int) float64 { return perExample * float64(nRetain*epochs) }
 	case rt != nil:
 		estimate = func(epochs int) float64 { return rt.Seconds(nRetain, epochs) }
@@ -783,8 +788,12 @@ func (p *Prepared) RestoreFoldedBN(s *eval.Suite) error {
 	if p.Neurons, err = graph.Neurons(p.Work.Graph); err != nil {
 		return fmt.Errorf("%s: %w", p.Path, err)
 	}
-	p.Notes = append(p.Notes, fmt.Sprintf("trainable BatchNormalization restored for the run after the %d folded convolution(s), identity-initialised from their output statistics on %d retain examples; "+
-		"folded back on write with every channel's trained statistics, so the convolutions' channels outside the mask change by a per-channel scale and shift, the state a model with BatchNormalization keeps in its running statistics (audit: folded_statistics; the audit's parameter counts include the restored normalization)", f.Convs, len(idx)))
+	p.Notes = append(p.Notes, fmt.Sprintf("trainable BatchNormalization restored for the run after the %d folded "+
+		"convolution(s), identity-initialised from their output statistics on %d retain examples; "+
+		"folded back on write with every channel's trained statistics, so the convolutions' channels outside the mask "+
+		"change by a per-channel scale and shift, the state a model with BatchNormalization keeps in its running "+
+		"statistics (audit: folded_statistics; the audit's parameter counts include the restored normalization)",
+		f.Convs, len(idx)))
 	return nil
 }
 
@@ -864,7 +873,8 @@ func Prepare(m *graph.Model, path string) (*Prepared, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(nm.Params) == 0 {
-		return nil, fmt.Errorf("%s: the model has no trainable parameters (no float initializer feeds a differentiable input); there is nothing to unlearn", path)
+		return nil, fmt.Errorf("%s: the model has no trainable parameters (no float initializer feeds a differentiable "+
+			"input); there is nothing to unlearn", path)
 	}
 	return &Prepared{Orig: m, Work: work, Untied: untied, Neurons: nm, Path: path, Notes: notes}, nil
 }
@@ -886,7 +896,8 @@ func PrepareModel(path string) (orig, work *graph.Model, untied int, err error) 
 // into the original graph (inference form), audits every initializer
 // against a snapshot taken before the run, and saves the model atomically
 // to out. On any error, including cancellation, nothing is written.
-func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask map[string][]bool, classifier string, cfg Config, out, location string) (*Outcome, error) {
+func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask map[string][]bool, classifier string,
+	cfg Config, out, location string) (*Outcome, error) {
 	a, err := LookupAlgorithm(algo)
 	if err != nil {
 		return nil, err
@@ -929,7 +940,8 @@ func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask
 		return nil, err
 	}
 	if !audit.BitIdentical {
-		return nil, fmt.Errorf("unlearn: internal error: %s changed parameters outside its mask: %v; nothing was written", algo, audit.Violations)
+		return nil, fmt.Errorf("unlearn: internal error: %s changed parameters outside its mask: %v; nothing was written",
+			algo, audit.Violations)
 	}
 	folded, err := p.foldBack(mask)
 	if err != nil {
