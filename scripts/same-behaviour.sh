@@ -7,7 +7,9 @@
 #     and metrics.json must be equal once its timing fields are removed
 #     (timings, *_s, seconds, speedup, epochs_equivalent, the timed retrain
 #     steps, peak memory, the tool's name and version; seconds quoted in
-#     notes are masked);
+#     notes are masked, and the note that retraining would be cheaper is
+#     dropped: it is there or not by the run's seconds against the timed
+#     retraining steps');
 #   - every regime whose RESULTS.md is committed and whose experiment file
 #     (regimes/*.yaml, out: regimes/NAME) exists: `unlearn experiment
 #     --config regimes/NAME.yaml --report-only` must rebuild RESULTS.md byte
@@ -61,7 +63,9 @@ done
 # metrics.json less what timing decides (docs/FORMATS.md, schema/).
 normalize() {
 	jq -S 'walk(
-		if type == "object" then
+		if type == "array" then
+			map(select((type == "string" and test("retraining (is|may be) cheaper here")) | not))
+		elif type == "object" then
 			with_entries(select(.key | test("^(timings|tool|seconds|Seconds|fit_seconds|speedup|epochs_equivalent|retrain_steps_timed|peak_rss_mib)$|_s$") | not))
 		elif type == "string" then
 			gsub("[0-9]+(\\.[0-9]+)? ?s\\b"; "<t> s")
