@@ -79,27 +79,7 @@ func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.Neuron
 		if p != nil {
 			tc.Kind = p.Kind
 		}
-		var changedIdx []int
-		if bt.DType == graph.Float {
-			bf, _ := bt.Float32s()
-			af, _ := at.Float32s()
-			for i := range bf {
-				if math.Float32bits(bf[i]) != math.Float32bits(af[i]) {
-					changedIdx = append(changedIdx, i)
-				}
-			}
-		} else {
-			// Compare element-wise by bytes.
-			sz := bt.DType.Size()
-			if sz <= 0 {
-				sz = 1
-			}
-			for i := 0; i*sz < len(bt.Raw); i++ {
-				if !bytes.Equal(bt.Raw[i*sz:(i+1)*sz], at.Raw[i*sz:(i+1)*sz]) {
-					changedIdx = append(changedIdx, i)
-				}
-			}
-		}
+		changedIdx := changedElements(bt, at)
 		tc.Changed = int64(len(changedIdx))
 		if p != nil {
 			a.ChangedParams += tc.Changed
@@ -142,4 +122,32 @@ func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.Neuron
 	}
 	a.BitIdentical = len(a.Violations) == 0
 	return a, nil
+}
+
+// changedElements lists the indices of the elements of at that differ
+// from bt's (same type and shape): float elements by their bits, so that
+// -0 against +0 is a change, others by their bytes.
+func changedElements(bt, at *graph.Tensor) []int {
+	var changedIdx []int
+	if bt.DType == graph.Float {
+		bf, _ := bt.Float32s()
+		af, _ := at.Float32s()
+		for i := range bf {
+			if math.Float32bits(bf[i]) != math.Float32bits(af[i]) {
+				changedIdx = append(changedIdx, i)
+			}
+		}
+		return changedIdx
+	}
+	// Compare element-wise by bytes.
+	sz := bt.DType.Size()
+	if sz <= 0 {
+		sz = 1
+	}
+	for i := 0; i*sz < len(bt.Raw); i++ {
+		if !bytes.Equal(bt.Raw[i*sz:(i+1)*sz], at.Raw[i*sz:(i+1)*sz]) {
+			changedIdx = append(changedIdx, i)
+		}
+	}
+	return changedIdx
 }
