@@ -271,7 +271,8 @@ func decodeError(b []byte, err error) string {
 func (c *Config) check() error {
 	switch {
 	case (c.Architecture == "") == (c.Model == ""):
-		return fmt.Errorf("%w: give exactly one of architecture (trained from scratch per seed) and model (a trained original)", ErrConfig)
+		return fmt.Errorf("%w: give exactly one of architecture (trained from scratch per seed) and model (a trained "+
+			"original)", ErrConfig)
 	case c.Out == "":
 		return fmt.Errorf("%w: out (the cache and results folder) is required", ErrConfig)
 	case len(c.Seeds) == 0:
@@ -333,13 +334,15 @@ func (c *Config) check() error {
 		for j, seed := range f.Seeds {
 			switch {
 			case !slices.Contains(c.Seeds, seed):
-				return fmt.Errorf("%w: forget set %s: seeds: %d is not one of the grid's seeds %v", ErrConfig, f.Name, seed, c.Seeds)
+				return fmt.Errorf("%w: forget set %s: seeds: %d is not one of the grid's seeds %v", ErrConfig, f.Name, seed,
+					c.Seeds)
 			case slices.Contains(f.Seeds[:j], seed):
 				return fmt.Errorf("%w: forget set %s: seeds: %d appears twice", ErrConfig, f.Name, seed)
 			}
 		}
 		if f.Oracle != "" && c.Model == "" {
-			return fmt.Errorf("%w: forget set %s: oracle needs model (the original it was trained beside); with architecture the tool trains both", ErrConfig, f.Name)
+			return fmt.Errorf("%w: forget set %s: oracle needs model (the original it was trained beside); with architecture "+
+				"the tool trains both", ErrConfig, f.Name)
 		}
 		if err := checkTemplate("forget set "+f.Name+": oracle", f.Oracle); err != nil {
 			return err
@@ -350,7 +353,8 @@ func (c *Config) check() error {
 		switch f.Kind {
 		case "file":
 			if f.Fraction != 0 || len(f.Classes) > 0 {
-				return fmt.Errorf("%w: forget set %s: kind file takes its ids from %s; drop fraction and classes", ErrConfig, f.Name, f.IDs)
+				return fmt.Errorf("%w: forget set %s: kind file takes its ids from %s; drop fraction and classes", ErrConfig,
+					f.Name, f.IDs)
 			}
 			if err := checkTemplate("forget set "+f.Name+": ids", f.IDs); err != nil {
 				return err
@@ -390,7 +394,8 @@ func (c *Config) check() error {
 				"= 1 point)", ErrConfig, m.Name, m.ForgetTolerance)
 		}
 		if !(m.UtilityTolerance >= 0 && m.UtilityTolerance < 1) {
-			return fmt.Errorf("%w: method %s: utility_tolerance %g outside [0, 1) (a fraction: 0.01 = 1 point)", ErrConfig, m.Name, m.UtilityTolerance)
+			return fmt.Errorf("%w: method %s: utility_tolerance %g outside [0, 1) (a fraction: 0.01 = 1 point)", ErrConfig,
+				m.Name, m.UtilityTolerance)
 		}
 		if !(m.DepthFloor >= 0 && m.DepthFloor < 1) {
 			return fmt.Errorf("%w: method %s: depth_floor %g outside [0, 1)", ErrConfig, m.Name, m.DepthFloor)
@@ -406,7 +411,8 @@ func (c *Config) check() error {
 		}
 		if m.Default {
 			if m.Method != "" || m.Strategy != "" || m.Algorithm != "" || len(m.Budgets) > 0 || m.Epochs != 0 ||
-				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || m.BatchSize != 0 || m.DepthFloor != 0 || m.Augment != "" || len(m.Args) > 0 {
+				m.LR != 0 || m.Schedule != "" || m.MaxEpochs != 0 || m.BatchSize != 0 || m.DepthFloor != 0 || m.Augment != "" ||
+				len(m.Args) > 0 {
 				return fmt.Errorf("%w: method %s: default runs the main command without choices; "+
 					"drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs, "+
 					"batch_size, depth_floor, augment and args (it takes epoch_fraction, "+
@@ -426,7 +432,8 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: method %s: epochs, max_epochs and lr must be ≥ 0", ErrConfig, m.Name)
 		}
 		if m.Epochs > MaxEpochs || m.MaxEpochs > MaxEpochs {
-			return fmt.Errorf("%w: method %s: epochs %d, max_epochs %d: at most %d", ErrConfig, m.Name, m.Epochs, m.MaxEpochs, MaxEpochs)
+			return fmt.Errorf("%w: method %s: epochs %d, max_epochs %d: at most %d", ErrConfig, m.Name, m.Epochs, m.MaxEpochs,
+				MaxEpochs)
 		}
 		if math.IsInf(m.LR, 0) || math.IsNaN(m.LR) {
 			return fmt.Errorf("%w: method %s: lr %g: must be a finite number", ErrConfig, m.Name, m.LR)
@@ -452,7 +459,8 @@ func (c *Config) check() error {
 				"stopping rule stalls)", ErrConfig, m.Name)
 		}
 		if m.UtilityTolerance != 0 && m.Schedule != "auto" {
-			return fmt.Errorf("%w: method %s: utility_tolerance applies to schedule auto (the stopping rule's)", ErrConfig, m.Name)
+			return fmt.Errorf("%w: method %s: utility_tolerance applies to schedule auto (the stopping rule's)", ErrConfig,
+				m.Name)
 		}
 	}
 	return c.Score.check(c, names)
@@ -464,13 +472,15 @@ func (s *Score) check(c *Config, names map[string]bool) error {
 	}
 	switch {
 	case s.K < 2:
-		return fmt.Errorf("%w: score: k %d: need at least 2 models per side (16 to rank clearly different methods)", ErrConfig, s.K)
+		return fmt.Errorf("%w: score: k %d: need at least 2 models per side (16 to rank clearly different methods)",
+			ErrConfig, s.K)
 	case s.K > MaxScoreK:
 		return fmt.Errorf("%w: score: k %d: at most %d models per side", ErrConfig, s.K, MaxScoreK)
 	case len(s.ForgetSets) == 0 || len(s.Methods) == 0:
 		return fmt.Errorf("%w: score: name at least one forget set and one method", ErrConfig)
 	case !slices.Contains(c.Seeds, s.Seed):
-		return fmt.Errorf("%w: score: seed %d is not one of the grid's seeds %v (its original and forget set are audited)", ErrConfig, s.Seed, c.Seeds)
+		return fmt.Errorf("%w: score: seed %d is not one of the grid's seeds %v (its original and forget set are audited)",
+			ErrConfig, s.Seed, c.Seeds)
 	case s.RetainSample < 0 || s.TestSample < 0:
 		return fmt.Errorf("%w: score: retain_sample and test_sample must be ≥ 0", ErrConfig)
 	}
@@ -484,8 +494,10 @@ func (s *Score) check(c *Config, names map[string]bool) error {
 		if !names["f:"+f] {
 			return fmt.Errorf("%w: score: forget set %q is not in forget_sets", ErrConfig, f)
 		}
-		if i := slices.IndexFunc(c.ForgetSets, func(fs ForgetSet) bool { return fs.Name == f }); !c.ForgetSets[i].HasSeed(s.Seed) {
-			return fmt.Errorf("%w: score: forget set %s is not run on seed %d (its seeds are %v)", ErrConfig, f, s.Seed, c.ForgetSets[i].Seeds)
+		i := slices.IndexFunc(c.ForgetSets, func(fs ForgetSet) bool { return fs.Name == f })
+		if !c.ForgetSets[i].HasSeed(s.Seed) {
+			return fmt.Errorf("%w: score: forget set %s is not run on seed %d (its seeds are %v)", ErrConfig, f, s.Seed,
+				c.ForgetSets[i].Seeds)
 		}
 	}
 	for _, m := range s.Methods {

@@ -27,7 +27,8 @@ func IDsFile(fs ForgetSet, seed uint64, ids []int) string {
 	if fs.Kind == "file" {
 		fmt.Fprintf(&b, "# forget set %s (from %s), seed %d: %d ids\n", fs.Name, SeedPath(fs.IDs, seed), seed, len(ids))
 	} else {
-		fmt.Fprintf(&b, "# forget set %s (%s, fraction %g, classes %v), seed %d: %d ids\n", fs.Name, fs.Kind, fs.Fraction, fs.Classes, seed, len(ids))
+		fmt.Fprintf(&b, "# forget set %s (%s, fraction %g, classes %v), seed %d: %d ids\n", fs.Name, fs.Kind, fs.Fraction,
+			fs.Classes, seed, len(ids))
 	}
 	for _, id := range ids {
 		b.WriteString(strconv.Itoa(id) + "\n")
@@ -76,7 +77,8 @@ func OriginalRef(id string, seed uint64) string { return Key("original-ref", id,
 // it) and a default row by the recommended default's description
 // (recommended: the runner's encoding of unlearn.RecommendedSettings), so
 // a changed rule or default runs them again.
-func RunKey(m Method, budget float64, seed uint64, idsKey, origRef, oracleKey string, noMIA bool, autoVersion int, recommended string) string {
+func RunKey(m Method, budget float64, seed uint64, idsKey, origRef, oracleKey string, noMIA bool, autoVersion int,
+	recommended string) string {
 	key := Key("run", m, budget, seed, idsKey, origRef, oracleKey, noMIA)
 	if m.Schedule == "auto" && autoVersion > 1 {
 		key = Key(key, "auto", autoVersion)

@@ -41,7 +41,8 @@ func checkForgetSetName(i int, name string) error {
 	if s := FileName(name); s != "" && len(s) <= maxNameLen {
 		hint = fmt.Sprintf(" (e.g. %q)", s)
 	}
-	return fmt.Errorf("%w: forget_sets[%d]: name %q: a forget set's name is part of file and folder names under out; use 1 to %d lower-case letters, digits and single '-'%s",
+	return fmt.Errorf("%w: forget_sets[%d]: name %q: a forget set's name is part of file and folder names under out; "+
+		"use 1 to %d lower-case letters, digits and single '-'%s",
 		ErrConfig, i, clip(name), maxNameLen, hint)
 }
 
@@ -52,7 +53,8 @@ func checkMethodName(i int, name string) error {
 	if FileName(name) != "" && len(name) <= maxNameLen {
 		return nil
 	}
-	return fmt.Errorf("%w: methods[%d]: name %q: a method's name needs a letter or digit and at most %d bytes (it names the row's folders under out)",
+	return fmt.Errorf("%w: methods[%d]: name %q: a method's name needs a letter or digit and at most %d bytes (it names "+
+		"the row's folders under out)",
 		ErrConfig, i, clip(name), maxNameLen)
 }
 

@@ -23,7 +23,8 @@ const MaxConfigSize = 1 << 20
 // the grid, and its reading says so then).
 func notesPath(dir, notes string) (string, error) {
 	if !filepath.IsLocal(notes) {
-		return "", fmt.Errorf("%w: notes %q: must be a relative path inside the experiment file's folder %s", ErrConfig, clip(notes), dir)
+		return "", fmt.Errorf("%w: notes %q: must be a relative path inside the experiment file's folder %s", ErrConfig,
+			clip(notes), dir)
 	}
 	if _, err := readNotes(dir, notes); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
@@ -63,13 +64,15 @@ func checkNotes(dir, notes string) (os.FileInfo, error) {
 		}
 		switch m := st.Mode(); {
 		case m&os.ModeSymlink != 0:
-			return nil, fmt.Errorf("%w: notes %q: %s is a symbolic link; the notes must lie inside the experiment file's folder %s, without links", ErrConfig, notes, p, dir)
+			return nil, fmt.Errorf("%w: notes %q: %s is a symbolic link; the notes must lie inside the experiment file's "+
+				"folder %s, without links", ErrConfig, notes, p, dir)
 		case i < len(elems)-1 && !m.IsDir():
 			return nil, fmt.Errorf("%w: notes %q: %s is not a folder", ErrConfig, notes, p)
 		case i == len(elems)-1 && !m.IsRegular():
 			return nil, fmt.Errorf("%w: notes %q: %s is not a regular file (a %s)", ErrConfig, notes, p, kind(m))
 		case i == len(elems)-1 && st.Size() > MaxNotesSize:
-			return nil, fmt.Errorf("%w: notes %q: %s has %d bytes, more than the %d a notes file can have", ErrConfig, notes, p, st.Size(), MaxNotesSize)
+			return nil, fmt.Errorf("%w: notes %q: %s has %d bytes, more than the %d a notes file can have", ErrConfig, notes, p,
+				st.Size(), MaxNotesSize)
 		}
 		if i == len(elems)-1 {
 			return st, nil

@@ -134,8 +134,10 @@ func RankingMarkdown(rows []Row) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\n**Closest to the oracle**: every method present on all forget sets, ranked by avg |Δ| averaged over the forget sets")
-	b.WriteString(" (each set's mean over its seeds; a row with fewer seeds than the others is less certain than its rank).\n\n")
+	b.WriteString("\n**Closest to the oracle**: every method present on all forget sets, ranked by avg |Δ| averaged " +
+		"over the forget sets")
+	b.WriteString(" (each set's mean over its seeds; a row with fewer seeds than the others is less certain than its " +
+		"rank).\n\n")
 	b.WriteString("| rank | method |")
 	for _, fs := range sets {
 		fmt.Fprintf(&b, " avg \\|Δ\\| %s |", MarkdownText(fs))
@@ -176,7 +178,8 @@ func RankingMarkdown(rows []Row) string {
 	}
 	if _, pr := rankBy(rows, paperGaps); len(pr) > 0 {
 		if c := compareDEL(sets, pr, fixed); c != "" {
-			said = append(said, "With the MIA feature of the paper's main tables (correctness) in place of confidence, fixed recipes only"+
+			said = append(said, "With the MIA feature of the paper's main tables (correctness) in place of confidence, fixed "+
+				"recipes only"+
 				correctnessNote(rows)+": "+c)
 		}
 	}
@@ -212,7 +215,8 @@ func compareDEL(sets []string, ranks []Rank, keep func(Row) bool) string {
 	}
 	d, o := kept[del], kept[other]
 	var b strings.Builder
-	fmt.Fprintf(&b, "DEL's closest row, %s, ranks %d of %d (mean avg |Δ| %.2f); the closest method of another strategy, %s, ranks %d (%.2f).",
+	fmt.Fprintf(&b, "DEL's closest row, %s, ranks %d of %d (mean avg |Δ| %.2f); the closest method of another strategy, "+
+		"%s, ranks %d (%.2f).",
 		MarkdownText(d.Label()), del+1, len(kept), 100*d.Gap, MarkdownText(o.Label()), other+1, 100*o.Gap)
 	b.WriteString(" Paired over the seeds both have, avg |Δ| of DEL's row − the other's:")
 	for i, fs := range sets {
@@ -243,7 +247,8 @@ func correctnessNote(rows []Row) string {
 	}
 	switch {
 	case len(except) == 0:
-		return " (on every run here the SVC called exactly the misclassified forget examples non-members, so this avg |Δ| is |Δ forget|)"
+		return " (on every run here the SVC called exactly the misclassified forget examples non-members, so this avg |Δ| " +
+			"is |Δ forget|)"
 	case len(except) <= 3:
 		return " (on every run here but " + strings.Join(except, "; ") +
 			", the SVC called exactly the misclassified forget examples non-members, so there this avg |Δ| is |Δ forget|)"

@@ -122,7 +122,8 @@ func (s *RecordSet) Decode(r io.Reader, name string) error {
 				"results files may hold together", ErrConfig, name, MaxResultsSize)
 		}
 		if errors.Is(err, errLongLine) {
-			return fmt.Errorf("%w: %s:%d: a line longer than %d bytes (a record is a few KB): the file is damaged; delete line %d, or restore the file",
+			return fmt.Errorf("%w: %s:%d: a line longer than %d bytes (a record is a few KB): the file is damaged; delete "+
+				"line %d, or restore the file",
 				ErrRecords, name, line, MaxRecordLine, line)
 		} else if err != nil {
 			return fmt.Errorf("%s:%d: %w", name, line, err)
@@ -142,7 +143,9 @@ func (s *RecordSet) Decode(r io.Reader, name string) error {
 		if err := json.Unmarshal(b, &rec); err != nil {
 			var syn *json.SyntaxError
 			if !ended && errors.As(err, &syn) {
-				s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: the last line is cut short (%d bytes without a newline, not JSON: an append was interrupted, e.g. by a full disk); left out, so its step runs again (a run of the grid removes it from the file)",
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: the last line is cut short (%d bytes without a newline, not "+
+					"JSON: an append was interrupted, e.g. by a full disk); left out, so its step runs again (a run of the grid "+
+					"removes it from the file)",
 					name, line, len(b)))
 				return nil
 			}
@@ -154,7 +157,8 @@ func (s *RecordSet) Decode(r io.Reader, name string) error {
 		here := recordLine{name, line, sha256.Sum256(b)}
 		if prev, ok := s.at[rec.Key]; ok {
 			if prev.sum != here.sum {
-				return fmt.Errorf("%w: %s:%d and %s:%d are two different records of key %s: keep the right one (runs/%s-%s/record.json is the step's own copy) and delete the other line",
+				return fmt.Errorf("%w: %s:%d and %s:%d are two different records of key %s: keep the right one "+
+					"(runs/%s-%s/record.json is the step's own copy) and delete the other line",
 					ErrRecords, prev.name, prev.line, name, line, rec.Key, rec.Kind, rec.Key)
 			}
 		} else {
@@ -171,10 +175,12 @@ func (s *RecordSet) Decode(r io.Reader, name string) error {
 // of its record, or by running the step again.
 func repairHint(rec Record, line int) string {
 	if validKey(rec.Key) && (rec.Kind == "oracle" || rec.Kind == "run") {
-		return fmt.Sprintf("the line was edited or corrupted: copy it back from runs/%[1]s-%[2]s/record.json (the step's own copy), or delete line %[3]d and runs/%[1]s-%[2]s/ to run the step again",
+		return fmt.Sprintf("the line was edited or corrupted: copy it back from runs/%[1]s-%[2]s/record.json (the step's "+
+			"own copy), or delete line %[3]d and runs/%[1]s-%[2]s/ to run the step again",
 			rec.Kind, rec.Key, line)
 	}
-	return fmt.Sprintf("the line was edited or corrupted: delete line %d (and its step's folder under runs/) to run its step again", line)
+	return fmt.Sprintf("the line was edited or corrupted: delete line %d (and its step's folder under runs/) to run its "+
+		"step again", line)
 }
 
 var errLongLine = errors.New("line too long")
@@ -247,7 +253,8 @@ func (rec *Record) Check() error {
 		field  string
 		m      map[string]float64
 		lo, hi float64
-	}{{"accuracy", rec.Accuracy, 0, 1}, {"mia", rec.MIA, 0, 1}, {"estimate", rec.Estimate, 0, 1}, {"delta", rec.Delta, -1, 1}} {
+	}{{"accuracy", rec.Accuracy, 0, 1}, {"mia", rec.MIA, 0, 1}, {"estimate", rec.Estimate, 0, 1},
+		{"delta", rec.Delta, -1, 1}} {
 		keys := make([]string, 0, len(g.m))
 		for k := range g.m {
 			keys = append(keys, k)
@@ -263,7 +270,8 @@ func (rec *Record) Check() error {
 		field  string
 		v      float64
 		lo, hi float64
-	}{{"budget", rec.Budget, 0, 1}, {"seconds", rec.Seconds, 0, maxRecordSeconds}, {"oracle_seconds", rec.OracleSeconds, 0, maxRecordSeconds},
+	}{{"budget", rec.Budget, 0, 1}, {"seconds", rec.Seconds, 0, maxRecordSeconds},
+		{"oracle_seconds", rec.OracleSeconds, 0, maxRecordSeconds},
 		{"command_seconds", rec.CommandSeconds, 0, maxRecordSeconds},
 		{"epochs_equivalent", rec.EpochsEquivalent, 0, maxRecordSeconds}, {"peak_rss_mib", rec.PeakRSSMiB, 0, 1 << 30}} {
 		if !(t.v >= t.lo && t.v <= t.hi) {
@@ -340,7 +348,8 @@ func RepairTail(path string) (string, error) {
 	if err := f.Sync(); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s:%d: the last line was cut short (%d bytes without a newline, not JSON: an append was interrupted, e.g. by a full disk); removed it from the file, so its step runs again",
+	return fmt.Sprintf("%s:%d: the last line was cut short (%d bytes without a newline, not JSON: an append was "+
+		"interrupted, e.g. by a full disk); removed it from the file, so its step runs again",
 		filepath.Clean(path), lines+1, size-start), f.Close()
 }
 

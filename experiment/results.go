@@ -219,7 +219,8 @@ func Summarize(recs []Record) []Row {
 	for _, k := range order {
 		g := groups[k]
 		sort.Slice(g, func(i, j int) bool { return g[i].Seed < g[j].Seed })
-		r := Row{ForgetSet: k.fs, Name: g[0].Name, Strategy: g[0].Strategy, Algorithm: g[0].Algorithm, Budget: k.budget, Oracle: g[0].Kind == "oracle"}
+		r := Row{ForgetSet: k.fs, Name: g[0].Name, Strategy: g[0].Strategy, Algorithm: g[0].Algorithm, Budget: k.budget,
+			Oracle: g[0].Kind == "oracle"}
 		r.Auto = g[0].Schedule == "auto"
 		var fo, df, dm, dt, gap, tm, cm, ep []float64
 		r.Gaps, r.PaperGaps = map[uint64]float64{}, map[uint64]float64{}
@@ -251,7 +252,8 @@ func Summarize(recs []Record) []Row {
 			}
 			r.PeakMiB = max(r.PeakMiB, rec.PeakRSSMiB)
 		}
-		r.Forget, r.DForget, r.DMIA, r.DTest, r.Gap, r.Time, r.Command = NewStat(fo), NewStat(df), NewStat(dm), NewStat(dt), NewStat(gap), NewStat(tm), NewStat(cm)
+		r.Forget, r.DForget, r.DMIA, r.DTest = NewStat(fo), NewStat(df), NewStat(dm), NewStat(dt)
+		r.Gap, r.Time, r.Command = NewStat(gap), NewStat(tm), NewStat(cm)
 		if r.Auto {
 			r.Epochs = NewStat(ep)
 		}
@@ -311,7 +313,8 @@ func Markdown(rows []Row) string {
 		if r.ForgetSet != fs {
 			fs = r.ForgetSet
 			fmt.Fprintf(&b, "\n**Forget set %s**\n\n", MarkdownText(fs))
-			head, rule := "| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time ÷ retrain", "|---|---|---|---|---|---|---|---|---"
+			head, rule := "| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time "+
+				"÷ retrain", "|---|---|---|---|---|---|---|---|---"
 			if command[fs] {
 				head, rule = head+" | command ÷ retrain", rule+"|---"
 			}

@@ -53,9 +53,10 @@ func Verdicts(recs []Record, names []string) []Verdict {
 		if r.Kind != "run" || !want[r.Name] {
 			continue
 		}
-		v := Verdict{ForgetSet: r.ForgetSet, Seed: r.Seed, Name: r.Name, DForget: 100 * r.Delta["forget"], DTest: 100 * r.Delta["test"],
-			Flags: r.Flags, Vouched: r.Vouched, Stop: r.Stop, Epochs: r.Epochs, EpochsEquivalent: r.EpochsEquivalent,
-			Forget: 100 * r.Accuracy["forget"], EstForget: math.NaN(), EstTest: math.NaN(), Time: math.NaN(), Command: math.NaN()}
+		v := Verdict{ForgetSet: r.ForgetSet, Seed: r.Seed, Name: r.Name, DForget: 100 * r.Delta["forget"],
+			DTest: 100 * r.Delta["test"], Flags: r.Flags, Vouched: r.Vouched, Stop: r.Stop, Epochs: r.Epochs,
+			EpochsEquivalent: r.EpochsEquivalent, Forget: 100 * r.Accuracy["forget"], EstForget: math.NaN(),
+			EstTest: math.NaN(), Time: math.NaN(), Command: math.NaN()}
 		if r.OracleSeconds > 0 {
 			v.Time = r.Seconds / r.OracleSeconds
 			if r.CommandSeconds > 0 {
@@ -94,11 +95,16 @@ func VerdictMarkdown(recs []Record, names []string) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n**Flag against miss** (%s): every run, Δ = oracle − model in points; a miss is |Δ forget| or |Δ test| above %g point; ", MarkdownText(strings.Join(names, ", ")), MissPoints)
-	b.WriteString("flags are the run's own warnings (metrics.json `unlearning.flags`); vouched means the auto rule was met with no flag; ")
-	b.WriteString("estimate − oracle is the run's oracle-free estimate of the oracle's forget and test accuracy against the oracle's; ")
-	b.WriteString("time and command ÷ retrain are the run's, as in the tables above (– where the run was not timed against its oracle).\n\n")
-	b.WriteString("| forget set | seed | method | Δ forget | Δ test | miss | flags | vouched | stop | epochs | epochs-equivalent | estimate − oracle: forget | test | time ÷ retrain | command ÷ retrain |\n")
+	fmt.Fprintf(&b, "\n**Flag against miss** (%s): every run, Δ = oracle − model in points; a miss is |Δ forget| or |Δ "+
+		"test| above %g point; ", MarkdownText(strings.Join(names, ", ")), MissPoints)
+	b.WriteString("flags are the run's own warnings (metrics.json `unlearning.flags`); vouched means the auto rule was " +
+		"met with no flag; ")
+	b.WriteString("estimate − oracle is the run's oracle-free estimate of the oracle's forget and test accuracy against " +
+		"the oracle's; ")
+	b.WriteString("time and command ÷ retrain are the run's, as in the tables above (– where the run was not timed " +
+		"against its oracle).\n\n")
+	b.WriteString("| forget set | seed | method | Δ forget | Δ test | miss | flags | vouched | stop | epochs | " +
+		"epochs-equivalent | estimate − oracle: forget | test | time ÷ retrain | command ÷ retrain |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var missed, flaggedMiss, unflaggedMiss, flaggedHit int
 	for _, v := range vs {
@@ -142,10 +148,11 @@ func VerdictMarkdown(recs []Record, names []string) string {
 			return fmt.Sprintf("%.3f", x)
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %+.2f | %+.2f | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n",
-			MarkdownText(v.ForgetSet), v.Seed, MarkdownText(v.Name), v.DForget, v.DTest, miss, flags, vouched, stop, v.Epochs, ee, est(v.EstForget), est(v.EstTest),
-			ratio(v.Time), ratio(v.Command))
+			MarkdownText(v.ForgetSet), v.Seed, MarkdownText(v.Name), v.DForget, v.DTest, miss, flags, vouched, stop, v.Epochs,
+			ee, est(v.EstForget), est(v.EstTest), ratio(v.Time), ratio(v.Command))
 	}
-	fmt.Fprintf(&b, "\n%d runs: %d missed (%d flagged, **%d vouched for although they missed**); %d not vouched for although within %g point.\n",
+	fmt.Fprintf(&b, "\n%d runs: %d missed (%d flagged, **%d vouched for although they missed**); %d not vouched for "+
+		"although within %g point.\n",
 		len(vs), missed, flaggedMiss, unflaggedMiss, flaggedHit, MissPoints)
 	return b.String()
 }

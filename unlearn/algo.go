@@ -262,7 +262,8 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		} else if r.aug, err = data.NewAugmenter(cfg.Augment, r.Rand(streamAugment)); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInput, err)
 		} else {
-			r.Note("augmentation on every training batch, as torchvision's %s before Normalize; evaluation, proxies and the auto schedule's probe see the images as they are", cfg.Augment.Torchvision())
+			r.Note("augmentation on every training batch, as torchvision's %s before Normalize; evaluation, proxies and the "+
+				"auto schedule's probe see the images as they are", cfg.Augment.Torchvision())
 		}
 	}
 	if in.Mask != nil && !anySelected(in.Mask) {
@@ -298,8 +299,10 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 		case autorule.UtilityMatched:
 			utility = "the input model's test accuracy weighted like the held-out slice"
 		}
-		r.Note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget accuracy ≤ %s + %g and %s ≥ %s − %g (after at least %d)",
-			AutoVersion, cfg.Auto.MaxEpochs, forget, cfg.Auto.ForgetTolerance, cfg.Auto.UtilityName(), utility, cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
+		r.Note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget "+
+			"accuracy ≤ %s + %g and %s ≥ %s − %g (after at least %d)",
+			AutoVersion, cfg.Auto.MaxEpochs, forget, cfg.Auto.ForgetTolerance, cfg.Auto.UtilityName(), utility,
+			cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
 	}
 	if err := a.Run(r); err != nil {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {

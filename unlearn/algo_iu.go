@@ -9,7 +9,8 @@ import (
 )
 
 func init() {
-	mustRegister(Algorithm{Name: "iu", Order: 90, Summary: "influence unlearning: one WoodFisher Newton step (no training)",
+	mustRegister(Algorithm{Name: "iu", Order: 90, Summary: "influence unlearning: one WoodFisher Newton step " +
+		"(no training)",
 		Run: runIU, UsesForget: true, UsesRetain: true, NoAugment: "it does not train on batches",
 		Settings: func(c *Config) { fillFloat(&c.IU.Alpha, 3e-4); fillFloat(&c.IU.Damping, 1000) },
 		Check: func(c Config) error {
@@ -143,7 +144,9 @@ func runIU(r *Runner) error {
 	if err := CheckFiniteData(params); err != nil {
 		return fmt.Errorf("%w (lower IU alpha)", err)
 	}
-	r.Note("IU (WoodFisher): gradients over %d forget and %d retain examples (inference mode, batches of %d); inverse-Fisher recursion over %d retain examples one at a time, damping N = %g; step θ += %g·H⁻¹(g_F − g_R) on %d masked elements",
+	r.Note("IU (WoodFisher): gradients over %d forget and %d retain examples (inference mode, batches of %d); "+
+		"inverse-Fisher recursion over %d retain examples one at a time, damping N = %g; step θ += %g·H⁻¹(g_F − g_R) on %d "+
+		"masked elements",
 		nF, nR, r.Config().BatchSize, samples, N, r.Config().IU.Alpha, changed)
 	return r.WriteBack(e)
 }

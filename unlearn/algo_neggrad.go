@@ -20,7 +20,8 @@ func runNegGrad(r *Runner) error {
 	}
 	defer e.Close()
 	r.NoteAfter(func() string {
-		return fmt.Sprintf("gradient ascent on %d forget examples %s: SGD lr %.4g (constant) momentum %g weight decay %g, batch %d",
+		return fmt.Sprintf("gradient ascent on %d forget examples %s: SGD lr %.4g (constant) momentum %g weight decay %g, "+
+			"batch %d",
 			len(r.Input().Forget), r.TrainedFor(), r.Rate(), r.Config().Momentum, r.Config().WeightDecay, r.Config().BatchSize)
 	})
 	idx := r.Input().Forget

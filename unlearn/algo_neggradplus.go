@@ -31,8 +31,10 @@ func runNegGradPlus(r *Runner) error {
 	defer e.Close()
 	beta := float32(r.Config().Beta)
 	fb := float32(1 - r.Config().Beta)
-	r.Note("NegGrad+: loss %g·L_retain − %g·L_forget, one retain batch and one (cycled) forget batch per step, %d epochs over %d retain examples: SGD lr %g (constant) momentum %g weight decay %g, batch %d",
-		r.Config().Beta, 1-r.Config().Beta, r.Config().Epochs, len(r.Input().Retain), r.Config().LR, r.Config().Momentum, r.Config().WeightDecay, r.Config().BatchSize)
+	r.Note("NegGrad+: loss %g·L_retain − %g·L_forget, one retain batch and one (cycled) forget batch per step, %d "+
+		"epochs over %d retain examples: SGD lr %g (constant) momentum %g weight decay %g, batch %d",
+		r.Config().Beta, 1-r.Config().Beta, r.Config().Epochs, len(r.Input().Retain), r.Config().LR, r.Config().Momentum,
+		r.Config().WeightDecay, r.Config().BatchSize)
 	acc := map[string][]float32{}
 	for _, p := range e.Params() {
 		if !p.Frozen {

@@ -7,7 +7,8 @@ import (
 )
 
 func init() {
-	mustRegister(Algorithm{Name: "random-label", Order: 50, Summary: "forget examples relabelled at random, trained with the retain set (SalUn)",
+	mustRegister(Algorithm{Name: "random-label", Order: 50, Summary: "forget examples relabelled at random, trained " +
+		"with the retain set (SalUn)",
 		Run: runRandomLabel, UsesForget: true, UsesRetain: true, Epochs: true, Augments: true, EpochExamples: retainAndForget,
 		Defaults: func(c *Config) { fillInt(&c.Epochs, 5); fillFloat(&c.LR, 0.01) }})
 }
@@ -43,8 +44,10 @@ func runRandomLabel(r *Runner) error {
 		how = fmt.Sprintf("uniform over the %d classes other than the true one", classes-1)
 	}
 	r.NoteAfter(func() string {
-		return fmt.Sprintf("random labels for %d forget examples, redrawn every epoch, %s; trained jointly with %d retain examples in shuffled batches %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.5·lr per epoch, batch %d",
-			len(r.Input().Forget), how, len(r.Input().Retain), r.TrainedFor(), r.Rate(), r.Config().Momentum, r.Config().WeightDecay, r.Config().BatchSize)
+		return fmt.Sprintf("random labels for %d forget examples, redrawn every epoch, %s; trained jointly with %d retain "+
+			"examples in shuffled batches %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.5·lr per epoch, batch %d",
+			len(r.Input().Forget), how, len(r.Input().Retain), r.TrainedFor(), r.Rate(), r.Config().Momentum,
+			r.Config().WeightDecay, r.Config().BatchSize)
 	})
 	nf := len(r.Input().Forget)
 	all := append(append([]int(nil), r.Input().Forget...), r.Input().Retain...)
@@ -85,7 +88,8 @@ func runRandomLabel(r *Runner) error {
 				if err != nil {
 					return Step{}, err
 				}
-				return Step{Loss: res.Loss, Correct: CountCorrect(res.Logits, labels, e.Classes()), Seen: len(sel), Phase: "train", Stat: true}, nil
+				return Step{Loss: res.Loss, Correct: CountCorrect(res.Logits, labels, e.Classes()), Seen: len(sel), Phase: "train",
+					Stat: true}, nil
 			}, nil
 		},
 	})

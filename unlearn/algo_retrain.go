@@ -8,7 +8,8 @@ import (
 )
 
 func init() {
-	mustRegister(Algorithm{Name: "retrain", Order: 100, Summary: "exact unlearning: re-initialise every parameter and train from scratch on the retain set (the train command's recipe)",
+	mustRegister(Algorithm{Name: "retrain", Order: 100, Summary: "exact unlearning: re-initialise every parameter and " +
+		"train from scratch on the retain set (the train command's recipe)",
 		Run: runRetrain, UsesRetain: true, Epochs: true, Augments: true, FromScratch: true, EpochExamples: retainOnly,
 		Defaults: func(c *Config) {
 			fillInt(&c.Epochs, TrainEpochs)
@@ -49,7 +50,8 @@ func runRetrain(r *Runner) error {
 	defer e.Close()
 	fo := job.fitOptions(sched)
 	fo.Progress = func(p train.FitProgress) {
-		r.Report(Progress{Phase: "train", Epoch: p.Epoch, Epochs: p.Epochs, Step: p.Step, Steps: p.Steps, Loss: p.Loss, LR: p.LR})
+		r.Report(Progress{Phase: "train", Epoch: p.Epoch, Epochs: p.Epochs, Step: p.Step, Steps: p.Steps, Loss: p.Loss,
+			LR: p.LR})
 	}
 	stats, err := train.Fit(r.Context(), e, r.Train(), r.Input().Retain, fo)
 	if err != nil {

@@ -7,7 +7,8 @@ import (
 )
 
 func init() {
-	mustRegister(Algorithm{Name: "rft", Order: 10, Summary: "reset masked elements, finetune them and the classifier on the retain set (DEL)",
+	mustRegister(Algorithm{Name: "rft", Order: 10, Summary: "reset masked elements, finetune them and the classifier on " +
+		"the retain set (DEL)",
 		Run: runRFT, UsesRetain: true, Epochs: true, TrainsClassifier: true, Augments: true, EpochExamples: retainOnly,
 		Defaults: func(c *Config) { fillInt(&c.Epochs, 10); fillFloat(&c.LR, 0.03) }})
 }
@@ -44,7 +45,8 @@ func runRFT(r *Runner) error {
 		return err
 	}
 	r.RecordReset(n)
-	r.Note("reset %d masked elements to a fresh PyTorch initialisation (Kaiming-uniform a=√5 weights, U(±1/√fan_in) biases, normalization scale 1 and shift 0)", n)
+	r.Note("reset %d masked elements to a fresh PyTorch initialisation (Kaiming-uniform a=√5 weights, U(±1/√fan_in) "+
+		"biases, normalization scale 1 and shift 0)", n)
 	r.Note("classifier layer %s (%s) trained whole, inside the mask or not", cls.Name, strings.Join(names, ", "))
 	r.NoteBN(e)
 	r.NoteAfter(r.FinetuneNote)

@@ -10,7 +10,8 @@ import (
 )
 
 func init() {
-	mustRegister(Algorithm{Name: "scrub", Order: 70, Summary: "teacher–student: max-steps on the forget set, min-steps on the retain set",
+	mustRegister(Algorithm{Name: "scrub", Order: 70, Summary: "teacher–student: max-steps on the forget set, min-steps " +
+		"on the retain set",
 		Run: runSCRUB, UsesForget: true, UsesRetain: true, Epochs: true,
 		NoAugment: "it distils against teacher logits computed once per unaugmented example",
 		Defaults: func(c *Config) {
@@ -79,7 +80,8 @@ func runSCRUB(r *Runner) error {
 		return err
 	}
 	defer ce.Close()
-	kl, err := r.Engine(EngineOptions{BN: autodiff.BNTraining, Loss: autodiff.Loss{Kind: autodiff.LossKL, Temperature: float32(sc.Temperature)}})
+	kl, err := r.Engine(EngineOptions{BN: autodiff.BNTraining, Loss: autodiff.Loss{Kind: autodiff.LossKL,
+		Temperature: float32(sc.Temperature)}})
 	if err != nil {
 		return err
 	}
@@ -100,8 +102,11 @@ func runSCRUB(r *Runner) error {
 	}
 	r.NoteMask()
 	r.NoteBN(ce)
-	r.Note("SCRUB: %d epochs, max-steps (forget, −KL at T=%g, batch %d) in the first %d, min-steps (retain, %g·CE + %g·KL, batch %d); teacher = the original model in inference mode; SGD lr %g momentum %g weight decay %g, ×0.1 after epochs 3, 5, 9",
-		r.Config().Epochs, sc.Temperature, sc.ForgetBatchSize, min(sc.MaxSteps, r.Config().Epochs), sc.Gamma, sc.Alpha, r.Config().BatchSize, r.Config().LR, r.Config().Momentum, r.Config().WeightDecay)
+	r.Note("SCRUB: %d epochs, max-steps (forget, −KL at T=%g, batch %d) in the first %d, min-steps (retain, %g·CE + "+
+		"%g·KL, batch %d); teacher = the original model in inference mode; SGD lr %g momentum %g weight decay %g, ×0.1 "+
+		"after epochs 3, 5, 9",
+		r.Config().Epochs, sc.Temperature, sc.ForgetBatchSize, min(sc.MaxSteps, r.Config().Epochs), sc.Gamma, sc.Alpha,
+		r.Config().BatchSize, r.Config().LR, r.Config().Momentum, r.Config().WeightDecay)
 
 	sync := func(running bool) {
 		for i, p := range cp {

@@ -94,7 +94,8 @@ func runSSD(r *Runner) error {
 	if err := CheckFiniteData(e.Params()); err != nil {
 		return err
 	}
-	r.Note("SSD: importances (mean squared batch gradients, inference mode) over %d forget and %d training examples in batches of %d; %d masked elements with imp_F > %g·imp_D dampened by min(1, %g·imp_D/imp_F) (%d of them to 0)",
+	r.Note("SSD: importances (mean squared batch gradients, inference mode) over %d forget and %d training examples in "+
+		"batches of %d; %d masked elements with imp_F > %g·imp_D dampened by min(1, %g·imp_D/imp_F) (%d of them to 0)",
 		len(r.Input().Forget), len(full), r.Config().BatchSize, dampened, r.Config().SSD.Alpha, r.Config().SSD.Lambda, zeroed)
 	return r.WriteBack(e)
 }

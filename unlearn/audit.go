@@ -39,14 +39,16 @@ func AuditModels(before, after *graph.Graph, nm *graph.NeuronMap, allowed Allowe
 // auditTensors is AuditModels against a snapshot of the initializers taken
 // before the run, with nm the neuron map of after's graph (the working
 // copy the algorithm changed in place).
-func auditTensors(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, allowed Allowed) (*schema.Audit, error) {
+func auditTensors(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap,
+	allowed Allowed) (*schema.Audit, error) {
 	return audit(before, after, nm, after.LocalValue, allowed)
 }
 
 // audit compares before's tensors with after's initializers; nmValue
 // returns the value nm knows under a name (for roles, layers and
 // channels).
-func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, nmValue func(string) *graph.Value, allowed Allowed) (*schema.Audit, error) {
+func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.NeuronMap, nmValue func(string) *graph.Value,
+	allowed Allowed) (*schema.Audit, error) {
 	a := &schema.Audit{Changed: []schema.TensorChange{}, Violations: []string{}, TotalParams: nm.NumParams}
 	params := map[string]*graph.Param{}
 	for _, p := range nm.Params {
@@ -65,7 +67,8 @@ func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.Neuron
 		}
 		bt, at := before[name], av.Init
 		if bt.DType != at.DType || fmt.Sprint(bt.Shape) != fmt.Sprint(at.Shape) {
-			return nil, fmt.Errorf("audit: initializer %q changed type or shape (%v %v → %v %v)", name, bt.DType, bt.Shape, at.DType, at.Shape)
+			return nil, fmt.Errorf("audit: initializer %q changed type or shape (%v %v → %v %v)", name, bt.DType, bt.Shape,
+				at.DType, at.Shape)
 		}
 		if bytes.Equal(bt.Raw, at.Raw) {
 			a.UnchangedTensors++
@@ -76,27 +79,7 @@ func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.Neuron
 		if p != nil {
 			tc.Kind = p.Kind
 		}
-		var changedIdx []int
-		if bt.DType == graph.Float {
-			bf, _ := bt.Float32s()
-			af, _ := at.Float32s()
-			for i := range bf {
-				if math.Float32bits(bf[i]) != math.Float32bits(af[i]) {
-					changedIdx = append(changedIdx, i)
-				}
-			}
-		} else {
-			// Compare element-wise by bytes.
-			sz := bt.DType.Size()
-			if sz <= 0 {
-				sz = 1
-			}
-			for i := 0; i*sz < len(bt.Raw); i++ {
-				if !bytes.Equal(bt.Raw[i*sz:(i+1)*sz], at.Raw[i*sz:(i+1)*sz]) {
-					changedIdx = append(changedIdx, i)
-				}
-			}
-		}
+		changedIdx := changedElements(bt, at)
 		tc.Changed = int64(len(changedIdx))
 		if p != nil {
 			a.ChangedParams += tc.Changed
@@ -131,11 +114,40 @@ func audit(before map[string]*graph.Tensor, after *graph.Graph, nm *graph.Neuron
 		} else {
 			a.ChangedState += tc.Changed
 			if !allowed.State {
-				a.Violations = append(a.Violations, fmt.Sprintf("%s: non-parameter initializer changed (%d elements)", name, tc.Changed))
+				a.Violations = append(a.Violations, fmt.Sprintf("%s: non-parameter initializer changed (%d elements)", name,
+					tc.Changed))
 			}
 		}
 		a.Changed = append(a.Changed, tc)
 	}
 	a.BitIdentical = len(a.Violations) == 0
 	return a, nil
+}
+
+// changedElements lists the indices of the elements of at that differ
+// from bt's (same type and shape): float elements by their bits, so that
+// -0 against +0 is a change, others by their bytes.
+func changedElements(bt, at *graph.Tensor) []int {
+	var changedIdx []int
+	if bt.DType == graph.Float {
+		bf, _ := bt.Float32s()
+		af, _ := at.Float32s()
+		for i := range bf {
+			if math.Float32bits(bf[i]) != math.Float32bits(af[i]) {
+				changedIdx = append(changedIdx, i)
+			}
+		}
+		return changedIdx
+	}
+	// Compare element-wise by bytes.
+	sz := bt.DType.Size()
+	if sz <= 0 {
+		sz = 1
+	}
+	for i := 0; i*sz < len(bt.Raw); i++ {
+		if !bytes.Equal(bt.Raw[i*sz:(i+1)*sz], at.Raw[i*sz:(i+1)*sz]) {
+			changedIdx = append(changedIdx, i)
+		}
+	}
+	return changedIdx
 }

@@ -149,14 +149,16 @@ func (c *Config) resolveSchedule(algo string, userEpochs int, userLR float64) er
 		a.UtilityBaseline = autorule.UtilityEstimate
 	case autorule.UtilityEstimate, autorule.UtilityTest, autorule.UtilityMatched, autorule.UtilityHoldout:
 	default:
-		return fmt.Errorf("%w: utility baseline %q; choose %q, %q, %q or %q", ErrInput, a.UtilityBaseline, autorule.UtilityEstimate, autorule.UtilityTest, autorule.UtilityMatched, autorule.UtilityHoldout)
+		return fmt.Errorf("%w: utility baseline %q; choose %q, %q, %q or %q", ErrInput, a.UtilityBaseline,
+			autorule.UtilityEstimate, autorule.UtilityTest, autorule.UtilityMatched, autorule.UtilityHoldout)
 	}
 	switch a.ForgetBaseline {
 	case "":
 		a.ForgetBaseline = autorule.ForgetEstimate
 	case autorule.ForgetEstimate, autorule.ForgetReference:
 	default:
-		return fmt.Errorf("%w: forget baseline %q; choose %q or %q", ErrInput, a.ForgetBaseline, autorule.ForgetEstimate, autorule.ForgetReference)
+		return fmt.Errorf("%w: forget baseline %q; choose %q or %q", ErrInput, a.ForgetBaseline, autorule.ForgetEstimate,
+			autorule.ForgetReference)
 	}
 	switch {
 	case a.MaxEpochs < 1 || a.MinEpochs < 1 || a.MinEpochs > a.MaxEpochs:
@@ -165,7 +167,8 @@ func (c *Config) resolveSchedule(algo string, userEpochs int, userLR float64) er
 		return fmt.Errorf("%w: auto schedule patience %d", ErrInput, a.Patience)
 	case a.RangeSteps < 1:
 		return fmt.Errorf("%w: auto schedule range steps %d", ErrInput, a.RangeSteps)
-	case math.IsNaN(a.ForgetTolerance) || math.IsNaN(a.UtilityTolerance) || math.IsNaN(a.RangeSlack) || math.IsNaN(a.SplitAllowance) || math.IsNaN(a.MinProgress) || math.IsNaN(a.RoundBudget):
+	case math.IsNaN(a.ForgetTolerance) || math.IsNaN(a.UtilityTolerance) || math.IsNaN(a.RangeSlack) ||
+		math.IsNaN(a.SplitAllowance) || math.IsNaN(a.MinProgress) || math.IsNaN(a.RoundBudget):
 		return fmt.Errorf("%w: auto schedule tolerance NaN", ErrInput)
 	}
 	for _, lr := range a.LRs {
@@ -198,7 +201,8 @@ func (p ProxyConfig) withDefaults() ProxyConfig {
 
 func (p ProxyConfig) check() error {
 	if !(p.HoldoutFraction > 0 && p.HoldoutFraction < 1) || p.HoldoutMin < 1 || p.HoldoutMax < p.HoldoutMin {
-		return fmt.Errorf("%w: held-out slice: fraction %v, min %d, max %d", ErrInput, p.HoldoutFraction, p.HoldoutMin, p.HoldoutMax)
+		return fmt.Errorf("%w: held-out slice: fraction %v, min %d, max %d", ErrInput, p.HoldoutFraction, p.HoldoutMin,
+			p.HoldoutMax)
 	}
 	if !(p.IIDAlpha > 0 && p.IIDAlpha < 1) {
 		return fmt.Errorf("%w: IID test significance %v", ErrInput, p.IIDAlpha)
@@ -283,12 +287,15 @@ func (r *Runner) setupProxies(a *Algorithm) error {
 	r.res.Proxies = r.proxy.log
 	kind := "IID: the reference is the whole test split"
 	if !ref.IID {
-		kind = fmt.Sprintf("non-IID (χ² %.1f > %.1f): the reference is the %d test examples of classes %v, weighted by the forget set's shares", ref.ChiSquare, ref.Critical, ref.NTest, ref.Classes)
+		kind = fmt.Sprintf("non-IID (χ² %.1f > %.1f): the reference is the %d test examples of classes %v, weighted by the "+
+			"forget set's shares", ref.ChiSquare, ref.Critical, ref.NTest, ref.Classes)
 	}
-	r.Note("proxies: %d retain examples held out (not trained on); forget set %s; input model: forget accuracy %.3f, reference %.3f, held-out %.3f, test %.3f (weighted like the held-out slice %.3f)",
+	r.Note("proxies: %d retain examples held out (not trained on); forget set %s; input model: forget accuracy %.3f, "+
+		"reference %.3f, held-out %.3f, test %.3f (weighted like the held-out slice %.3f)",
 		k, kind, p.ForgetAccuracy, p.ReferenceAccuracy, p.HoldoutAccuracy, p.TestAccuracy, matched)
 	if est := r.proxy.log.Estimate; est != nil {
-		r.Note("oracle estimate (%s: the input model's test logits shifted by the log-ratio of each class's share of the training split without and with the forget set, largest |shift| %.3f%s): test accuracy %.3f, forget accuracy %.3f",
+		r.Note("oracle estimate (%s: the input model's test logits shifted by the log-ratio of each class's share of the "+
+			"training split without and with the forget set, largest |shift| %.3f%s): test accuracy %.3f, forget accuracy %.3f",
 			est.Method, est.MaxShift, removedNote(est.Removed), est.TestAccuracy, est.ReferenceAccuracy)
 	}
 	r.proxy.log.Seconds += time.Since(start).Seconds()
@@ -325,7 +332,8 @@ func (r *Runner) evalBefore(m *graph.Model) (*schema.Proxies, float64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	matched, ok, err := eval.MatchedAccuracy(eval.Outputs{Logits: lg, Labels: test.Labels(nil), Classes: c.Classes()}, h.Labels)
+	matched, ok, err := eval.MatchedAccuracy(eval.Outputs{Logits: lg, Labels: test.Labels(nil), Classes: c.Classes()},
+		h.Labels)
 	if err != nil {
 		return nil, 0, fmt.Errorf("proxies of the input model: %w", err)
 	}
@@ -333,7 +341,8 @@ func (r *Runner) evalBefore(m *graph.Model) (*schema.Proxies, float64, error) {
 		return nil, 0, fmt.Errorf("%w: no test example of the held-out slice's classes", ErrInput)
 	}
 	p.TestAccuracy = infer.Accuracy(infer.Argmax(lg, c.Classes()), test.Labels(nil))
-	est, err := eval.EstimateOracle(eval.Outputs{Logits: lg, Labels: test.Labels(nil), Classes: c.Classes()}, r.in.Data.Train.Labels(nil), r.in.Forget, ps.log.Reference)
+	est, err := eval.EstimateOracle(eval.Outputs{Logits: lg, Labels: test.Labels(nil), Classes: c.Classes()},
+		r.in.Data.Train.Labels(nil), r.in.Forget, ps.log.Reference)
 	if err != nil {
 		return nil, 0, fmt.Errorf("oracle estimate: %w", err)
 	}
@@ -344,7 +353,8 @@ func (r *Runner) evalBefore(m *graph.Model) (*schema.Proxies, float64, error) {
 // evalProxies measures m on the proxy groups.
 func (r *Runner) evalProxies(m *graph.Model) (*schema.Proxies, error) {
 	ps := r.proxy
-	p, err := eval.EvaluateProxies(m, r.in.Data, r.in.Forget, ps.log.Holdout, ps.log.Reference, r.cfg.Runtime, 256, ps.opts)
+	p, err := eval.EvaluateProxies(m, r.in.Data, r.in.Forget, ps.log.Holdout, ps.log.Reference, r.cfg.Runtime, 256,
+		ps.opts)
 	if err != nil {
 		if errors.Is(err, eval.ErrNonFinite) {
 			return nil, fmt.Errorf("%w: %v", train.ErrNonFinite, err)

@@ -22,7 +22,8 @@ func Finalize(orig, work *graph.Model, untied int) (*graph.Model, string, error)
 	if untied > 0 {
 		dst = work
 		graph.RestoreDeclaredShapes(work.Graph, orig.Graph)
-		note = fmt.Sprintf("%d parameters the exporter had tied behind Identity nodes were untied; the output graph has those Identity nodes removed", untied)
+		note = fmt.Sprintf("%d parameters the exporter had tied behind Identity nodes were untied; the output graph has "+
+			"those Identity nodes removed", untied)
 	} else {
 		for _, v := range orig.Graph.Initializers {
 			if v.Init == nil {

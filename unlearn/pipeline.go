@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
@@ -17,11 +14,8 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/fsread"
-	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/internal/textio"
-	"github.com/unlearn-tool/unlearn/localize"
-	"github.com/unlearn-tool/unlearn/localize/floor"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
@@ -155,337 +149,29 @@ var ErrInterrupted = errors.New("interrupted; no output was written")
 // The model is staged under a hidden name and renamed into place only after
 // its metrics are written, so even a SIGKILL never leaves a model without
 // its metrics under Out. On any error, cancellation included, no output is
-// left behind.
+// left behind. It runs in stages (stages.go): prepare, localize, run,
+// measure, commit.
 func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
-	if err := job.check(); err != nil {
-		return nil, err
-	}
-	s := job.Suite
-	info := job.Info
-	if info == nil {
-		info = func(string, string, ...any) {}
-	}
-	// Read and check everything before any work.
-	m, err := s.Load(job.ModelPath, "model")
+	r, err := prepare(ctx, job)
 	if err != nil {
 		return nil, err
 	}
-	fromMetadata, err := s.NormalizationFromModel(m, job.ModelPath)
-	if err != nil {
+	if err := r.localize(ctx); err != nil {
 		return nil, err
 	}
-	if job.RetrainEpochs == 0 {
-		n, err := data.MetadataTrainEpochs(m.Metadata)
-		if err != nil {
-			return nil, setting.Textf("%s: %w (%s overrides it)", job.ModelPath, err, setting.Use("retrain-epochs", "N"))
-		}
-		if n > 0 {
-			job.RetrainEpochs, job.retrainEpochsFrom = n, schema.RetrainEpochsMetadata
-		}
-	}
-	var pristine *graph.Model
-	if job.canWiden(job.Config, job.Strategy) {
-		// Each wider rung starts again from the input as read: the first
-		// rung writes its result back into m.
-		if pristine, err = onnxio.Clone(m); err != nil {
-			return nil, err
-		}
-	}
-	p, err := Prepare(m, job.ModelPath)
-	if err != nil {
+	defer r.unstage()
+	if err := r.run(ctx); err != nil {
 		return nil, err
 	}
-	p.DynamicBatch = job.DynamicBatch
-	if !job.KeepFoldedBN {
-		if err := p.RestoreFoldedBN(s); err != nil {
-			return nil, err
-		}
+	// From here on a failure leaves no model (unstage removes the staged
+	// file): a model without its metrics is a partial output.
+	if err := r.measure(ctx); err != nil {
+		return nil, r.noModel(err)
 	}
-	// What the input's form means for the run is said before any work, so
-	// that a user can stop and re-export; metrics.json repeats it.
-	for _, n := range p.Notes {
-		info("note", "note: "+n, "note", n)
+	if err := r.commit(ctx); err != nil {
+		return nil, r.noModel(err)
 	}
-	var om *graph.Model
-	if job.OraclePath != "" {
-		if om, err = s.Load(job.OraclePath, "oracle"); err != nil {
-			return nil, err
-		}
-		if err := infer.CheckSameClasses(m, om, job.ModelPath, job.OraclePath); err != nil {
-			return nil, err
-		}
-	}
-	strategy, budget := job.Strategy, job.Budget
-	var fileMask *localize.Mask
-	if job.MaskPath != "" {
-		if fileMask, err = localize.ReadMaskFor(job.MaskPath, p.Neurons); err != nil {
-			return nil, setting.Wrap("mask", err)
-		}
-		strategy, budget = fileMask.Strategy, fileMask.Budget
-	}
-	// Data preprocessed unlike the model's training is refused before the
-	// model is measured in full or trained (issue 64).
-	sampleAcc, err := checkPreprocessing(s, m, job.ModelPath, fromMetadata, job.AllowChance, info)
-	if err != nil {
-		return nil, err
-	}
-	if ctx.Err() != nil {
-		return nil, ErrInterrupted
-	}
-	cfg := job.Config
-	cfg.Runtime = s.Options.Runtime
-	var tm schema.UnlearningTimings
-	start := time.Now()
-
-	t0 := time.Now()
-	var before *eval.Metrics
-	if !job.NoBefore {
-		if before, err = s.Evaluate(m, job.ModelPath, "before"); err != nil {
-			return nil, err
-		}
-	}
-	var omet *eval.Metrics
-	if om != nil {
-		if omet, err = s.Evaluate(om, job.OraclePath, "oracle"); err != nil {
-			return nil, err
-		}
-	}
-	if !job.AllowChance {
-		if err := nearChance(s, before, sampleAcc); err != nil {
-			return nil, err
-		}
-	}
-	tm.EvaluateBeforeS = time.Since(t0).Seconds()
-	if ctx.Err() != nil {
-		return nil, ErrInterrupted
-	}
-
-	t0 = time.Now()
-	mk := fileMask
-	var scores map[string][]float64
-	var lo localize.Options
-	if fileMask != nil {
-		info("mask", fmt.Sprintf("mask: %s (strategy %s, budget %g, %d of %d parameters)", job.MaskPath, fileMask.Strategy, fileMask.Budget, fileMask.Selected, fileMask.Total),
-			"path", job.MaskPath, "strategy", fileMask.Strategy, "budget", fileMask.Budget, "selected", fileMask.Selected, "total", fileMask.Total)
-	} else {
-		depth := ""
-		if job.DepthFloor > 0 {
-			depth = fmt.Sprintf(", layers from depth %d of %d (depth floor %g)", floor.MinDepth(job.DepthFloor, p.Neurons.MaxDepth), p.Neurons.MaxDepth, job.DepthFloor)
-		}
-		info("localize", fmt.Sprintf("localizing: strategy %s, budget %g%s", strategy, budget, depth), "strategy", strategy, "budget", budget, "depth_floor", job.DepthFloor)
-		lo = localize.Options{Strategy: strategy, Budget: budget, DepthFloor: job.DepthFloor, Seed: cfg.Seed,
-			Runtime: cfg.Runtime, BatchSize: cfg.BatchSize, Neurons: p.Neurons}
-		if job.Bar != nil {
-			lo.Progress = job.Bar("localize")
-		}
-		mk, scores, err = localize.Localize(ctx, p.Work, s.Data.Train, s.Forget, lo)
-		lo.Progress = nil
-	}
-	if ctx.Err() != nil {
-		return nil, ErrInterrupted
-	}
-	if err != nil {
-		return nil, err
-	}
-	maskInfo := mk.Summary()
-	tm.LocalizeS = time.Since(t0).Seconds()
-
-	if cfg.Proxies.Track && (s.Data.Test == nil || s.Data.Test.Len() == 0) {
-		if cfg.Schedule == ScheduleAuto {
-			return nil, setting.Errorf("schedule", " auto: %s has no test split, and the proxies need test examples "+
-				"to show what unseen looks like", setting.Use("data", s.Data.Path))
-		}
-		cfg.Proxies.Track = false
-		msg := setting.Msgf("no proxies: %s has no test split", setting.Use("data", s.Data.Path))
-		info("proxies", msg.Render(job.terms()), "reason", "no test split")
-	}
-	sched := fmt.Sprintf("%s, lr %g", textio.Count(cfg.Epochs, "epoch"), cfg.LR)
-	if cfg.Schedule == ScheduleAuto {
-		sched = "auto schedule"
-	}
-	info("unlearn", fmt.Sprintf("unlearning: algorithm %s, %s, batch %d, seed %d; forget %d, retain %d examples",
-		job.Algorithm, sched, cfg.BatchSize, cfg.Seed, len(s.Forget), len(s.Retain)),
-		"algorithm", job.Algorithm, "schedule", cfg.Schedule, "epochs", cfg.Epochs, "lr", cfg.LR, "batch_size", cfg.BatchSize, "seed", cfg.Seed,
-		"forget", len(s.Forget), "retain", len(s.Retain))
-	cfg.Progress = job.progress(cfg.Schedule)
-	// The model is staged under a hidden name beside Out. (An external data
-	// file, for models over 2 GB, gets its final name at once; the model
-	// that refers to it comes last.)
-	stage := outfile.Stage(job.Out)
-	dataPath := job.Out + ".data"
-	_, statErr := os.Stat(dataPath)
-	hadData, committed := statErr == nil, false
-	outfile.Track(stage)
-	defer func() {
-		os.Remove(stage)
-		outfile.Untrack(stage)
-		if !committed && !hadData {
-			os.Remove(dataPath) // external data of a model that was not kept
-		}
-	}()
-	t0 = time.Now()
-	runCfg := cfg
-	out, err := p.execute(ctx, job.Algorithm, s, mk.Elements, job.Classifier, cfg, stage, filepath.Base(job.Out)+".data")
-	if ctx.Err() != nil {
-		return nil, ErrInterrupted
-	}
-	if err != nil {
-		return nil, err
-	}
-	var widened []schema.WidenStep
-	if pristine != nil && scores != nil {
-		w := &widening{job: &job, suite: s, pristine: pristine, scores: scores, lo: lo, cfg: runCfg,
-			stage: stage, location: filepath.Base(job.Out) + ".data", info: info}
-		if p, mk, out, widened, err = w.run(ctx, p, mk, out, time.Since(t0).Seconds()); ctx.Err() != nil {
-			return nil, ErrInterrupted
-		} else if err != nil {
-			return nil, err
-		}
-		budget = mk.Budget
-		maskInfo = mk.Summary()
-	}
-	tm.UnlearnS = time.Since(t0).Seconds()
-	for _, ep := range out.Result.Epochs {
-		info("epoch", fmt.Sprintf("epoch %d  loss %.4f  acc %.2f%%  %.1fs", ep.Epoch, ep.Loss, 100*ep.Accuracy, ep.Seconds),
-			"epoch", ep.Epoch, "loss", ep.Loss, "accuracy", ep.Accuracy, "seconds", ep.Seconds)
-	}
-
-	// From here on a failure leaves no model (the deferred removal of the
-	// staged file): a model without its metrics is a partial output.
-	fail := func(err error) error {
-		return fmt.Errorf("%w (no model written to %s)", err, job.Out)
-	}
-	t0 = time.Now()
-	um, err := s.Load(stage, "unlearned")
-	if err != nil {
-		return nil, fail(err)
-	}
-	after, err := s.Evaluate(um, job.Out, "after")
-	if err != nil {
-		return nil, fail(err)
-	}
-	if ctx.Err() != nil {
-		return nil, fail(ErrInterrupted)
-	}
-	tm.EvaluateAfterS = time.Since(t0).Seconds()
-	var rt *RetrainTiming
-	var rtErr error
-	if job.needsRetrainTiming(out.Result) {
-		if job.Stage != nil {
-			job.Stage("stage", fmt.Sprintf("retraining estimate: timing at most %d full training steps", RetrainTimingSteps),
-				"stage", "retrain-timing", "steps", RetrainTimingSteps)
-		}
-		rj := RetrainJob{ModelPath: job.ModelPath, Model: m, Data: s.Data, BatchSize: cfg.BatchSize, Momentum: 0.9, WeightDecay: TrainWeightDecay,
-			Seed: cfg.Seed, Augment: cfg.Augment, Runtime: cfg.Runtime}
-		rt, rtErr = TimeRetrain(ctx, rj, s.Retain, RetrainTimingSteps, RetrainTimingSeconds)
-		if ctx.Err() != nil {
-			return nil, fail(ErrInterrupted)
-		}
-	}
-	tm.TotalS = time.Since(start).Seconds()
-	tm.PeakRSSMiB = peakRSSMiB()
-
-	rep := &schema.Report{Schema: schema.MetricsSchema, Tool: job.Tool, Metrics: &after.Metrics, Settings: s.Settings(after)}
-	if rep.Model, err = eval.NewModelInfo(stage); err != nil {
-		return nil, fail(err)
-	}
-	rep.Model.Path = job.Out
-	if rep.Data, rep.Forget, err = s.Provenance(); err != nil {
-		return nil, fail(err)
-	}
-	if before != nil {
-		bi, err := eval.NewModelInfo(job.ModelPath)
-		if err != nil {
-			return nil, fail(err)
-		}
-		rep.Before = &schema.Section{Model: bi, Metrics: &before.Metrics}
-	}
-	if omet != nil {
-		oi, err := eval.NewModelInfo(job.OraclePath)
-		if err != nil {
-			return nil, fail(err)
-		}
-		if err := eval.SetOracle(rep, after, oi, omet); err != nil {
-			return nil, fail(err)
-		}
-	}
-	var notes runNotes
-	rep.Unlearning, notes.notes = job.section(strategy, budget, cfg, out, maskInfo, tm, rt)
-	notes.log = out.Result.Notes
-	if len(widened) > 1 {
-		rep.Unlearning.Widen = widened
-		notes.add(setting.KindNote, "%s", widenNote(widened))
-	}
-	if rtErr != nil {
-		notes.add(setting.KindNote, "no retraining estimate: timing full training steps failed: %v", rtErr)
-	}
-	if t := cfg.Auto.ForgetTolerance; cfg.Schedule == ScheduleAuto && t > 0 && t <= ToleranceFloor && s.Data.Test != nil {
-		// The rule aimed within the given tolerance of its estimate, not
-		// within two standard errors: the verdict states its own.
-		setTolerances(rep.Unlearning, len(s.Forget), s.Data.Test.Len())
-	}
-	notes.flags = verdictWarnings(rep.Unlearning, omet != nil, len(s.Forget))
-	if len(widened) > 0 {
-		if f, ok := stillRemembersFlag(rep.Unlearning, out.Result); ok {
-			notes.flags = append(notes.flags, f)
-		}
-	}
-	advice := testDropAdvice
-	switch a, _ := LookupAlgorithm(job.Algorithm); {
-	case a != nil && a.FromScratch:
-		advice = setting.Msgf("a recipe this short does not train the model back to the input's utility; "+
-			"give the recipe the model was trained with (%s)", recipeSettings)
-	case cfg.Schedule == ScheduleAuto:
-		// The auto schedule chose its own rate and length: advice to use
-		// it would be no advice.
-		advice = autoDropAdvice
-	}
-	if n := testDropNote(before, after, rep.Unlearning.Proxies, advice); n != nil {
-		notes.flags = append(notes.flags, flagNote{schema.FlagTestDrop, *n})
-	}
-	for _, f := range notes.flags {
-		notes.notes = append(notes.notes, f.note)
-	}
-	notes.fill(rep.Unlearning, job.terms())
-	u := rep.Unlearning
-	rep.Unlearning.Vouched = len(notes.flags) == 0 && u.Auto != nil && u.Auto.Reason == autorule.StopUnseen
-	if ctx.Err() != nil {
-		return nil, fail(ErrInterrupted)
-	}
-	files, err := report.Files(rep, notes.page(rep), eval.Measurements{Model: after, Oracle: omet}, job.MetricsPath,
-		job.ReportPath)
-	if err != nil {
-		return nil, fail(err)
-	}
-	// Two runs writing the same Out take turns from here to the model's
-	// rename, so the model under Out always goes with the metrics beside
-	// it (each names the model's sha256).
-	unlock, err := outfile.LockDir(filepath.Dir(job.Out))
-	if err != nil {
-		return nil, fail(err)
-	}
-	defer unlock()
-	outfile.BeginCommit()
-	defer outfile.EndCommit()
-	if err := outfile.WriteFiles(files); err != nil {
-		return nil, fail(err)
-	}
-	unwrite := func() {
-		for p := range files {
-			os.Remove(p)
-		}
-	}
-	if ctx.Err() != nil { // the signal came while the files were written
-		unwrite()
-		return nil, fail(ErrInterrupted)
-	}
-	if err := os.Rename(stage, job.Out); err != nil {
-		unwrite()
-		return nil, fail(err)
-	}
-	committed = true
-	out.Report = rep
-	return out, nil
+	return r.out, nil
 }
 
 // progress returns the algorithm's progress callback: the range test and
@@ -739,7 +425,8 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []flagNote 
 		e := p.Estimate
 		var measured []string
 		for _, b := range EstimateBias {
-			measured = append(measured, fmt.Sprintf("%.1f to %.1f points where they kept %s examples (%s)", b.Min, b.Max, thousands(b.Kept), b.Where))
+			measured = append(measured, fmt.Sprintf("%.1f to %.1f points where they kept %s examples (%s)", b.Min, b.Max,
+				thousands(b.Kept), b.Where))
 		}
 		warn(schema.FlagEstimateBias, "the forget set thins classes %v without removing them (the smallest keeps "+
 			"%s training examples): the oracle estimate (forget accuracy %.2f%%) "+
@@ -751,6 +438,34 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []flagNote 
 			e.Partial, thousands(e.PartialKept), 100*e.ReferenceAccuracy, strings.Join(measured, ", and by "),
 			100*p.After.ForgetAccuracy, check)
 	}
+	resolutionWarning(u, nForget, check, warn)
+	if p := u.Proxies; p != nil && p.After.MIA != nil {
+		a := p.After
+		tol := 0.01
+		if u.Auto != nil && u.Auto.ForgetTolerance > 0 {
+			tol = u.Auto.ForgetTolerance
+		}
+		if a.ForgetGap <= tol && math.Abs(a.MIA.Forget-a.MIA.Reference) > MIADisagreement {
+			warn(schema.FlagProxiesDisagree, "the proxies disagree: forget accuracy %.2f%% says the forget set looks "+
+				"unseen (reference %.2f%%), but the proxy MIA (%s) calls %.2f%% of the "+
+				"forget set non-member against %.2f%% of the reference (more than %g "+
+				"points apart): the forget set may still be told apart from unseen "+
+				"examples; the run cannot vouch that it is forgotten",
+				100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, a.MIA.Feature, 100*a.MIA.Forget, 100*a.MIA.Reference,
+				100*MIADisagreement)
+		}
+	}
+	return out
+}
+
+// resolutionWarning warns (through warn, as verdictWarnings) about a forget
+// set too small for the verdict the run would give: one that cannot
+// resolve the verdict's stated tolerances (u.Tolerances), or, without
+// them, one on which a forget accuracy is known to less than the point a
+// vouched run claims (ResolutionForget, ResolutionPoint). check ends the
+// warning.
+func resolutionWarning(u *schema.Unlearning, nForget int, check setting.Message,
+	warn func(kind, format string, a ...any)) {
 	if t := u.Tolerances; t != nil {
 		// The verdict states its tolerances (setTolerances): only a set
 		// that cannot resolve their cap is warned about.
@@ -770,7 +485,7 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []flagNote 
 			nForget, 100/float64(nForget), 100*noise, check)
 	} else if p != nil && nForget >= ResolutionForget && (p.Estimate == nil || len(p.Estimate.Partial) == 0) {
 		// A set that thins classes is flagged for the estimate's bias
-		// above, which is the larger doubt there.
+		// (verdictWarnings), which is the larger doubt there.
 		lvl := p.After.ReferenceAccuracy
 		if p.Estimate != nil {
 			lvl = p.Estimate.ReferenceAccuracy
@@ -785,23 +500,6 @@ func verdictWarnings(u *schema.Unlearning, oracle bool, nForget int) []flagNote 
 				thousands(nForget), 100*spread, 100*lvl, 100*ResolutionPoint, check)
 		}
 	}
-	if p := u.Proxies; p != nil && p.After.MIA != nil {
-		a := p.After
-		tol := 0.01
-		if u.Auto != nil && u.Auto.ForgetTolerance > 0 {
-			tol = u.Auto.ForgetTolerance
-		}
-		if a.ForgetGap <= tol && math.Abs(a.MIA.Forget-a.MIA.Reference) > MIADisagreement {
-			warn(schema.FlagProxiesDisagree, "the proxies disagree: forget accuracy %.2f%% says the forget set looks "+
-				"unseen (reference %.2f%%), but the proxy MIA (%s) calls %.2f%% of the "+
-				"forget set non-member against %.2f%% of the reference (more than %g "+
-				"points apart): the forget set may still be told apart from unseen "+
-				"examples; the run cannot vouch that it is forgotten",
-				100*a.ForgetAccuracy, 100*a.ReferenceAccuracy, a.MIA.Feature, 100*a.MIA.Forget, 100*a.MIA.Reference,
-				100*MIADisagreement)
-		}
-	}
-	return out
 }
 
 // autoDropAdvice ends the test-drop warning of a run under the auto
@@ -824,7 +522,8 @@ func (job *Job) check() error {
 		return err
 	}
 	if len(job.Suite.Retain) == 0 {
-		return fmt.Errorf("%s: the ids cover the whole training split (%d examples); nothing would be left to keep, retrain from scratch instead", job.Suite.ForgetPath, job.Suite.Data.Train.Len())
+		return fmt.Errorf("%s: the ids cover the whole training split (%d examples); nothing would be left to keep, "+
+			"retrain from scratch instead", job.Suite.ForgetPath, job.Suite.Data.Train.Len())
 	}
 	a, err := LookupAlgorithm(job.Algorithm)
 	if err != nil {
@@ -858,7 +557,9 @@ func CheckSettings(algorithm string, cfg Config, d *data.Dataset, retain int) er
 		}
 	}
 	if f, n := cfg.Auto.EpochFraction, float64(retain)*0.95; f > 0 && f*n < float64(max(cfg.BatchSize, 1)) {
-		return fmt.Errorf("%w: %w", ErrSettings, setting.Errorf("epoch-fraction", " %g of the %d-example retain set is %.3g examples a round; a round needs at least one batch (%d): give at least %.2g", f, retain, f*n, cfg.BatchSize, float64(cfg.BatchSize)/n))
+		return fmt.Errorf("%w: %w", ErrSettings, setting.Errorf("epoch-fraction", " %g of the %d-example retain set is "+
+			"%.3g examples a round; a round needs at least one batch (%d): give at least %.2g",
+			f, retain, f*n, cfg.BatchSize, float64(cfg.BatchSize)/n))
 	}
 	return nil
 }
@@ -913,6 +614,18 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 	if a := o.Result.Auto; a != nil {
 		u.Schedule, u.Auto, u.Epochs, u.LR = ScheduleAuto, a, a.StopEpoch, a.LR
 	}
+	if n := job.costs(u, cfg, o, tm, rt); n != nil {
+		notes = append(notes, *n)
+	}
+	return u, notes
+}
+
+// costs fills u's account of what the run cost: the examples and epochs it
+// trained, and the estimate of retraining from scratch (see section). It
+// returns the note for a run that retraining would have beaten
+// (cheaperRetrainNote), or nil.
+func (job *Job) costs(u *schema.Unlearning, cfg Config, o *Outcome, tm schema.UnlearningTimings,
+	rt *RetrainTiming) *setting.Note {
 	nRetain, nForget := len(job.Suite.Retain), len(job.Suite.Forget)
 	trained := nRetain // the retain examples the run trained on
 	if o.Result.Proxies != nil {
@@ -953,7 +666,8 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 	case a != nil && a.FromScratch && perExample > 0:
 		b := max(cfg.BatchSize, 1)
 		steps := len(o.Result.Epochs) * ((perEpoch + b - 1) / b)
-		rt = &RetrainTiming{Basis: schema.RetrainBasisRun, Steps: steps, StepS: sec / float64(max(steps, 1)), BatchSize: cfg.BatchSize}
+		rt = &RetrainTiming{Basis: schema.RetrainBasisRun, Steps: steps, StepS: sec / float64(max(steps, 1)),
+			BatchSize: cfg.BatchSize}
 		estimate = func(epochs int) float64 { return perExample * float64(nRetain*epochs) }
 	case rt != nil:
 		estimate = func(epochs int) float64 { return rt.Seconds(nRetain, epochs) }
@@ -978,11 +692,9 @@ func (job *Job) section(strategy string, budget float64, cfg Config, o *Outcome,
 		if epochs <= 0 {
 			epochs = TrainEpochs
 		}
-		if n := cheaperRetrainNote(estimate(epochs), epochs, from, runS, report.RetrainBasis(u)); n != nil {
-			notes = append(notes, *n)
-		}
+		return cheaperRetrainNote(estimate(epochs), epochs, from, runS, report.RetrainBasis(u))
 	}
-	return u, notes
+	return nil
 }
 
 // cheaperRetrainNote is the note for a run that took longer (runS: its
@@ -1076,8 +788,12 @@ func (p *Prepared) RestoreFoldedBN(s *eval.Suite) error {
 	if p.Neurons, err = graph.Neurons(p.Work.Graph); err != nil {
 		return fmt.Errorf("%s: %w", p.Path, err)
 	}
-	p.Notes = append(p.Notes, fmt.Sprintf("trainable BatchNormalization restored for the run after the %d folded convolution(s), identity-initialised from their output statistics on %d retain examples; "+
-		"folded back on write with every channel's trained statistics, so the convolutions' channels outside the mask change by a per-channel scale and shift, the state a model with BatchNormalization keeps in its running statistics (audit: folded_statistics; the audit's parameter counts include the restored normalization)", f.Convs, len(idx)))
+	p.Notes = append(p.Notes, fmt.Sprintf("trainable BatchNormalization restored for the run after the %d folded "+
+		"convolution(s), identity-initialised from their output statistics on %d retain examples; "+
+		"folded back on write with every channel's trained statistics, so the convolutions' channels outside the mask "+
+		"change by a per-channel scale and shift, the state a model with BatchNormalization keeps in its running "+
+		"statistics (audit: folded_statistics; the audit's parameter counts include the restored normalization)",
+		f.Convs, len(idx)))
 	return nil
 }
 
@@ -1157,7 +873,8 @@ func Prepare(m *graph.Model, path string) (*Prepared, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(nm.Params) == 0 {
-		return nil, fmt.Errorf("%s: the model has no trainable parameters (no float initializer feeds a differentiable input); there is nothing to unlearn", path)
+		return nil, fmt.Errorf("%s: the model has no trainable parameters (no float initializer feeds a differentiable "+
+			"input); there is nothing to unlearn", path)
 	}
 	return &Prepared{Orig: m, Work: work, Untied: untied, Neurons: nm, Path: path, Notes: notes}, nil
 }
@@ -1179,7 +896,8 @@ func PrepareModel(path string) (orig, work *graph.Model, untied int, err error) 
 // into the original graph (inference form), audits every initializer
 // against a snapshot taken before the run, and saves the model atomically
 // to out. On any error, including cancellation, nothing is written.
-func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask map[string][]bool, classifier string, cfg Config, out, location string) (*Outcome, error) {
+func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask map[string][]bool, classifier string,
+	cfg Config, out, location string) (*Outcome, error) {
 	a, err := LookupAlgorithm(algo)
 	if err != nil {
 		return nil, err
@@ -1222,7 +940,8 @@ func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask
 		return nil, err
 	}
 	if !audit.BitIdentical {
-		return nil, fmt.Errorf("unlearn: internal error: %s changed parameters outside its mask: %v; nothing was written", algo, audit.Violations)
+		return nil, fmt.Errorf("unlearn: internal error: %s changed parameters outside its mask: %v; nothing was written",
+			algo, audit.Violations)
 	}
 	folded, err := p.foldBack(mask)
 	if err != nil {

@@ -197,18 +197,22 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 	if schedName == "" {
 		schedName = TrainCosine
 	}
-	fields := []any{"model", path, "examples", len(idx), "epochs", job.Epochs, "batch_size", job.BatchSize, "lr", job.LR, "seed", job.Seed}
+	fields := []any{"model", path, "examples", len(idx), "epochs", job.Epochs, "batch_size", job.BatchSize, "lr", job.LR,
+		"seed", job.Seed}
 	augText := ""
 	if job.Augment.On() {
 		augText = ", augmentation " + job.Augment.Torchvision()
 		fields = append(fields, "augment", job.Augment.String())
 	}
-	info("train", fmt.Sprintf("training %s on %d examples of %s: %s, batch %d, lr %g (%s), momentum %g, weight decay %g, seed %d%s",
-		path, len(idx), ds.Path, textio.Count(job.Epochs, "epoch"), job.BatchSize, job.LR, schedName, job.Momentum, job.WeightDecay, job.Seed, augText),
+	info("train", fmt.Sprintf("training %s on %d examples of %s: %s, batch %d, lr %g (%s), momentum %g, weight decay "+
+		"%g, seed %d%s",
+		path, len(idx), ds.Path, textio.Count(job.Epochs, "epoch"), job.BatchSize, job.LR, schedName, job.Momentum,
+		job.WeightDecay, job.Seed, augText),
 		fields...)
 	fo := job.fitOptions(sched)
 	fo.EpochEnd = func(s schema.EpochStats) error {
-		info("epoch", fmt.Sprintf("epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs", s.Epoch, job.Epochs, s.Loss, 100*s.Accuracy, s.Seconds),
+		info("epoch", fmt.Sprintf("epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs", s.Epoch, job.Epochs, s.Loss,
+			100*s.Accuracy, s.Seconds),
 			"epoch", s.Epoch, "epochs", job.Epochs, "loss", s.Loss, "accuracy", s.Accuracy, "seconds", s.Seconds)
 		return nil
 	}

@@ -110,7 +110,8 @@ func TimeRetrain(ctx context.Context, job RetrainJob, idx []int, maxSteps int, m
 			cancel()
 		}
 	}
-	if _, err := train.Fit(stop, e, job.Data.Train, sub, fo); err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() == nil) {
+	if _, err := train.Fit(stop, e, job.Data.Train, sub, fo); err != nil &&
+		!(errors.Is(err, context.Canceled) && ctx.Err() == nil) {
 		return nil, err
 	}
 	if ctx.Err() != nil {

@@ -132,7 +132,8 @@ type EngineOptions struct {
 // and a parameter the mask leaves out entirely is frozen. The caller closes
 // it.
 func (r *Runner) Engine(o EngineOptions) (*train.Engine, error) {
-	spec := autodiff.Spec{BN: o.BN, Loss: o.Loss, Dropout: r.cfg.Dropout && o.BN == autodiff.BNTraining, DropoutSeed: int64(r.cfg.Seed & math.MaxInt64)}
+	spec := autodiff.Spec{BN: o.BN, Loss: o.Loss, Dropout: r.cfg.Dropout && o.BN == autodiff.BNTraining,
+		DropoutSeed: int64(r.cfg.Seed & math.MaxInt64)}
 	if r.in.Mask != nil && !o.All {
 		for _, name := range r.params {
 			if o.Whole[name] || r.selected(name) {
@@ -162,9 +163,11 @@ func (r *Runner) Engine(o EngineOptions) (*train.Engine, error) {
 		}
 		if m := r.in.Mask[p.Name]; anyTrue(m) {
 			p.Mask = m
-			if cg, ok := e.Artifacts().GradChannels[p.Name]; ok && !train.CoversMask(cg, r.in.Model.Graph.LocalValue(p.Name).Init.Shape, m) {
+			if cg, ok := e.Artifacts().GradChannels[p.Name]; ok &&
+				!train.CoversMask(cg, r.in.Model.Graph.LocalValue(p.Name).Init.Shape, m) {
 				e.Close()
-				return nil, fmt.Errorf("unlearn: the gradient of %q holds channels %v on axis %d, which miss elements of the mask", p.Name, cg.Channels, cg.Axis)
+				return nil, fmt.Errorf("unlearn: the gradient of %q holds channels %v on axis %d, which miss elements of the mask",
+					p.Name, cg.Channels, cg.Axis)
 			}
 		} else {
 			p.Frozen = true
@@ -333,7 +336,8 @@ func (r *Runner) trainEpoch(l Loop, ep int, lr float64, epochs int, anneal bool,
 			correct += out.Correct
 			seen += out.Seen
 		}
-		r.Report(Progress{Phase: out.Phase, Epoch: ep + 1, Epochs: epochs, Step: s + 1, Steps: steps, Loss: out.Loss, LR: slr})
+		r.Report(Progress{Phase: out.Phase, Epoch: ep + 1, Epochs: epochs, Step: s + 1, Steps: steps, Loss: out.Loss,
+			LR: slr})
 	}
 	st := schema.EpochStats{Epoch: ep + 1, Seconds: time.Since(start).Seconds()}
 	if seen > 0 {
@@ -374,7 +378,8 @@ func Pick(dst, idx, b []int) []int {
 // LossStep loads examples sel of split (augmented by aug, nil for none),
 // sets every example's loss weight to w, runs forward and backward, and
 // reports the step.
-func LossStep(e *train.Engine, split *data.Split, sel []int, aug *data.Augmenter, w float32, phase string) (Step, error) {
+func LossStep(e *train.Engine, split *data.Split, sel []int, aug *data.Augmenter, w float32,
+	phase string) (Step, error) {
 	weights, err := e.LoadAugmented(split, sel, aug)
 	if err != nil {
 		return Step{}, err
@@ -390,7 +395,8 @@ func LossStep(e *train.Engine, split *data.Split, sel []int, aug *data.Augmenter
 	if err != nil {
 		return Step{}, err
 	}
-	return Step{Loss: res.Loss, Correct: CountCorrect(res.Logits, labels, e.Classes()), Seen: len(sel), Phase: phase, Stat: true}, nil
+	return Step{Loss: res.Loss, Correct: CountCorrect(res.Logits, labels, e.Classes()), Seen: len(sel), Phase: phase,
+		Stat: true}, nil
 }
 
 // WriteBack copies the engine's parameters and running statistics into
@@ -479,7 +485,8 @@ func (r *Runner) TrainingEngine() (*train.Engine, error) {
 // trained (NoteAfter).
 func (r *Runner) FinetuneNote() string {
 	c := r.Config()
-	return fmt.Sprintf("finetuned on %d retain examples %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
+	return fmt.Sprintf("finetuned on %d retain examples %s: SGD lr %.4g momentum %g weight decay %g, cosine to 0.01·lr "+
+		"per epoch, batch %d",
 		len(r.Input().Retain), r.TrainedFor(), r.Rate(), c.Momentum, c.WeightDecay, c.BatchSize)
 }
 
@@ -510,10 +517,12 @@ func (r *Runner) NoteMask() {
 // channels (Config.GradChannels).
 func (r *Runner) NoteBN(e *train.Engine) {
 	if len(e.Running()) > 0 {
-		r.Note("BatchNormalization in training mode: batch statistics, running statistics of every BatchNormalization updated (momentum 0.1, as PyTorch's train())")
+		r.Note("BatchNormalization in training mode: batch statistics, running statistics of every BatchNormalization " +
+			"updated (momentum 0.1, as PyTorch's train())")
 	}
 	if n := len(e.Artifacts().GradChannels); n > 0 {
-		r.Note("weight gradients of %d tensors computed for their selected output channels only (the rest are never updated)", n)
+		r.Note("weight gradients of %d tensors computed for their selected output channels only (the rest are never "+
+			"updated)", n)
 	}
 }
 

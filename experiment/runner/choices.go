@@ -39,7 +39,8 @@ type Choices struct {
 // takes no flags.
 func Choose(m experiment.Method, budget float64) (Choices, error) {
 	if len(m.Args) > 0 {
-		return Choices{}, fmt.Errorf("%w: method %s: args %v: extra command-line flags are not supported (the runner calls the library); use the row's fields", experiment.ErrConfig, m.Name, m.Args)
+		return Choices{}, fmt.Errorf("%w: method %s: args %v: extra command-line flags are not supported (the runner calls "+
+			"the library); use the row's fields", experiment.ErrConfig, m.Name, m.Args)
 	}
 	c := Choices{Method: unlearn.Recommended.Method, Budget: unlearn.Recommended.Budget,
 		DepthFloor: unlearn.Recommended.DepthFloor,
@@ -90,7 +91,8 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 	}
 	if c.Augment.On() {
 		if a, err := unlearn.LookupAlgorithm(c.Algorithm); err != nil || !a.Augments {
-			return Choices{}, fmt.Errorf("%w: method %s: augment %s: algorithm %s does not augment its batches (%s do)", experiment.ErrConfig, m.Name, c.Augment, c.Algorithm, strings.Join(unlearn.AugmentingAlgorithms(), ", "))
+			return Choices{}, fmt.Errorf("%w: method %s: augment %s: algorithm %s does not augment its batches (%s do)",
+				experiment.ErrConfig, m.Name, c.Augment, c.Algorithm, strings.Join(unlearn.AugmentingAlgorithms(), ", "))
 		}
 	}
 	return c, nil

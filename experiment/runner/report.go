@@ -64,7 +64,8 @@ func (r *state) report() (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	table := experiment.Markdown(rows) + experiment.RankingMarkdown(rows) + experiment.VerdictMarkdown(recs, defaults) + scored
+	table := experiment.Markdown(rows) + experiment.RankingMarkdown(rows) + experiment.VerdictMarkdown(recs, defaults) +
+		scored
 	names, files, err := experiment.Plots(rows)
 	if err != nil {
 		return nil, err
@@ -96,7 +97,8 @@ func (r *state) report() (*Outcome, error) {
 	md.WriteString("training seconds on the same machine; ")
 	for _, row := range rows {
 		if row.Command.N > 0 {
-			md.WriteString("command ÷ retrain = the whole command's seconds (its evaluations\nbefore and after and its retraining estimate included) ÷ the same; ")
+			md.WriteString("command ÷ retrain = the whole command's seconds (its evaluations\nbefore and after and its " +
+				"retraining estimate included) ÷ the same; ")
 			break
 		}
 	}
@@ -104,11 +106,13 @@ func (r *state) report() (*Outcome, error) {
 	md.WriteString(seedsMarkdown(r.cfg))
 	md.WriteString(table)
 	if len(r.missing) > 0 {
-		fmt.Fprintf(&md, "\nNot in the tables yet (their models are not trained): %s.\n", experiment.MarkdownText(strings.Join(r.missing, "; ")))
+		fmt.Fprintf(&md, "\nNot in the tables yet (their models are not trained): %s.\n",
+			experiment.MarkdownText(strings.Join(r.missing, "; ")))
 	}
 	if p := pendingMarkdown(r.pending, set.Records, r.keys, r.command("experiment", config)); p != "" {
 		md.WriteString(p)
-		r.warn(fmt.Sprintf("%d of the config's runs have no record made by this version of the tool; RESULTS.md names them", len(r.pending)))
+		r.warn(fmt.Sprintf("%d of the config's runs have no record made by this version of the tool; RESULTS.md names them",
+			len(r.pending)))
 	}
 	if len(names) > 0 {
 		md.WriteString("\n")
@@ -213,7 +217,9 @@ func pendingMarkdown(pending []pendingRun, recs []experiment.Record, keys map[st
 	}
 	var b strings.Builder
 	if len(superseded) > 0 {
-		fmt.Fprintf(&b, "\nLeft out, made by an earlier version of the tool (%s: their records were made before the auto rule, the default or the row's settings changed, which key them; they stay in the results but are not these rows'; %s runs them again): %s.\n",
+		fmt.Fprintf(&b, "\nLeft out, made by an earlier version of the tool (%s: their records were made before the auto "+
+			"rule, the default or the row's settings changed, which key them; they stay in the results but are not these "+
+			"rows'; %s runs them again): %s.\n",
 			textio.Count(len(superseded), "run"), experiment.MarkdownCode(rerun), groupPending(superseded))
 	}
 	if len(never) > 0 {

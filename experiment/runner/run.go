@@ -161,7 +161,8 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 		return nil, setting.FlagTextf("%w: %s: want 0 (the whole grid) or a number of shards", experiment.ErrConfig,
 			setting.Use("shards", job.Shards))
 	case job.Shards > 0 && (job.Shard < 0 || job.Shard >= job.Shards):
-		return nil, fmt.Errorf("%w: shard %d of %d: the shard must be in [0, %d)", experiment.ErrConfig, job.Shard, job.Shards, job.Shards)
+		return nil, fmt.Errorf("%w: shard %d of %d: the shard must be in [0, %d)", experiment.ErrConfig, job.Shard,
+			job.Shards, job.Shards)
 	case job.Shards > len(cfg.Seeds) && !job.ReportOnly:
 		// Shards hold whole seeds: a shard past the last seed would run
 		// nothing and exit 0, as if its share were done.
@@ -199,7 +200,8 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 			// The records file is an output like the step logs: never
 			// appended through a link or into a device (checked before
 			// the first step, not hours into the grid).
-			if err := outfile.Check([]outfile.Output{{Flag: "config", Path: r.results, Note: "the experiment's records"}}, nil); err != nil {
+			if err := outfile.Check([]outfile.Output{{Flag: "config", Path: r.results, Note: "the experiment's records"}},
+				nil); err != nil {
 				return nil, err
 			}
 		}
@@ -483,7 +485,8 @@ func (r *state) grid(ctx context.Context) error {
 						}
 						r.missing = append(r.missing, fmt.Sprintf("%s, seed %d", fs.Name, seed))
 					}
-					r.say(fmt.Sprintf("original (seed %d)", seed), "not trained yet (no "+filepath.Base(strings.TrimSuffix(orig, filepath.Ext(orig)))+".json)", "")
+					r.say(fmt.Sprintf("original (seed %d)", seed),
+						"not trained yet (no "+filepath.Base(strings.TrimSuffix(orig, filepath.Ext(orig)))+".json)", "")
 					continue
 				} else if err == nil {
 					sum = side.ONNXSHA256
@@ -540,7 +543,8 @@ func (r *state) grid(ctx context.Context) error {
 					// Not trained yet: a report or a listing of a grid in
 					// progress names it instead of refusing the rest.
 					r.missing = append(r.missing, fmt.Sprintf("%s, seed %d", fs.Name, seed))
-					r.say(fmt.Sprintf("oracle %s (seed %d)", fs.Name, seed), "not trained yet (no "+filepath.Base(strings.TrimSuffix(outside, filepath.Ext(outside)))+".json)", "")
+					r.say(fmt.Sprintf("oracle %s (seed %d)", fs.Name, seed),
+						"not trained yet (no "+filepath.Base(strings.TrimSuffix(outside, filepath.Ext(outside)))+".json)", "")
 					continue
 				}
 				if err != nil {
@@ -579,7 +583,8 @@ func (r *state) grid(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				if err := r.oracleRecord(ctx, odir, okey, fset, seed, filepath.Join(odir, "model.onnx"), oracleS, r.machine); err != nil {
+				if err := r.oracleRecord(ctx, odir, okey, fset, seed, filepath.Join(odir, "model.onnx"), oracleS,
+					r.machine); err != nil {
 					return err
 				}
 			}
@@ -606,7 +611,8 @@ func (r *state) grid(ctx context.Context) error {
 				}
 				if !timed {
 					tdir := filepath.Join(cfg.Out, "runs", "oracle-time-"+experiment.OracleTimeKey(okey, r.machine))
-					s, err := r.trainStep(ctx, tdir, fmt.Sprintf("oracle %s (seed %d), timed on this machine", fs.Name, seed), "", base, ids, seed)
+					s, err := r.trainStep(ctx, tdir, fmt.Sprintf("oracle %s (seed %d), timed on this machine", fs.Name, seed), "",
+						base, ids, seed)
 					if err != nil {
 						return 0, err
 					}
@@ -708,7 +714,8 @@ func (r *state) say(what, state, key string) {
 // into dir/model.onnx unless dir/done.json exists; it returns the training
 // seconds (unlearn.RetrainResult.TrainS: the epochs alone). key is the
 // step's record key for Job.Step ("" for steps without a record).
-func (r *state) trainStep(ctx context.Context, dir, what, key, base string, exclude []int, seed uint64) (float64, error) {
+func (r *state) trainStep(ctx context.Context, dir, what, key, base string, exclude []int,
+	seed uint64) (float64, error) {
 	var done struct {
 		TrainS float64 `json:"train_s"`
 	}
@@ -741,8 +748,8 @@ func (r *state) trainStep(ctx context.Context, dir, what, key, base string, excl
 	r.say(what, "training", key)
 	start := time.Now()
 	res, err := unlearn.Retrain(ctx, unlearn.RetrainJob{ModelPath: base, Data: r.ds, Exclude: exclude, FromScratch: true,
-		Epochs: t.Epochs, LR: t.LR, BatchSize: t.BatchSize, Momentum: t.Momentum, WeightDecay: t.WeightDecay, Schedule: t.Schedule,
-		Augment: aug, Seed: seed, Runtime: r.rt, Out: out, Info: lg.info, Progress: lg.bar("train")})
+		Epochs: t.Epochs, LR: t.LR, BatchSize: t.BatchSize, Momentum: t.Momentum, WeightDecay: t.WeightDecay,
+		Schedule: t.Schedule, Augment: aug, Seed: seed, Runtime: r.rt, Out: out, Info: lg.info, Progress: lg.bar("train")})
 	if err != nil {
 		return 0, lg.fail(what, err)
 	}
@@ -847,7 +854,8 @@ func decodeSidecar(b []byte, name string) (*sidecar, error) {
 // outsideOracle records an oracle trained outside the tool (the forget
 // set's Oracle at path, described by side): evaluated as oracleRecord
 // evaluates the tool's, with the sidecar's training seconds and machine.
-func (r *state) outsideOracle(ctx context.Context, dir, what, key string, fs forgetSet, seed uint64, path string, side *sidecar) error {
+func (r *state) outsideOracle(ctx context.Context, dir, what, key string, fs forgetSet, seed uint64, path string,
+	side *sidecar) error {
 	if r.dryRun {
 		r.say(what, "to run", key)
 		return nil
@@ -874,7 +882,8 @@ func (r *state) evalOptions(batch int) eval.Options {
 // oracleRecord evaluates the oracle once (its own metrics; Δ is 0 by
 // definition), as `unlearn eval --json` would (batch 256), and records it
 // as trained in trainS seconds on machine.
-func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string, trainS float64, machine string) error {
+func (r *state) oracleRecord(ctx context.Context, dir, key string, fs forgetSet, seed uint64, oracle string,
+	trainS float64, machine string) error {
 	recPath := filepath.Join(dir, "record.json")
 	if b, err := readOut(r.cfg.Out, recPath, "record file", maxStepFileSize); err == nil {
 		// Recorded once but missing from results.jsonl: the runs still
@@ -950,8 +959,8 @@ func (r *state) evaluate(path string, fs forgetSet, metrics string, lg *stepLog)
 // directory has its record), measured against the oracle record okey;
 // needOrig makes sure the original model exists, oracleTime gives the
 // oracle's training seconds on this machine.
-func (r *state) methodStep(ctx context.Context, key string, m experiment.Method, budget float64, fs forgetSet, seed uint64,
-	orig string, needOrig func() error, okey string, oracleTime func() (float64, error)) error {
+func (r *state) methodStep(ctx context.Context, key string, m experiment.Method, budget float64, fs forgetSet,
+	seed uint64, orig string, needOrig func() error, okey string, oracleTime func() (float64, error)) error {
 	dir := filepath.Join(r.cfg.Out, "runs", "run-"+key)
 	what := fmt.Sprintf("%s on %s (seed %d)", m.Name, fs.Name, seed)
 	if budget > 0 {
@@ -1011,8 +1020,9 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 	rec := experiment.Record{Schema: experiment.RecordSchema, Key: key, Kind: "run", ForgetSet: fs.Name, Seed: seed,
 		Name: m.Name, Strategy: doc.Unlearning.Strategy, Algorithm: doc.Unlearning.Algorithm, Budget: budget,
 		Accuracy: doc.Accuracy, MIA: numbers(doc.MIA), Delta: map[string]float64{},
-		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS, Forget: len(fs.ids),
-		CommandSeconds: doc.Unlearning.Timings.TotalS, Machine: r.machine, PeakRSSMiB: doc.Unlearning.Timings.PeakRSSMiB}
+		Seconds: doc.Unlearning.Timings.LocalizeS + doc.Unlearning.Timings.UnlearnS, OracleSeconds: oracleS,
+		Forget: len(fs.ids), CommandSeconds: doc.Unlearning.Timings.TotalS, Machine: r.machine,
+		PeakRSSMiB: doc.Unlearning.Timings.PeakRSSMiB}
 	if rec.OriginalSHA256, err = hashModel(ctx, "model", orig); err != nil {
 		return err
 	}
@@ -1051,7 +1061,8 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 // evaluation settings of evalOptions. The original and the oracle are
 // evaluated once per seed and forget set (the oracle by oracleRecord), not
 // in every run; Δ is computed from the two records, as eval.NewDelta does.
-func (r *state) unlearn(ctx context.Context, ch Choices, orig string, fs forgetSet, seed uint64, dir, metrics string, lg *stepLog) error {
+func (r *state) unlearn(ctx context.Context, ch Choices, orig string, fs forgetSet, seed uint64, dir, metrics string,
+	lg *stepLog) error {
 	j, err := r.unlearnJob(ch, fs, seed, lg)
 	if err != nil {
 		return err
@@ -1063,8 +1074,9 @@ func (r *state) unlearn(ctx context.Context, ch Choices, orig string, fs forgetS
 		return err
 	}
 	u := o.Report.Unlearning
-	lg.result("out", out, "metrics", metrics, "accuracy", o.Report.Metrics.Accuracy, "changed_params", o.Audit.ChangedParams,
-		"total_params", o.Audit.TotalParams, "outside_mask_bit_identical", o.Audit.BitIdentical, "timings", u.Timings)
+	lg.result("out", out, "metrics", metrics, "accuracy", o.Report.Metrics.Accuracy,
+		"changed_params", o.Audit.ChangedParams, "total_params", o.Audit.TotalParams,
+		"outside_mask_bit_identical", o.Audit.BitIdentical, "timings", u.Timings)
 	return nil
 }
 

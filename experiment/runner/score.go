@@ -49,8 +49,10 @@ func (r *state) scoreDirs(t scoreTarget, m experiment.Method, budget float64) sc
 	base := filepath.Join(r.cfg.Out, "score", fmt.Sprintf("%s-seed%d", experiment.FileName(t.fs.Name), t.seed))
 	runKey := r.runKey(m, budget, t.seed, t.idsKey, t.origRef, t.okey)
 	return scoreAudit{forgetSet: t.fs.Name, method: m.Name,
-		oracles: filepath.Join(base, "oracles-"+experiment.Key("score-oracles", t.okey, sc.OracleSeed, sc.RetainSample, sc.TestSample)),
-		dir:     filepath.Join(base, experiment.FileName(m.Name)+"-"+experiment.Key("score", runKey, sc.K, sc.RetainSample, sc.TestSample))}
+		oracles: filepath.Join(base, "oracles-"+experiment.Key("score-oracles", t.okey, sc.OracleSeed, sc.RetainSample,
+			sc.TestSample)),
+		dir: filepath.Join(base, experiment.FileName(m.Name)+"-"+experiment.Key("score", runKey, sc.K, sc.RetainSample,
+			sc.TestSample))}
 }
 
 // scoreAll audits every scored row on every scored forget set (after the
@@ -90,7 +92,8 @@ func (r *state) scoreAll(ctx context.Context) error {
 	return nil
 }
 
-func (r *state) scoreOne(ctx context.Context, t scoreTarget, m experiment.Method, budget float64, a scoreAudit, what string) error {
+func (r *state) scoreOne(ctx context.Context, t scoreTarget, m experiment.Method, budget float64, a scoreAudit,
+	what string) error {
 	sc := r.cfg.Score
 	ch, err := Choose(m, budget)
 	if err != nil {
@@ -109,7 +112,8 @@ func (r *state) scoreOne(ctx context.Context, t scoreTarget, m experiment.Method
 			return err
 		}
 		o := outfile.Output{Flag: "config", Path: d, Note: "a score audit's folder in the experiment's out folder"}
-		if err := outfile.CheckResultsDir(o, []outfile.Input{{Name: "dataset " + r.ds.Path, Path: r.ds.Path, Tree: true}}, append(scoring.Entries, "log.jsonl")...); err != nil {
+		if err := outfile.CheckResultsDir(o, []outfile.Input{{Name: "dataset " + r.ds.Path, Path: r.ds.Path, Tree: true}},
+			append(scoring.Entries, "log.jsonl")...); err != nil {
 			return err
 		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -155,17 +159,28 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Per-example forgetting score (K = %d)\n\n", sc.K)
-	fmt.Fprintf(&b, "The NeurIPS 2023 competition's score (docs/SCORE.md) of the rows named in the config's score block, on seed %d's\n", sc.Seed)
-	fmt.Fprintf(&b, "original and forget set: %d models retrained from scratch with the grid's recipe (seeds %d + k) against %d runs of\n", sc.K, sc.OracleSeed, sc.K)
-	b.WriteString("each row (seeds seed + k); F is the forget quality, the final score F · RA_u/RA_r · TA_u/TA_r, KLoM the mean\n")
-	fmt.Fprintf(&b, "over forget examples (lower: closer to retraining); intervals are 95 %% bootstrap intervals over the models; retain and\n")
-	fmt.Fprintf(&b, "test accuracies on samples of %d and %d examples. SVC MIA is SalUn's attack (true-label confidence) fitted per model,\n", sc.RetainSample, sc.TestSample)
-	b.WriteString("the share of the forget set called non-member averaged over each side's models; the ranking by MIA, the usual\n")
-	b.WriteString("population-level evidence, orders the rows by its gap |unlearned − retrained| (by the grid's |Δ MIA|, the mean over its\n")
-	b.WriteString("seeds against one oracle each, where the audit has no SVC verdicts). U-LiRA is the per-example likelihood-ratio\n")
-	b.WriteString("attack (Hayes et al., SaTML 2025): the balanced accuracy, averaged over the forget set, of telling an unseen model's side\n")
-	b.WriteString("from its margin on the example after fitting both sides' margins on the other models (0.5: indistinguishable; lower\n")
-	b.WriteString("ranks first); AUC pools every (example, model) ratio. Folders: score/ (score.json and score.html per row).\n")
+	fmt.Fprintf(&b, "The NeurIPS 2023 competition's score (docs/SCORE.md) of the rows named in the config's score "+
+		"block, on seed %d's\n", sc.Seed)
+	fmt.Fprintf(&b, "original and forget set: %d models retrained from scratch with the grid's recipe (seeds %d + k) "+
+		"against %d runs of\n", sc.K, sc.OracleSeed, sc.K)
+	b.WriteString("each row (seeds seed + k); F is the forget quality, the final score F · RA_u/RA_r · TA_u/TA_r, KLoM " +
+		"the mean\n")
+	fmt.Fprintf(&b, "over forget examples (lower: closer to retraining); intervals are 95 %% bootstrap intervals over "+
+		"the models; retain and\n")
+	fmt.Fprintf(&b, "test accuracies on samples of %d and %d examples. SVC MIA is SalUn's attack (true-label "+
+		"confidence) fitted per model,\n", sc.RetainSample, sc.TestSample)
+	b.WriteString("the share of the forget set called non-member averaged over each side's models; the ranking by MIA, " +
+		"the usual\n")
+	b.WriteString("population-level evidence, orders the rows by its gap |unlearned − retrained| (by the grid's |Δ " +
+		"MIA|, the mean over its\n")
+	b.WriteString("seeds against one oracle each, where the audit has no SVC verdicts). U-LiRA is the per-example " +
+		"likelihood-ratio\n")
+	b.WriteString("attack (Hayes et al., SaTML 2025): the balanced accuracy, averaged over the forget set, of telling " +
+		"an unseen model's side\n")
+	b.WriteString("from its margin on the example after fitting both sides' margins on the other models (0.5: " +
+		"indistinguishable; lower\n")
+	b.WriteString("ranks first); AUC pools every (example, model) ratio. Folders: score/ (score.json and score.html per " +
+		"row).\n")
 	bySet := map[string][]scoreAudit{}
 	var sets []string
 	for _, a := range r.audits {
@@ -257,7 +272,9 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 				l.uliraRank = i + 1
 			}
 		}
-		b.WriteString("| Method | F | final score | KLoM forget | U-LiRA accuracy | U-LiRA AUC | forget acc. unlearned / retrained | test acc. unlearned / retrained | SVC MIA unlearned / retrained | \\|Δ MIA\\| (grid) | rank by score | rank by MIA | rank by U-LiRA |\n")
+		b.WriteString("| Method | F | final score | KLoM forget | U-LiRA accuracy | U-LiRA AUC | forget acc. unlearned / " +
+			"retrained | test acc. unlearned / retrained | SVC MIA unlearned / retrained | \\|Δ MIA\\| (grid) | rank by score " +
+			"| rank by MIA | rank by U-LiRA |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		iv := func(v schema.ScoreInterval) string { return fmt.Sprintf("%.3f [%.3f, %.3f]", v.Estimate, v.Lo, v.Hi) }
 		pct := func(v *float64) string {
@@ -287,8 +304,9 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 				ulira, auc, ur = iv(rep.ULiRA.Accuracy), fmt.Sprintf("%.3f", rep.ULiRA.AUC), fmt.Sprint(l.uliraRank)
 			}
 			u, rt := rep.Accuracy.Unlearned, rep.Accuracy.Retrained
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %d | %s | %s |\n", experiment.MarkdownText(l.a.method), iv(rep.ForgetQuality), fin,
-				iv(rep.KLoM.Forget), ulira, auc, 100*u.Forget, 100*rt.Forget, 100*u.Test, 100*rt.Test, svc, grid, l.scoreRank, mr, ur)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %d | %s | %s |\n",
+				experiment.MarkdownText(l.a.method), iv(rep.ForgetQuality), fin, iv(rep.KLoM.Forget), ulira, auc,
+				100*u.Forget, 100*rt.Forget, 100*u.Test, 100*rt.Test, svc, grid, l.scoreRank, mr, ur)
 		}
 		if len(missing) > 0 {
 			fmt.Fprintf(&b, "\nNot scored yet: %s.\n", strings.Join(missing, ", "))
@@ -300,8 +318,10 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			}
 		}
 		if len(closed) > 0 {
-			fmt.Fprintf(&b, "\nKLoM of %s: computed with the last histogram bin closed (score.json written before issue 47, or\n"+
-				"with CloseLastBin), not with the published code's bins, so it is not comparable with published KLoM (docs/SCORE.md,\n"+
+			fmt.Fprintf(&b, "\nKLoM of %s: computed with the last histogram bin closed (score.json written before "+
+				"issue 47, or\n"+
+				"with CloseLastBin), not with the published code's bins, so it is not comparable with published KLoM "+
+				"(docs/SCORE.md,\n"+
 				"\"KLoM's bins\"); `%s` recomputes it from the rows' tasks/ folders, which are not committed.\n",
 				strings.Join(closed, ", "), r.command("score", setting.Of("gather")))
 		}

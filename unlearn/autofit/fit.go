@@ -276,9 +276,11 @@ func Fit(t *Training, a autorule.Config) error {
 		}
 		capped := ""
 		if res.LRCap > 0 && len(res.RangeTest) < len(a.LRs) {
-			capped = fmt.Sprintf(" (%d of %d candidates: at most %g rate-steps per round of %d steps, lr ≤ %.3g)", len(res.RangeTest), len(a.LRs), a.RoundBudget, int(math.Round(a.RoundBudget/res.LRCap)), res.LRCap)
+			capped = fmt.Sprintf(" (%d of %d candidates: at most %g rate-steps per round of %d steps, lr ≤ %.3g)",
+				len(res.RangeTest), len(a.LRs), a.RoundBudget, int(math.Round(a.RoundBudget/res.LRCap)), res.LRCap)
 		}
-		t.Note("auto schedule: learning-rate range test%s, %d steps per candidate, retain probe loss (start %.4f) %s; chose lr %g (largest within %g of the best)",
+		t.Note("auto schedule: learning-rate range test%s, %d steps per candidate, retain probe loss (start %.4f) %s; "+
+			"chose lr %g (largest within %g of the best)",
 			capped, res.RangeSteps, res.StartLoss, strings.Join(parts, "; "), lr, a.RangeSlack)
 	} else {
 		t.Note("auto schedule: learning rate %g as given (no range test)", lr)
@@ -315,14 +317,16 @@ func Fit(t *Training, a autorule.Config) error {
 		if noise := autorule.ForgetNoise(lvl, t.Forget, t.Log.Reference.NTest); noise > a.ForgetTolerance {
 			a.ForgetTolerance = noise
 			res.ForgetTolerance = noise
-			t.Note("auto schedule: forget tolerance %.3f, two standard errors of a forget accuracy near %.3f measured on %d forget and %d reference examples (wider than the default %.3f)",
+			t.Note("auto schedule: forget tolerance %.3f, two standard errors of a forget accuracy near %.3f measured on %d "+
+				"forget and %d reference examples (wider than the default %.3f)",
 				noise, lvl, t.Forget, t.Log.Reference.NTest, 0.01)
 		}
 	}
 	if a.ScaleForgetTolerance && targets.ForgetFixed && a.SplitAllowance > 0 {
 		a.ForgetTolerance += a.SplitAllowance
 		res.ForgetTolerance, res.SplitAllowance = a.ForgetTolerance, a.SplitAllowance
-		t.Note("auto schedule: IID forget set: forget accuracy held against the oracle estimate's %.3f, tolerance %.3f including %.3f for unseen training examples scoring above the test split",
+		t.Note("auto schedule: IID forget set: forget accuracy held against the oracle estimate's %.3f, tolerance %.3f "+
+			"including %.3f for unseen training examples scoring above the test split",
 			targets.Forget, a.ForgetTolerance, a.SplitAllowance)
 	}
 	scale := lr / t.BaseLR
@@ -357,7 +361,8 @@ func Fit(t *Training, a autorule.Config) error {
 			best.save(t.Engine)
 		}
 	}
-	t.Note("auto schedule: stopped after epoch %d of at most %d (%s): %s", res.StopEpoch, res.MaxEpochs, res.Reason, res.Detail)
+	t.Note("auto schedule: stopped after epoch %d of at most %d (%s): %s", res.StopEpoch, res.MaxEpochs, res.Reason,
+		res.Detail)
 	return nil
 }
 

@@ -282,13 +282,15 @@ func (a Config) Decide(t Targets, history []schema.Proxies) schema.ProxyDecision
 	if limit < p.ReferenceAccuracy || t.ForgetFixed {
 		what = "oracle estimate"
 	}
-	forget := fmt.Sprintf("forget accuracy %.3f vs %s %.3f (%+.3f, tolerance %.3g)", p.ForgetAccuracy, what, limit, p.ForgetAccuracy-limit, ft)
+	forget := fmt.Sprintf("forget accuracy %.3f vs %s %.3f (%+.3f, tolerance %.3g)", p.ForgetAccuracy, what, limit,
+		p.ForgetAccuracy-limit, ft)
 	u := a.Utility(p)
 	utility := fmt.Sprintf("%s %.3f vs target %.3f (%+.3f, tolerance %.3g)", a.UtilityName(), u, target, u-target, ut)
 	switch {
 	case d.ForgetOK && d.UtilityOK && e >= max(a.MinEpochs, 1):
 		d.Stop, d.Reason, d.Epoch = true, StopUnseen, e
-		d.Detail = fmt.Sprintf("epoch %d: the forget set looks unseen (%s) and utility has recovered (%s)", e, forget, utility)
+		d.Detail = fmt.Sprintf("epoch %d: the forget set looks unseen (%s) and utility has recovered (%s)", e, forget,
+			utility)
 	case a.MaxEpochs > 0 && e >= a.MaxEpochs:
 		d.Stop, d.Reason = true, StopMaxEpochs
 		d.Epoch = a.BestEpoch(t, history)
@@ -302,7 +304,8 @@ func (a Config) Decide(t Targets, history []schema.Proxies) schema.ProxyDecision
 		if len(why) == 0 {
 			why = append(why, fmt.Sprintf("both conditions hold but MinEpochs is %d", a.MinEpochs))
 		}
-		d.Detail = fmt.Sprintf("reached the cap of %d epochs; %s; the result is epoch %d, the closest to both", a.MaxEpochs, strings.Join(why, "; "), d.Epoch)
+		d.Detail = fmt.Sprintf("reached the cap of %d epochs; %s; the result is epoch %d, the closest to both", a.MaxEpochs,
+			strings.Join(why, "; "), d.Epoch)
 	case a.Patience > 0 && e-a.lastProgress(t, history) >= a.Patience:
 		d.Stop, d.Reason = true, StopNoProgress
 		d.Epoch = a.BestEpoch(t, history)
@@ -310,7 +313,8 @@ func (a Config) Decide(t Targets, history []schema.Proxies) schema.ProxyDecision
 		if a.MinProgress > 0 {
 			by = fmt.Sprintf(" by more than %.3g", a.MinProgress)
 		}
-		d.Detail = fmt.Sprintf("epoch %d: no closer to the conditions%s for %d epochs (%s; %s); the result is epoch %d, the closest to both", e, by, a.Patience, forget, utility, d.Epoch)
+		d.Detail = fmt.Sprintf("epoch %d: no closer to the conditions%s for %d epochs (%s; %s); the result is epoch %d, "+
+			"the closest to both", e, by, a.Patience, forget, utility, d.Epoch)
 	default:
 		d.Detail = fmt.Sprintf("epoch %d: %s; %s", e, forget, utility)
 	}

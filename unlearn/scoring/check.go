@@ -54,12 +54,14 @@ func checkTask(p string, res *schema.ScoreTask, lens [3]int) error {
 		}
 		for j, m := range o.out.Margins {
 			if !(math.Abs(m) <= maxMargin) {
-				return bad(fmt.Sprintf("%s.margins[%d]", o.name, j), "%g is not a margin of float32 logits (finite, within ±%g)", m, maxMargin)
+				return bad(fmt.Sprintf("%s.margins[%d]", o.name, j),
+					"%g is not a margin of float32 logits (finite, within ±%g)", m, maxMargin)
 			}
 		}
 		for j, c := range o.out.Correct {
 			if c != 0 && c != 1 {
-				return bad(fmt.Sprintf("%s.correct[%d]", o.name, j), "%d, want 0 or 1 (whether the model's arg-max is the label)", c)
+				return bad(fmt.Sprintf("%s.correct[%d]", o.name, j),
+					"%d, want 0 or 1 (whether the model's arg-max is the label)", c)
 			}
 		}
 		if o.name != "forget" && len(o.out.SVCNonMember) > 0 {
@@ -71,7 +73,8 @@ func checkTask(p string, res *schema.ScoreTask, lens [3]int) error {
 	}
 	for j, v := range res.Forget.SVCNonMember {
 		if v != 0 && v != 1 {
-			return bad(fmt.Sprintf("forget.svc_non_member[%d]", j), "%d, want 0 or 1 (whether the SVC calls the example a non-member)", v)
+			return bad(fmt.Sprintf("forget.svc_non_member[%d]", j),
+				"%d, want 0 or 1 (whether the SVC calls the example a non-member)", v)
 		}
 	}
 	for _, t := range []struct {

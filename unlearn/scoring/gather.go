@@ -37,9 +37,10 @@ func (r *state) gather() (*schema.ScoreReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		acc := schema.ScoreSplits{Forget: mean(res.Forget.Correct), Retain: mean(res.Retain.Correct), Test: mean(res.Test.Correct)}
-		rep.Models = append(rep.Models, schema.ScoreModel{Kind: t.kind, Index: t.index, Seed: t.seed, ModelSHA256: res.ModelSHA256,
-			Accuracy: acc, Timings: res.Timings})
+		acc := schema.ScoreSplits{Forget: mean(res.Forget.Correct), Retain: mean(res.Retain.Correct),
+			Test: mean(res.Test.Correct)}
+		rep.Models = append(rep.Models, schema.ScoreModel{Kind: t.kind, Index: t.index, Seed: t.seed,
+			ModelSHA256: res.ModelSHA256, Accuracy: acc, Timings: res.Timings})
 		side, counts := &rep.Accuracy.Retrained, forgetR
 		if t.kind == schema.ScoreOracle {
 			ens.Retrained = append(ens.Retrained, res.Forget.Margins)
@@ -93,18 +94,21 @@ func (r *state) gather() (*schema.ScoreReport, error) {
 		f := iv(*sum.Final)
 		rep.FinalScore = &f
 	}
-	rep.KLoM = schema.ScoreKLoM{Forget: iv(sum.MeanKLoM), Retain: meanOf(klRetain), Test: meanOf(klTest), Bins: schema.ScoreKLoMDigitize}
+	rep.KLoM = schema.ScoreKLoM{Forget: iv(sum.MeanKLoM), Retain: meanOf(klRetain), Test: meanOf(klTest),
+		Bins: schema.ScoreKLoMDigitize}
 	if job.Bootstrap.KLoM.CloseLastBin {
 		rep.KLoM.Bins = schema.ScoreKLoMClosed
 	}
 	if u := sum.ULiRA; u != nil {
-		rep.ULiRA = &schema.ScoreULiRA{Accuracy: iv(*sum.ULiRAAccuracy), AUC: u.AUC, Folds: u.Folds, Shadows: u.Shadows, Targets: u.Targets, Variance: u.Variance}
+		rep.ULiRA = &schema.ScoreULiRA{Accuracy: iv(*sum.ULiRAAccuracy), AUC: u.AUC, Folds: u.Folds, Shadows: u.Shadows,
+			Targets: u.Targets, Variance: u.Variance}
 	}
 	rep.Bootstrap = schema.ScoreBootstrap{Resamples: sum.Resamples, Level: sum.Level, Seed: sum.Seed}
 	for i, id := range job.Suite.Forget {
 		e := sum.Forgetting.Examples[i]
-		rep.Forget = append(rep.Forget, schema.ScoreForgetExample{ID: id, Epsilon: e.Value, How: e.How, Rule: e.Rule, FPR: e.FPR, FNR: e.FNR,
-			RetrainedPositive: e.RetrainedPositive, Points: e.Points, KLoM: sum.KLoM[i], UnlearnedCorrect: forgetU[i], RetrainedCorrect: forgetR[i]})
+		rep.Forget = append(rep.Forget, schema.ScoreForgetExample{ID: id, Epsilon: e.Value, How: e.How, Rule: e.Rule,
+			FPR: e.FPR, FNR: e.FNR, RetrainedPositive: e.RetrainedPositive, Points: e.Points, KLoM: sum.KLoM[i],
+			UnlearnedCorrect: forgetU[i], RetrainedCorrect: forgetR[i]})
 		if svcOK[schema.ScoreUnlearned] {
 			rep.Forget[i].UnlearnedSVCNonMember = &svcU[i]
 		}

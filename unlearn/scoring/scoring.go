@@ -159,9 +159,11 @@ func (job *Job) check() error {
 	case job.Shards < 0:
 		return fmt.Errorf("%w: %d shards: want 0 (no sharding) or a number of shards", unlearn.ErrInput, job.Shards)
 	case job.Shards > 2*job.K:
-		return fmt.Errorf("%w: %d shards of %d tasks (2K): %d shards would run nothing; at most %d", unlearn.ErrInput, job.Shards, 2*job.K, job.Shards-2*job.K, 2*job.K)
+		return fmt.Errorf("%w: %d shards of %d tasks (2K): %d shards would run nothing; at most %d", unlearn.ErrInput,
+			job.Shards, 2*job.K, job.Shards-2*job.K, 2*job.K)
 	case job.Shards > 0 && (job.Shard < 0 || job.Shard >= job.Shards):
-		return fmt.Errorf("%w: shard %d of %d: the shard must be in [0, %d)", unlearn.ErrInput, job.Shard, job.Shards, job.Shards)
+		return fmt.Errorf("%w: shard %d of %d: the shard must be in [0, %d)", unlearn.ErrInput, job.Shard, job.Shards,
+			job.Shards)
 	case job.Gather && job.Shards > 0:
 		return fmt.Errorf("%w: gathering reads every shard's results; it takes no shard", unlearn.ErrInput)
 	case len(job.Suite.Retain) == 0 || job.Suite.Data.Test == nil || job.Suite.Data.Test.Len() == 0:
@@ -170,7 +172,8 @@ func (job *Job) check() error {
 	if _, err := unlearn.LookupAlgorithm(job.Method.Algorithm); err != nil {
 		return err
 	}
-	if err := unlearn.CheckSettings(job.Method.Algorithm, job.Method.Config, job.Suite.Data, len(job.Suite.Retain)); err != nil {
+	if err := unlearn.CheckSettings(job.Method.Algorithm, job.Method.Config, job.Suite.Data,
+		len(job.Suite.Retain)); err != nil {
 		return err
 	}
 	o := job.Oracle
@@ -202,7 +205,8 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 	if job.OracleDir == "" {
 		job.OracleDir = job.Dir
 	}
-	r := &state{job: job, dirs: map[string]string{schema.ScoreOracle: job.OracleDir, schema.ScoreUnlearned: job.Dir}, digest: map[string]string{}}
+	r := &state{job: job, dirs: map[string]string{schema.ScoreOracle: job.OracleDir, schema.ScoreUnlearned: job.Dir},
+		digest: map[string]string{}}
 	r.retain = sample(job.Suite.Retain, job.RetainSample, job.SampleSeed, 1)
 	r.test = sample(data.Range(job.Suite.Data.Test.Len()), job.TestSample, job.SampleSeed, 2)
 	st, err := r.settings()
@@ -220,7 +224,8 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 		st   schema.ScoreSettings
 	}{{settings, st}, {oracles, ost}} {
 		if _, err := checkSettings(f.path, f.st); errors.Is(err, os.ErrNotExist) && job.Gather {
-			return nil, fmt.Errorf("%w: %s does not exist (run the audit's tasks first, or check the folder's path)", ErrNoAudit, f.path)
+			return nil, fmt.Errorf("%w: %s does not exist (run the audit's tasks first, or check the folder's path)",
+				ErrNoAudit, f.path)
 		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
@@ -299,7 +304,8 @@ func (r *state) taskDone(t task, mine bool) (bool, error) {
 	case errors.Is(err, ErrCutShort) && !r.job.Gather:
 		if mine && r.job.Info != nil {
 			p := r.taskPath(t)
-			r.job.Info("warning", fmt.Sprintf("warning: %s: not JSON, cut short (a write was interrupted): running %s again", p, t.name()),
+			r.job.Info("warning", fmt.Sprintf("warning: %s: not JSON, cut short (a write was interrupted): "+
+				"running %s again", p, t.name()),
 				"file", p, "task", t.name())
 		}
 		return false, nil
@@ -336,7 +342,8 @@ func (r *state) run(ctx context.Context, t task) error {
 		outfile.Untrack(work)
 	}()
 	model := filepath.Join(work, "model.onnx")
-	res := schema.ScoreTask{Schema: schema.ScoreTaskSchema, Settings: r.digest[t.kind], Kind: t.kind, Index: t.index, Seed: t.seed}
+	res := schema.ScoreTask{Schema: schema.ScoreTaskSchema, Settings: r.digest[t.kind], Kind: t.kind, Index: t.index,
+		Seed: t.seed}
 	var bar func(int, int)
 	if job.Bar != nil {
 		bar = job.Bar(t.name())

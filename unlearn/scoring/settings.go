@@ -40,7 +40,8 @@ func (r *state) settings() (schema.ScoreSettings, error) {
 	st := schema.ScoreSettings{Schema: schema.ScoreSettingsSchema,
 		Setup: schema.ScoreSetup{ModelSHA256: mi.SHA256, DataSHA256: di.SHA256, Mean: di.Mean, Std: di.Std,
 			ForgetSHA256: fi.SHA256, Forget: fi.N, K: job.K,
-			Method: &schema.ScoreMethod{Method: m.Method, Strategy: m.Strategy, Algorithm: m.Algorithm, Budget: m.Budget, DepthFloor: m.DepthFloor,
+			Method: &schema.ScoreMethod{Method: m.Method, Strategy: m.Strategy, Algorithm: m.Algorithm,
+				Budget: m.Budget, DepthFloor: m.DepthFloor,
 				Classifier: m.Classifier, Seed: m.Config.Seed, Config: configMap(m.Config)},
 			Recipe: schema.ScoreRecipe{Epochs: o.Epochs, LR: o.LR, Schedule: sched, Momentum: o.Momentum,
 				WeightDecay: o.WeightDecay, BatchSize: o.BatchSize, Seed: o.Seed},
@@ -111,11 +112,14 @@ func checkSettings(path string, st schema.ScoreSettings) (string, error) {
 	}
 	if d := Diff(have.Setup, st.Setup); len(d) > 0 {
 		if added := NewFields(have.Setup, st.Setup); len(added) == len(d) {
-			return "", fmt.Errorf("%w: %s was written by an older version of unlearn: it lacks %s, which this version records (%s); "+
+			return "", fmt.Errorf("%w: %s was written by an older version of unlearn: it lacks %s, which this "+
+				"version records (%s); "+
 				"its tasks were computed without them, so this version does not resume the audit: give another results folder, "+
-				"or finish it with the version that started it", ErrSettings, path, strings.Join(added, ", "), strings.Join(d, "; "))
+				"or finish it with the version that started it", ErrSettings, path, strings.Join(added, ", "),
+				strings.Join(d, "; "))
 		}
-		return "", fmt.Errorf("%w: %s records another audit: %s (the folder's first, this run's second); use another results folder or the folder's settings",
+		return "", fmt.Errorf("%w: %s records another audit: %s (the folder's first, this run's second); use another "+
+			"results folder or the folder's settings",
 			ErrSettings, path, strings.Join(d, "; "))
 	}
 	return digest(have.Setup)
@@ -237,9 +241,11 @@ func (r *state) readTask(t task) (*schema.ScoreTask, error) {
 		if t.kind == schema.ScoreOracle {
 			file = "oracles.json"
 		}
-		return nil, fmt.Errorf("%w: %s was made with other settings than the folder's %s (settings sha256 %.12s…, folder %.12s…)", ErrSettings, p, file, res.Settings, r.digest[t.kind])
+		return nil, fmt.Errorf("%w: %s was made with other settings than the folder's %s (settings sha256 %.12s…, folder "+
+			"%.12s…)", ErrSettings, p, file, res.Settings, r.digest[t.kind])
 	case res.Kind != t.kind || res.Index != t.index || res.Seed != t.seed:
-		return nil, fmt.Errorf("%w: %s holds %s %d (seed %d), want %s", ErrSettings, p, res.Kind, res.Index, res.Seed, t.name())
+		return nil, fmt.Errorf("%w: %s holds %s %d (seed %d), want %s", ErrSettings, p, res.Kind, res.Index, res.Seed,
+			t.name())
 	}
 	if err := checkTask(p, &res, [3]int{r.setup.Forget, len(r.retain), len(r.test)}); err != nil {
 		return nil, err
