@@ -148,7 +148,7 @@ func TestRetrainMethodEqualsTrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	method, _ := unlearn.LookupMethod("retrain")
-	cfg, err := unlearn.Configure(method.Algorithm, unlearn.Recipe{Epochs: 1})
+	cfg, err := unlearn.Configure(method.Algorithm, unlearn.Recipe{Epochs: unlearn.Some(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

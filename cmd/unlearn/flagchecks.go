@@ -12,7 +12,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/internal/taskindex"
 )
 
@@ -96,7 +95,7 @@ func checkShard(c *cli.Context) error {
 		return usagef("--shard %d needs --shards", shard)
 	case shards == 0: // in an array, an audit per task (one method each) is warned of; experiment refuses
 		if w, _ := taskindex.Unsharded("audit", true); w != nil && c.Command.Name == "score" {
-			logs.Info("warning", "warning: "+flagtext.Render(w))
+			logs.Info("warning", "warning: "+render(w))
 		}
 		return nil
 	case c.Bool("gather"):
@@ -110,7 +109,7 @@ func checkShard(c *cli.Context) error {
 	i, from, ok, err := taskindex.FromEnv()
 	switch {
 	case err != nil:
-		return usagef("%s (--shards %d without --shard takes this run's shard from it)", flagtext.Render(err), shards)
+		return usagef("%s (--shards %d without --shard takes this run's shard from it)", render(err), shards)
 	case !ok:
 		return usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one "+
 			"task of %s (they set $JOB_COMPLETION_INDEX and $SLURM_ARRAY_TASK_ID)",

@@ -21,14 +21,45 @@ import (
 // experiment command too (device).
 type Error struct {
 	Name string
-	Msg  Message
-	Flag bool
-	Err  error // wrapped, when the message ends with another error's
+	// Field, set instead of Name, is the path of the field at fault in a
+	// library job ("Recipe.MaxEpochs"), which a job's Validate names: the
+	// caller maps it onto its own spelling (a flag, a key).
+	Field string
+	Msg   Message
+	Flag  bool
+	Err   error // wrapped, when the message ends with another error's
 }
 
 // Errorf returns the *Error for setting name with Msg formatted by Msgf.
 func Errorf(name, format string, a ...any) error {
 	return &Error{Name: name, Msg: Msgf(format, a...)}
+}
+
+// FieldErrorf returns the *Error for the field at path of a library job,
+// with Msg formatted by Msgf: FieldErrorf("Recipe.MaxEpochs", " %d: must be
+// ≥ 0", -2) reads "Recipe.MaxEpochs -2: must be ≥ 0" to a Go caller and
+// "--max-epochs -2: must be ≥ 0" on the command line.
+func FieldErrorf(path, format string, a ...any) error {
+	return &Error{Field: path, Msg: Msgf(format, a...)}
+}
+
+// FieldWrap returns the *Error "path: err" for the field at path, which
+// wraps err.
+func FieldWrap(path string, err error) error {
+	return &Error{Field: path, Msg: Msgf(": %s", asMessage(err)), Err: err}
+}
+
+// AsField returns err, when it is an *Error for a setting by name, as the
+// *Error for the field at path of a library job with the same message (a
+// job's Validate naming its field for an error of a function that names
+// the setting); any other err as it is.
+func AsField(err error, path string) error {
+	if e, ok := err.(*Error); ok && e.Name != "" {
+		f := *e
+		f.Name, f.Field = "", path
+		return &f
+	}
+	return err
 }
 
 // Wrap returns the *Error "name: err", which wraps err. The settings err
@@ -74,10 +105,10 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // message is e's whole message, its Name as a setting.
 func (e *Error) message() Message {
-	if e.Name == "" {
+	if e.Name == "" && e.Field == "" {
 		return e.Msg
 	}
-	return append(Message{{Setting: &Ref{Name: e.Name}}}, e.Msg...)
+	return append(Message{{Setting: &Ref{Name: e.Name, Field: e.Field}}}, e.Msg...)
 }
 
 // AsKey is a setting's key in an experiment file.
