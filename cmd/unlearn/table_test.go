@@ -1,0 +1,102 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+// specPaths are the paths of unlearn.Spec's settings: its fields, with a
+// nested struct's (Recipe) by their paths in it; an Opt is one setting.
+func specPaths(t reflect.Type, prefix string) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type.Kind() == reflect.Struct && !strings.HasPrefix(f.Type.Name(), "Opt[") {
+			out = append(out, specPaths(f.Type, prefix+f.Name+".")...)
+			continue
+		}
+		out = append(out, prefix+f.Name)
+	}
+	return out
+}
+
+// TestMethodTable: the main command's table binds every field of
+// unlearn.Spec to one flag, and names no field Spec lacks, so that a
+// setting the library adds gets a flag, and an error that names a field
+// names its flag.
+func TestMethodTable(t *testing.T) {
+	rows := (&methodOpts{}).table()
+	byPath := map[string]string{}
+	for _, r := range rows {
+		if r.field == "" {
+			continue
+		}
+		if prev, ok := byPath[r.field]; ok {
+			t.Errorf("field %s has two flags, --%s and --%s", r.field, prev, r.flag.Names()[0])
+		}
+		byPath[r.field] = r.flag.Names()[0]
+	}
+	paths := specPaths(reflect.TypeFor[unlearn.Spec](), "")
+	for _, p := range paths {
+		if _, ok := byPath[p]; !ok {
+			t.Errorf("unlearn.Spec.%s has no flag in the main command's table", p)
+		}
+		delete(byPath, p)
+	}
+	for p, f := range byPath {
+		t.Errorf("--%s sets %s, which is not a field of unlearn.Spec", f, p)
+	}
+}
+
+// TestMethodTableKeys: where an experiment file's method row has the
+// setting a table row sets (experiment.Method's field of the same name as
+// the path's last element), its key is the flag's name in the file's
+// spelling (setting.AsKey), so that a setting reads the same in both.
+func TestMethodTableKeys(t *testing.T) {
+	keys := map[string]string{}
+	mt := reflect.TypeFor[experiment.Method]()
+	for i := range mt.NumField() {
+		f := mt.Field(i)
+		keys[f.Name] = strings.Split(f.Tag.Get("yaml"), ",")[0]
+	}
+	matched := 0
+	for _, r := range (&methodOpts{}).table() {
+		last := r.field[strings.LastIndexByte(r.field, '.')+1:]
+		key, ok := keys[last]
+		if r.field == "" || !ok {
+			continue
+		}
+		matched++
+		if want := setting.AsKey(r.flag.Names()[0]); key != want {
+			t.Errorf("--%s sets %s, whose experiment key is %q; want %q", r.flag.Names()[0], r.field, key, want)
+		}
+	}
+	if matched < 12 { // method, strategy, algorithm, epochs, lr, schedule, max_epochs, …
+		t.Errorf("only %d of the table's settings are in an experiment file's method row", matched)
+	}
+}
+
+// TestTableTerms: an error naming a field path reads as its flag, with the
+// value as given; a negated flag reads as its false form.
+func TestTableTerms(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{setting.FieldErrorf("Recipe.MaxEpochs", " %d: must be ≥ 0", -2), "--max-epochs -2: must be ≥ 0"},
+		{setting.FieldErrorf("ModelPath", " is required"), "--model is required"},
+		{setting.Textf("%s %s: no", setting.FieldUse("Recipe.Schedule", "auto"), setting.FieldUse("Recipe.NoProxies",
+			true)), "--schedule auto --proxies=false: no"},
+		{setting.Textf("pass %s", setting.Use("no-mia", "")), "pass --no-mia"},
+		{setting.InFile(setting.FieldErrorf("Recipe.MaxEpochs", " -2: bad")), "max_epochs -2: bad"},
+	} {
+		if got := render(c.err); got != c.want {
+			t.Errorf("render(%q) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
