@@ -99,6 +99,13 @@ func scoreCommand() *cli.Command {
 	}
 }
 
+func (o *scoreOptions) complete(c *cli.Context) (err error) {
+	if o.shard, err = shardOf(c, o.shards, o.shard, o.gather); err == nil {
+		err = o.methodOpts.complete(c)
+	}
+	return err
+}
+
 func (o *scoreOptions) run(c *cli.Context) error {
 	m, err := o.job()
 	if err != nil {
