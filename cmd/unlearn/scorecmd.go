@@ -117,7 +117,7 @@ func (o *scoreOptions) run(c *cli.Context) error {
 	}
 	jp, hp := scoring.Paths(o.results, o.json, o.html)
 	err = outs.checkResults(c, "results", o.gather, scoring.Entries,
-		outfile.Output{Flag: "json", Path: jp}, outfile.Output{Flag: "html", Path: hp})
+		outfile.Output{Setting: "json", Path: jp}, outfile.Output{Setting: "html", Path: hp})
 	if err == nil && o.oracles != "" {
 		err = outs.checkResults(c, "oracles", o.gather, scoring.Entries)
 	}
