@@ -5,9 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/unlearn"
+	"github.com/unlearn-tool/unlearn/unlearn/scoring"
 )
 
 // specPaths are the paths of unlearn.Spec's settings: its fields, with a
@@ -98,5 +101,31 @@ func TestTableTerms(t *testing.T) {
 		if got := render(c.err); got != c.want {
 			t.Errorf("render(%q) = %q, want %q", c.err, got, c.want)
 		}
+	}
+}
+
+// TestScoreTable: every field path of score's own table is a field of
+// scoring.Job, of the type its flag writes (the Destination is the field).
+func TestScoreTable(t *testing.T) {
+	o := &scoreOptions{}
+	for _, r := range o.scoreTable() {
+		f, ok := reflect.TypeFor[scoring.Job](), true
+		for _, name := range strings.Split(r.field, ".") {
+			var sf reflect.StructField
+			if sf, ok = f.FieldByName(name); !ok {
+				break
+			}
+			f = sf.Type
+		}
+		if !ok {
+			t.Errorf("--%s sets %s, which is not a field of scoring.Job", r.flag.Names()[0], r.field)
+		}
+	}
+	if err := (&cli.App{Flags: flagsOf(o.scoreTable()), Action: func(*cli.Context) error { return nil }}).Run(
+		[]string{"x", "--results", "r", "--k", "20", "--train-lr", "0.1", "--bootstrap-seed", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	if j := o.audit; j.Dir != "r" || j.K != 20 || j.Oracle.LR != 0.1 || j.Bootstrap.Seed != 5 || j.TestSample != 2000 {
+		t.Errorf("flags set %+v", j)
 	}
 }
