@@ -20,7 +20,10 @@ type scoreOptions struct {
 	methodOpts
 	audit        scoring.Job
 	trainAugment string
+	own          []row // scoreTable's
 }
+
+func (o *scoreOptions) tableRows() []row { return append(o.own, o.rows...) }
 
 // scoreTable is score's own table: each flag and the field of scoring.Job
 // it sets.
@@ -67,6 +70,7 @@ func (o *scoreOptions) scoreTable() []row {
 
 func scoreCommand() *cli.Command {
 	o := &scoreOptions{}
+	o.own = o.scoreTable()
 	var flags []cli.Flag
 	for _, f := range o.methodOpts.flags() { // the method's flags, without the main command's outputs
 		if !slices.Contains([]string{"oracle", "mask", "retrain-epochs", "out", "metrics", "report",
@@ -88,7 +92,7 @@ func scoreCommand() *cli.Command {
 			"Each of the 2K tasks writes its result to --results (resumable); --shards N runs only the tasks\n" +
 			"with index ≡ --shard (or $JOB_COMPLETION_INDEX, or $SLURM_ARRAY_TASK_ID) mod N, and --gather " +
 			"scores the folder (README, \"Scoring\").",
-		Flags:  append(flags, flagsOf(o.scoreTable())...),
+		Flags:  append(flags, flagsOf(o.own)...),
 		Action: action(o),
 	}
 }

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"sync"
+	"errors"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -97,29 +98,30 @@ func asUsage(err error) error {
 	return usageError{err}
 }
 
-// fieldRows are the rows of every table by field path, which terms words
-// as their flags.
-var fieldRows = sync.OnceValue(func() map[string]row {
-	m := map[string]row{}
-	for _, r := range (&methodOpts{}).table() {
-		if r.field != "" {
-			m[r.field] = r
-		}
-	}
-	return m
-})
+// inTable marks an error of a command whose table words the field paths
+// it names (action adds it).
+type inTable struct {
+	error
+	rows []row
+}
 
-// terms words the settings that library messages name as the command's
-// flags: a setting named by its field path as the flag of its row.
+func (e inTable) Unwrap() error { return e.error }
+
+// tableTerms words the settings that library messages name as flags: by
+// name (flagtext), or a field path as the flag of its row in rows, the
+// running command's table.
+type tableTerms struct{ rows []row }
+
+// terms are the command line's terms outside a command's table: library
+// notes name settings by name.
 var terms setting.Terms = tableTerms{}
 
-type tableTerms struct{}
-
-func (tableTerms) Setting(ref setting.Ref) string {
-	r, ok := fieldRows()[ref.Field]
-	if ref.Field == "" || !ok {
+func (t tableTerms) Setting(ref setting.Ref) string {
+	i := slices.IndexFunc(t.rows, func(r row) bool { return r.field == ref.Field })
+	if ref.Field == "" || i < 0 {
 		return flagtext.Terms.Setting(ref)
 	}
+	r := t.rows[i]
 	name := r.flag.Names()[0]
 	if r.negated && ref.Value == "true" {
 		return flagtext.Flag(name) + "=false"
@@ -132,5 +134,10 @@ func (tableTerms) Setting(ref setting.Ref) string {
 
 func (tableTerms) Command(c setting.Cmd) string { return flagtext.Terms.Command(c) }
 
-// render is err's message with its settings as flags.
-func render(err error) string { return setting.Render(err, terms) }
+// render is err's message with its settings as flags, a field path as the
+// flag of the command's table that err met (inTable).
+func render(err error) string {
+	var t inTable
+	errors.As(err, &t)
+	return setting.Render(err, tableTerms{t.rows})
+}

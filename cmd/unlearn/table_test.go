@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -84,25 +85,44 @@ func TestMethodTableKeys(t *testing.T) {
 	}
 }
 
-// TestTableTerms: an error naming a field path reads as its flag, with the
-// value as given; a negated flag reads as its false form.
+// TestTableTerms: an error of a command naming a field path reads as the
+// flag of the command's table, with the value as given; a negated flag
+// reads as its false form; in an experiment file, as the file's key.
 func TestTableTerms(t *testing.T) {
+	main, score := (&methodOpts{}).table(), &scoreOptions{}
+	score.own = score.scoreTable()
 	for _, c := range []struct {
+		rows []row
 		err  error
 		want string
 	}{
-		{setting.FieldErrorf("Recipe.MaxEpochs", " %d: must be ≥ 0", -2), "--max-epochs -2: must be ≥ 0"},
-		{setting.FieldErrorf("ModelPath", " is required"), "--model is required"},
-		{setting.Textf("%s %s: no", setting.FieldUse("Recipe.Schedule", "auto"), setting.FieldUse("Recipe.NoProxies",
-			true)), "--schedule auto --proxies=false: no"},
-		{setting.Textf("pass %s", setting.Use("no-mia", "")), "pass --no-mia"},
-		{setting.InFile(setting.FieldErrorf("Recipe.MaxEpochs", " -2: bad")), "max_epochs -2: bad"},
+		{main, setting.FieldErrorf("Recipe.MaxEpochs", " %d: must be ≥ 0", -2), "--max-epochs -2: must be ≥ 0"},
+		{main, setting.FieldErrorf("ModelPath", " is required"), "--model is required"},
+		{main, setting.Textf("%s %s: no", setting.FieldUse("Recipe.Schedule", "auto"),
+			setting.FieldUse("Recipe.NoProxies", true)), "--schedule auto --proxies=false: no"},
+		{main, setting.Textf("pass %s", setting.Use("no-mia", "")), "pass --no-mia"},
+		{main, setting.InFile(setting.FieldErrorf("Recipe.MaxEpochs", " -2: bad")), "max_epochs -2: bad"},
+		{score.tableRows(), setting.Under("Oracle", setting.FieldErrorf("LR", " 0: bad")), "--train-lr 0: bad"},
+		{score.tableRows(), setting.FieldErrorf("ReportPath", " x"), "--html x"},
+		{(&trainOptions{}).table(), setting.FieldErrorf("WeightDecay", " -1: bad"), "--weight-decay -1: bad"},
 	} {
-		if got := render(c.err); got != c.want {
+		if got := render(inTable{c.err, c.rows}); got != c.want {
 			t.Errorf("render(%q) = %q, want %q", c.err, got, c.want)
 		}
 	}
+	err := action(failing{main})(nil)
+	if it := (inTable{}); !errors.As(err, &it) || len(it.rows) != len(main) || !isUsage(err) {
+		t.Errorf("action of a command with a table: %v is not marked with it, or no longer a usage error", err)
+	}
 }
+
+// failing is a command with a table whose settings are refused.
+type failing struct{ rows []row }
+
+func (failing) complete(*cli.Context) error { return nil }
+func (failing) validate() error             { return usagef("refused") }
+func (failing) run(*cli.Context) error      { return nil }
+func (f failing) tableRows() []row          { return f.rows }
 
 // TestScoreTable: every field path of score's own table is a field of
 // scoring.Job, of the type its flag writes (the Destination is the field).

@@ -127,6 +127,8 @@ func (o *methodOpts) flags() []cli.Flag {
 	return flagsOf(o.rows)
 }
 
+func (o *methodOpts) tableRows() []row { return o.rows }
+
 func (o *methodOpts) complete(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("unexpected arguments %v (flags start with --; see `unlearn help`)", c.Args().Slice())
