@@ -118,7 +118,8 @@ func ParseAugment(s string) (Augment, error) {
 		case "none":
 			return Augment{}, setting.Errorf("augment", " %q: none cannot be combined with other items", s)
 		default:
-			return Augment{}, setting.Errorf("augment", " %q: unknown item %q (want pad=N and/or flip, e.g. pad=4,flip)", s, item)
+			return Augment{}, setting.Errorf("augment", " %q: unknown item %q (want pad=N and/or flip, e.g. pad=4,flip)",
+				s, item)
 		}
 	}
 	if err := a.Check(); err != nil {

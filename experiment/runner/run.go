@@ -199,7 +199,8 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 			// The records file is an output like the step logs: never
 			// appended through a link or into a device (checked before
 			// the first step, not hours into the grid).
-			if err := outfile.Check([]outfile.Output{{Setting: "config", Path: r.results, Note: "the experiment's records"}}, nil); err != nil {
+			records := outfile.Output{Setting: "config", Path: r.results, Note: "the experiment's records"}
+			if err := outfile.Check([]outfile.Output{records}, nil); err != nil {
 				return nil, err
 			}
 		}
