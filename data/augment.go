@@ -101,25 +101,26 @@ func ParseAugment(s string) (Augment, error) {
 		key, val, hasVal := strings.Cut(item, "=")
 		key = strings.TrimSpace(key)
 		if seen[key] {
-			return Augment{}, fmt.Errorf("augment %q: %s given twice", s, key)
+			return Augment{}, setting.Errorf("augment", " %q: %s given twice", s, key)
 		}
 		seen[key] = true
 		switch key {
 		case "pad":
 			n, err := strconv.Atoi(strings.TrimSpace(val))
 			if !hasVal || err != nil {
-				return Augment{}, fmt.Errorf("augment %q: pad needs a whole number of pixels, as in pad=4", s)
+				return Augment{}, setting.Errorf("augment", " %q: pad needs a whole number of pixels, as in pad=4", s)
 			}
 			a.CropPad = n
 		case "flip":
 			if hasVal {
-				return Augment{}, fmt.Errorf("augment %q: flip takes no value (write flip, or leave it out)", s)
+				return Augment{}, setting.Errorf("augment", " %q: flip takes no value (write flip, or leave it out)", s)
 			}
 			a.Flip = true
 		case "none":
-			return Augment{}, fmt.Errorf("augment %q: none cannot be combined with other items", s)
+			return Augment{}, setting.Errorf("augment", " %q: none cannot be combined with other items", s)
 		default:
-			return Augment{}, fmt.Errorf("augment %q: unknown item %q (want pad=N and/or flip, e.g. pad=4,flip)", s, item)
+			return Augment{}, setting.Errorf("augment", " %q: unknown item %q (want pad=N and/or flip, e.g. pad=4,flip)",
+				s, item)
 		}
 	}
 	if err := a.Check(); err != nil {

@@ -28,7 +28,7 @@ import (
 // restored normalization folded in; and test accuracy does not collapse.
 func TestDivergedRangeTestGoesOn(t *testing.T) {
 	suite, root := demoSuite(t)
-	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: 4})
+	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: unlearn.Some(4)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,33 +7,36 @@ import (
 
 // Recipe is how a run trains, as a caller states it: the main command's
 // --epochs, --lr, --schedule, --max-epochs, tolerances and --proxies, and
-// the experiment runner's method rows. Zero fields take the algorithm's
+// the experiment runner's method rows. Unset fields take the algorithm's
 // defaults. Configure turns it into a Config, so that the command line and
 // the experiment runner apply one rule.
 type Recipe struct {
-	// Epochs and LR override the algorithm's defaults when positive; under
-	// the auto schedule they are the cap and a fixed rate (no range test).
-	Epochs int
-	LR     float64
+	// Epochs and LR override the algorithm's defaults when set and
+	// positive (0 keeps the default); under the auto schedule they are the
+	// cap and a fixed rate (no range test). Either given makes the default
+	// schedule fixed (DefaultSchedule).
+	Epochs Opt[int]
+	LR     Opt[float64]
 	// Schedule is ScheduleFixed, ScheduleAuto, or "" for DefaultSchedule
 	// (a recipe being given when Epochs, LR or NoProxies is).
 	Schedule string
-	// MaxEpochs caps the auto schedule (0: its default).
-	MaxEpochs int
+	// MaxEpochs caps the auto schedule (unset or 0: its default).
+	MaxEpochs Opt[int]
 	// EpochFraction, in (0, 1], makes each round of the auto schedule
 	// train over that fraction of the retain set (AutoConfig.EpochFraction;
-	// 0: whole epochs).
-	EpochFraction float64
+	// unset: whole epochs).
+	EpochFraction Opt[float64]
 	// ForgetTolerance and UtilityTolerance are the auto schedule's stopping
-	// tolerances: 0 the rule's default, negative none (AutoConfig).
-	ForgetTolerance, UtilityTolerance float64
+	// tolerances (AutoConfig): unset, the rule's default; 0 or negative,
+	// none.
+	ForgetTolerance, UtilityTolerance Opt[float64]
 	// NoProxies trains on the whole retain set, holding nothing out for
 	// the oracle-free proxies (the auto schedule needs them). An algorithm
 	// that trains from scratch (retrain) never holds anything out.
 	NoProxies bool
 	// Momentum and WeightDecay, when set, replace the algorithm's SGD
-	// momentum (in [0, 1)) and weight decay (≥ 0); nil keeps its default.
-	Momentum, WeightDecay *float64
+	// momentum (in [0, 1)) and weight decay (≥ 0).
+	Momentum, WeightDecay Opt[float64]
 	// GradChannels sets Config.GradChannels: a masked weight's gradient
 	// covers only the mask's output channels. Off by default: in the
 	// default (DEL's mask with its depth floor, on the suite's small
@@ -42,15 +45,22 @@ type Recipe struct {
 	GradChannels bool
 }
 
-// Tolerance maps a tolerance as a user gives it (nil: not given) onto
-// Recipe's convention: 0 (the rule's default) when not given, the value
-// when positive, and −1 (none) for an explicit 0.
-func Tolerance(v *float64) float64 {
+// autoSettings says whether r sets any of the auto schedule's own
+// settings (max epochs, epoch fraction, tolerances) to a value that
+// matters.
+func (r Recipe) autoSettings() bool {
+	return r.MaxEpochs.V != 0 || r.ForgetTolerance.Set || r.UtilityTolerance.Set || r.EpochFraction.V != 0
+}
+
+// stopTolerance maps a stopping tolerance onto AutoConfig's convention: 0 (the
+// rule's default) when unset, the value when positive, and −1 (none)
+// otherwise.
+func stopTolerance(o Opt[float64]) float64 {
 	switch {
-	case v == nil:
+	case !o.Set:
 		return 0
-	case *v > 0:
-		return *v
+	case o.V > 0:
+		return o.V
 	}
 	return -1
 }
@@ -80,35 +90,35 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 		return Config{}, err
 	}
 	cfg := Defaults(algorithm)
-	if r.Momentum != nil {
-		if m := *r.Momentum; !(m >= 0 && m < 1) {
+	if r.Momentum.Set {
+		if m := r.Momentum.V; !(m >= 0 && m < 1) {
 			return Config{}, fmt.Errorf("%w: momentum %g: must be in [0, 1)", ErrInput, m)
 		}
-		cfg.Momentum = zeroAsNegative(*r.Momentum)
+		cfg.Momentum = zeroAsNegative(r.Momentum.V)
 	}
-	if r.WeightDecay != nil {
-		if w := *r.WeightDecay; !(w >= 0) {
+	if r.WeightDecay.Set {
+		if w := r.WeightDecay.V; !(w >= 0) {
 			return Config{}, fmt.Errorf("%w: weight decay %g: must be ≥ 0", ErrInput, w)
 		}
-		cfg.WeightDecay = zeroAsNegative(*r.WeightDecay)
+		cfg.WeightDecay = zeroAsNegative(r.WeightDecay.V)
 	}
 	sched := r.Schedule
 	if sched == "" {
-		sched = DefaultSchedule(algorithm, r.Epochs > 0 || r.LR > 0 || r.NoProxies)
+		sched = DefaultSchedule(algorithm, r.Epochs.Set || r.LR.Set || r.NoProxies)
 	}
 	if a.FromScratch && (sched == TrainCosine || sched == TrainConstant) {
 		cfg.TrainSchedule, sched = sched, ScheduleFixed
 	}
 	switch sched {
 	case ScheduleFixed:
-		if r.MaxEpochs != 0 || r.ForgetTolerance != 0 || r.UtilityTolerance != 0 || r.EpochFraction != 0 {
+		if r.autoSettings() {
 			return Config{}, fmt.Errorf("%w: max epochs, the epoch fraction and the stopping tolerances apply to the auto schedule", ErrInput)
 		}
-		if r.Epochs > 0 {
-			cfg.Epochs = r.Epochs
+		if r.Epochs.V > 0 {
+			cfg.Epochs = r.Epochs.V
 		}
-		if r.LR > 0 {
-			cfg.LR = r.LR
+		if r.LR.V > 0 {
+			cfg.LR = r.LR.V
 		}
 	case ScheduleAuto:
 		if a.FromScratch {
@@ -121,13 +131,13 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 			return Config{}, fmt.Errorf("%w: schedule auto stops on the proxies; it cannot run without them", ErrInput)
 		}
 		// Zero epochs and rate: Run picks the cap and runs the range test.
-		cfg.Schedule, cfg.Epochs, cfg.LR = ScheduleAuto, r.Epochs, r.LR
-		cfg.Auto.MaxEpochs = r.MaxEpochs
-		if f := r.EpochFraction; f != 0 && !(f > 0 && f <= 1) {
+		cfg.Schedule, cfg.Epochs, cfg.LR = ScheduleAuto, r.Epochs.V, r.LR.V
+		cfg.Auto.MaxEpochs = r.MaxEpochs.V
+		if f := r.EpochFraction.V; f != 0 && !(f > 0 && f <= 1) {
 			return Config{}, fmt.Errorf("%w: epoch fraction %g: must be in (0, 1]", ErrInput, f)
 		}
-		cfg.Auto.EpochFraction = r.EpochFraction
-		cfg.Auto.ForgetTolerance, cfg.Auto.UtilityTolerance = r.ForgetTolerance, r.UtilityTolerance
+		cfg.Auto.EpochFraction = r.EpochFraction.V
+		cfg.Auto.ForgetTolerance, cfg.Auto.UtilityTolerance = stopTolerance(r.ForgetTolerance), stopTolerance(r.UtilityTolerance)
 	default:
 		return Config{}, fmt.Errorf("%w: schedule %q: unknown; choose %s or %s", ErrInput, sched, ScheduleFixed, ScheduleAuto)
 	}

@@ -20,7 +20,7 @@ func TestConfigure(t *testing.T) {
 	if err != nil || cfg.Schedule != unlearn.Recommended.Schedule || !cfg.Proxies.Track {
 		t.Errorf("no recipe: schedule %q, proxies %v (%v); want %q with proxies", cfg.Schedule, cfg.Proxies.Track, err, unlearn.Recommended.Schedule)
 	}
-	cfg, err = unlearn.Configure("rft", unlearn.Recipe{Epochs: 2})
+	cfg, err = unlearn.Configure("rft", unlearn.Recipe{Epochs: unlearn.Some(2)})
 	if err != nil || cfg.Schedule == unlearn.ScheduleAuto || cfg.Epochs != 2 || cfg.LR != def.LR || !cfg.Proxies.Track {
 		t.Errorf("epochs 2: %q, %d epochs, lr %g, proxies %v (%v)", cfg.Schedule, cfg.Epochs, cfg.LR, cfg.Proxies.Track, err)
 	}
@@ -28,17 +28,17 @@ func TestConfigure(t *testing.T) {
 	if err != nil || cfg.Epochs != def.Epochs || cfg.Proxies.Track {
 		t.Errorf("fixed without proxies: %d epochs, proxies %v (%v)", cfg.Epochs, cfg.Proxies.Track, err)
 	}
-	cfg, err = unlearn.Configure("finetune", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: 4, ForgetTolerance: -1})
+	cfg, err = unlearn.Configure("finetune", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: unlearn.Some(4), ForgetTolerance: unlearn.Some(-1.0)})
 	if err != nil || cfg.Schedule != unlearn.ScheduleAuto || cfg.Epochs != 0 || cfg.LR != 0 || cfg.Auto.MaxEpochs != 4 || cfg.Auto.ForgetTolerance != -1 {
 		t.Errorf("auto: %+v (%v)", cfg, err)
 	}
-	if cfg, err := unlearn.Configure("rft", unlearn.Recipe{EpochFraction: 0.25}); err != nil || cfg.Schedule != unlearn.ScheduleAuto || cfg.Auto.EpochFraction != 0.25 {
+	if cfg, err := unlearn.Configure("rft", unlearn.Recipe{EpochFraction: unlearn.Some(0.25)}); err != nil || cfg.Schedule != unlearn.ScheduleAuto || cfg.Auto.EpochFraction != 0.25 {
 		t.Errorf("the default with an epoch fraction: %q, fraction %g (%v)", cfg.Schedule, cfg.Auto.EpochFraction, err)
 	}
 	if cfg, err := unlearn.Configure("rft", unlearn.Recipe{}); err != nil || cfg.GradChannels {
 		t.Errorf("no recipe: GradChannels %v (%v), want off", cfg.GradChannels, err)
 	}
-	if cfg, err := unlearn.Configure("rft", unlearn.Recipe{Epochs: 2, GradChannels: true}); err != nil || !cfg.GradChannels {
+	if cfg, err := unlearn.Configure("rft", unlearn.Recipe{Epochs: unlearn.Some(2), GradChannels: true}); err != nil || !cfg.GradChannels {
 		t.Errorf("GradChannels asked for: %v (%v)", cfg.GradChannels, err)
 	}
 	if cfg, err := unlearn.Configure("ssd", unlearn.Recipe{}); err != nil || cfg.Schedule == unlearn.ScheduleAuto {
@@ -50,11 +50,11 @@ func TestConfigure(t *testing.T) {
 	}{
 		"auto without epochs":   {"ssd", unlearn.Recipe{Schedule: unlearn.ScheduleAuto}},
 		"auto without proxies":  {"rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, NoProxies: true}},
-		"max epochs when fixed": {"rft", unlearn.Recipe{Schedule: unlearn.ScheduleFixed, MaxEpochs: 3}},
+		"max epochs when fixed": {"rft", unlearn.Recipe{Schedule: unlearn.ScheduleFixed, MaxEpochs: unlearn.Some(3)}},
 		"unknown schedule":      {"rft", unlearn.Recipe{Schedule: "sometimes"}},
-		"fraction when fixed":   {"rft", unlearn.Recipe{Schedule: unlearn.ScheduleFixed, EpochFraction: 0.5}},
-		"fraction above 1":      {"rft", unlearn.Recipe{EpochFraction: 1.5}},
-		"negative fraction":     {"rft", unlearn.Recipe{EpochFraction: -0.5}},
+		"fraction when fixed":   {"rft", unlearn.Recipe{Schedule: unlearn.ScheduleFixed, EpochFraction: unlearn.Some(0.5)}},
+		"fraction above 1":      {"rft", unlearn.Recipe{EpochFraction: unlearn.Some(1.5)}},
+		"negative fraction":     {"rft", unlearn.Recipe{EpochFraction: unlearn.Some(-0.5)}},
 	} {
 		if _, err := unlearn.Configure(r.algo, r.r); !errors.Is(err, unlearn.ErrInput) {
 			t.Errorf("%s: %v, want ErrInput", name, err)
@@ -62,12 +62,19 @@ func TestConfigure(t *testing.T) {
 	}
 }
 
-// Tolerance: not given is the rule's default (0), an explicit 0 is none
-// (−1), a positive value is itself.
-func TestTolerance(t *testing.T) {
-	zero, half := 0.0, 0.005
-	if unlearn.Tolerance(nil) != 0 || unlearn.Tolerance(&zero) != -1 || unlearn.Tolerance(&half) != 0.005 {
-		t.Errorf("Tolerance: nil %v, 0 %v, 0.005 %v", unlearn.Tolerance(nil), unlearn.Tolerance(&zero), unlearn.Tolerance(&half))
+// A stopping tolerance left unset is the rule's default (0 in AutoConfig),
+// an explicit 0 is none (−1), a positive value is itself.
+func TestRecipeTolerance(t *testing.T) {
+	for _, c := range []struct {
+		tol  unlearn.Opt[float64]
+		want float64
+	}{{unlearn.Opt[float64]{}, 0}, {unlearn.Some(0.0), -1}, {unlearn.Some(0.005), 0.005}} {
+		r := unlearn.Recipe{Schedule: unlearn.ScheduleAuto, ForgetTolerance: c.tol, UtilityTolerance: c.tol}
+		cfg, err := unlearn.Configure("rft", r)
+		if err != nil || cfg.Auto.ForgetTolerance != c.want || cfg.Auto.UtilityTolerance != c.want {
+			t.Errorf("%+v: forget %g, utility %g (%v); want %g", c.tol, cfg.Auto.ForgetTolerance,
+				cfg.Auto.UtilityTolerance, err, c.want)
+		}
 	}
 }
 

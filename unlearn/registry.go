@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/localize/floor"
 )
 
@@ -215,14 +216,45 @@ func init() {
 	}
 }
 
+// RegisterMethod adds m to the methods, so that a caller outside this
+// package can name its own pairing of a strategy and an algorithm (one it
+// registered with Register, say) as Spec.Method, the main command's
+// --method and an experiment file's method key. The name must be new, and
+// the strategy and the algorithm registered.
+func RegisterMethod(m Method) error {
+	if m.Name == "" {
+		return fmt.Errorf("unlearn: RegisterMethod: a method needs a name")
+	}
+	if _, err := localize.LookupStrategy(m.Strategy); err != nil {
+		return fmt.Errorf("unlearn: RegisterMethod %q: %w", m.Name, err)
+	}
+	if _, err := LookupAlgorithm(m.Algorithm); err != nil {
+		return fmt.Errorf("unlearn: RegisterMethod %q: %w", m.Name, err)
+	}
+	methodsMu.Lock()
+	defer methodsMu.Unlock()
+	if _, dup := methods[m.Name]; dup {
+		return fmt.Errorf("unlearn: RegisterMethod: method %q is already registered", m.Name)
+	}
+	methods[m.Name] = m
+	return nil
+}
+
+// methodsMu guards methods against RegisterMethod.
+var methodsMu sync.RWMutex
+
 // LookupMethod returns the named method.
 func LookupMethod(name string) (Method, bool) {
+	methodsMu.RLock()
+	defer methodsMu.RUnlock()
 	m, ok := methods[name]
 	return m, ok
 }
 
 // Methods returns the method names, sorted.
 func Methods() []string {
+	methodsMu.RLock()
+	defer methodsMu.RUnlock()
 	out := make([]string, 0, len(methods))
 	for k := range methods {
 		out = append(out, k)

@@ -3,12 +3,13 @@ package unlearn
 import (
 	"context"
 	"fmt"
-	"github.com/unlearn-tool/unlearn/internal/textio"
 	"time"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/infer"
+	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"github.com/unlearn-tool/unlearn/onnxio"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
@@ -105,6 +106,29 @@ func (job *RetrainJob) Check() error {
 	return err
 }
 
+// Validate checks job's recipe, before any work: positive epochs, rate and
+// batch, momentum in [0, 1), weight decay ≥ 0, and a schedule of
+// TrainSchedule's. Its errors name the field at fault by its path
+// (setting.FieldErrorf); the model, the data and the augmentation are
+// checked when the job runs (Check).
+func (job *RetrainJob) Validate() error {
+	switch {
+	case job.Epochs <= 0:
+		return setting.FieldErrorf("Epochs", " %d: must be positive", job.Epochs)
+	case !(job.LR > 0):
+		return setting.FieldErrorf("LR", " %g: must be positive", job.LR)
+	case job.BatchSize <= 0:
+		return setting.FieldErrorf("BatchSize", " %d: must be positive", job.BatchSize)
+	case !(job.Momentum >= 0 && job.Momentum < 1):
+		return setting.FieldErrorf("Momentum", " %g: must be in [0, 1)", job.Momentum)
+	case !(job.WeightDecay >= 0):
+		return setting.FieldErrorf("WeightDecay", " %g: must be ≥ 0", job.WeightDecay)
+	case job.Schedule != TrainCosine && job.Schedule != TrainConstant && job.Schedule != "":
+		return setting.FieldErrorf("Schedule", " %q: must be %s or %s", job.Schedule, TrainCosine, TrainConstant)
+	}
+	return nil
+}
+
 // check refuses settings no training can run with.
 func (job *RetrainJob) check() error {
 	switch {
@@ -112,16 +136,9 @@ func (job *RetrainJob) check() error {
 		return fmt.Errorf("%w: the training job has no data", ErrInput)
 	case job.ModelPath == "" || job.Out == "":
 		return fmt.Errorf("%w: the training job needs a model and an output path", ErrInput)
-	case job.Epochs <= 0:
-		return fmt.Errorf("%w: epochs %d: must be positive", ErrInput, job.Epochs)
-	case !(job.LR > 0):
-		return fmt.Errorf("%w: lr %g: must be positive", ErrInput, job.LR)
-	case job.BatchSize <= 0:
-		return fmt.Errorf("%w: batch size %d: must be positive", ErrInput, job.BatchSize)
-	case job.Momentum < 0 || job.Momentum >= 1:
-		return fmt.Errorf("%w: momentum %g: must be in [0, 1)", ErrInput, job.Momentum)
-	case job.WeightDecay < 0:
-		return fmt.Errorf("%w: weight decay %g: must be ≥ 0", ErrInput, job.WeightDecay)
+	}
+	if err := job.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInput, err)
 	}
 	if err := job.Augment.Check(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInput, err)

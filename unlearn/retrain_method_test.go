@@ -34,7 +34,7 @@ func TestConfigureRetrain(t *testing.T) {
 		t.Errorf("auto applies to %v; retrain's default schedule %s", AutoAlgorithms(), DefaultSchedule("retrain", false))
 	}
 	zero, half := 0.0, 0.5
-	cfg, err = Configure("retrain", Recipe{Schedule: TrainConstant, Epochs: 2, LR: 0.1, Momentum: &zero, WeightDecay: &half})
+	cfg, err = Configure("retrain", Recipe{Schedule: TrainConstant, Epochs: Some(2), LR: Some(0.1), Momentum: Some(zero), WeightDecay: Some(half)})
 	if err != nil || cfg.TrainSchedule != TrainConstant || cfg.Schedule == ScheduleAuto || cfg.Epochs != 2 || cfg.LR != 0.1 ||
 		cfg.Momentum != -1 || cfg.WeightDecay != 0.5 {
 		t.Errorf("constant recipe: %+v, %v", cfg, err)
@@ -50,8 +50,8 @@ func TestConfigureRetrain(t *testing.T) {
 	}{
 		"auto":           {"retrain", Recipe{Schedule: ScheduleAuto}, "auto"},
 		"rft cosine":     {"rft", Recipe{Schedule: TrainCosine}, `"cosine"`},
-		"momentum 1":     {"finetune", Recipe{Momentum: &one}, "momentum 1"},
-		"negative decay": {"retrain", Recipe{WeightDecay: &neg}, "weight decay -0.1"},
+		"momentum 1":     {"finetune", Recipe{Momentum: Some(one)}, "momentum 1"},
+		"negative decay": {"retrain", Recipe{WeightDecay: Some(neg)}, "weight decay -0.1"},
 	} {
 		if _, err := Configure(r.algo, r.r); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), r.want) {
 			t.Errorf("%s: %v, want ErrInput naming %s", name, err, r.want)

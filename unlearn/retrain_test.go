@@ -82,7 +82,7 @@ func TestRetrainFromScratchExcluding(t *testing.T) {
 }
 
 // TestRetrainRefuses checks that settings no training can run with are
-// refused before anything is read or written.
+// refused before anything is read or written, naming the RetrainJob field.
 func TestRetrainRefuses(t *testing.T) {
 	ds := &data.Dataset{Train: &data.Split{}}
 	out := filepath.Join(t.TempDir(), "m.onnx")
@@ -92,11 +92,11 @@ func TestRetrainRefuses(t *testing.T) {
 		want   string
 	}{
 		"no data":        {func(j *unlearn.RetrainJob) { j.Data = nil }, "no data"},
-		"zero epochs":    {func(j *unlearn.RetrainJob) { j.Epochs = 0 }, "epochs 0"},
-		"zero rate":      {func(j *unlearn.RetrainJob) { j.LR = 0 }, "lr 0"},
-		"zero batch":     {func(j *unlearn.RetrainJob) { j.BatchSize = 0 }, "batch size 0"},
-		"momentum 1":     {func(j *unlearn.RetrainJob) { j.Momentum = 1 }, "momentum 1"},
-		"negative decay": {func(j *unlearn.RetrainJob) { j.WeightDecay = -1 }, "weight decay -1"},
+		"zero epochs":    {func(j *unlearn.RetrainJob) { j.Epochs = 0 }, "Epochs 0"},
+		"zero rate":      {func(j *unlearn.RetrainJob) { j.LR = 0 }, "LR 0"},
+		"zero batch":     {func(j *unlearn.RetrainJob) { j.BatchSize = 0 }, "BatchSize 0"},
+		"momentum 1":     {func(j *unlearn.RetrainJob) { j.Momentum = 1 }, "Momentum 1"},
+		"negative decay": {func(j *unlearn.RetrainJob) { j.WeightDecay = -1 }, "WeightDecay -1"},
 		"schedule":       {func(j *unlearn.RetrainJob) { j.Schedule = "zigzag" }, `"zigzag"`},
 	} {
 		job := good
@@ -148,7 +148,7 @@ func TestRetrainMethodEqualsTrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	method, _ := unlearn.LookupMethod("retrain")
-	cfg, err := unlearn.Configure(method.Algorithm, unlearn.Recipe{Epochs: 1})
+	cfg, err := unlearn.Configure(method.Algorithm, unlearn.Recipe{Epochs: unlearn.Some(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

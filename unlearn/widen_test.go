@@ -21,7 +21,7 @@ import (
 // retraining from scratch. A ladder entry not above the budget is skipped.
 func TestWidenLadder(t *testing.T) {
 	suite, root := demoSuite(t)
-	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: 1})
+	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: unlearn.Some(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

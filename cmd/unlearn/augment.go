@@ -1,12 +1,9 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
 // augmentFlag is --augment, shared by the main command and `unlearn train`.
@@ -27,14 +24,4 @@ func parseAugment(v, prefix string) (data.Augment, error) {
 		return data.Augment{}, usagef("--%s%v", prefix, err)
 	}
 	return a, nil
-}
-
-// checkAugmentAlgorithm refuses --augment for an algorithm that does not
-// augment its batches, rather than ignoring it.
-func checkAugmentAlgorithm(a data.Augment, algo *unlearn.Algorithm) error {
-	if a.On() && !algo.Augments {
-		return usagef("--augment %s: %s does not augment its batches%s; augmentation applies to %s",
-			a, algo.Name, algo.WhyNoAugment(), strings.Join(unlearn.AugmentingAlgorithms(), ", "))
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -57,8 +58,11 @@ func experimentCommand() *cli.Command {
 	}
 }
 
-func (o *experimentOptions) complete(c *cli.Context) error { return noArgs(c) }
-func (o *experimentOptions) validate() error               { return nil }
+func (o *experimentOptions) complete(c *cli.Context) (err error) {
+	o.shard, err = shardOf(c, o.shards, o.shard, false)
+	return cmp.Or(err, noArgs(c))
+}
+func (o *experimentOptions) validate() error { return nil }
 
 func (o *experimentOptions) run(c *cli.Context) error {
 	cfg, err := experiment.Load(o.config)

@@ -6,13 +6,10 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/internal/taskindex"
 )
 
@@ -28,10 +25,7 @@ const maxBatchSize = 1 << 20
 // not a finite number (NaN or ±Inf parse as floats, and NaN compares false
 // with every bound, so it would slip past later checks or be taken for
 // "unset"), a --threads beyond maxThreadsPerCore per core and a
-// --batch-size beyond maxBatchSize. Then, for a command with --shard run
-// with --shards and without --shard, it sets --shard to the batch engine's
-// task index, and checks the shard (checkShard). Its errors are usage
-// errors.
+// --batch-size beyond maxBatchSize. Its errors are usage errors.
 func checkFlagValues(c *cli.Context) error {
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
@@ -54,7 +48,7 @@ func checkFlagValues(c *cli.Context) error {
 			}
 		}
 	}
-	return checkShard(c)
+	return nil
 }
 
 // inRange is the Action of an integer flag that must lie in [lo, hi] (lo
@@ -72,54 +66,50 @@ func inRange(name string, lo, hi int, why string) func(*cli.Context, int) error 
 	}
 }
 
-// checkShard checks --shards and --shard of a command that has them, before
-// any work: --shards is 0 (no sharding) or a count of shards, and --shard
-// needs it. Given --shards and no --shard, it sets --shard to the task
-// index the batch engine set ($JOB_COMPLETION_INDEX or
-// $SLURM_ARRAY_TASK_ID, read strictly by taskindex.FromEnv), and refuses a
-// run with neither: a Job that is not Indexed, or a plain batch job, would
-// otherwise run one shard in every task. The shard must be in
-// [0, --shards); the message names where it came from and what to set. A
-// --gather run (score's) takes no shard.
+// shardOf checks --shards and --shard (shards, shard) of a command that
+// has them, before any work, and returns the shard to run: --shards is 0
+// (no sharding) or a count of shards, and --shard needs it. Given --shards
+// and no --shard, the shard is the task index the batch engine set
+// ($JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID, read strictly by
+// taskindex.FromEnv), and a run with neither is refused: a Job that is not
+// Indexed, or a plain batch job, would otherwise run one shard in every
+// task. The shard must be in [0, --shards); the message names where it
+// came from and what to set. A --gather run (score's) takes no shard.
 // Without --shards the variables are not read: a Slurm array task (or an
 // Indexed Job pod) may run a whole audit, e.g. one method per task.
-func checkShard(c *cli.Context) error {
-	hasShard := func(f cli.Flag) bool { return f.Names()[0] == "shard" }
-	if c.Command == nil || !slices.ContainsFunc(c.Command.Flags, hasShard) {
-		return nil
-	}
-	shards, shard := c.Int("shards"), c.Int("shard")
+func shardOf(c *cli.Context, shards, shard int, gather bool) (int, error) {
 	switch {
 	case shards < 0:
-		return usagef("--shards %d: must be 0 (no sharding) or the number of shards, 1 or more", shards)
+		return 0, usagef("--shards %d: must be 0 (no sharding) or the number of shards, 1 or more", shards)
 	case shards == 0 && c.IsSet("shard"):
-		return usagef("--shard %d needs --shards", shard)
+		return 0, usagef("--shard %d needs --shards", shard)
 	case shards == 0: // in an array, an audit per task (one method each) is warned of; experiment refuses
 		if w, _ := taskindex.Unsharded("audit", true); w != nil && c.Command.Name == "score" {
-			logs.Info("warning", "warning: "+flagtext.Render(w))
+			logs.Info("warning", "warning: "+render(w))
 		}
-		return nil
-	case c.Bool("gather"):
-		return usagef("--gather --shards %d: gathering reads every shard's results; give no --shards or --shard", shards)
+		return shard, nil
+	case gather:
+		return 0, usagef("--gather --shards %d: gathering reads every shard's results; give no --shards or --shard",
+			shards)
 	case c.IsSet("shard"):
 		if shard < 0 || shard >= shards {
-			return usagef("--shard %d: must be in [0, %d) for --shards %d", shard, shards, shards)
+			return 0, usagef("--shard %d: must be in [0, %d) for --shards %d", shard, shards, shards)
 		}
-		return nil
+		return shard, nil
 	}
 	i, from, ok, err := taskindex.FromEnv()
 	switch {
 	case err != nil:
-		return usagef("%s (--shards %d without --shard takes this run's shard from it)", flagtext.Render(err), shards)
+		return 0, usagef("%s (--shards %d without --shard takes this run's shard from it)", render(err), shards)
 	case !ok:
-		return usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one "+
+		return 0, usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one "+
 			"task of %s (they set $JOB_COMPLETION_INDEX and $SLURM_ARRAY_TASK_ID)",
 			shards, shards, taskindex.Array(shards))
 	case i >= shards:
-		return usagef("$%s=%d: no such shard of --shards %d (shards are 0 to %d); run the shards as %s",
+		return 0, usagef("$%s=%d: no such shard of --shards %d (shards are 0 to %d); run the shards as %s",
 			from, i, shards, shards-1, taskindex.Array(shards))
 	}
-	return c.Set("shard", strconv.Itoa(i))
+	return i, nil
 }
 
 // shardsAtMost is the Action of a --shards flag whose run shares per ×

@@ -12,13 +12,6 @@ import (
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
-func strategies() []string { return localize.Strategies() }
-
-func validStrategy(s string) bool {
-	_, err := localize.LookupStrategy(s)
-	return err == nil
-}
-
 type localizeOptions struct {
 	rt                                             runtimeOpts
 	data                                           dataOpts
@@ -74,7 +67,7 @@ func (o *localizeOptions) validate() error {
 	}
 	st, err := localize.LookupStrategy(o.strategy)
 	if err != nil {
-		return usagef("--strategy %q: unknown; choose one of %v", o.strategy, strategies())
+		return usagef("--strategy %q: unknown; choose one of %v", o.strategy, localize.Strategies())
 	}
 	if o.scores != "" && !st.Scores {
 		return usagef("--scores: strategy %s computes no scores (del, salloc and critmem do)", st.Name)

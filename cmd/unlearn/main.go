@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/unlearn-tool/unlearn/cmd/unlearn/flagtext"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/onnxrt"
@@ -19,8 +18,6 @@ import (
 
 // Version is the tool's version, set at build time with -ldflags "-X main.Version=...".
 var Version = "0.1.0-dev"
-
-var terms = flagtext.Terms // words the settings that library messages name, as flags
 
 // Exit codes (documented in README.md).
 const (
@@ -185,7 +182,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	msg := strings.ReplaceAll(flagtext.Render(err), "\n", " ")
+	msg := strings.ReplaceAll(render(err), "\n", " ")
 	if t, ok := strings.CutPrefix(msg, "No help topic for "); ok {
 		msg = "unknown command " + t + " (see `unlearn help`)"
 	}

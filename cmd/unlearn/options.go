@@ -22,18 +22,27 @@ type options interface {
 	run(c *cli.Context) error
 }
 
-// action is a command's Action: o's three steps in order.
+// action is a command's Action: o's three steps in order. A command with
+// a table (tabled) marks its errors with it, which words the field paths
+// they name as its flags.
 func action(o options) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		if err := o.complete(c); err != nil {
-			return err
+		err := o.complete(c)
+		if err == nil {
+			err = o.validate()
 		}
-		if err := o.validate(); err != nil {
-			return err
+		if err == nil {
+			err = o.run(c)
 		}
-		return o.run(c)
+		if t, ok := o.(tabled); ok && err != nil {
+			return inTable{err, t.tableRows()}
+		}
+		return err
 	}
 }
+
+// tabled is a command whose flags come from a table (table.go).
+type tabled interface{ tableRows() []row }
 
 // noArgs refuses positional arguments (every command but compare).
 func noArgs(c *cli.Context) error {

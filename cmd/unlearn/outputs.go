@@ -41,7 +41,7 @@ func (o *outputChecks) inputs(c *cli.Context) []outfile.Input {
 	var ins []outfile.Input
 	for _, f := range o.InputFlags {
 		if p := c.String(f); p != "" {
-			in := outfile.Input{Flag: f, Path: p}
+			in := outfile.Input{Setting: f, Path: p}
 			if f == "model" {
 				in.Name = "input model (--model)" // the words of the check this one replaced
 			}
@@ -64,11 +64,11 @@ func (o *outputChecks) inputs(c *cli.Context) []outfile.Input {
 			p = o.Bundled() // a missing bundle fails later, when the data is opened
 		}
 		if p != "" {
-			ins = append(ins, outfile.Input{Flag: "data", Path: p, Tree: true})
+			ins = append(ins, outfile.Input{Setting: "data", Path: p, Tree: true})
 		}
 	}
 	if o.Config != "" {
-		ins = append(ins, outfile.Input{Flag: "config", Path: o.Config})
+		ins = append(ins, outfile.Input{Setting: "config", Path: o.Config})
 	}
 	for _, a := range c.Args().Slice() {
 		ins = append(ins, outfile.Input{Name: "model argument " + a, Path: a})
@@ -80,7 +80,7 @@ func (o *outputChecks) inputs(c *cli.Context) []outfile.Input {
 func flagOutputs(c *cli.Context, flags ...string) []outfile.Output {
 	outs := make([]outfile.Output, 0, len(flags))
 	for _, f := range flags {
-		outs = append(outs, outfile.Output{Flag: f, Path: c.String(f)})
+		outs = append(outs, outfile.Output{Setting: f, Path: c.String(f)})
 	}
 	return outs
 }
@@ -88,7 +88,7 @@ func flagOutputs(c *cli.Context, flags ...string) []outfile.Output {
 // modelData is the external data file written beside a model output that
 // is over protobuf's 2 GB limit (onnxio.Save's default location).
 func modelData(flag, model string) outfile.Output {
-	return outfile.Output{Flag: flag, Path: model + ".data",
+	return outfile.Output{Setting: flag, Path: model + ".data",
 		Note: "the external data file of --" + flag + ", for a model over 2 GB"}
 }
 
@@ -112,15 +112,15 @@ func (o *outputChecks) checkFlags(c *cli.Context, flags ...string) error {
 // which paths are defaults derived from others (outDefault,
 // metricsDefault: the flag was not given).
 func (o *outputChecks) checkRun(c *cli.Context, out, metrics, report string, outDefault, metricsDefault bool) error {
-	mo := outfile.Output{Flag: "out", Path: out}
+	mo := outfile.Output{Setting: "out", Path: out}
 	if outDefault {
 		mo.Note = "default: beside --model"
 	}
-	m := outfile.Output{Flag: "metrics", Path: metrics}
+	m := outfile.Output{Setting: "metrics", Path: metrics}
 	if metricsDefault {
 		m.Note = "default: beside --out"
 	}
-	return checkOutputs([]outfile.Output{mo, modelData("out", out), m, {Flag: "report", Path: report}}, o.inputs(c))
+	return checkOutputs([]outfile.Output{mo, modelData("out", out), m, {Setting: "report", Path: report}}, o.inputs(c))
 }
 
 // checkResults checks a resumable results folder (the flag dir, with the
@@ -136,7 +136,7 @@ func (o *outputChecks) checkResults(c *cli.Context, dir string, gather bool, sub
 	if gather {
 		checkDir = outfile.CheckResultsSource
 	}
-	err := checkDir(outfile.Output{Flag: dir, Path: d}, ins, subs...)
+	err := checkDir(outfile.Output{Setting: dir, Path: d}, ins, subs...)
 	if err == nil {
 		// A file in a results folder that does not exist yet can meet no
 		// input or link: the run creates the folder.
@@ -158,7 +158,7 @@ func (o *outputChecks) checkResults(c *cli.Context, dir string, gather bool, sub
 // its parent exists and is writable, and it is absent or an empty folder,
 // not a link, and not an input.
 func (o *outputChecks) checkDir(c *cli.Context, flag string) error {
-	err := outfile.CheckDir(outfile.Output{Flag: flag, Path: c.String(flag)}, o.inputs(c))
+	err := outfile.CheckDir(outfile.Output{Setting: flag, Path: c.String(flag)}, o.inputs(c))
 	if errors.Is(err, outfile.ErrCollision) {
 		return usageError{err}
 	}

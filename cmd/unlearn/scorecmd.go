@@ -8,26 +8,69 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/eval/report"
-	"github.com/unlearn-tool/unlearn/eval/score"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
-	"github.com/unlearn-tool/unlearn/unlearn"
 	"github.com/unlearn-tool/unlearn/unlearn/scoring"
 )
 
 // scoreOptions are score's flags: the main command's method flags
-// (methodOpts, without the outputs and the oracle), the audit's size and
-// samples, and the oracles' training recipe.
+// (methodOpts, without the outputs and the oracle), and the audit's:
+// its size and samples and the oracles' training recipe, which set the
+// fields of audit, the library's job (scoreTable).
 type scoreOptions struct {
 	methodOpts
-	results, oracles, json, html, trainSchedule, trainAugment                          string
-	k, retainSample, testSample, trainEpochs, trainBatchSize, shard, shards, bootstrap int
-	trainLR, trainMomentum, trainWeightDecay                                           float64
-	sampleSeed, oracleSeed, bootstrapSeed                                              uint64
-	gather, keepModels                                                                 bool
+	audit        scoring.Job
+	trainAugment string
+	own          []row // scoreTable's
+}
+
+func (o *scoreOptions) tableRows() []row { return append(o.own, o.rows...) }
+
+// scoreTable is score's own table: each flag and the field of scoring.Job
+// it sets.
+func (o *scoreOptions) scoreTable() []row {
+	j, t := &o.audit, &o.audit.Oracle
+	return []row{
+		withPath("K", &cli.IntFlag{Name: "k", Destination: &j.K, Value: 16, Usage: "models per side (K ≥ 16 to " +
+			"rank clearly different methods, 64 for small differences)",
+			Action: inRange("k", 2, scoring.MaxK, " (models per side; the audit trains 2K models)")}),
+		withPath("Dir", &cli.StringFlag{Name: "results", Destination: &j.Dir, Required: true,
+			Usage: "results `FOLDER`: settings.json, tasks/, score.json, score.html"}),
+		field("oracles", "OracleDir", &j.OracleDir, "", "oracle tasks' `FOLDER` (default: --results): audits "+
+			"of other methods on the same model, data, forget set, samples and --train-* recipe reuse the "+
+			"oracles there"),
+		field("json", "JSONPath", &j.JSONPath, "", "score `FILE` (default: <results>/score.json)"),
+		field("html", "ReportPath", &j.ReportPath, "", "HTML report `FILE` (default: <results>/score.html)"),
+		field("retain-sample", "RetainSample", &j.RetainSample, 2000, "retain examples every model is "+
+			"evaluated on (0: all)"),
+		field("test-sample", "TestSample", &j.TestSample, 2000, "test examples every model is evaluated on "+
+			"(0: all)"),
+		field("sample-seed", "SampleSeed", &j.SampleSeed, 0, "seed of the retain and test samples"),
+		field("train-epochs", "Oracle.Epochs", &t.Epochs, 3, "oracles: passes over the retain set"),
+		field("train-lr", "Oracle.LR", &t.LR, 0.05, "oracles: peak learning rate"),
+		field("train-schedule", "Oracle.Schedule", &t.Schedule, "cosine", "oracles: cosine or constant"),
+		field("train-momentum", "Oracle.Momentum", &t.Momentum, 0.9, "oracles: SGD momentum"),
+		field("train-weight-decay", "Oracle.WeightDecay", &t.WeightDecay, 5e-4, "oracles: SGD weight decay"),
+		withPath("Oracle.BatchSize", &cli.IntFlag{Name: "train-batch-size", Destination: &t.BatchSize,
+			Value: 128, Usage: "oracles: examples per step", Action: inRange("train-batch-size", 1, maxBatchSize, "")}),
+		field("train-augment", "Oracle.Augment", &o.trainAugment, "none", "oracles: augmentation, as --augment"),
+		field("oracle-seed", "Oracle.Seed", &t.Seed, 0, "oracle k trains with seed oracle-seed + k"),
+		field("shard", "Shard", &j.Shard, 0, "run only the tasks with index ≡ shard mod --shards; unset, "+
+			"with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of "+
+			"which must be set"),
+		withPath("Shards", &cli.IntFlag{Name: "shards", Destination: &j.Shards, Usage: "number of shards, at " +
+			"most 2K (0: run every task, then score)", Action: shardsAtMost("k", 2, "the audit's tasks")}),
+		field("gather", "Gather", &j.Gather, false, "run no task: score a folder whose tasks are all done"),
+		field("keep-models", "KeepModels", &j.KeepModels, false, "keep every model under <results>/models/"),
+		withPath("Bootstrap.Resamples", &cli.IntFlag{Name: "bootstrap", Destination: &j.Bootstrap.Resamples,
+			Value: 200, Usage: "bootstrap resamples of the models for the intervals",
+			Action: inRange("bootstrap", math.MinInt, scoring.MaxResamples, " resamples")}),
+		field("bootstrap-seed", "Bootstrap.Seed", &j.Bootstrap.Seed, 0, "seed of the bootstrap"),
+	}
 }
 
 func scoreCommand() *cli.Command {
 	o := &scoreOptions{}
+	o.own = o.scoreTable()
 	var flags []cli.Flag
 	for _, f := range o.methodOpts.flags() { // the method's flags, without the main command's outputs
 		if !slices.Contains([]string{"oracle", "mask", "retrain-epochs", "out", "metrics", "report",
@@ -49,54 +92,17 @@ func scoreCommand() *cli.Command {
 			"Each of the 2K tasks writes its result to --results (resumable); --shards N runs only the tasks\n" +
 			"with index ≡ --shard (or $JOB_COMPLETION_INDEX, or $SLURM_ARRAY_TASK_ID) mod N, and --gather " +
 			"scores the folder (README, \"Scoring\").",
-		Flags: append(flags,
-			&cli.IntFlag{Name: "k", Destination: &o.k, Value: 16, Usage: "models per side (K ≥ 16 to rank clearly different " +
-				"methods, 64 for small differences)",
-				Action: inRange("k", 2, scoring.MaxK, " (models per side; the audit trains 2K models)")},
-			&cli.StringFlag{Name: "results", Destination: &o.results,
-				Required: true, Usage: "results `FOLDER`: settings.json, " +
-					"tasks/, score.json, score.html"},
-			&cli.StringFlag{Name: "oracles", Destination: &o.oracles,
-				Usage: "oracle tasks' `FOLDER` (default: --results): audits " +
-					"of other methods on the same model, data, forget set, samples and --train-* recipe reuse " +
-					"the oracles there"},
-			&cli.StringFlag{Name: "json", Destination: &o.json, Usage: "score `FILE` (default: <results>/score.json)"},
-			&cli.StringFlag{Name: "html", Destination: &o.html, Usage: "HTML report `FILE` (default: <results>/score.html)"},
-			&cli.IntFlag{Name: "retain-sample", Destination: &o.retainSample,
-				Value: 2000, Usage: "retain examples every model is " +
-					"evaluated on (0: all)"},
-			&cli.IntFlag{Name: "test-sample", Destination: &o.testSample, Value: 2000, Usage: "test examples every model is " +
-				"evaluated on (0: all)"},
-			&cli.Uint64Flag{Name: "sample-seed", Destination: &o.sampleSeed, Usage: "seed of the retain and test samples"},
-			&cli.IntFlag{Name: "train-epochs", Destination: &o.trainEpochs,
-				Value: 3, Usage: "oracles: passes over the retain set"},
-			&cli.Float64Flag{Name: "train-lr", Destination: &o.trainLR, Value: 0.05, Usage: "oracles: peak learning rate"},
-			&cli.StringFlag{Name: "train-schedule", Destination: &o.trainSchedule,
-				Value: "cosine", Usage: "oracles: cosine or constant"},
-			&cli.Float64Flag{Name: "train-momentum", Destination: &o.trainMomentum, Value: 0.9, Usage: "oracles: SGD momentum"},
-			&cli.Float64Flag{Name: "train-weight-decay", Destination: &o.trainWeightDecay,
-				Value: 5e-4, Usage: "oracles: SGD weight decay"},
-			&cli.IntFlag{Name: "train-batch-size", Destination: &o.trainBatchSize,
-				Value: 128, Usage: "oracles: examples per step",
-				Action: inRange("train-batch-size", 1, maxBatchSize, "")},
-			&cli.StringFlag{Name: "train-augment", Destination: &o.trainAugment,
-				Value: "none", Usage: "oracles: augmentation, as --augment"},
-			&cli.Uint64Flag{Name: "oracle-seed", Destination: &o.oracleSeed, Usage: "oracle k trains with seed oracle-seed + k"},
-			&cli.IntFlag{Name: "shard", Destination: &o.shard,
-				Usage: "run only the tasks with index ≡ shard mod --shards; unset, " +
-					"with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of " +
-					"which must be set"},
-			&cli.IntFlag{Name: "shards", Destination: &o.shards, Usage: "number of shards, at most 2K (0: run every " +
-				"task, then score)", Action: shardsAtMost("k", 2, "the audit's tasks")},
-			&cli.BoolFlag{Name: "gather", Destination: &o.gather, Usage: "run no task: score a folder whose tasks are all done"},
-			&cli.BoolFlag{Name: "keep-models", Destination: &o.keepModels, Usage: "keep every model under <results>/models/"},
-			&cli.IntFlag{Name: "bootstrap", Destination: &o.bootstrap, Value: 200, Usage: "bootstrap resamples of the models " +
-				"for the intervals",
-				Action: inRange("bootstrap", math.MinInt, scoring.MaxResamples, " resamples")},
-			&cli.Uint64Flag{Name: "bootstrap-seed", Destination: &o.bootstrapSeed, Usage: "seed of the bootstrap"},
-		),
+		Flags:  append(flags, flagsOf(o.own)...),
 		Action: action(o),
 	}
+}
+
+func (o *scoreOptions) complete(c *cli.Context) (err error) {
+	j := &o.audit
+	if j.Shard, err = shardOf(c, j.Shards, j.Shard, j.Gather); err == nil {
+		err = o.methodOpts.complete(c)
+	}
+	return err
 }
 
 func (o *scoreOptions) run(c *cli.Context) error {
@@ -104,31 +110,23 @@ func (o *scoreOptions) run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	aug, err := parseAugment(o.trainAugment, "train-")
+	job := o.audit
+	if job.Oracle.Augment, err = parseAugment(o.trainAugment, "train-"); err != nil {
+		return err
+	}
+	jp, hp := scoring.Paths(job.Dir, job.JSONPath, job.ReportPath)
+	err = outs.checkResults(c, "results", job.Gather, scoring.Entries,
+		outfile.Output{Setting: "json", Path: jp}, outfile.Output{Setting: "html", Path: hp})
+	if err == nil && job.OracleDir != "" {
+		err = outs.checkResults(c, "oracles", job.Gather, scoring.Entries)
+	}
 	if err != nil {
 		return err
 	}
-	jp, hp := scoring.Paths(o.results, o.json, o.html)
-	err = outs.checkResults(c, "results", o.gather, scoring.Entries,
-		outfile.Output{Flag: "json", Path: jp}, outfile.Output{Flag: "html", Path: hp})
-	if err == nil && o.oracles != "" {
-		err = outs.checkResults(c, "oracles", o.gather, scoring.Entries)
+	job.ModelPath, job.Method, job.Tool, job.Info, job.Bar = m.ModelPath, *m, "unlearn "+Version, logs.Info, logs.Bar
+	job.Task = func(name, state string) {
+		logs.Info("task", fmt.Sprintf("%-14s %s", name, state), "task", name, "state", state)
 	}
-	if err != nil {
-		return err
-	}
-	job := scoring.Job{OracleDir: o.oracles, ModelPath: m.ModelPath, Method: *m, K: o.k, Dir: o.results,
-		Oracle: unlearn.RetrainJob{Epochs: o.trainEpochs, LR: o.trainLR, Schedule: o.trainSchedule,
-			Momentum: o.trainMomentum, WeightDecay: o.trainWeightDecay, BatchSize: o.trainBatchSize,
-			Augment: aug, Seed: o.oracleSeed},
-		RetainSample: o.retainSample, TestSample: o.testSample, SampleSeed: o.sampleSeed,
-		Shard: o.shard, Shards: o.shards, Gather: o.gather, KeepModels: o.keepModels,
-		Bootstrap: score.BootstrapOptions{Resamples: o.bootstrap, Seed: o.bootstrapSeed},
-		JSONPath:  o.json, ReportPath: o.html, Tool: "unlearn " + Version,
-		Info: logs.Info, Bar: logs.Bar,
-		Task: func(name, state string) {
-			logs.Info("task", fmt.Sprintf("%-14s %s", name, state), "task", name, "state", state)
-		}}
 	if job.Suite, err = o.suite(true); err != nil {
 		return err
 	}

@@ -216,7 +216,7 @@ func TestCheckShard(t *testing.T) {
 }
 
 // runShardApp runs a "score" command with flags and the commands' Before
-// hook (checkFlagValues) on args, with $JOB_COMPLETION_INDEX and
+// hook (checkFlagValues) on args, whose action takes its shard from shardOf, with $JOB_COMPLETION_INDEX and
 // $SLURM_ARRAY_TASK_ID set to job and slurm ("-": unset), and returns the
 // shard the command saw (−1: it did not run) and the error.
 func runShardApp(t *testing.T, job, slurm string, args []string, flags ...cli.Flag) (int, error) {
@@ -231,8 +231,11 @@ func runShardApp(t *testing.T, job, slurm string, args []string, flags ...cli.Fl
 	app := &cli.App{Writer: io.Discard, ErrWriter: io.Discard, ExitErrHandler: func(*cli.Context, error) {},
 		Commands: []*cli.Command{{Name: "score", Before: checkFlagValues, Flags: flags,
 			Action: func(c *cli.Context) error {
-				got = c.Int("shard")
-				return nil
+				s, err := shardOf(c, c.Int("shards"), c.Int("shard"), c.Bool("gather"))
+				if err == nil {
+					got = s
+				}
+				return err
 			}}}}
 	err := app.Run(append([]string{"unlearn", "score"}, args...))
 	return got, err

@@ -11,7 +11,7 @@ import (
 
 // TestCommandStaysThin: cmd/unlearn maps flags onto library jobs, prints
 // and maps errors to exit codes; the work lives in the library (docs/DESIGN.md
-// "Architecture"). Its non-test Go is held to 2,550 units of 100 characters
+// "Architecture"). Its non-test Go is held to 2,545 units of 100 characters
 // (a line of up to 100 characters is one unit, a longer one more), so that
 // logic that creeps back in is noticed and long lines do not hide it, and
 // no line is over 120 characters. (1,800 held before each command's flags
@@ -40,8 +40,8 @@ func TestCommandStaysThin(t *testing.T) {
 			}
 		}
 	}
-	if units == 0 || units > 2550 {
-		t.Errorf("cmd/unlearn has %d units of 100 characters of non-test Go; the bound is 2,550 (move logic into the library)", units)
+	if units == 0 || units > 2545 {
+		t.Errorf("cmd/unlearn has %d units of 100 characters of non-test Go; the bound is 2,545 (move logic into the library)", units)
 	}
 }
 

@@ -10,18 +10,49 @@ import (
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
+// trainOptions are train's flags, which set the fields of job, the
+// library's job (table); validate is its Validate.
 type trainOptions struct {
-	rt                                     runtimeOpts
-	data                                   dataOpts
-	model, out, exclude, schedule, augment string
-	fromScratch                            bool
-	epochs                                 int
-	lr, momentum, weightDecay              float64
-	seed                                   uint64
+	rt               runtimeOpts
+	data             dataOpts
+	job              unlearn.RetrainJob
+	exclude, augment string
+	rows             []row
 }
+
+// table is train's table: each flag and the field of unlearn.RetrainJob it
+// sets (none for --exclude, a file of ids the job takes read).
+func (o *trainOptions) table() []row {
+	j := &o.job
+	rows := []row{
+		withPath("ModelPath", &cli.StringFlag{Name: "model", Destination: &j.ModelPath, Required: true,
+			Usage: "ONNX classifier (its graph and, unless --from-scratch, its weights)"}),
+		withPath("Out", &cli.StringFlag{Name: "out", Destination: &j.Out, Required: true,
+			Usage: "where to write the trained model"}),
+		field("exclude", "", &o.exclude, "", "ids file: training examples to leave out (e.g. the forget set, "+
+			"to train the oracle)"),
+		field("from-scratch", "FromScratch", &j.FromScratch, false, "re-initialise every parameter (PyTorch "+
+			"defaults) and reset BN statistics before training"),
+		field("epochs", "Epochs", &j.Epochs, unlearn.TrainEpochs, "passes over the training examples"),
+		field("lr", "LR", &j.LR, unlearn.TrainLR, "peak learning rate"),
+		field("schedule", "Schedule", &j.Schedule, "cosine", "learning-rate schedule per step: cosine (to 0) "+
+			"or constant"),
+		field("momentum", "Momentum", &j.Momentum, 0.9, "SGD momentum"),
+		field("weight-decay", "WeightDecay", &j.WeightDecay, unlearn.TrainWeightDecay, "SGD weight decay (L2)"),
+		field("seed", "Seed", &j.Seed, 0, "seed for initialisation, example order, dropout and augmentation"),
+		withPath("Augment", augmentFlag(&o.augment, "every training batch")),
+	}
+	for _, f := range append(o.data.flags(128, "examples per training step"), o.rt.flags()...) {
+		rows = append(rows, withPath(map[string]string{"batch-size": "BatchSize"}[f.Names()[0]], f))
+	}
+	return rows
+}
+
+func (o *trainOptions) tableRows() []row { return o.rows }
 
 func trainCommand() *cli.Command {
 	o := &trainOptions{}
+	o.rows = o.table()
 	return &cli.Command{
 		Name:      "train",
 		Usage:     "train or finetune a model on the training split (e.g. an oracle: --exclude the forget ids)",
@@ -32,64 +63,20 @@ func trainCommand() *cli.Command {
 			"inference form with the same graph, names and opset. --from-scratch first re-initialises every\n" +
 			"parameter as PyTorch initialises a fresh layer. --exclude trains on the training split without the\n" +
 			"given ids: with the forget set this retrains the oracle.",
-		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "model", Destination: &o.model,
-				Required: true, Usage: "ONNX classifier (its graph and, unless " +
-					"--from-scratch, its weights)"},
-			&cli.StringFlag{Name: "out", Destination: &o.out, Required: true, Usage: "where to write the trained model"},
-			&cli.StringFlag{Name: "exclude", Destination: &o.exclude,
-				Usage: "ids file: training examples to leave out (e.g. the " +
-					"forget set, to train the oracle)"},
-			&cli.BoolFlag{Name: "from-scratch", Destination: &o.fromScratch,
-				Usage: "re-initialise every parameter (PyTorch defaults) " +
-					"and reset BN statistics before training"},
-			&cli.IntFlag{Name: "epochs", Destination: &o.epochs,
-				Value: unlearn.TrainEpochs, Usage: "passes over the training examples"},
-			&cli.Float64Flag{Name: "lr", Destination: &o.lr, Value: unlearn.TrainLR, Usage: "peak learning rate"},
-			&cli.StringFlag{Name: "schedule", Destination: &o.schedule,
-				Value: "cosine", Usage: "learning-rate schedule per step: " +
-					"cosine (to 0) or constant"},
-			&cli.Float64Flag{Name: "momentum", Destination: &o.momentum, Value: 0.9, Usage: "SGD momentum"},
-			&cli.Float64Flag{Name: "weight-decay", Destination: &o.weightDecay,
-				Value: unlearn.TrainWeightDecay, Usage: "SGD weight decay (L2)"},
-			&cli.Uint64Flag{Name: "seed", Destination: &o.seed, Value: 0, Usage: "seed for initialisation, example order, " +
-				"dropout and augmentation"},
-			augmentFlag(&o.augment, "every training batch"),
-		}, o.data.flags(128, "examples per training step")...), o.rt.flags()...),
+		Flags:  flagsOf(o.rows),
 		Action: action(o),
 	}
 }
 
-func (o *trainOptions) complete(c *cli.Context) error { return noArgs(c) }
-
-func (o *trainOptions) job() unlearn.RetrainJob {
-	return unlearn.RetrainJob{ModelPath: o.model, Out: o.out, FromScratch: o.fromScratch,
-		Epochs: o.epochs, LR: o.lr, BatchSize: o.data.batchSize, Schedule: o.schedule,
-		Momentum: o.momentum, WeightDecay: o.weightDecay, Seed: o.seed,
-		Info: logs.Info, Progress: logs.Bar("train")}
+func (o *trainOptions) complete(c *cli.Context) error {
+	o.job.BatchSize, o.job.Info, o.job.Progress = o.data.batchSize, logs.Info, logs.Bar("train")
+	return noArgs(c)
 }
 
-func (o *trainOptions) validate() error {
-	job := o.job()
-	switch {
-	case job.Epochs <= 0:
-		return usagef("--epochs %d: must be positive", job.Epochs)
-	case !(job.LR > 0):
-		return usagef("--lr %g: must be positive", job.LR)
-	case job.BatchSize <= 0:
-		return usagef("--batch-size %d: must be positive", job.BatchSize)
-	case job.Momentum < 0 || job.Momentum >= 1:
-		return usagef("--momentum %g: must be in [0, 1)", job.Momentum)
-	case job.WeightDecay < 0:
-		return usagef("--weight-decay %g: must be ≥ 0", job.WeightDecay)
-	case job.Schedule != unlearn.TrainCosine && job.Schedule != unlearn.TrainConstant:
-		return usagef("--schedule %q: must be cosine or constant", job.Schedule)
-	}
-	return nil
-}
+func (o *trainOptions) validate() error { return asUsage(o.job.Validate()) }
 
 func (o *trainOptions) run(c *cli.Context) error {
-	job, out := o.job(), o.out
+	job, out := o.job, o.job.Out
 	var err error
 	if job.Augment, err = parseAugment(o.augment, ""); err != nil {
 		return err

@@ -53,15 +53,20 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 		if budget > 0 {
 			c.Budget = budget
 		}
-		c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleFixed, NoProxies: true}
+		// A row's zero values are its keys left out: the defaults.
+		c.Recipe = unlearn.Recipe{Epochs: unlearn.NonZero(m.Epochs), LR: unlearn.NonZero(m.LR),
+			Schedule: unlearn.ScheduleFixed, NoProxies: true}
 		if m.Schedule == unlearn.ScheduleAuto {
-			c.Recipe = unlearn.Recipe{Epochs: m.Epochs, LR: m.LR, Schedule: unlearn.ScheduleAuto, MaxEpochs: m.MaxEpochs,
-				EpochFraction: m.EpochFraction, UtilityTolerance: m.UtilityTolerance, ForgetTolerance: m.ForgetTolerance}
+			c.Recipe.Schedule, c.Recipe.NoProxies = unlearn.ScheduleAuto, false
+			c.Recipe.MaxEpochs = unlearn.NonZero(m.MaxEpochs)
 		}
-	} else {
-		// The default, checked more often or with another utility tolerance.
-		c.Recipe.EpochFraction, c.Recipe.UtilityTolerance = m.EpochFraction, m.UtilityTolerance
-		c.Recipe.ForgetTolerance = m.ForgetTolerance
+	}
+	if m.Default || m.Schedule == unlearn.ScheduleAuto {
+		// The auto schedule's own settings (a default row's too: the
+		// default checked more often or with other tolerances).
+		c.Recipe.EpochFraction = unlearn.NonZero(m.EpochFraction)
+		c.Recipe.UtilityTolerance = unlearn.NonZero(m.UtilityTolerance)
+		c.Recipe.ForgetTolerance = unlearn.NonZero(m.ForgetTolerance)
 	}
 	meth, ok := unlearn.LookupMethod(c.Method)
 	if !ok {

@@ -27,8 +27,8 @@ type stepLog struct {
 func (r *state) createLog(path string) (*stepLog, error) {
 	// A log in the results folder is an output like any other: never
 	// written through a link or into a device.
-	if err := outfile.Check([]outfile.Output{{Flag: "config", Path: path,
-		Note: "a step log in the experiment's out folder"}}, nil); err != nil {
+	logOut := outfile.Output{Setting: "config", Path: path, Note: "a step log in the experiment's out folder"}
+	if err := outfile.Check([]outfile.Output{logOut}, nil); err != nil {
 		return nil, err
 	}
 	f, err := os.Create(path)

@@ -200,8 +200,8 @@ func Run(ctx context.Context, job Job) (*Outcome, error) {
 			// The records file is an output like the step logs: never
 			// appended through a link or into a device (checked before
 			// the first step, not hours into the grid).
-			if err := outfile.Check([]outfile.Output{{Flag: "config", Path: r.results, Note: "the experiment's records"}},
-				nil); err != nil {
+			records := outfile.Output{Setting: "config", Path: r.results, Note: "the experiment's records"}
+			if err := outfile.Check([]outfile.Output{records}, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -250,7 +250,7 @@ func (r *state) outOutput(path string) outfile.Output {
 	if r.job.ConfigPath != "" { // errors read "--config exp.yaml, out: PATH: ..."
 		label = setting.Msgf("%s, out:", setting.Use("config", r.job.ConfigPath))
 	}
-	return outfile.Output{Flag: "config", Label: label, Path: path}
+	return outfile.Output{Setting: "config", Label: label, Path: path}
 }
 
 // checkOutputs checks files the experiment writes into out (outfile.Check):

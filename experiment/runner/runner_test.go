@@ -132,12 +132,12 @@ func TestGridKeysPinned(t *testing.T) {
 func TestChoose(t *testing.T) {
 	c, err := Choose(experiment.Method{Name: "DEL", Method: "del", Budgets: []float64{0.3}, Epochs: 3, LR: 0.05}, 0.3)
 	if err != nil || c.Method != "del" || c.Strategy != "del" || c.Algorithm != "rft" || c.Budget != 0.3 ||
-		c.Recipe != (unlearn.Recipe{Epochs: 3, LR: 0.05, Schedule: unlearn.ScheduleFixed, NoProxies: true}) {
+		c.Recipe != (unlearn.Recipe{Epochs: unlearn.Some(3), LR: unlearn.Some(0.05), Schedule: unlearn.ScheduleFixed, NoProxies: true}) {
 		t.Errorf("fixed row: %+v (%v)", c, err)
 	}
 	c, err = Choose(experiment.Method{Name: "Mine", Strategy: "salloc", Algorithm: "finetune", Schedule: "auto", MaxEpochs: 4}, 0)
 	if err != nil || c.Method != unlearn.Recommended.Method || c.Strategy != "salloc" || c.Algorithm != "finetune" ||
-		c.Budget != unlearn.Recommended.Budget || c.Recipe != (unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: 4}) {
+		c.Budget != unlearn.Recommended.Budget || c.Recipe != (unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: unlearn.Some(4)}) {
 		t.Errorf("auto row with a strategy and algorithm: %+v (%v)", c, err)
 	}
 	c, err = Choose(experiment.Method{Name: "Default", Default: true}, 0)
@@ -146,14 +146,14 @@ func TestChoose(t *testing.T) {
 		t.Errorf("default row: %+v (%v)", c, err)
 	}
 	c, err = Choose(experiment.Method{Name: "Default (utility 1.5)", Default: true, UtilityTolerance: 0.015}, 0)
-	if err != nil || c.Method != rec.Name || c.Recipe != (unlearn.Recipe{UtilityTolerance: 0.015}) {
+	if err != nil || c.Method != rec.Name || c.Recipe != (unlearn.Recipe{UtilityTolerance: unlearn.Some(0.015)}) {
 		t.Errorf("default row with a utility tolerance: %+v (%v)", c, err)
 	}
 	if cfg, err := unlearn.Configure(c.Algorithm, c.Recipe); err != nil || cfg.Schedule != unlearn.ScheduleAuto || cfg.Auto.UtilityTolerance != 0.015 {
 		t.Errorf("default row with a utility tolerance configures %+v (%v)", cfg.Auto, err)
 	}
 	c, err = Choose(experiment.Method{Name: "NG", Method: "neggrad+", Schedule: "auto", UtilityTolerance: 0.02}, 0)
-	if err != nil || c.Recipe != (unlearn.Recipe{Schedule: unlearn.ScheduleAuto, UtilityTolerance: 0.02}) {
+	if err != nil || c.Recipe != (unlearn.Recipe{Schedule: unlearn.ScheduleAuto, UtilityTolerance: unlearn.Some(0.02)}) {
 		t.Errorf("auto row with a utility tolerance: %+v (%v)", c, err)
 	}
 	c, err = Choose(experiment.Method{Name: "Aug", Method: "del", Augment: "pad=4,flip"}, 0)

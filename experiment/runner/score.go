@@ -111,7 +111,7 @@ func (r *state) scoreOne(ctx context.Context, t scoreTarget, m experiment.Method
 		if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
 			return err
 		}
-		o := outfile.Output{Flag: "config", Path: d, Note: "a score audit's folder in the experiment's out folder"}
+		o := outfile.Output{Setting: "config", Path: d, Note: "a score audit's folder in the experiment's out folder"}
 		if err := outfile.CheckResultsDir(o, []outfile.Input{{Name: "dataset " + r.ds.Path, Path: r.ds.Path, Tree: true}},
 			append(scoring.Entries, "log.jsonl")...); err != nil {
 			return err

@@ -31,11 +31,11 @@ var (
 
 // Output is one file a command will write.
 type Output struct {
-	// Flag names the option without dashes ("metrics"); errors start
-	// with the setting and the path ("--metrics PATH" on the command
-	// line).
-	Flag string
-	// Label, when set, names the output in errors instead of Flag: the
+	// Setting names the setting that gives the path ("metrics"); errors
+	// start with it and the path, in their reader's terms ("--metrics
+	// PATH" on the command line).
+	Setting string
+	// Label, when set, names the output in errors instead of Setting: the
 	// experiment runner's "config exp.yaml, out:".
 	Label setting.Message
 	// Path is the file. "" (not requested) and "-" (standard output)
@@ -47,7 +47,7 @@ type Output struct {
 }
 
 func (o Output) label() setting.Message {
-	s := setting.Msgf("%s", setting.Use(o.Flag, o.Path))
+	s := setting.Msgf("%s", setting.Use(o.Setting, o.Path))
 	if o.Label != nil {
 		s = setting.Msgf("%s %s", o.Label, o.Path)
 	}
@@ -59,11 +59,11 @@ func (o Output) label() setting.Message {
 
 // Input is one file or folder a command reads.
 type Input struct {
-	// Flag names the option without dashes ("forget"); for a positional
-	// argument it is empty. Name, when set, is what errors call the input
-	// instead of "the --FLAG input" ("model argument m.onnx").
-	Flag string
-	Name string
+	// Setting names the setting that gives the path ("forget"); for a
+	// positional argument it is empty. Name, when set, is what errors call
+	// the input instead of "the forget input" ("model argument m.onnx").
+	Setting string
+	Name    string
 	// Path is the file or folder; "" is skipped.
 	Path string
 	// Tree marks a folder whose every file is an input (a dataset):
@@ -77,8 +77,8 @@ func (in Input) what() setting.Message {
 	switch {
 	case in.Name != "":
 		return setting.Msgf("the %s", in.Name)
-	case in.Flag != "":
-		return setting.Msgf("the %s input", setting.Of(in.Flag))
+	case in.Setting != "":
+		return setting.Msgf("the %s input", setting.Of(in.Setting))
 	}
 	return setting.Msgf("an input")
 }
@@ -207,7 +207,7 @@ func collision(o Output, exists bool, inputs []Input, earlier []Output) error {
 			if e.Note != "" {
 				what += " (" + e.Note + ")"
 			}
-			return setting.Textf("is also the %s output %s; each output needs its own file", setting.Of(e.Flag), what)
+			return setting.Textf("is also the %s output %s; each output needs its own file", setting.Of(e.Setting), what)
 		}
 	}
 	return nil

@@ -47,8 +47,8 @@ func TestCheckAcceptsNewAndExistingFiles(t *testing.T) {
 	dir := t.TempDir()
 	in := write(t, filepath.Join(dir, "ids.txt"), "1\n")
 	old := write(t, filepath.Join(dir, "old.json"), "{}")
-	err := Check([]Output{{Flag: "out", Path: filepath.Join(dir, "new.onnx")}, {Flag: "metrics", Path: old}, {Flag: "json", Path: "-"}, {Flag: "report"}},
-		[]Input{{Flag: "forget", Path: in}})
+	err := Check([]Output{{Setting: "out", Path: filepath.Join(dir, "new.onnx")}, {Setting: "metrics", Path: old}, {Setting: "json", Path: "-"}, {Setting: "report"}},
+		[]Input{{Setting: "forget", Path: in}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestCheckRefusesInputs(t *testing.T) {
 	if err := os.Symlink(dir, linkDir); err != nil {
 		t.Fatal(err)
 	}
-	inputs := []Input{{Flag: "model", Path: filepath.Join(dir, "m.onnx")}, {Flag: "forget", Path: ids}}
+	inputs := []Input{{Setting: "model", Path: filepath.Join(dir, "m.onnx")}, {Setting: "forget", Path: ids}}
 	for _, c := range []struct{ name, out string }{
 		{"same path", ids},
 		{"relative and unclean path", filepath.Join(dir, ".", "x", "..", "ids.txt")},
@@ -82,18 +82,18 @@ func TestCheckRefusesInputs(t *testing.T) {
 		{"through a linked folder", filepath.Join(linkDir, "ids.txt")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := Check([]Output{{Flag: "metrics", Path: c.out}}, inputs)
+			err := Check([]Output{{Setting: "metrics", Path: c.out}}, inputs)
 			wantRefused(t, err, ErrCollision, "--metrics "+c.out, "is the --forget input", "never overwrite inputs")
 		})
 	}
 	// The input given as a symbolic link, the output as its target.
-	err := Check([]Output{{Flag: "json", Path: ids}}, []Input{{Flag: "forget", Path: soft}})
+	err := Check([]Output{{Setting: "json", Path: ids}}, []Input{{Setting: "forget", Path: soft}})
 	wantRefused(t, err, ErrCollision, "--json", "--forget")
 	// An input that does not exist yet, by a path through a linked folder.
-	err = Check([]Output{{Flag: "out", Path: filepath.Join(linkDir, "m.onnx")}}, inputs)
+	err = Check([]Output{{Setting: "out", Path: filepath.Join(linkDir, "m.onnx")}}, inputs)
 	wantRefused(t, err, ErrCollision, "is the --model input")
 	// A positional input.
-	err = Check([]Output{{Flag: "json", Path: ids}}, []Input{{Name: "model argument", Path: hard}})
+	err = Check([]Output{{Setting: "json", Path: ids}}, []Input{{Name: "model argument", Path: hard}})
 	wantRefused(t, err, ErrCollision, "is the model argument")
 	if b, _ := os.ReadFile(ids); string(b) != "1\n2\n" {
 		t.Errorf("input changed: %q", b)
@@ -108,28 +108,28 @@ func TestCheckRefusesOutputsInsideData(t *testing.T) {
 	}
 	img := write(t, filepath.Join(data, "train", "0.png"), "png")
 	outside := write(t, filepath.Join(dir, "r.html"), "old")
-	inputs := []Input{{Flag: "data", Path: data, Tree: true}}
+	inputs := []Input{{Setting: "data", Path: data, Tree: true}}
 	for _, out := range []string{img, filepath.Join(data, "new.json"), filepath.Join(data, "train", "new.json")} {
-		wantRefused(t, Check([]Output{{Flag: "report", Path: out}}, inputs), ErrCollision, "--report "+out, "inside the --data input folder")
+		wantRefused(t, Check([]Output{{Setting: "report", Path: out}}, inputs), ErrCollision, "--report "+out, "inside the --data input folder")
 	}
 	// A hard link to a data file outside the folder is still that file.
 	link := filepath.Join(dir, "link.png")
 	if err := os.Link(img, link); err != nil {
 		t.Fatal(err)
 	}
-	wantRefused(t, Check([]Output{{Flag: "report", Path: link}}, inputs), ErrCollision, "same file as "+img)
-	if err := Check([]Output{{Flag: "report", Path: outside}}, inputs); err != nil {
+	wantRefused(t, Check([]Output{{Setting: "report", Path: link}}, inputs), ErrCollision, "same file as "+img)
+	if err := Check([]Output{{Setting: "report", Path: outside}}, inputs); err != nil {
 		t.Errorf("an output beside the data folder: %v", err)
 	}
 	// A dataset file (not a folder) is compared as a file.
 	npz := write(t, filepath.Join(dir, "d.npz"), "PK")
-	wantRefused(t, Check([]Output{{Flag: "json", Path: npz}}, []Input{{Flag: "data", Path: npz, Tree: true}}), ErrCollision, "is the --data input")
+	wantRefused(t, Check([]Output{{Setting: "json", Path: npz}}, []Input{{Setting: "data", Path: npz, Tree: true}}), ErrCollision, "is the --data input")
 }
 
 func TestCheckRefusesTwoOutputsInOneFile(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "u.onnx")
-	err := Check([]Output{{Flag: "out", Path: out}, {Flag: "metrics", Path: filepath.Join(dir, "u.onnx"), Note: "default: beside --out"}}, nil)
+	err := Check([]Output{{Setting: "out", Path: out}, {Setting: "metrics", Path: filepath.Join(dir, "u.onnx"), Note: "default: beside --out"}}, nil)
 	wantRefused(t, err, ErrCollision, "--metrics "+out+" (default: beside --out)", "is also the --out output "+out)
 	// Existing hard links are one file.
 	a := write(t, filepath.Join(dir, "a.json"), "{}")
@@ -137,7 +137,7 @@ func TestCheckRefusesTwoOutputsInOneFile(t *testing.T) {
 	if err := os.Link(a, b); err != nil {
 		t.Fatal(err)
 	}
-	wantRefused(t, Check([]Output{{Flag: "json", Path: a}, {Flag: "report", Path: b}}, nil), ErrCollision, "--report", "--json")
+	wantRefused(t, Check([]Output{{Setting: "json", Path: a}, {Setting: "report", Path: b}}, nil), ErrCollision, "--report", "--json")
 }
 
 func TestCheckRefusesSymlinkOutput(t *testing.T) {
@@ -152,7 +152,7 @@ func TestCheckRefusesSymlinkOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{link, dangling} {
-		wantRefused(t, Check([]Output{{Flag: "json", Path: p}}, nil), ErrSymlink, "--json "+p, "symbolic link", "pass the target path")
+		wantRefused(t, Check([]Output{{Setting: "json", Path: p}}, nil), ErrSymlink, "--json "+p, "symbolic link", "pass the target path")
 		if st, err := os.Lstat(p); err != nil || st.Mode()&os.ModeSymlink == 0 {
 			t.Errorf("%s is no longer a link (%v)", p, err)
 		}
@@ -167,7 +167,7 @@ func TestCheckRefusesSpecialFiles(t *testing.T) {
 	if err != nil {
 		t.Skipf("%s: %v", os.DevNull, err)
 	}
-	wantRefused(t, Check([]Output{{Flag: "metrics", Path: os.DevNull}}, nil), ErrNotRegular, "--metrics /dev/null", "character device", "regular file")
+	wantRefused(t, Check([]Output{{Setting: "metrics", Path: os.DevNull}}, nil), ErrNotRegular, "--metrics /dev/null", "character device", "regular file")
 	if after, err := os.Stat(os.DevNull); err != nil || after.Mode() != st.Mode() || !os.SameFile(st, after) {
 		t.Errorf("/dev/null changed: %v %v", after.Mode(), err)
 	}
@@ -175,18 +175,18 @@ func TestCheckRefusesSpecialFiles(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wantRefused(t, Check([]Output{{Flag: "json", Path: fifo}}, nil), ErrNotRegular, "--json "+fifo, "FIFO")
+	wantRefused(t, Check([]Output{{Setting: "json", Path: fifo}}, nil), ErrNotRegular, "--json "+fifo, "FIFO")
 	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the FIFO was replaced (%v)", err)
 	}
 	folder := t.TempDir()
-	wantRefused(t, Check([]Output{{Flag: "out", Path: folder}}, nil), ErrNotRegular, "is a folder")
+	wantRefused(t, Check([]Output{{Setting: "out", Path: folder}}, nil), ErrNotRegular, "is a folder")
 }
 
 func TestCheckFolders(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "no", "x.json")
-	wantRefused(t, Check([]Output{{Flag: "json", Path: missing}}, nil), ErrFolder, "folder "+filepath.Dir(missing)+" does not exist")
+	wantRefused(t, Check([]Output{{Setting: "json", Path: missing}}, nil), ErrFolder, "folder "+filepath.Dir(missing)+" does not exist")
 	ro := filepath.Join(dir, "ro")
 	if err := os.Mkdir(ro, 0o555); err != nil {
 		t.Fatal(err)
@@ -196,27 +196,27 @@ func TestCheckFolders(t *testing.T) {
 		os.Remove(f.Name())
 		t.Log("running as root: the not-writable case is covered by the command's tests (/sys)")
 	} else {
-		wantRefused(t, Check([]Output{{Flag: "out", Path: filepath.Join(ro, "x")}}, nil), ErrFolder, "not writable")
+		wantRefused(t, Check([]Output{{Setting: "out", Path: filepath.Join(ro, "x")}}, nil), ErrFolder, "not writable")
 	}
 }
 
 func TestCheckDir(t *testing.T) {
 	dir := t.TempDir()
 	model := write(t, filepath.Join(dir, "m.onnx"), "model")
-	if err := CheckDir(Output{Flag: "out", Path: filepath.Join(dir, "new")}, nil); err != nil {
+	if err := CheckDir(Output{Setting: "out", Path: filepath.Join(dir, "new")}, nil); err != nil {
 		t.Errorf("an absent folder: %v", err)
 	}
-	wantRefused(t, CheckDir(Output{Flag: "out", Path: model}, []Input{{Flag: "model", Path: model}}), ErrCollision, "is the --model input")
+	wantRefused(t, CheckDir(Output{Setting: "out", Path: model}, []Input{{Setting: "model", Path: model}}), ErrCollision, "is the --model input")
 	full := filepath.Join(dir, "full")
 	os.Mkdir(full, 0o755)
 	write(t, filepath.Join(full, "x"), "")
-	wantRefused(t, CheckDir(Output{Flag: "out", Path: full}, nil), ErrNotRegular, "not empty")
+	wantRefused(t, CheckDir(Output{Setting: "out", Path: full}, nil), ErrNotRegular, "not empty")
 	empty := filepath.Join(dir, "empty")
 	os.Mkdir(empty, 0o755)
 	link := filepath.Join(dir, "link")
 	os.Symlink(empty, link)
-	wantRefused(t, CheckDir(Output{Flag: "out", Path: link}, nil), ErrSymlink, "symbolic link")
-	wantRefused(t, CheckDir(Output{Flag: "out", Path: filepath.Join(dir, "no", "a")}, nil), ErrFolder, "does not exist")
+	wantRefused(t, CheckDir(Output{Setting: "out", Path: link}, nil), ErrSymlink, "symbolic link")
+	wantRefused(t, CheckDir(Output{Setting: "out", Path: filepath.Join(dir, "no", "a")}, nil), ErrFolder, "does not exist")
 }
 
 // withUmask runs f under umask m.
@@ -422,12 +422,12 @@ func TestCrashMidWrite(t *testing.T) {
 func TestCheckRefusesNamesWithoutRoomForTemporaries(t *testing.T) {
 	dir := t.TempDir()
 	long := filepath.Join(dir, strings.Repeat("a", 245)+".onnx")
-	err := Check([]Output{{Flag: "--out", Path: long}}, nil)
+	err := Check([]Output{{Setting: "--out", Path: long}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "file name of 250 bytes") || !strings.Contains(flagtext.Render(err), "--out") {
 		t.Errorf("250-byte name: %v", err)
 	}
 	ok := filepath.Join(dir, strings.Repeat("a", maxNameLen-maxTempExtra-5)+".onnx")
-	if err := Check([]Output{{Flag: "--out", Path: ok}}, nil); err != nil {
+	if err := Check([]Output{{Setting: "--out", Path: ok}}, nil); err != nil {
 		t.Errorf("a name that leaves room: %v", err)
 	}
 	// The longest temporary of that name is indeed creatable.

@@ -33,7 +33,7 @@ func TestCheckResultsDir(t *testing.T) {
 	if err := os.Symlink(data, filepath.Join(dir, "res2", "tasks")); err != nil {
 		t.Fatal(err)
 	}
-	ins := []Input{{Flag: "data", Path: data, Tree: true}, {Flag: "model", Path: model}}
+	ins := []Input{{Setting: "data", Path: data, Tree: true}, {Setting: "model", Path: model}}
 	for _, c := range []struct {
 		path string
 		want error
@@ -49,7 +49,7 @@ func TestCheckResultsDir(t *testing.T) {
 		{"/", ErrCollision},
 		{"/.", ErrCollision},
 	} {
-		err := CheckResultsDir(Output{Flag: "results", Path: c.path}, ins, "tasks", "work")
+		err := CheckResultsDir(Output{Setting: "results", Path: c.path}, ins, "tasks", "work")
 		if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
 			t.Errorf("%s: %v, want %v", c.path, err, c.want)
 		}
@@ -80,7 +80,7 @@ func TestCheckResultsDirLinkedDataset(t *testing.T) {
 		{data, ErrCollision},
 		{filepath.Join(dir, "out"), nil},
 	} {
-		err := CheckResultsDir(Output{Flag: "results", Path: c.path}, ins)
+		err := CheckResultsDir(Output{Setting: "results", Path: c.path}, ins)
 		if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
 			t.Errorf("%s: %v, want %v", c.path, err, c.want)
 		}
@@ -124,18 +124,18 @@ func TestCheckResultsDirTestsTheFolder(t *testing.T) {
 	}
 	t.Cleanup(func() { writable = old })
 
-	if err := CheckResultsDir(Output{Flag: "results", Path: results}, nil, "tasks"); err != nil {
+	if err := CheckResultsDir(Output{Setting: "results", Path: results}, nil, "tasks"); err != nil {
 		t.Errorf("a writable folder on a read-only parent: %v", err)
 	}
 	if probed[results] != 1 || probed[parent] != 0 {
 		t.Errorf("probed %v, want the folder itself and not its parent", probed)
 	}
-	wantRefused(t, CheckResultsDir(Output{Flag: "results", Path: filepath.Join(parent, "new")}, nil), ErrFolder,
+	wantRefused(t, CheckResultsDir(Output{Setting: "results", Path: filepath.Join(parent, "new")}, nil), ErrFolder,
 		"--results "+filepath.Join(parent, "new")+": does not exist and cannot be created: folder "+parent+" is not writable (read-only file system)")
-	wantRefused(t, CheckResultsDir(Output{Flag: "results", Path: done}, nil), ErrFolder,
+	wantRefused(t, CheckResultsDir(Output{Setting: "results", Path: done}, nil), ErrFolder,
 		"--results "+done+": folder is not writable (read-only file system)")
 	clear(probed)
-	if err := CheckResultsSource(Output{Flag: "results", Path: done}, nil, "tasks"); err != nil {
+	if err := CheckResultsSource(Output{Setting: "results", Path: done}, nil, "tasks"); err != nil {
 		t.Errorf("reading a finished audit on read-only storage: %v", err)
 	}
 	if len(probed) != 0 {
@@ -145,7 +145,7 @@ func TestCheckResultsDirTestsTheFolder(t *testing.T) {
 	if err := os.Symlink(done, filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	wantRefused(t, CheckResultsSource(Output{Flag: "results", Path: filepath.Join(dir, "link")}, nil), ErrSymlink, "symbolic link")
+	wantRefused(t, CheckResultsSource(Output{Setting: "results", Path: filepath.Join(dir, "link")}, nil), ErrSymlink, "symbolic link")
 }
 
 // TestCheckResultsDirReadOnlyMount: the checks on a real read-only file
@@ -159,12 +159,12 @@ func TestCheckResultsDirReadOnlyMount(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(mnt, "x"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
 			t.Fatalf("writing into the read-only mount: %v, want EROFS", err)
 		}
-		if err := CheckResultsDir(Output{Flag: "results", Path: filepath.Join(mnt, "results")}, nil, "tasks"); err != nil {
+		if err := CheckResultsDir(Output{Setting: "results", Path: filepath.Join(mnt, "results")}, nil, "tasks"); err != nil {
 			t.Errorf("a writable folder on a read-only parent: %v", err)
 		}
-		wantRefused(t, CheckResultsDir(Output{Flag: "results", Path: filepath.Join(mnt, "new")}, nil), ErrFolder, "read-only file system")
-		wantRefused(t, CheckResultsDir(Output{Flag: "results", Path: filepath.Join(mnt, "done")}, nil), ErrFolder, "folder is not writable (read-only file system)")
-		if err := CheckResultsSource(Output{Flag: "results", Path: filepath.Join(mnt, "done")}, nil, "tasks"); err != nil {
+		wantRefused(t, CheckResultsDir(Output{Setting: "results", Path: filepath.Join(mnt, "new")}, nil), ErrFolder, "read-only file system")
+		wantRefused(t, CheckResultsDir(Output{Setting: "results", Path: filepath.Join(mnt, "done")}, nil), ErrFolder, "folder is not writable (read-only file system)")
+		if err := CheckResultsSource(Output{Setting: "results", Path: filepath.Join(mnt, "done")}, nil, "tasks"); err != nil {
 			t.Errorf("reading a finished audit on read-only storage: %v", err)
 		}
 		t.Log("checked on the read-only mount")

@@ -14,6 +14,10 @@ type Ref struct {
 	// Name is the setting's name in kebab case ("max-epochs"): the command
 	// line's flag and the experiment file's key are both spelled from it.
 	Name string
+	// Field, set instead of Name, names the setting by its path in a
+	// library job ("Recipe.MaxEpochs"); each reader maps the path onto its
+	// own spelling (the command through its table of flags).
+	Field string
 	// Value is the value the message suggests ("0.3", "retrain", or a
 	// placeholder such as "N"); empty when the message only names the
 	// setting.
@@ -26,6 +30,39 @@ func Of(name string) Ref { return Ref{Name: name} }
 // Use returns the Ref that suggests value for setting name, formatted as
 // %v formats it (a float64 0.1 is "0.1").
 func Use(name string, value any) Ref { return Ref{Name: name, Value: fmt.Sprint(value)} }
+
+// Field returns the Ref that names the field at path of a library job
+// without a value.
+func Field(path string) Ref { return Ref{Field: path} }
+
+// FieldUse returns the Ref that gives value for the field at path, formatted
+// as %v formats it.
+func FieldUse(path string, value any) Ref { return Ref{Field: path, Value: fmt.Sprint(value)} }
+
+// Key is r's name in kebab case: Name, or for a Field the kebab case of the
+// path's last element ("Recipe.MaxEpochs" is "max-epochs", "LR" is "lr").
+func (r Ref) Key() string {
+	if r.Field == "" {
+		return r.Name
+	}
+	last := r.Field[strings.LastIndexByte(r.Field, '.')+1:]
+	var b strings.Builder
+	for i, c := range last {
+		upper := c >= 'A' && c <= 'Z'
+		// A hyphen before an upper-case letter that starts a word: one after
+		// a lower-case letter, or before a lower-case one (an acronym's end).
+		if upper && i > 0 && (isLower(last[i-1]) || (i+1 < len(last) && isLower(last[i+1]) && !isLower(last[i-1]))) {
+			b.WriteByte('-')
+		}
+		if upper {
+			c += 'a' - 'A'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 
 // Cmd is a command of the tool that a message names, with the settings it
 // is given: "unlearn train --exclude FORGET --from-scratch" on the command
@@ -225,7 +262,13 @@ var Keys Terms = keys{}
 
 type plain struct{}
 
-func (plain) Setting(r Ref) string { return withValue(r.Name, r.Value) }
+// A Field is named by its path, as a Go caller spells it.
+func (plain) Setting(r Ref) string {
+	if r.Field != "" {
+		return withValue(r.Field, r.Value)
+	}
+	return withValue(r.Name, r.Value)
+}
 
 func (p plain) Command(c Cmd) string {
 	parts := []string{c.Name}
@@ -237,7 +280,7 @@ func (p plain) Command(c Cmd) string {
 
 type words struct{}
 
-func (words) Setting(r Ref) string { return withValue(strings.ReplaceAll(r.Name, "-", " "), r.Value) }
+func (words) Setting(r Ref) string { return withValue(strings.ReplaceAll(r.Key(), "-", " "), r.Value) }
 
 func (w words) Command(c Cmd) string {
 	s := "the main command"
@@ -260,7 +303,7 @@ func (w words) Command(c Cmd) string {
 
 type keys struct{}
 
-func (keys) Setting(r Ref) string { return withValue(AsKey(r.Name), r.Value) }
+func (keys) Setting(r Ref) string { return withValue(AsKey(r.Key()), r.Value) }
 
 func (keys) Command(c Cmd) string { return Plain.Command(c) }
 

@@ -21,14 +21,45 @@ import (
 // experiment command too (device).
 type Error struct {
 	Name string
-	Msg  Message
-	Flag bool
-	Err  error // wrapped, when the message ends with another error's
+	// Field, set instead of Name, is the path of the field at fault in a
+	// library job ("Recipe.MaxEpochs"), which a job's Validate names: the
+	// caller maps it onto its own spelling (a flag, a key).
+	Field string
+	Msg   Message
+	Flag  bool
+	Err   error // wrapped, when the message ends with another error's
 }
 
 // Errorf returns the *Error for setting name with Msg formatted by Msgf.
 func Errorf(name, format string, a ...any) error {
 	return &Error{Name: name, Msg: Msgf(format, a...)}
+}
+
+// FieldErrorf returns the *Error for the field at path of a library job,
+// with Msg formatted by Msgf: FieldErrorf("Recipe.MaxEpochs", " %d: must be
+// ≥ 0", -2) reads "Recipe.MaxEpochs -2: must be ≥ 0" to a Go caller and
+// "--max-epochs -2: must be ≥ 0" on the command line.
+func FieldErrorf(path, format string, a ...any) error {
+	return &Error{Field: path, Msg: Msgf(format, a...)}
+}
+
+// FieldWrap returns the *Error "path: err" for the field at path, which
+// wraps err.
+func FieldWrap(path string, err error) error {
+	return &Error{Field: path, Msg: Msgf(": %s", asMessage(err)), Err: err}
+}
+
+// AsField returns err, when it is an *Error for a setting by name, as the
+// *Error for the field at path of a library job with the same message (a
+// job's Validate naming its field for an error of a function that names
+// the setting); any other err as it is.
+func AsField(err error, path string) error {
+	if e, ok := err.(*Error); ok && e.Name != "" {
+		f := *e
+		f.Name, f.Field = "", path
+		return &f
+	}
+	return err
 }
 
 // Wrap returns the *Error "name: err", which wraps err. The settings err
@@ -74,10 +105,10 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // message is e's whole message, its Name as a setting.
 func (e *Error) message() Message {
-	if e.Name == "" {
+	if e.Name == "" && e.Field == "" {
 		return e.Msg
 	}
-	return append(Message{{Setting: &Ref{Name: e.Name}}}, e.Msg...)
+	return append(Message{{Setting: &Ref{Name: e.Name, Field: e.Field}}}, e.Msg...)
 }
 
 // AsKey is a setting's key in an experiment file.
@@ -100,17 +131,61 @@ func InFile(err error) error {
 // terms (the command line's, which the command supplies), or the file's
 // (Keys) when err is marked InFile; a Flag setting stays a flag.
 func Render(err error, flags Terms) string {
-	msg := err.Error()
 	var f inFile
-	file := errors.As(err, &f)
-	for _, e := range all(err) {
+	return render(err, flags, errors.As(err, &f), "")
+}
+
+// render is Render for the errors below a job's field prefix (Under).
+func render(err error, flags Terms, file bool, prefix string) string {
+	msg := err.Error()
+	for _, x := range all(err) {
 		t := flags
-		if file && !e.Flag {
+		if file && !x.e.Flag {
 			t = inFileTerms{flags}
 		}
-		msg = strings.Replace(msg, e.Error(), e.message().Render(t), 1)
+		// As err's text holds it (with the prefixes of the Under calls
+		// inside err), and as t words it under prefix too.
+		was := x.e.messageUnder(x.prefix).Render(Plain)
+		msg = strings.Replace(msg, was, x.e.messageUnder(prefix+x.prefix).Render(t), 1)
 	}
 	return msg
+}
+
+type under struct {
+	prefix string
+	err    error
+}
+
+// Under returns err with the field paths its *Errors name re-rooted under
+// prefix, a field of the caller's job that holds the job whose error err
+// is: scoring.Job reports its Oracle's "Epochs" as "Oracle.Epochs".
+func Under(prefix string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return under{prefix + ".", err}
+}
+
+func (u under) Error() string { return render(u.err, Plain, false, u.prefix) }
+
+func (u under) Unwrap() error { return u.err }
+
+// messageUnder is e's message with its field paths under prefix.
+func (e *Error) messageUnder(prefix string) Message {
+	m := e.message()
+	if prefix == "" {
+		return m
+	}
+	out := make(Message, len(m))
+	for i, p := range m {
+		if p.Setting != nil && p.Setting.Field != "" {
+			r := *p.Setting
+			r.Field = prefix + r.Field
+			p.Setting = &r
+		}
+		out[i] = p
+	}
+	return out
 }
 
 // inFileTerms words settings as an experiment file's keys, and commands,
@@ -120,24 +195,34 @@ type inFileTerms struct{ flags Terms }
 func (t inFileTerms) Setting(r Ref) string { return Keys.Setting(r) }
 func (t inFileTerms) Command(c Cmd) string { return t.flags.Command(c) }
 
+// named is an *Error in an error's tree, with the prefix of the Under
+// calls above it.
+type named struct {
+	e      *Error
+	prefix string
+}
+
 // all returns the *Errors in err's tree, outermost first.
-func all(err error) []*Error {
-	var out []*Error
-	var walk func(error)
-	walk = func(err error) {
+func all(err error) []named {
+	var out []named
+	var walk func(error, string)
+	walk = func(err error, prefix string) {
 		for err != nil {
-			if e, ok := err.(*Error); ok {
-				out = append(out, e)
+			switch x := err.(type) {
+			case *Error:
+				out = append(out, named{x, prefix})
+			case under:
+				prefix += x.prefix
 			}
 			if m, ok := err.(interface{ Unwrap() []error }); ok {
 				for _, x := range m.Unwrap() {
-					walk(x)
+					walk(x, prefix)
 				}
 				return
 			}
 			err = errors.Unwrap(err)
 		}
 	}
-	walk(err)
+	walk(err, "")
 	return out
 }

@@ -88,3 +88,44 @@ func TestNote(t *testing.T) {
 		t.Errorf("a NUL in the text = %q, want %q", got, want)
 	}
 }
+
+// TestFieldError: an error naming a field path reads as the path to a Go
+// caller, as the caller's spelling of it in its terms, and under a
+// containing job's field (Under) with the prefix in both; errors.Is still
+// sees what it wraps.
+func TestFieldError(t *testing.T) {
+	e := setting.FieldErrorf("Recipe.MaxEpochs", " %d: must be ≥ 0 (see %s)", -2, setting.Field("Recipe.Schedule"))
+	if got, want := e.Error(), "Recipe.MaxEpochs -2: must be ≥ 0 (see Recipe.Schedule)"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if got, want := flagtext.Render(e), "--max-epochs -2: must be ≥ 0 (see --schedule)"; got != want {
+		t.Errorf("Render = %q, want %q", got, want)
+	}
+	if got, want := setting.Render(setting.InFile(e), flagtext.Terms), "max_epochs -2: must be ≥ 0 (see schedule)"; got != want {
+		t.Errorf("Render in a file = %q, want %q", got, want)
+	}
+	base := errors.New("invalid input")
+	u := fmt.Errorf("oracle recipe: %w", setting.Under("Oracle", fmt.Errorf("%w: %w", base,
+		setting.FieldErrorf("LR", " %g: must be positive", 0.0))))
+	if got, want := u.Error(), "oracle recipe: invalid input: Oracle.LR 0: must be positive"; got != want {
+		t.Errorf("Under: Error() = %q, want %q", got, want)
+	}
+	if got, want := setting.Render(u, prefixTerms{}), "oracle recipe: invalid input: <Oracle.LR> 0: must be positive"; got != want {
+		t.Errorf("Under: Render = %q, want %q", got, want)
+	}
+	if !errors.Is(u, base) {
+		t.Error("Under hides the wrapped error")
+	}
+	for path, key := range map[string]string{"LR": "lr", "Recipe.MaxEpochs": "max-epochs", "NoMIA": "no-mia",
+		"ModelPath": "model-path", "Bootstrap.Seed": "seed"} {
+		if got := setting.Field(path).Key(); got != key {
+			t.Errorf("Field(%q).Key() = %q, want %q", path, got, key)
+		}
+	}
+}
+
+// prefixTerms shows a field's whole path, to see what a command's terms get.
+type prefixTerms struct{}
+
+func (prefixTerms) Setting(r setting.Ref) string { return "<" + r.Field + ">" }
+func (prefixTerms) Command(c setting.Cmd) string { return "" }

@@ -15,6 +15,7 @@ import (
 	"github.com/unlearn-tool/unlearn/eval/score"
 	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -179,7 +180,7 @@ func (job *Job) check() error {
 	o := job.Oracle
 	o.ModelPath, o.Data, o.Out = job.ModelPath, job.Suite.Data, job.Dir
 	if err := o.Check(); err != nil {
-		return fmt.Errorf("oracle recipe: %w", err)
+		return fmt.Errorf("oracle recipe: %w", setting.Under("Oracle", err))
 	}
 	return nil
 }

@@ -17,12 +17,14 @@ var Terms setting.Terms = terms{}
 
 type terms struct{}
 
-// Setting is "--name" or "--name value".
+// Setting is "--name" or "--name value"; a setting named by a field path
+// is spelled from the path's last element (setting.Ref.Key), which the
+// command's tables override where a flag is named otherwise.
 func (terms) Setting(r setting.Ref) string {
 	if r.Value == "" {
-		return Flag(r.Name)
+		return Flag(r.Key())
 	}
-	return Flag(r.Name) + " " + r.Value
+	return Flag(r.Key()) + " " + r.Value
 }
 
 // Command is "unlearn NAME --flag value …".

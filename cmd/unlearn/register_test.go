@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/unlearn-tool/unlearn/unlearn"
+)
+
+var (
+	registerScale sync.Once
+	scaleMu       sync.Mutex
+	scaleLR       []float64 // the rate each run of "scale" was given
+)
+
+// TestRegisteredMethod registers, from outside package unlearn, an
+// algorithm ("scale": multiply the masked elements by 1 − lr) and a method
+// that pairs it with DEL's localization ("scale-del"), and runs the method
+// by name with a setting (lr) given as a flag of the main command and as a
+// key of an experiment file's method row: the method is accepted in both,
+// and the algorithm sees the setting's value.
+func TestRegisteredMethod(t *testing.T) {
+	registerScale.Do(func() {
+		err := unlearn.Register(unlearn.Algorithm{Name: "scale", Summary: "test only: scale the masked elements",
+			UsesForget: true, Run: func(r *unlearn.Runner) error {
+				lr := r.Config().LR
+				scaleMu.Lock()
+				scaleLR = append(scaleLR, lr)
+				scaleMu.Unlock()
+				in := r.Input()
+				for name, el := range in.Mask {
+					v := in.Model.Graph.LocalValue(name)
+					vals, err := v.Init.Float32s()
+					if err != nil {
+						return err
+					}
+					for i := range vals {
+						if el[i] {
+							vals[i] *= float32(1 - lr)
+						}
+					}
+					if err := v.Init.SetFloat32s(vals); err != nil {
+						return err
+					}
+				}
+				return nil
+			}})
+		if err == nil {
+			err = unlearn.RegisterMethod(unlearn.Method{Name: "scale-del", Strategy: "del", Algorithm: "scale"})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err := unlearn.RegisterMethod(unlearn.Method{Name: "scale-del", Strategy: "del", Algorithm: "scale"}); err == nil {
+		t.Error("a method registered twice was accepted")
+	}
+	if err := unlearn.RegisterMethod(unlearn.Method{Name: "x", Strategy: "del", Algorithm: "nope"}); err == nil {
+		t.Error("a method of an unknown algorithm was accepted")
+	}
+	seen := func() []float64 {
+		scaleMu.Lock()
+		defer scaleMu.Unlock()
+		s := scaleLR
+		scaleLR = nil
+		return s
+	}
+	seen()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "u.onnx")
+	r := runInProcess(t, "--model", "testdata/resnet_small_train.onnx", "--forget", "testdata/demo/forget_nonIID.txt",
+		"--data", "testdata/fashion", "--method", "scale-del", "--lr", "0.25", "--budget", "0.05", "--no-mia",
+		"--no-before", "--out", out, "--threads", "2")
+	if r.code != 0 {
+		t.Fatalf("--method scale-del: exit %d: %s", r.code, r.stderr)
+	}
+	var doc struct {
+		Unlearning struct{ Method, Strategy, Algorithm string } `json:"unlearning"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "u.metrics.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &doc)
+	}
+	if u := doc.Unlearning; err != nil || u.Method != "scale-del" || u.Strategy != "del" || u.Algorithm != "scale" {
+		t.Errorf("metrics.json: %+v (%v); want method scale-del, strategy del, algorithm scale", u, err)
+	}
+	if got := seen(); len(got) != 1 || got[0] != 0.25 {
+		t.Errorf("--lr 0.25: the algorithm saw %v", got)
+	}
+
+	cfg := filepath.Join(dir, "exp.yaml")
+	yaml := "model: testdata/resnet_small_train.onnx\ndata: testdata/fashion\ntrain: {epochs: 1, lr: 0.05}\n" +
+		"forget_sets: [{name: demo, kind: file, ids: testdata/demo/forget_nonIID.txt}]\nseeds: [0]\nno_mia: true\nthreads: 2\nout: " +
+		filepath.Join(dir, "exp") + "\nmethods: [{name: Scale, method: scale-del, budgets: [0.05], lr: 0.125}]\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runInProcess(t, "experiment", "--config", cfg); r.code != 0 {
+		t.Fatalf("experiment with method scale-del: exit %d: %s", r.code, r.stderr)
+	}
+	if got := seen(); len(got) != 1 || got[0] != 0.125 {
+		t.Errorf("lr: 0.125 in the experiment file: the algorithm saw %v", got)
+	}
+}
