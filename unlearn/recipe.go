@@ -112,7 +112,8 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 	switch sched {
 	case ScheduleFixed:
 		if r.autoSettings() {
-			return Config{}, fmt.Errorf("%w: max epochs, the epoch fraction and the stopping tolerances apply to the auto schedule", ErrInput)
+			return Config{}, fmt.Errorf("%w: max epochs, the epoch fraction and the stopping tolerances apply to "+
+				"the auto schedule", ErrInput)
 		}
 		if r.Epochs.V > 0 {
 			cfg.Epochs = r.Epochs.V
@@ -122,7 +123,8 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 		}
 	case ScheduleAuto:
 		if a.FromScratch {
-			return Config{}, fmt.Errorf("%w: schedule auto: %s trains the recipe's epochs from scratch; the auto schedule applies to %s", ErrInput, algorithm, strings.Join(AutoAlgorithms(), ", "))
+			return Config{}, fmt.Errorf("%w: schedule auto: %s trains the recipe's epochs from scratch; "+
+				"the auto schedule applies to %s", ErrInput, algorithm, strings.Join(AutoAlgorithms(), ", "))
 		}
 		if !a.Epochs {
 			return Config{}, fmt.Errorf("%w: schedule auto: %s does not train in epochs", ErrInput, algorithm)
@@ -137,13 +139,15 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 			return Config{}, fmt.Errorf("%w: epoch fraction %g: must be in (0, 1]", ErrInput, f)
 		}
 		cfg.Auto.EpochFraction = r.EpochFraction.V
-		cfg.Auto.ForgetTolerance, cfg.Auto.UtilityTolerance = stopTolerance(r.ForgetTolerance), stopTolerance(r.UtilityTolerance)
+		cfg.Auto.ForgetTolerance = stopTolerance(r.ForgetTolerance)
+		cfg.Auto.UtilityTolerance = stopTolerance(r.UtilityTolerance)
 	default:
 		return Config{}, fmt.Errorf("%w: schedule %q: unknown; choose %s or %s", ErrInput, sched, ScheduleFixed, ScheduleAuto)
 	}
 	cfg.Proxies.Track = !r.NoProxies && !a.FromScratch
 	if r.GradChannels && (!a.Epochs || a.FromScratch) {
-		return Config{}, fmt.Errorf("%w: grad channels restrict the training steps to a mask's channels; %s %s", ErrInput, algorithm,
+		return Config{}, fmt.Errorf("%w: grad channels restrict the training steps to a mask's channels; %s %s",
+			ErrInput, algorithm,
 			map[bool]string{true: "trains every parameter from scratch", false: "takes no training steps"}[a.FromScratch])
 	}
 	cfg.GradChannels = r.GradChannels

@@ -285,7 +285,8 @@ func CheckDepthFloor(floor float64, strategy string) error {
 	case !(floor >= 0 && floor < 1):
 		return fmt.Errorf("depth floor %g: must be a fraction in [0, 1) of the network's depth", floor)
 	case floor > 0 && strategy != "del" && strategy != "random":
-		return fmt.Errorf("depth floor %g applies to strategy del (and random, which copies its per-layer counts), not %s", floor, strategy)
+		return fmt.Errorf("depth floor %g applies to strategy del (and random, which copies its per-layer counts), "+
+			"not %s", floor, strategy)
 	}
 	return nil
 }

@@ -141,7 +141,8 @@ func checkOne(o Output, inputs []Input, earlier []Output) error {
 	// temporary (..NAME.partial-PID.tmp-PID-RANDOM); a name that leaves no
 	// room for it would fail only after the work.
 	if n := len(filepath.Base(o.Path)); n+maxTempExtra > maxNameLen {
-		return fail(ErrFolder, "file name of %d bytes: at most %d, since the temporary files written beside it add %d", n, maxNameLen-maxTempExtra, maxTempExtra)
+		return fail(ErrFolder, "file name of %d bytes: at most %d, since the temporary files written beside it add %d",
+			n, maxNameLen-maxTempExtra, maxTempExtra)
 	}
 	lst, lerr := os.Lstat(o.Path)
 	exists := lerr == nil
@@ -321,7 +322,8 @@ func CheckDir(o Output, inputs []Input) error {
 		switch {
 		case m&fs.ModeSymlink != 0:
 			target, _ := os.Readlink(clean)
-			return fail(ErrSymlink, "is a symbolic link (to %s); outputs never replace a link: pass the target path instead", target)
+			return fail(ErrSymlink, "is a symbolic link (to %s); outputs never replace a link: "+
+				"pass the target path instead", target)
 		case !m.IsDir():
 			for _, in := range inputs {
 				if in.Path != "" && same(clean, resolve(clean), true, in.Path) {

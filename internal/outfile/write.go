@@ -70,7 +70,8 @@ func RemoveTracked() {
 
 // tempName is a new temporary name beside final.
 func tempName(final string) string {
-	return filepath.Join(filepath.Dir(final), fmt.Sprintf(".%s.tmp-%s-%s", filepath.Base(final), owner(), strconv.FormatUint(rand.Uint64(), 36)))
+	name := fmt.Sprintf(".%s.tmp-%s-%s", filepath.Base(final), owner(), strconv.FormatUint(rand.Uint64(), 36))
+	return filepath.Join(filepath.Dir(final), name)
 }
 
 // Stage removes the stale temporaries beside final (RemoveStale) and
