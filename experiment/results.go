@@ -313,7 +313,8 @@ func Markdown(rows []Row) string {
 		if r.ForgetSet != fs {
 			fs = r.ForgetSet
 			fmt.Fprintf(&b, "\n**Forget set %s**\n\n", MarkdownText(fs))
-			head, rule := "| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg \\|Δ\\| | time "+
+			head, rule := "| method | strategy + algorithm | α | forget acc | Δ forget | Δ MIA | Δ test | avg "+
+				"\\|Δ\\| | time "+
 				"÷ retrain", "|---|---|---|---|---|---|---|---|---"
 			if command[fs] {
 				head, rule = head+" | command ÷ retrain", rule+"|---"

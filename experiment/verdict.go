@@ -95,11 +95,13 @@ func VerdictMarkdown(recs []Record, names []string) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n**Flag against miss** (%s): every run, Δ = oracle − model in points; a miss is |Δ forget| or |Δ "+
+	fmt.Fprintf(&b, "\n**Flag against miss** (%s): every run, Δ = oracle − model in points; a miss is |Δ "+
+		"forget| or |Δ "+
 		"test| above %g point; ", MarkdownText(strings.Join(names, ", ")), MissPoints)
 	b.WriteString("flags are the run's own warnings (metrics.json `unlearning.flags`); vouched means the auto rule was " +
 		"met with no flag; ")
-	b.WriteString("estimate − oracle is the run's oracle-free estimate of the oracle's forget and test accuracy against " +
+	b.WriteString("estimate − oracle is the run's oracle-free estimate of the oracle's forget and test " +
+		"accuracy against " +
 		"the oracle's; ")
 	b.WriteString("time and command ÷ retrain are the run's, as in the tables above (– where the run was not timed " +
 		"against its oracle).\n\n")

@@ -145,7 +145,8 @@ func runIU(r *Runner) error {
 		return fmt.Errorf("%w (lower IU alpha)", err)
 	}
 	r.Note("IU (WoodFisher): gradients over %d forget and %d retain examples (inference mode, batches of %d); "+
-		"inverse-Fisher recursion over %d retain examples one at a time, damping N = %g; step θ += %g·H⁻¹(g_F − g_R) on %d "+
+		"inverse-Fisher recursion over %d retain examples one at a time, damping N = %g; step θ += "+
+		"%g·H⁻¹(g_F − g_R) on %d "+
 		"masked elements",
 		nF, nR, r.Config().BatchSize, samples, N, r.Config().IU.Alpha, changed)
 	return r.WriteBack(e)

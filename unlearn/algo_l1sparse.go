@@ -26,7 +26,8 @@ func runL1Sparse(r *Runner) error {
 	}
 	defer e.Close()
 	r.NoteAfter(func() string {
-		return fmt.Sprintf("finetuned on %d retain examples with an L1 penalty %g·(1 − epoch/%d)·‖θ‖₁ %s: SGD lr %.4g "+
+		return fmt.Sprintf("finetuned on %d retain examples with an L1 penalty %g·(1 − "+
+			"epoch/%d)·‖θ‖₁ %s: SGD lr %.4g "+
 			"momentum %g weight decay %g, cosine to 0.01·lr per epoch, batch %d",
 			len(r.Input().Retain), r.Config().L1, r.Config().Epochs, r.TrainedFor(), r.Rate(), r.Config().Momentum,
 			r.Config().WeightDecay, r.Config().BatchSize)

@@ -10,7 +10,8 @@ import (
 )
 
 func init() {
-	mustRegister(Algorithm{Name: "scrub", Order: 70, Summary: "teacher–student: max-steps on the forget set, min-steps " +
+	mustRegister(Algorithm{Name: "scrub", Order: 70, Summary: "teacher–student: max-steps on the forget " +
+		"set, min-steps " +
 		"on the retain set",
 		Run: runSCRUB, UsesForget: true, UsesRetain: true, Epochs: true,
 		NoAugment: "it distils against teacher logits computed once per unaugmented example",

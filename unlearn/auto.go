@@ -287,7 +287,8 @@ func (r *Runner) setupProxies(a *Algorithm) error {
 	r.res.Proxies = r.proxy.log
 	kind := "IID: the reference is the whole test split"
 	if !ref.IID {
-		kind = fmt.Sprintf("non-IID (χ² %.1f > %.1f): the reference is the %d test examples of classes %v, weighted by the "+
+		kind = fmt.Sprintf("non-IID (χ² %.1f > %.1f): the reference is the %d test examples of classes %v, "+
+			"weighted by the "+
 			"forget set's shares", ref.ChiSquare, ref.Critical, ref.NTest, ref.Classes)
 	}
 	r.Note("proxies: %d retain examples held out (not trained on); forget set %s; input model: forget accuracy %.3f, "+

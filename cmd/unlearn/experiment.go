@@ -50,7 +50,8 @@ func experimentCommand() *cli.Command {
 			&cli.IntFlag{Name: "shards", Destination: &o.shards,
 				Usage: "number of shards, at most the seeds (0: the whole grid); " +
 					"each runs whole seeds"},
-			&cli.IntFlag{Name: "shard", Destination: &o.shard, Usage: "run only the seeds at positions ≡ shard mod --shards; " +
+			&cli.IntFlag{Name: "shard", Destination: &o.shard, Usage: "run only the seeds at positions ≡ shard " +
+				"mod --shards; " +
 				"unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), " +
 				"one of which must be set"},
 		}, rt[0], rt[2]),

@@ -93,7 +93,8 @@ func (r *state) report() (*Outcome, error) {
 		experiment.MarkdownCode(r.command("experiment", config, setting.Of("report-only"))))
 	md.WriteString("Values are percentage points, Δ = oracle − model, mean ± 95 % CI over seeds (Student's t);\n")
 	md.WriteString("MIA is SalUn's SVC on the true label's confidence (share of the forget set called non-member);\n")
-	md.WriteString("avg |Δ| = (|Δ forget| + |Δ MIA|)/2; time ÷ retrain = (localize + unlearn seconds) ÷ the oracle's\n")
+	md.WriteString("avg |Δ| = (|Δ forget| + |Δ MIA|)/2; time ÷ retrain = (localize + unlearn seconds) ÷ " +
+		"the oracle's\n")
 	md.WriteString("training seconds on the same machine; ")
 	for _, row := range rows {
 		if row.Command.N > 0 {

@@ -163,7 +163,8 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 		"block, on seed %d's\n", sc.Seed)
 	fmt.Fprintf(&b, "original and forget set: %d models retrained from scratch with the grid's recipe (seeds %d + k) "+
 		"against %d runs of\n", sc.K, sc.OracleSeed, sc.K)
-	b.WriteString("each row (seeds seed + k); F is the forget quality, the final score F · RA_u/RA_r · TA_u/TA_r, KLoM " +
+	b.WriteString("each row (seeds seed + k); F is the forget quality, the final score F · RA_u/RA_r · " +
+		"TA_u/TA_r, KLoM " +
 		"the mean\n")
 	fmt.Fprintf(&b, "over forget examples (lower: closer to retraining); intervals are 95 %% bootstrap intervals over "+
 		"the models; retain and\n")
@@ -273,7 +274,8 @@ func (r *state) scoreMarkdown(rows []experiment.Row) (string, error) {
 			}
 		}
 		b.WriteString("| Method | F | final score | KLoM forget | U-LiRA accuracy | U-LiRA AUC | forget acc. unlearned / " +
-			"retrained | test acc. unlearned / retrained | SVC MIA unlearned / retrained | \\|Δ MIA\\| (grid) | rank by score " +
+			"retrained | test acc. unlearned / retrained | SVC MIA unlearned / retrained | \\|Δ MIA\\| (grid) | " +
+			"rank by score " +
 			"| rank by MIA | rank by U-LiRA |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		iv := func(v schema.ScoreInterval) string { return fmt.Sprintf("%.3f [%.3f, %.3f]", v.Estimate, v.Lo, v.Hi) }
