@@ -56,12 +56,10 @@ regimes/resnet18-memorize/train.py uses this file's training loop with its
 own data, network and recipe (the `Regime` below).
 """
 import argparse
-import gzip
-import hashlib
+import importlib.util
 import json
 import os
 import shutil
-import struct
 import sys
 import time
 
@@ -71,6 +69,16 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 FMNIST = "/usr/share/datasets/fashion-mnist"
+
+# The helpers this regime shares with regimes/resnet18 are that script's:
+# IDX reading, hashing, the machine's name, sidecar writing, ids files and
+# drawing the forget sets.
+_spec = importlib.util.spec_from_file_location(
+    "r18_helpers", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "resnet18", "train.py"))
+_r18 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_r18)
+read_idx, sha256, machine_id = _r18.read_idx, _r18.sha256, _r18.machine_id
+write_json, read_ids, draw_forget = _r18.write_json, _r18.read_ids, _r18.draw_forget
 
 
 class Regime:
@@ -99,15 +107,6 @@ class Regime:
         # exact without augmentation but for the weights' change within the
         # epoch).
         self.eval_train_each_epoch = eval_train_each_epoch
-
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        b = f.read()
-    magic, = struct.unpack(">I", b[:4])
-    ndim = magic & 0xFF
-    dims = struct.unpack(">" + "I" * ndim, b[4:4 + 4 * ndim])
-    return np.frombuffer(b, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
 def fmnist_arrays(n_train, n_test):
@@ -159,47 +158,6 @@ REGIME = Regime(
 
 # ---------------------------------------------------------------- helpers
 
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def machine_id():
-    """The CPU as the tool's experiment records name it (runner.machineID):
-    the machine's processors, not this process's affinity (taskset)."""
-    fields, cpus, first = {}, 0, True
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if not line.strip():
-                first = False
-                continue
-            k, _, v = line.partition(":")
-            if k.strip() == "processor":
-                cpus += 1
-            if first:
-                fields[k.strip()] = v.strip()
-    name = fields.get("model name") or fields.get("vendor_id", "")
-    if fields.get("cpu family"):
-        name += f" (family {fields['cpu family']}, model {fields.get('model', '')})"
-    return f"{name}, {cpus or os.cpu_count()} CPUs"
-
-
-def write_json(path, meta):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(meta, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
-def read_ids(path):
-    with open(path) as f:
-        return [int(s) for s in (ln.split("#")[0].strip() for ln in f) if s]
-
-
 def forget_path(R, name, seed):
     return os.path.join(R.forget, f"{name}-seed{seed}.txt")
 
@@ -207,13 +165,6 @@ def forget_path(R, name, seed):
 def model_path(R, seed, forget):
     name = f"original-seed{seed}" if forget is None else f"oracle-{forget}-seed{seed}"
     return os.path.join(R.models, name + ".onnx")
-
-
-def draw_forget(labels, kind, frac, classes, seed, index):
-    rng = np.random.Generator(np.random.PCG64([seed, index]))
-    pool = np.arange(len(labels)) if kind == "iid" else np.flatnonzero(np.isin(labels, classes))
-    n = int(frac * len(pool) + 0.5)
-    return np.sort(rng.choice(pool, size=n, replace=False))
 
 
 # ---------------------------------------------------------------- data
