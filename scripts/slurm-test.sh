@@ -158,9 +158,21 @@ echo "$out"
 read -r array gather < <(sed -n 's/^array job \([0-9]*\) .* gather job \([0-9]*\) .*/\1 \2/p' <<<"$out") || true
 [ -n "$array" ] && [ -n "$gather" ] || fail "submit-score.sh printed no job ids"
 jobs=("$array" "$gather")
+# Wait until every array task and the gather job is in a final state, as
+# scontrol reports it. A query that fails (slurmctld busy on a loaded
+# machine) counts as "not yet", never as "done": an empty squeue answer
+# once ended this wait while the jobs still ran.
+final='^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|PREEMPTED|BOOT_FAIL|DEADLINE)$'
+job_states() { # one "JobId ArrayTaskId JobState ExitCode" line per job or task, or nothing on error
+  scontrol -o show job "$1" 2>/dev/null | sed -n 's/.*JobId=\([0-9]*\) .*JobState=\([A-Z_]*\) .*ExitCode=\([0-9:]*\).*/\1 \2 \3/p'
+}
 for i in $(seq 300); do
-  [ -z "$(squeue -h -j "$array,$gather")" ] && break
-  [ "$i" = 300 ] && fail "jobs still queued after 600 s: $(squeue -j "$array,$gather")"
+  a=$(job_states "$array") g=$(job_states "$gather")
+  if [ "$(grep -c . <<<"$a")" = 4 ] && [ -n "$g" ] &&
+    ! awk -v re="$final" '$2 !~ re { bad = 1 } END { exit !bad }' <<<"$a"$'\n'"$g"; then
+    break
+  fi
+  [ "$i" = 300 ] && fail "jobs not finished after 600 s: $(scontrol -o show job "$array" 2>&1; scontrol -o show job "$gather" 2>&1)"
   sleep 2
 done
 states=$(scontrol -o show job "$array" | sed -n 's/.*JobId=\([0-9]*\) .*ArrayTaskId=\([0-9]*\) .*JobState=\([A-Z_]*\) .*ExitCode=\([0-9:]*\).*/task \2: \3 \4/p' | sort)
@@ -168,7 +180,12 @@ gstate=$(scontrol -o show job "$gather" | sed -n 's/.*JobState=\([A-Z_]*\) .*Exi
 echo "$states" | sed 's/^/  array /'
 echo "  gather: $gstate"
 if [ "$(grep -c ': COMPLETED 0:0' <<<"$states")" != 4 ] || [ "$gstate" != "COMPLETED 0:0" ]; then
+  # The job logs first, then the states and the controller's last words, so
+  # that a log's tail (all CI keeps) ends with the cause.
   tail -n 20 "$scratch"/jobs/*.out >&2
+  tail -n 15 "$scratch/log/slurmctld.log" | sed 's/^/  slurmctld: /' >&2
+  echo "$states" | sed 's/^/  array /' >&2
+  echo "  gather: $gstate" >&2
   fail "array tasks or gather did not complete"
 fi
 say "array and gather done in $(($(date +%s) - t0)) s"
