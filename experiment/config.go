@@ -182,6 +182,9 @@ type Method struct {
 	// (--forget-tolerance, a fraction; 0: the rule's, which widens to two
 	// standard errors of the forget set). A default row may set it too.
 	ForgetTolerance float64 `yaml:"forget_tolerance" json:"forget_tolerance,omitempty"`
+	// PlateauCuts is the auto schedule's plateau cuts (--plateau-cuts; 0:
+	// none). A default row may set it too.
+	PlateauCuts int `yaml:"plateau_cuts" json:"plateau_cuts,omitempty"`
 	// Augment augments the row's unlearning batches (--augment syntax,
 	// normalized by Load; the algorithm must augment, see
 	// unlearn.Algorithm.Augments). It is not inherited from train.
@@ -210,6 +213,9 @@ type Method struct {
 	// default row may set it: the default with widening, run beside the
 	// Default row under its own key.
 	Widen []float64 `yaml:"widen" json:"widen,omitempty"`
+	// WidenFloor, when set, is the depth floor of the wider rungs
+	// (--widen-floor; unlearn.Job.WidenFloor); it needs Widen.
+	WidenFloor *float64 `yaml:"widen_floor" json:"widen_floor,omitempty"`
 }
 
 // Load reads and checks an experiment file (a regular file of at most
@@ -389,6 +395,9 @@ func (c *Config) check() error {
 		if !(m.EpochFraction >= 0 && m.EpochFraction <= 1) {
 			return fmt.Errorf("%w: method %s: epoch_fraction %g outside (0, 1]", ErrConfig, m.Name, m.EpochFraction)
 		}
+		if m.PlateauCuts < 0 { // the upper bound is the library's (unlearn.Configure)
+			return fmt.Errorf("%w: method %s: plateau_cuts %d: must be ≥ 0", ErrConfig, m.Name, m.PlateauCuts)
+		}
 		if !(m.ForgetTolerance >= 0 && m.ForgetTolerance < 1) {
 			return fmt.Errorf("%w: method %s: forget_tolerance %g outside [0, 1) (a fraction: 0.01 "+
 				"= 1 point)", ErrConfig, m.Name, m.ForgetTolerance)
@@ -403,6 +412,10 @@ func (c *Config) check() error {
 		if m.BatchSize < 0 || m.BatchSize > MaxBatchSize {
 			return fmt.Errorf("%w: method %s: batch_size %d: must be in [1, %d]", ErrConfig, m.Name, m.BatchSize, MaxBatchSize)
 		}
+		if f := m.WidenFloor; f != nil && (len(m.Widen) == 0 || !(*f >= 0 && *f < 1)) {
+			return fmt.Errorf("%w: method %s: widen_floor %g: the depth floor of the widen rungs, in [0, 1), "+
+				"with widen", ErrConfig, m.Name, *f)
+		}
 		for i, b := range m.Widen {
 			if !(b > 0 && b <= 1) || (i > 0 && b <= m.Widen[i-1]) {
 				return fmt.Errorf("%w: method %s: widen %v: budgets in (0, 1], each larger than the "+
@@ -416,7 +429,7 @@ func (c *Config) check() error {
 				return fmt.Errorf("%w: method %s: default runs the main command without choices; "+
 					"drop method, strategy, algorithm, budgets, epochs, lr, schedule, max_epochs, "+
 					"batch_size, depth_floor, augment and args (it takes epoch_fraction, "+
-					"utility_tolerance, forget_tolerance and widen only)", ErrConfig, m.Name)
+					"utility_tolerance, forget_tolerance, plateau_cuts, widen and widen_floor only)", ErrConfig, m.Name)
 			}
 			continue
 		}
@@ -460,6 +473,10 @@ func (c *Config) check() error {
 		}
 		if m.UtilityTolerance != 0 && m.Schedule != "auto" {
 			return fmt.Errorf("%w: method %s: utility_tolerance applies to schedule auto (the stopping rule's)", ErrConfig,
+				m.Name)
+		}
+		if m.PlateauCuts != 0 && m.Schedule != "auto" {
+			return fmt.Errorf("%w: method %s: plateau_cuts applies to schedule auto (the stopping rule's)", ErrConfig,
 				m.Name)
 		}
 	}

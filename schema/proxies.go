@@ -178,6 +178,9 @@ type AutoSchedule struct {
 	StartLoss  float64   `json:"start_loss,omitempty"`
 	RangeSteps int       `json:"range_steps,omitempty"`
 	RangeS     float64   `json:"range_s"`
+	// PlateauCuts counts the times the run cut its rate on a plateau
+	// instead of stopping (unlearn.AutoConfig.PlateauCuts).
+	PlateauCuts int `json:"plateau_cuts,omitempty"`
 	// LRCap is the largest rate the range test tried: the round budget
 	// (unlearn.AutoConfig.RoundBudget) over the steps of one round (rule
 	// version 9); the candidates above it were not tried. 0: no cap.

@@ -182,13 +182,14 @@ type Tolerances struct {
 	Cap float64 `json:"cap"`
 }
 
-// WidenStep is one rung of a widening run: the budget and the elements it
-// selected, the auto schedule's epochs, result epoch and reason, the
+// WidenStep is one rung of a widening run: the budget, the depth floor
+// and the elements it selected, the auto schedule's epochs, result epoch and reason, the
 // proxies' forget and test accuracy of its result, how far the forget
 // accuracy lay above the rule's target where that made the run widen
 // (StillRemembers, a fraction), and its seconds.
 type WidenStep struct {
 	Budget         float64 `json:"budget"`
+	DepthFloor     float64 `json:"depth_floor,omitempty"`
 	Selected       int64   `json:"selected"`
 	Epochs         int     `json:"epochs"`
 	Epoch          int     `json:"epoch"`

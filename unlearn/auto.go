@@ -115,6 +115,9 @@ func (c *Config) resolveSchedule(algo string, userEpochs int, userLR float64) er
 	if a.Patience == 0 {
 		a.Patience = 3
 	}
+	if a.PlateauFactor == 0 {
+		a.PlateauFactor = 0.3
+	}
 	if a.ForgetTolerance == 0 {
 		a.ForgetTolerance, a.ScaleForgetTolerance = 0.01, true
 	}

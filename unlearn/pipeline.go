@@ -49,6 +49,12 @@ type Job struct {
 	// schedule widens its mask along while the forget set is still
 	// remembered (widen.go; DefaultWiden is the default's); nil: never.
 	Widen []float64
+	// WidenFloor, when set, is the depth floor of the wider rungs
+	// (DepthFloor's meaning): a model that memorized keeps part of what it
+	// remembers in the layers the first rung's floor protects, and a
+	// lower floor lets a wider mask reach them (widen.go). Unset: each
+	// rung keeps DepthFloor.
+	WidenFloor Opt[float64]
 	// Algorithm is a registered algorithm (Algorithms()); Config its
 	// settings (Defaults(Algorithm) with the caller's changes).
 	Algorithm string

@@ -30,6 +30,9 @@ type Recipe struct {
 	// tolerances (AutoConfig): unset, the rule's default; 0 or negative,
 	// none.
 	ForgetTolerance, UtilityTolerance Opt[float64]
+	// PlateauCuts is the auto schedule's AutoConfig.PlateauCuts (unset:
+	// none).
+	PlateauCuts Opt[int]
 	// NoProxies trains on the whole retain set, holding nothing out for
 	// the oracle-free proxies (the auto schedule needs them). An algorithm
 	// that trains from scratch (retrain) never holds anything out.
@@ -45,11 +48,16 @@ type Recipe struct {
 	GradChannels bool
 }
 
+// MaxPlateauCuts bounds Recipe.PlateauCuts: each cut lowers the rate
+// 0.3×, so a few reach rates at which nothing moves.
+const MaxPlateauCuts = 5
+
 // autoSettings says whether r sets any of the auto schedule's own
 // settings (max epochs, epoch fraction, tolerances) to a value that
 // matters.
 func (r Recipe) autoSettings() bool {
-	return r.MaxEpochs.V != 0 || r.ForgetTolerance.Set || r.UtilityTolerance.Set || r.EpochFraction.V != 0
+	return r.MaxEpochs.V != 0 || r.ForgetTolerance.Set || r.UtilityTolerance.Set || r.EpochFraction.V != 0 ||
+		r.PlateauCuts.V != 0
 }
 
 // stopTolerance maps a stopping tolerance onto AutoConfig's convention: 0 (the
@@ -141,6 +149,10 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 		cfg.Auto.EpochFraction = r.EpochFraction.V
 		cfg.Auto.ForgetTolerance = stopTolerance(r.ForgetTolerance)
 		cfg.Auto.UtilityTolerance = stopTolerance(r.UtilityTolerance)
+		if n := r.PlateauCuts.V; n < 0 || n > MaxPlateauCuts {
+			return Config{}, fmt.Errorf("%w: plateau cuts %d: must be in [0, %d]", ErrInput, n, MaxPlateauCuts)
+		}
+		cfg.Auto.PlateauCuts = r.PlateauCuts.V
 	default:
 		return Config{}, fmt.Errorf("%w: schedule %q: unknown; choose %s or %s", ErrInput, sched, ScheduleFixed, ScheduleAuto)
 	}

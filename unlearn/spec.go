@@ -35,6 +35,9 @@ type Spec struct {
 	// Widen is the ladder of larger budgets, comma-separated (ParseWiden);
 	// "" for none.
 	Widen string
+	// WidenFloor is the depth floor of the wider rungs (Job.WidenFloor);
+	// it needs Widen.
+	WidenFloor Opt[float64]
 	// Recipe is how the algorithm trains (Configure).
 	Recipe Recipe
 	// Augment augments the training batches (data.ParseAugment's syntax;
@@ -108,6 +111,16 @@ func (s Spec) Job() (Job, error) {
 		if j.Widen, err = ParseWiden(s.Widen, j.Budget); err != nil {
 			return j, err
 		}
+	}
+	if s.WidenFloor.Set {
+		if s.Widen == "" {
+			return j, setting.Textf("%s applies to the wider rungs of %s: give %s too",
+				setting.Field("WidenFloor"), setting.Field("Widen"), setting.Field("Widen"))
+		}
+		if err := CheckDepthFloor(s.WidenFloor.V, j.Strategy); err != nil {
+			return j, setting.FieldWrap("WidenFloor", err)
+		}
+		j.WidenFloor = s.WidenFloor
 	}
 	if s.RetrainEpochs < 0 {
 		return j, setting.FieldErrorf("RetrainEpochs", " %d: must be ≥ 0", s.RetrainEpochs)

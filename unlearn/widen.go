@@ -95,11 +95,16 @@ func (w *widening) run(ctx context.Context, p *Prepared, mk *localize.Mask, out 
 			break
 		}
 		steps[len(steps)-1].StillRemembers = gap
+		fl := w.lo.DepthFloor
+		if w.job.WidenFloor.Set {
+			fl = w.job.WidenFloor.V
+		}
 		w.info("widen", fmt.Sprintf("widening the mask: at budget %g the forget set is still remembered "+
 			"(forget accuracy %.2f%%, %.2f points above the rule's target after %s); "+
-			"running again from the input model at budget %g",
-			mk.Budget, 100*out.Result.Proxies.After.ForgetAccuracy, 100*gap, out.Result.Auto.Reason, b),
-			"budget", mk.Budget, "next_budget", b, "forget_accuracy", out.Result.Proxies.After.ForgetAccuracy, "gap", gap)
+			"running again from the input model at budget %g, depth floor %g",
+			mk.Budget, 100*out.Result.Proxies.After.ForgetAccuracy, 100*gap, out.Result.Auto.Reason, b, fl),
+			"budget", mk.Budget, "next_budget", b, "next_depth_floor", fl,
+			"forget_accuracy", out.Result.Proxies.After.ForgetAccuracy, "gap", gap)
 		t0 := time.Now()
 		m, err := onnxio.Clone(w.pristine)
 		if err != nil {
@@ -116,7 +121,7 @@ func (w *widening) run(ctx context.Context, p *Prepared, mk *localize.Mask, out 
 			}
 		}
 		lo := w.lo
-		lo.Budget = b
+		lo.Budget, lo.DepthFloor = b, fl
 		lo.Neurons = np.Neurons
 		nmk, err := localize.DELMask(np.Neurons, w.scores, lo)
 		if err != nil {
@@ -137,7 +142,8 @@ func (w *widening) run(ctx context.Context, p *Prepared, mk *localize.Mask, out 
 }
 
 func widenStep(mk *localize.Mask, out *Outcome, secs float64) schema.WidenStep {
-	s := schema.WidenStep{Budget: mk.Budget, Selected: mk.Selected, Seconds: secs, Epochs: len(out.Result.Epochs)}
+	s := schema.WidenStep{Budget: mk.Budget, DepthFloor: mk.DepthFloor, Selected: mk.Selected, Seconds: secs,
+		Epochs: len(out.Result.Epochs)}
 	if a := out.Result.Auto; a != nil {
 		s.Reason, s.Epoch = a.Reason, a.Epoch
 	}
@@ -157,8 +163,9 @@ func (job *Job) canWiden(cfg Config, strategy string) bool {
 func widenNote(steps []schema.WidenStep) string {
 	parts := make([]string, len(steps))
 	for i, st := range steps {
-		parts[i] = fmt.Sprintf("budget %g: %d epochs, %s, forget accuracy %.2f%%, test %.2f%%, %.0f s",
-			st.Budget, st.Epochs, st.Reason, 100*st.ForgetAccuracy, 100*st.TestAccuracy, st.Seconds)
+		parts[i] = fmt.Sprintf("budget %g (depth floor %g): %d epochs, %s, forget accuracy %.2f%%, test %.2f%%, "+
+			"%.0f s", st.Budget, st.DepthFloor, st.Epochs, st.Reason, 100*st.ForgetAccuracy, 100*st.TestAccuracy,
+			st.Seconds)
 		if st.StillRemembers > 0 {
 			parts[i] += fmt.Sprintf(" (still remembered: %.2f points above the rule's target)", 100*st.StillRemembers)
 		}

@@ -3,6 +3,7 @@ package unlearn_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,7 +60,8 @@ func TestWidenLadder(t *testing.T) {
 	}
 	notes := strings.Join(u.Notes, "\n")
 	if !strings.Contains(notes, "mask widened while the forget set was still remembered") ||
-		!strings.Contains(notes, "budget 0.01:") || !strings.Contains(notes, "then budget 0.015:") {
+		!strings.Contains(notes, "budget 0.01 (depth floor 0.4):") ||
+		!strings.Contains(notes, "then budget 0.015 (depth floor 0.4):") {
 		t.Errorf("notes do not say what the widening did: %q", u.Notes)
 	}
 	// The rate was too small to forget at any budget: the ladder ended still
@@ -78,5 +80,50 @@ func TestWidenLadder(t *testing.T) {
 	}
 	if !widened {
 		t.Errorf("no widen event: %q", events)
+	}
+}
+
+// TestWidenFloor: with WidenFloor the wider rungs localize under their own
+// depth floor (here one that lets the mask reach every layer), the first
+// rung under the run's, and the rungs, the mask, the note and the event
+// say which.
+func TestWidenFloor(t *testing.T) {
+	suite, root := demoSuite(t)
+	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: unlearn.Some(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Auto.LRs = []float64{1e-7}
+	cfg.Proxies.NoMIA = true
+	dir := t.TempDir()
+	var events []string
+	o, err := unlearn.Unlearn(context.Background(), unlearn.Job{
+		ModelPath: filepath.Join(root, "testdata", "resnet_small_train.onnx"), Suite: suite,
+		Method: "del", Strategy: "del", Budget: 0.01, DepthFloor: 0.4, Algorithm: "rft", Config: cfg,
+		Widen: []float64{0.015}, WidenFloor: unlearn.Some(0.0),
+		Out: filepath.Join(dir, "u.onnx"), MetricsPath: filepath.Join(dir, "u.metrics.json"),
+		Info: func(event, text string, _ ...any) { events = append(events, event+"\t"+text) },
+	})
+	if err != nil {
+		t.Fatalf("the run stopped: %v", err)
+	}
+	u := o.Report.Unlearning
+	if len(u.Widen) != 2 || u.Widen[0].DepthFloor != 0.4 || u.Widen[1].DepthFloor != 0 {
+		t.Fatalf("rungs %+v: want floors 0.4 then 0", u.Widen)
+	}
+	if u.Mask == nil || u.Mask.DepthFloor != 0 || u.Mask.MinDepth != 0 {
+		t.Errorf("mask %+v: want the wider rung's floor 0, every layer eligible", u.Mask)
+	}
+	if !o.Audit.BitIdentical {
+		t.Errorf("audit: %v", o.Audit.Violations)
+	}
+	if notes := strings.Join(u.Notes, "\n"); !strings.Contains(notes, "budget 0.01 (depth floor 0.4):") ||
+		!strings.Contains(notes, "then budget 0.015 (depth floor 0):") {
+		t.Errorf("notes do not give each rung's floor: %q", u.Notes)
+	}
+	if !slices.ContainsFunc(events, func(e string) bool {
+		return strings.HasPrefix(e, "widen\t") && strings.HasSuffix(e, "at budget 0.015, depth floor 0")
+	}) {
+		t.Errorf("no widen event naming the new floor: %q", events)
 	}
 }

@@ -45,6 +45,8 @@ func (o *methodOpts) methodTable() []row {
 		field("widen", "Widen", &s.Widen, "", "strategy del, schedule auto: larger "+
 			"budgets `B,B` to widen the mask to, in order, while the run's own oracle estimate says the forget set is "+
 			"still remembered (e.g. 0.3,0.5; each widening runs again from the input model)"),
+		optional("widen-floor", "WidenFloor", &s.WidenFloor, 0, "with --widen: the depth floor `F` of "+
+			"the wider budgets, in [0, 1) (default: --depth-floor's)"),
 		optional("depth-floor", "DepthFloor", &s.DepthFloor, 0, fmt.Sprintf("strategy del: layers in the first "+
 			"fraction `F` of the network's depth are never reset, in [0, 1) (default: %g when the "+
 			"localization is left to the default, i.e. no --method, --strategy or --mask; else 0, "+
@@ -73,6 +75,8 @@ func (o *methodOpts) methodTable() []row {
 		optional("utility-tolerance", "Recipe.UtilityTolerance", &r.UtilityTolerance, 0, "with --schedule "+
 			"auto, how far (a fraction) test accuracy may stay below the oracle estimate's when stopping "+
 			"(default 0.005, the rule's; see README)"),
+		optional("plateau-cuts", "Recipe.PlateauCuts", &r.PlateauCuts, 0, "with --schedule auto: times "+
+			"a run that forgot but stalls retries from its best epoch at 0.3× the rate (default 0)"),
 		field("grad-channels", "Recipe.GradChannels", &r.GradChannels, false, "compute a masked weight's "+
 			"gradient for the mask's output channels only (cheaper steps where the mask selects few channels "+
 			"of large layers; the updates equal the full gradient's up to float32 rounding, so results are "+

@@ -25,6 +25,8 @@ type Choices struct {
 	BatchSize int
 	// Widen is the row's ladder of wider budgets (unlearn.Job.Widen).
 	Widen []float64
+	// WidenFloor is the depth floor of the wider rungs (unlearn.Job.WidenFloor).
+	WidenFloor unlearn.Opt[float64]
 }
 
 // Choose maps a method row at a budget (0: none) onto the main command's
@@ -45,6 +47,9 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 	c := Choices{Method: unlearn.Recommended.Method, Budget: unlearn.Recommended.Budget,
 		DepthFloor: unlearn.Recommended.DepthFloor,
 		Widen:      m.Widen}
+	if m.WidenFloor != nil {
+		c.WidenFloor = unlearn.Some(*m.WidenFloor)
+	}
 	if !m.Default {
 		c.DepthFloor, c.BatchSize = m.DepthFloor, m.BatchSize
 		if m.Method != "" {
@@ -67,6 +72,7 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 		c.Recipe.EpochFraction = unlearn.NonZero(m.EpochFraction)
 		c.Recipe.UtilityTolerance = unlearn.NonZero(m.UtilityTolerance)
 		c.Recipe.ForgetTolerance = unlearn.NonZero(m.ForgetTolerance)
+		c.Recipe.PlateauCuts = unlearn.NonZero(m.PlateauCuts)
 	}
 	meth, ok := unlearn.LookupMethod(c.Method)
 	if !ok {

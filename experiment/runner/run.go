@@ -1104,7 +1104,7 @@ func (r *state) unlearnJob(ch Choices, fs forgetSet, seed uint64, lg *stepLog) (
 		cfg.BatchSize = ch.BatchSize // the row's, for its training; the evaluation keeps 128
 	}
 	return unlearn.Job{Suite: s, Method: ch.Method, Strategy: ch.Strategy, Budget: ch.Budget,
-		DepthFloor: ch.DepthFloor, Widen: ch.Widen,
+		DepthFloor: ch.DepthFloor, Widen: ch.Widen, WidenFloor: ch.WidenFloor,
 		Algorithm: ch.Algorithm, Config: cfg, NoBefore: true, AllowChance: r.cfg.Model == "", Tool: r.job.Tool,
 		Info: lg.info, Bar: lg.bar, Terms: r.job.Terms}, nil
 }

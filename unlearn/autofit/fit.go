@@ -346,8 +346,25 @@ func Fit(t *Training, a autorule.Config) error {
 		}
 		hist = append(hist, log.After)
 		d := a.Decide(targets, hist)
-		log.Epochs[len(log.Epochs)-1].Decision = &d
 		v := a.Violation(targets, log.After)
+		if d.Reason == autorule.StopNoProgress && res.PlateauCuts < a.PlateauCuts && ep+1 < t.Epochs &&
+			a.ForgetMet(targets, hist[d.Epoch-1]) {
+			// The best epoch forgot and only utility is short of its
+			// target: back to that epoch, on at a lower rate, so that it
+			// settles. (Where the forget set is still remembered, a lower
+			// rate does not forget it: the run stops, and may widen.)
+			res.PlateauCuts++
+			scale *= a.PlateauFactor
+			a.PatienceFrom = ep + 1
+			if v > bestV {
+				best.restore(t.Engine)
+			}
+			d.Stop, d.Reason = false, ""
+			d.Detail += fmt.Sprintf("; instead, from epoch %d's state, the rate ×%g (cut %d of %d)", d.Epoch,
+				a.PlateauFactor, res.PlateauCuts, a.PlateauCuts)
+			t.Note("auto schedule: %s", d.Detail)
+		}
+		log.Epochs[len(log.Epochs)-1].Decision = &d
 		if d.Stop {
 			res.StopEpoch, res.Epoch, res.Reason, res.Detail = ep+1, d.Epoch, d.Reason, d.Detail
 			if d.Epoch != ep+1 {

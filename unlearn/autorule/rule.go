@@ -83,6 +83,19 @@ type Config struct {
 	// by more than MinProgress for this many epochs [3]; its best epoch is
 	// the result.
 	Patience int
+	// PlateauCuts is how many times a run that would stop for lack of
+	// progress instead goes back to its epoch of least violation and
+	// trains on at PlateauFactor times its rate, with its patience counted
+	// afresh (as Keras's ReduceLROnPlateau with its best weights restored)
+	// [0: none]. A wide reset that forgot recovers its utility slowly at
+	// the range test's rate, each epoch restarting at it; a lower rate
+	// lets it settle.
+	PlateauCuts int
+	// PlateauFactor is the rate's factor at each cut [0.3].
+	PlateauFactor float64
+	// PatienceFrom, set by the fitting loop after a cut, is the epoch
+	// from which Patience counts (an epoch before it never ends a run).
+	PatienceFrom int
 	// MinProgress is the least improvement of the violation that counts
 	// as progress for Patience [0: any; as min_delta in Keras's
 	// EarlyStopping]. Off by default: it ends runs that are still
@@ -234,6 +247,11 @@ func (a Config) Violation(t Targets, p schema.Proxies) float64 {
 	return max(0, p.ForgetAccuracy-t.ForgetLimit(p)-ft) + max(0, t.Utility-ut-a.Utility(p))
 }
 
+// ForgetMet says whether p meets the rule's forget condition.
+func (a Config) ForgetMet(t Targets, p schema.Proxies) bool {
+	return p.ForgetAccuracy <= t.ForgetLimit(p)+max(a.ForgetTolerance, 0)
+}
+
 // BestEpoch returns the 1-based epoch of history with the least Violation
 // (the earliest on a tie), 0 for an empty history.
 func (a Config) BestEpoch(t Targets, history []schema.Proxies) int {
@@ -306,7 +324,7 @@ func (a Config) Decide(t Targets, history []schema.Proxies) schema.ProxyDecision
 		}
 		d.Detail = fmt.Sprintf("reached the cap of %d epochs; %s; the result is epoch %d, the closest to both", a.MaxEpochs,
 			strings.Join(why, "; "), d.Epoch)
-	case a.Patience > 0 && e-a.lastProgress(t, history) >= a.Patience:
+	case a.Patience > 0 && e-max(a.lastProgress(t, history), a.PatienceFrom) >= a.Patience:
 		d.Stop, d.Reason = true, StopNoProgress
 		d.Epoch = a.BestEpoch(t, history)
 		by := ""
