@@ -65,6 +65,10 @@ type Record struct {
 	// Estimate is the run's oracle estimate (schema.OracleEstimate):
 	// "forget" and "test" accuracy.
 	Estimate map[string]float64 `json:"estimate,omitempty"`
+	// Tolerances are the verdict's stated tolerances
+	// (schema.Unlearning.Tolerances): "forget" and "test", fractions;
+	// absent where the run stated none (and in records from before).
+	Tolerances map[string]float64 `json:"tolerances,omitempty"`
 	// EpochsEquivalent is the run's cost in epochs over the retain set at
 	// its own speed (schema.Unlearning.EpochsEquivalent).
 	EpochsEquivalent float64 `json:"epochs_equivalent,omitempty"`

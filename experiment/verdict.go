@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -15,11 +16,14 @@ const MissPoints = 1.0
 // Verdict is one run of the verdict table: how far it landed from its
 // oracle and whether it flagged itself.
 type Verdict struct {
-	ForgetSet            string
-	Seed                 uint64
-	Name                 string
-	DForget, DTest       float64 // oracle − model, points
-	Miss                 bool    // |DForget| or |DTest| above MissPoints
+	ForgetSet      string
+	Seed           uint64
+	Name           string
+	DForget, DTest float64 // oracle − model, points
+	Miss           bool    // |DForget| or |DTest| above MissPoints, or above TolForget or TolTest
+	// TolForget and TolTest are the run's stated tolerances in points (NaN
+	// where it stated none): a run that states them is judged at them.
+	TolForget, TolTest   float64
 	Flags                []string
 	Vouched              bool
 	Stop                 string
@@ -56,14 +60,19 @@ func Verdicts(recs []Record, names []string) []Verdict {
 		v := Verdict{ForgetSet: r.ForgetSet, Seed: r.Seed, Name: r.Name, DForget: 100 * r.Delta["forget"],
 			DTest: 100 * r.Delta["test"], Flags: r.Flags, Vouched: r.Vouched, Stop: r.Stop, Epochs: r.Epochs,
 			EpochsEquivalent: r.EpochsEquivalent, Forget: 100 * r.Accuracy["forget"], EstForget: math.NaN(),
-			EstTest: math.NaN(), Time: math.NaN(), Command: math.NaN()}
+			EstTest: math.NaN(), Time: math.NaN(), Command: math.NaN(), TolForget: math.NaN(), TolTest: math.NaN()}
 		if r.OracleSeconds > 0 {
 			v.Time = r.Seconds / r.OracleSeconds
 			if r.CommandSeconds > 0 {
 				v.Command = r.CommandSeconds / r.OracleSeconds
 			}
 		}
-		v.Miss = math.Abs(v.DForget) > MissPoints+1e-9 || math.Abs(v.DTest) > MissPoints+1e-9
+		tf, tt := MissPoints, MissPoints
+		if t := r.Tolerances; t != nil {
+			v.TolForget, v.TolTest = 100*t["forget"], 100*t["test"]
+			tf, tt = v.TolForget, v.TolTest
+		}
+		v.Miss = math.Abs(v.DForget) > tf+1e-9 || math.Abs(v.DTest) > tt+1e-9
 		if o, ok := oracle[fmt.Sprintf("%s/%d", r.ForgetSet, r.Seed)]; ok {
 			v.OracleForget = 100 * o.Accuracy["forget"]
 			if r.Estimate != nil {
@@ -98,6 +107,11 @@ func VerdictMarkdown(recs []Record, names []string) string {
 	fmt.Fprintf(&b, "\n**Flag against miss** (%s): every run, Δ = oracle − model in points; a miss is |Δ "+
 		"forget| or |Δ "+
 		"test| above %g point; ", MarkdownText(strings.Join(names, ", ")), MissPoints)
+	stated := slices.ContainsFunc(vs, func(v Verdict) bool { return !math.IsNaN(v.TolForget) })
+	if stated {
+		b.WriteString("a run that states tolerances (metrics.json `unlearning.tolerances`, shown beside its miss " +
+			"as ±forget/test) is judged at them instead; ")
+	}
 	b.WriteString("flags are the run's own warnings (metrics.json `unlearning.flags`); vouched means the auto rule was " +
 		"met with no flag; ")
 	b.WriteString("estimate − oracle is the run's oracle-free estimate of the oracle's forget and test " +
@@ -129,6 +143,9 @@ func VerdictMarkdown(recs []Record, names []string) string {
 		if v.Vouched {
 			vouched = "yes"
 		}
+		if !math.IsNaN(v.TolForget) {
+			miss += fmt.Sprintf(" (±%.1f/%.1f)", v.TolForget, v.TolTest)
+		}
 		est := func(x float64) string {
 			if math.IsNaN(x) {
 				return "–"
@@ -153,8 +170,12 @@ func VerdictMarkdown(recs []Record, names []string) string {
 			MarkdownText(v.ForgetSet), v.Seed, MarkdownText(v.Name), v.DForget, v.DTest, miss, flags, vouched, stop, v.Epochs,
 			ee, est(v.EstForget), est(v.EstTest), ratio(v.Time), ratio(v.Command))
 	}
+	within := fmt.Sprintf("%g point", MissPoints)
+	if stated {
+		within = "their tolerances (1 point where none is stated)"
+	}
 	fmt.Fprintf(&b, "\n%d runs: %d missed (%d flagged, **%d vouched for although they missed**); %d not vouched for "+
-		"although within %g point.\n",
-		len(vs), missed, flaggedMiss, unflaggedMiss, flaggedHit, MissPoints)
+		"although within %s.\n",
+		len(vs), missed, flaggedMiss, unflaggedMiss, flaggedHit, within)
 	return b.String()
 }

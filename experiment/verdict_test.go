@@ -55,3 +55,35 @@ func TestVerdicts(t *testing.T) {
 		t.Error("a table for rows that do not exist")
 	}
 }
+
+// A run that states tolerances is judged at them, not at a point: 2 points
+// of forget accuracy off is a hit within ±2.7, and 2 points of test
+// accuracy a miss outside ±1.8; the table shows them beside the miss and
+// says how it judged.
+func TestVerdictsStatedTolerances(t *testing.T) {
+	tol := map[string]float64{"forget": 0.027, "test": 0.018}
+	recs := []Record{
+		{Kind: "oracle", ForgetSet: "a", Seed: 0, Accuracy: map[string]float64{"forget": 0.83, "test": 0.89}},
+		{Kind: "run", ForgetSet: "a", Seed: 0, Name: "Default", Delta: map[string]float64{"forget": 0.02, "test": 0.005},
+			Vouched: true, Tolerances: tol},
+		{Kind: "run", ForgetSet: "a", Seed: 1, Name: "Default", Delta: map[string]float64{"forget": 0, "test": 0.02},
+			Tolerances: tol, Flags: []string{"rule-not-met"}},
+		{Kind: "run", ForgetSet: "a", Seed: 2, Name: "Default", Delta: map[string]float64{"forget": 0.02, "test": 0}},
+	}
+	vs := Verdicts(recs, []string{"Default"})
+	if len(vs) != 3 || vs[0].Miss || !vs[1].Miss || !vs[2].Miss {
+		t.Fatalf("verdicts %+v: want a hit at ±2.7/1.8, a miss at ±2.7/1.8, and a miss at a point", vs)
+	}
+	md := VerdictMarkdown(recs, []string{"Default"})
+	for _, want := range []string{"is judged at them instead", "| a | 0 | Default | +2.00 | +0.50 | no (±2.7/1.8) | – | yes |",
+		"| a | 1 | Default | +0.00 | +2.00 | **yes** (±2.7/1.8) |", "| a | 2 | Default | +2.00 | +0.00 | **yes** | – | no |",
+		"3 runs: 2 missed (2 flagged, **0 vouched for although they missed**); 0 not vouched for although within " +
+			"their tolerances (1 point where none is stated)."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing %q:\n%s", want, md)
+		}
+	}
+	if md := VerdictMarkdown([]Record{recs[0], recs[3]}, []string{"Default"}); md == "" || strings.Contains(md, "judged at them") {
+		t.Error("a table without stated tolerances explains them")
+	}
+}

@@ -1039,6 +1039,9 @@ func (r *state) methodStep(ctx context.Context, key string, m experiment.Method,
 	if p := doc.Unlearning.Proxies; p != nil && p.Estimate != nil {
 		rec.Estimate = map[string]float64{"forget": p.Estimate.ReferenceAccuracy, "test": p.Estimate.TestAccuracy}
 	}
+	if t := doc.Unlearning.Tolerances; t != nil {
+		rec.Tolerances = map[string]float64{"forget": t.Forget, "test": t.Test}
+	}
 	rec.EpochsEquivalent = doc.Unlearning.EpochsEquivalent
 	for k, v := range doc.Accuracy {
 		if o, ok := orec.Accuracy[k]; ok {
@@ -1232,6 +1235,7 @@ type metricsDoc struct {
 		Flags               []schema.Flag
 		Vouched             bool
 		Proxies             *schema.ProxyLog
+		Tolerances          *schema.Tolerances
 		EpochsEquivalent    float64 `json:"epochs_equivalent"`
 	}
 }
