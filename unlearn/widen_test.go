@@ -21,24 +21,7 @@ import (
 // was done, and, the ladder ended still remembering, one warning advises
 // retraining from scratch. A ladder entry not above the budget is skipped.
 func TestWidenLadder(t *testing.T) {
-	suite, root := demoSuite(t)
-	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: unlearn.Some(1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Auto.LRs = []float64{1e-7}
-	cfg.Proxies.NoMIA = true
-	dir := t.TempDir()
-	var events []string
-	o, err := unlearn.Unlearn(context.Background(), unlearn.Job{
-		ModelPath: filepath.Join(root, "testdata", "resnet_small_train.onnx"), Suite: suite,
-		Method: "del", Strategy: "del", Budget: 0.01, DepthFloor: 0.4, Algorithm: "rft", Config: cfg, Widen: []float64{0.005, 0.015},
-		Out: filepath.Join(dir, "u.onnx"), MetricsPath: filepath.Join(dir, "u.metrics.json"),
-		Info: func(event, text string, _ ...any) { events = append(events, event+"\t"+text) },
-	})
-	if err != nil {
-		t.Fatalf("the run stopped: %v", err)
-	}
+	o, events := stalledLadder(t, []float64{0.005, 0.015}, unlearn.Opt[float64]{})
 	u := o.Report.Unlearning
 	if len(u.Widen) != 2 || u.Widen[0].Budget != 0.01 || u.Widen[1].Budget != 0.015 {
 		t.Fatalf("rungs %+v, want budgets 0.01 then 0.015 (auto %+v, after %+v)", u.Widen, u.Auto, u.Proxies.After)
@@ -88,25 +71,7 @@ func TestWidenLadder(t *testing.T) {
 // rung under the run's, and the rungs, the mask, the note and the event
 // say which.
 func TestWidenFloor(t *testing.T) {
-	suite, root := demoSuite(t)
-	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: unlearn.Some(1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Auto.LRs = []float64{1e-7}
-	cfg.Proxies.NoMIA = true
-	dir := t.TempDir()
-	var events []string
-	o, err := unlearn.Unlearn(context.Background(), unlearn.Job{
-		ModelPath: filepath.Join(root, "testdata", "resnet_small_train.onnx"), Suite: suite,
-		Method: "del", Strategy: "del", Budget: 0.01, DepthFloor: 0.4, Algorithm: "rft", Config: cfg,
-		Widen: []float64{0.015}, WidenFloor: unlearn.Some(0.0),
-		Out: filepath.Join(dir, "u.onnx"), MetricsPath: filepath.Join(dir, "u.metrics.json"),
-		Info: func(event, text string, _ ...any) { events = append(events, event+"\t"+text) },
-	})
-	if err != nil {
-		t.Fatalf("the run stopped: %v", err)
-	}
+	o, events := stalledLadder(t, []float64{0.015}, unlearn.Some(0.0))
 	u := o.Report.Unlearning
 	if len(u.Widen) != 2 || u.Widen[0].DepthFloor != 0.4 || u.Widen[1].DepthFloor != 0 {
 		t.Fatalf("rungs %+v: want floors 0.4 then 0", u.Widen)
@@ -126,4 +91,31 @@ func TestWidenFloor(t *testing.T) {
 	}) {
 		t.Errorf("no widen event naming the new floor: %q", events)
 	}
+}
+
+// stalledLadder runs DEL at budget 0.01 (depth floor 0.4) on the demo
+// model under the auto schedule at a rate too small to move it (1e-7, one
+// epoch), so that every rung still remembers, with the ladder widen and
+// the wider rungs' floor; it returns the outcome and the info events.
+func stalledLadder(t *testing.T, widen []float64, floor unlearn.Opt[float64]) (*unlearn.Outcome, []string) {
+	t.Helper()
+	suite, root := demoSuite(t)
+	cfg, err := unlearn.Configure("rft", unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: unlearn.Some(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Auto.LRs = []float64{1e-7}
+	cfg.Proxies.NoMIA = true
+	dir := t.TempDir()
+	var events []string
+	o, err := unlearn.Unlearn(context.Background(), unlearn.Job{
+		ModelPath: filepath.Join(root, "testdata", "resnet_small_train.onnx"), Suite: suite,
+		Method: "del", Strategy: "del", Budget: 0.01, DepthFloor: 0.4, Algorithm: "rft", Config: cfg, Widen: widen,
+		WidenFloor: floor, Out: filepath.Join(dir, "u.onnx"), MetricsPath: filepath.Join(dir, "u.metrics.json"),
+		Info: func(event, text string, _ ...any) { events = append(events, event+"\t"+text) },
+	})
+	if err != nil {
+		t.Fatalf("the run stopped: %v", err)
+	}
+	return o, events
 }
