@@ -66,50 +66,15 @@ func inRange(name string, lo, hi int, why string) func(*cli.Context, int) error 
 	}
 }
 
-// shardOf checks --shards and --shard (shards, shard) of a command that
-// has them, before any work, and returns the shard to run: --shards is 0
-// (no sharding) or a count of shards, and --shard needs it. Given --shards
-// and no --shard, the shard is the task index the batch engine set
-// ($JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID, read strictly by
-// taskindex.FromEnv), and a run with neither is refused: a Job that is not
-// Indexed, or a plain batch job, would otherwise run one shard in every
-// task. The shard must be in [0, --shards); the message names where it
-// came from and what to set. A --gather run (score's) takes no shard.
-// Without --shards the variables are not read: a Slurm array task (or an
-// Indexed Job pod) may run a whole audit, e.g. one method per task.
+// shardOf is the shard a command with --shards and --shard runs
+// (taskindex.Shard), checked before any work; score warns of an array task
+// that runs its whole audit.
 func shardOf(c *cli.Context, shards, shard int, gather bool) (int, error) {
-	switch {
-	case shards < 0:
-		return 0, usagef("--shards %d: must be 0 (no sharding) or the number of shards, 1 or more", shards)
-	case shards == 0 && c.IsSet("shard"):
-		return 0, usagef("--shard %d needs --shards", shard)
-	case shards == 0: // in an array, an audit per task (one method each) is warned of; experiment refuses
-		if w, _ := taskindex.Unsharded("audit", true); w != nil && c.Command.Name == "score" {
-			logs.Info("warning", "warning: "+render(w))
-		}
-		return shard, nil
-	case gather:
-		return 0, usagef("--gather --shards %d: gathering reads every shard's results; give no --shards or --shard",
-			shards)
-	case c.IsSet("shard"):
-		if shard < 0 || shard >= shards {
-			return 0, usagef("--shard %d: must be in [0, %d) for --shards %d", shard, shards, shards)
-		}
-		return shard, nil
+	if w, _ := taskindex.Unsharded("audit", true); shards == 0 && w != nil && c.Command.Name == "score" {
+		logs.Info("warning", "warning: "+render(w))
 	}
-	i, from, ok, err := taskindex.FromEnv()
-	switch {
-	case err != nil:
-		return 0, usagef("%s (--shards %d without --shard takes this run's shard from it)", render(err), shards)
-	case !ok:
-		return 0, usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one "+
-			"task of %s (they set $JOB_COMPLETION_INDEX and $SLURM_ARRAY_TASK_ID)",
-			shards, shards, taskindex.Array(shards))
-	case i >= shards:
-		return 0, usagef("$%s=%d: no such shard of --shards %d (shards are 0 to %d); run the shards as %s",
-			from, i, shards, shards-1, taskindex.Array(shards))
-	}
-	return i, nil
+	i, err := taskindex.Shard(shards, shard, c.IsSet("shard"), gather)
+	return i, asUsage(err)
 }
 
 // shardsAtMost is the Action of a --shards flag whose run shares per ×

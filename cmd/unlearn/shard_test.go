@@ -56,7 +56,7 @@ func TestShardIndex(t *testing.T) {
 				t.Fatalf("shard %d, error %v; want a usage error naming %q", got, gotErr, tc.err)
 			}
 			for _, s := range tc.err {
-				if !strings.Contains(gotErr.Error(), s) {
+				if !strings.Contains(render(gotErr), s) {
 					t.Errorf("error %q does not name %q", gotErr, s)
 				}
 			}

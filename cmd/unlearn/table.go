@@ -51,6 +51,12 @@ func negated(name, path string, dst *bool, usage string) row {
 	return r
 }
 
+// required marks r's flag, a string flag, as one the command needs.
+func required(r row) row {
+	r.flag.(*cli.StringFlag).Required = true
+	return r
+}
+
 // withPath is the row of a flag defined elsewhere (shared by several
 // commands), bound to the field at path.
 func withPath(path string, f cli.Flag) row { return row{flag: f, field: path} }
