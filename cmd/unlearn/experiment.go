@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/experiment/runner"
 	"github.com/unlearn-tool/unlearn/train"
@@ -81,8 +82,8 @@ func (o *experimentOptions) run(c *cli.Context) error {
 			logs.Info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
 		}}
 	if cfg.Data == "" {
-		if job.DataPath, err = bundledData(); err != nil {
-			return err
+		if job.DataPath, err = data.BundledPath(); err != nil {
+			return usageError{err}
 		}
 	}
 	ctx, stop := signalContext()

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
 )
@@ -118,39 +120,24 @@ func (d *dataOpts) flags(batch int, batchUsage string) []cli.Flag {
 	}
 }
 
-// open opens --data (or the bundled demo data) with --mean/--std.
+// open opens --data (or the bundled demo data) with --mean/--std; a bad
+// setting is a usage error.
 func (d *dataOpts) open() (*data.Dataset, error) {
-	mean, err := data.ParseValues(d.mean, false)
-	if err != nil {
-		return nil, usagef("--mean %q: %v", d.mean, err)
+	ds, bundled, err := data.OpenSettings(d.path, d.mean, d.std)
+	if errors.As(err, new(*setting.Error)) {
+		return nil, usageError{err}
 	}
-	std, err := data.ParseValues(d.std, true)
-	if err != nil {
-		return nil, usagef("--std %q: %v", d.std, err)
-	}
-	path := d.path
-	if path == "" {
-		if path, err = bundledData(); err != nil {
-			return nil, err
-		}
+	if bundled {
 		// A model of the demo's shape would run on the demo's images
 		// without a word: runIO names them after the run, or in its error.
-		defaultData = path
+		defaultData = ds.Path
 	}
-	return data.Open(path, data.Options{Mean: mean, Std: std})
+	return ds, err
 }
 
 // defaultData is the bundled data's path once a command has opened it for
 // want of --data ("" otherwise); runIO resets it.
 var defaultData string
-
-// bundledData finds testdata/fashion in the working directory or above the executable's folder.
-func bundledData() (string, error) {
-	if p := data.Bundled(); p != "" {
-		return p, nil
-	}
-	return "", usagef("--data not given and the bundled demo data (testdata/fashion) was not found; pass --data")
-}
 
 // suiteOpts are the flags that eval, compare, score and the main command
 // share: runtime, data, the forget set and the attacks' settings.
@@ -184,35 +171,20 @@ func (s *suiteOpts) suite(trains bool) (*eval.Suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.data.batchSize <= 0 {
-		return nil, usagef("--batch-size %d: must be positive", s.data.batchSize)
+	opts, err := eval.SuiteSettings{MEntropy: s.mEntropy, BatchSize: s.data.batchSize,
+		NoMIA: s.noMIA, MIASeed: s.miaSeed}.Options()
+	if err != nil {
+		return nil, usageError{err}
 	}
-	opts := eval.Options{Runtime: ro, BatchSize: s.data.batchSize, NoMIA: s.noMIA}
-	opts.MIA.Seed = s.miaSeed
-	switch s.mEntropy {
-	case "song-mittal":
-		opts.MIA.MEntropy = eval.MEntropySongMittal
-	case "salun-code":
-		opts.MIA.MEntropy = eval.MEntropySalUnCode
-	default:
-		return nil, usagef("--m-entropy %q: must be song-mittal or salun-code", s.mEntropy)
-	}
+	opts.Runtime = ro
 	ds, err := s.data.open()
 	if err != nil {
 		return nil, err
 	}
-	var ids []int
-	var given string
-	if s.forget != "" {
-		if ids, given, err = data.ReadForget(s.forget, ds.Train); err != nil {
-			return nil, err
-		}
-	}
-	st, err := eval.NewSuite(ds, s.forget, ids, opts)
+	st, err := eval.OpenSuite(ds, s.forget, opts)
 	if err != nil {
 		return nil, err
 	}
 	st.Bar, st.Info, st.Terms = logs.Bar, logs.Info, terms
-	st.ForgetGiven = given
 	return st, nil
 }

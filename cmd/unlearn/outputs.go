@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 )
 
@@ -14,7 +15,7 @@ import (
 // (outputChecks); its Config is this run's --config file (globalArgs
 // takes it out of the arguments).
 var outs = &outputChecks{InputFlags: []string{"model", "oracle", "forget", "exclude", "mask"},
-	Bundled: func() string { p, _ := bundledData(); return p }}
+	Bundled: data.Bundled}
 
 // outputChecks checks a command's output paths against everything it reads,
 // before any work (outfile.Check): never an input, a file inside the
