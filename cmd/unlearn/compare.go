@@ -48,11 +48,11 @@ func (o *compareOptions) validate() error {
 }
 
 func (o *compareOptions) run(c *cli.Context) error {
-	if err := outs.checkFlags(c, "json"); err != nil {
+	if err := checkFlags(c, "json"); err != nil {
 		return err
 	}
 	// compare only evaluates: cuda runs it, as it runs eval.
-	r, err := o.suite(false)
+	r, err := o.suite(c, false)
 	if err != nil {
 		return err
 	}

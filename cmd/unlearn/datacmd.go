@@ -42,10 +42,10 @@ func (o *dataOptions) validate() error {
 }
 
 func (o *dataOptions) run(c *cli.Context) error {
-	if err := outs.checkFlags(c, "json"); err != nil {
+	if err := checkFlags(c, "json"); err != nil {
 		return err
 	}
-	ds, err := o.data.open()
+	ds, err := o.data.open(c)
 	if err != nil {
 		return err
 	}

@@ -43,10 +43,10 @@ func (o *evalOptions) complete(c *cli.Context) error { return noArgs(c) }
 func (o *evalOptions) validate() error               { return nil }
 
 func (o *evalOptions) run(c *cli.Context) error {
-	if err := outs.checkFlags(c, "json", "report"); err != nil {
+	if err := checkFlags(c, "json", "report"); err != nil {
 		return err
 	}
-	r, err := o.suite(false)
+	r, err := o.suite(c, false)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func (o *exportOptions) validate() error {
 
 func (o *exportOptions) run(c *cli.Context) error {
 	path, out := o.model, o.out
-	if err := outs.checkFlags(c, "out"); err != nil {
+	if err := checkFlags(c, "out"); err != nil {
 		return err
 	}
 	m, err := onnxio.Load(path)

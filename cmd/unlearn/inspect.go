@@ -47,7 +47,7 @@ func (o *inspectOptions) complete(c *cli.Context) error { return noArgs(c) }
 func (o *inspectOptions) validate() error               { return nil }
 
 func (o *inspectOptions) run(c *cli.Context) error {
-	if err := outs.checkFlags(c, "json"); err != nil {
+	if err := checkFlags(c, "json"); err != nil {
 		return err
 	}
 	rep, err := inspect.File(o.model, inspect.Options{Classifier: o.classifier, Terms: terms})

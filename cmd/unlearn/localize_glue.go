@@ -74,14 +74,14 @@ func (o *localizeOptions) complete(c *cli.Context) error {
 func (o *localizeOptions) validate() error { return asUsage(o.job.Validate()) }
 
 func (o *localizeOptions) run(c *cli.Context) error {
-	if err := outs.checkFlags(c, "out", "scores"); err != nil {
+	if err := checkFlags(c, "out", "scores"); err != nil {
 		return err
 	}
 	var err error
 	if o.job.Options.Runtime, err = o.rt.options(true); err != nil {
 		return err
 	}
-	if o.job.Data, err = o.data.open(); err != nil {
+	if o.job.Data, err = o.data.open(c); err != nil {
 		return err
 	}
 	ctx, stop := signalContext()

@@ -24,9 +24,10 @@ type options interface {
 	run(c *cli.Context) error
 }
 
-// action is a command's Action: o's three steps in order. A command with
-// a table (tabled) marks its errors with it, which words the field paths
-// they name as its flags.
+// action is a command's Action: o's three steps in order. Its errors are
+// marked as the command's (inTable), with the command's table when it has
+// one (tabled), which words the field paths they name as its flags; an
+// error without the mark is urfave/cli's own, a usage error.
 func action(o options) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		err := o.complete(c)
@@ -38,8 +39,10 @@ func action(o options) cli.ActionFunc {
 		}
 		if t, ok := o.(tabled); ok && err != nil {
 			return inTable{err, t.tableRows()}
+		} else if err != nil {
+			return inTable{err, nil}
 		}
-		return err
+		return nil
 	}
 }
 
@@ -121,8 +124,9 @@ func (d *dataOpts) flags(batch int, batchUsage string) []cli.Flag {
 }
 
 // open opens --data (or the bundled demo data) with --mean/--std; a bad
-// setting is a usage error.
-func (d *dataOpts) open() (*data.Dataset, error) {
+// setting is a usage error. The bundled data's path, opened for want of
+// --data, goes in the app's metadata, where runIO finds it.
+func (d *dataOpts) open(c *cli.Context) (*data.Dataset, error) {
 	ds, bundled, err := data.OpenSettings(d.path, d.mean, d.std)
 	if errors.As(err, new(*setting.Error)) {
 		return nil, usageError{err}
@@ -130,14 +134,10 @@ func (d *dataOpts) open() (*data.Dataset, error) {
 	if bundled {
 		// A model of the demo's shape would run on the demo's images
 		// without a word: runIO names them after the run, or in its error.
-		defaultData = ds.Path
+		c.App.Metadata["bundled"] = ds.Path
 	}
 	return ds, err
 }
-
-// defaultData is the bundled data's path once a command has opened it for
-// want of --data ("" otherwise); runIO resets it.
-var defaultData string
 
 // suiteOpts are the flags that eval, compare, score and the main command
 // share: runtime, data, the forget set and the attacks' settings.
@@ -166,7 +166,7 @@ func (s *suiteOpts) miaFlags() []cli.Flag {
 
 // suite reads the shared flags into an eval.Suite whose progress goes to
 // the terminal; trains as for runtimeOpts.options.
-func (s *suiteOpts) suite(trains bool) (*eval.Suite, error) {
+func (s *suiteOpts) suite(c *cli.Context, trains bool) (*eval.Suite, error) {
 	ro, err := s.rt.options(trains)
 	if err != nil {
 		return nil, err
@@ -177,7 +177,7 @@ func (s *suiteOpts) suite(trains bool) (*eval.Suite, error) {
 		return nil, usageError{err}
 	}
 	opts.Runtime = ro
-	ds, err := s.data.open()
+	ds, err := s.data.open(c)
 	if err != nil {
 		return nil, err
 	}

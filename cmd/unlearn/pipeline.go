@@ -54,13 +54,12 @@ func stdoutOf(c *cli.Context) io.Writer {
 // values in as flags right after the command name, where later
 // (command-line) values override them.
 func globalArgs(app *cli.App, args []string) ([]string, error) {
-	outs.Config = "" // set below when this run has a --config
 	// experiment's own --config is its experiment file.
 	out, g, err := splitGlobals(args, len(args) > 1 && args[1] == "experiment")
 	if err = cmp.Or(err, argcheck.Repeated(app.Flags, app.Commands, args)); err != nil {
 		return nil, usageError{err}
 	}
-	outs.Config, logs.Quiet = g.Config, g.Quiet
+	app.Metadata["config"], logs.Quiet = g.Config, g.Quiet
 	setFormat := func() error {
 		switch g.Format {
 		case "text":

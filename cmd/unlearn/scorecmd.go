@@ -115,10 +115,10 @@ func (o *scoreOptions) run(c *cli.Context) error {
 		return err
 	}
 	jp, hp := scoring.Paths(job.Dir, job.JSONPath, job.ReportPath)
-	err = outs.checkResults(c, "results", job.Gather, scoring.Entries,
+	err = checkResults(c, "results", job.Gather, scoring.Entries,
 		outfile.Output{Setting: "json", Path: jp}, outfile.Output{Setting: "html", Path: hp})
 	if err == nil && job.OracleDir != "" {
-		err = outs.checkResults(c, "oracles", job.Gather, scoring.Entries)
+		err = checkResults(c, "oracles", job.Gather, scoring.Entries)
 	}
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func (o *scoreOptions) run(c *cli.Context) error {
 	job.Task = func(name, state string) {
 		logs.Info("task", fmt.Sprintf("%-14s %s", name, state), "task", name, "state", state)
 	}
-	if job.Suite, err = o.suite(true); err != nil {
+	if job.Suite, err = o.suite(c, true); err != nil {
 		return err
 	}
 	ctx, stop := signalContext()

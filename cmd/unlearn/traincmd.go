@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -81,14 +82,14 @@ func (o *trainOptions) run(c *cli.Context) error {
 	if job.Augment, err = parseAugment(o.augment, ""); err != nil {
 		return err
 	}
-	outputs := append(flagOutputs(c, "out"), modelData("out", out))
-	if err := checkOutputs(outputs, outs.inputs(c)); err != nil {
+	outputs := []outfile.Output{{Setting: "out", Path: out}, modelData("out", out)}
+	if err := checked(outfile.Check(outputs, inputs(c))); err != nil {
 		return err
 	}
 	if job.Runtime, err = o.rt.options(true); err != nil {
 		return err
 	}
-	if job.Data, err = o.data.open(); err != nil {
+	if job.Data, err = o.data.open(c); err != nil {
 		return err
 	}
 	if p := o.exclude; p != "" {

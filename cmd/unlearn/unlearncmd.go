@@ -170,10 +170,10 @@ func (o *methodOpts) run(c *cli.Context) error {
 		return err
 	}
 	o.outputs(s)
-	if err := outs.checkRun(c, s.Out, s.MetricsPath, s.ReportPath, o.out == "", o.metrics == ""); err != nil {
+	if err := checkRun(c, s.Out, s.MetricsPath, s.ReportPath, o.out == "", o.metrics == ""); err != nil {
 		return err
 	}
-	suite, err := o.suite(true)
+	suite, err := o.suite(c, true)
 	if err != nil {
 		return err
 	}
