@@ -12,11 +12,9 @@ import (
 // artifactsOptions are artifacts' flags, which set the fields of job, the
 // library's job (table).
 type artifactsOptions struct {
-	job  train.ArtifactsJob
-	rows []row
+	job train.ArtifactsJob
+	cmdTable
 }
-
-func (o *artifactsOptions) tableRows() []row { return o.rows }
 
 func artifactsCommand() *cli.Command {
 	o := &artifactsOptions{}

@@ -19,11 +19,21 @@ type experimentOptions struct {
 	config             string
 	reportOnly, dryRun bool
 	shards, shard      int
+	cmdTable
 }
 
 func experimentCommand() *cli.Command {
 	o := &experimentOptions{}
 	rt := o.rt.flags()
+	o.rows = append([]row{
+		required(field("config", "", &o.config, "", "experiment file (YAML)")),
+		field("report-only", "", &o.reportOnly, false, "only rebuild RESULTS.md and the plots from results.jsonl"),
+		field("dry-run", "", &o.dryRun, false, "list the steps and whether they are cached, run nothing"),
+		field("shards", "", &o.shards, 0, "number of shards, at most the seeds (0: the whole grid); each runs "+
+			"whole seeds"),
+		field("shard", "", &o.shard, 0, "run only the seeds at positions ≡ shard mod --shards; unset, with "+
+			"--shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of which must be set"),
+	}, shared(nil, rt[0], rt[2])...)
 	return &cli.Command{
 		Name: "experiment",
 		Usage: "the paper's comparison on your model and data: methods × budgets × seeds against " +
@@ -42,20 +52,7 @@ func experimentCommand() *cli.Command {
 			"table from results.jsonl. --shards N runs only the seeds at positions ≡ --shard (or " +
 			"$JOB_COMPLETION_INDEX\nor $SLURM_ARRAY_TASK_ID) mod N, appending to " +
 			"<out>/results.shard-I.jsonl, and writes no table; --report-only then reads every shard's results.",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "config", Destination: &o.config, Required: true, Usage: "experiment file (YAML)"},
-			&cli.BoolFlag{Name: "report-only", Destination: &o.reportOnly,
-				Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
-			&cli.BoolFlag{Name: "dry-run", Destination: &o.dryRun,
-				Usage: "list the steps and whether they are cached, run nothing"},
-			&cli.IntFlag{Name: "shards", Destination: &o.shards,
-				Usage: "number of shards, at most the seeds (0: the whole grid); " +
-					"each runs whole seeds"},
-			&cli.IntFlag{Name: "shard", Destination: &o.shard, Usage: "run only the seeds at positions ≡ shard " +
-				"mod --shards; " +
-				"unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), " +
-				"one of which must be set"},
-		}, rt[0], rt[2]),
+		Flags:  flagsOf(o.rows),
 		Action: action(o),
 	}
 }

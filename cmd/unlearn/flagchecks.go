@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/internal/taskindex"
 )
 
@@ -17,15 +18,11 @@ import (
 // core only add contention, and a huge count creates that many OS threads.
 const maxThreadsPerCore = 4
 
-// maxBatchSize bounds --batch-size; batches are also never larger than the
-// examples they hold, so memory follows the data, not the flag.
-const maxBatchSize = 1 << 20
-
 // checkFlagValues refuses, before any work, a numeric flag of c that is
 // not a finite number (NaN or ±Inf parse as floats, and NaN compares false
 // with every bound, so it would slip past later checks or be taken for
 // "unset"), a --threads beyond maxThreadsPerCore per core and a
-// --batch-size beyond maxBatchSize. Its errors are usage errors.
+// --batch-size beyond data.MaxBatchSize. Its errors are usage errors.
 func checkFlagValues(c *cli.Context) error {
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
@@ -43,27 +40,12 @@ func checkFlagValues(c *cli.Context) error {
 			case name == "threads" && v > maxThreadsPerCore*cores:
 				return usagef("--threads %d: at most %d on this machine (%d per core, %d cores)",
 					v, maxThreadsPerCore*cores, maxThreadsPerCore, cores)
-			case name == "batch-size" && v > maxBatchSize:
-				return usagef("--batch-size %d: at most %d", v, maxBatchSize)
+			case name == "batch-size" && v > data.MaxBatchSize:
+				return usagef("--batch-size %d: at most %d", v, data.MaxBatchSize)
 			}
 		}
 	}
 	return nil
-}
-
-// inRange is the Action of an integer flag that must lie in [lo, hi] (lo
-// math.MinInt: at most hi), checked before the command runs; why ends the
-// error's text.
-func inRange(name string, lo, hi int, why string) func(*cli.Context, int) error {
-	return func(_ *cli.Context, v int) error {
-		switch {
-		case lo == math.MinInt && v > hi:
-			return usagef("--%s %d: at most %d%s", name, v, hi, why)
-		case lo != math.MinInt && (v < lo || v > hi):
-			return usagef("--%s %d: must be in [%d, %d]%s", name, v, lo, hi, why)
-		}
-		return nil
-	}
 }
 
 // shardOf is the shard a command with --shards and --shard runs
@@ -75,22 +57,6 @@ func shardOf(c *cli.Context, shards, shard int, gather bool) (int, error) {
 	}
 	i, err := taskindex.Shard(shards, shard, c.IsSet("shard"), gather)
 	return i, asUsage(err)
-}
-
-// shardsAtMost is the Action of a --shards flag whose run shares per ×
-// --flag work units (what names them: "the audit's tasks") round robin:
-// more shards than units would leave shards with nothing to run, which a
-// batch engine reports as success, so it is refused, saying how many to
-// run instead.
-func shardsAtMost(flag string, per int, what string) func(*cli.Context, int) error {
-	return func(c *cli.Context, shards int) error {
-		if n := per * c.Int(flag); n > 0 && shards > n {
-			return usagef("--shards %d: more shards than %s (%d > %d, %d per --%s), so %d shards would run "+
-				"nothing; give --shards %d or fewer, run as %s",
-				shards, what, shards, n, per, flag, shards-n, n, taskindex.Array(n))
-		}
-		return nil
-	}
 }
 
 // errPanic marks a panic turned into an error by runRecovered.

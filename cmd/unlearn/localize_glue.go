@@ -16,14 +16,14 @@ type localizeOptions struct {
 	data dataOpts
 	job  unlearn.LocalizeJob
 	out  string
-	rows []row
+	cmdTable
 }
 
 // table is localize's table: each flag and the field of
 // unlearn.LocalizeJob it sets.
 func (o *localizeOptions) table() []row {
 	j, l := &o.job, &o.job.Options
-	rows := []row{
+	return append([]row{
 		required(field("model", "ModelPath", &j.ModelPath, "", "ONNX classifier")),
 		required(field("forget", "ForgetPath", &j.ForgetPath, "", "ids file of the forget set")),
 		field("strategy", "Options.Strategy", &l.Strategy, "del", "del, salloc, critmem, deepest, "+
@@ -43,14 +43,9 @@ func (o *localizeOptions) table() []row {
 		required(field("out", "", &o.out, "", "mask JSON to write")),
 		field("scores", "ScoresPath", &j.ScoresPath, "", "also write the per-parameter scores (del, salloc) "+
 			"as float32 safetensors"),
-	}
-	for _, f := range append(o.data.flags(128, "forget examples per gradient batch"), o.rt.flags()...) {
-		rows = append(rows, withPath(map[string]string{"batch-size": "Options.BatchSize"}[f.Names()[0]], f))
-	}
-	return rows
+	}, shared(map[string]string{"batch-size": "Options.BatchSize"},
+		append(o.data.flags(128, "forget examples per gradient batch"), o.rt.flags()...)...)...)
 }
-
-func (o *localizeOptions) tableRows() []row { return o.rows }
 
 func localizeCommand() *cli.Command {
 	o := &localizeOptions{}

@@ -18,14 +18,14 @@ type trainOptions struct {
 	data             dataOpts
 	job              unlearn.RetrainJob
 	exclude, augment string
-	rows             []row
+	cmdTable
 }
 
 // table is train's table: each flag and the field of unlearn.RetrainJob it
 // sets (none for --exclude, a file of ids the job takes read).
 func (o *trainOptions) table() []row {
 	j := &o.job
-	rows := []row{
+	return append([]row{
 		withPath("ModelPath", &cli.StringFlag{Name: "model", Destination: &j.ModelPath, Required: true,
 			Usage: "ONNX classifier (its graph and, unless --from-scratch, its weights)"}),
 		withPath("Out", &cli.StringFlag{Name: "out", Destination: &j.Out, Required: true,
@@ -42,14 +42,9 @@ func (o *trainOptions) table() []row {
 		field("weight-decay", "WeightDecay", &j.WeightDecay, unlearn.TrainWeightDecay, "SGD weight decay (L2)"),
 		field("seed", "Seed", &j.Seed, 0, "seed for initialisation, example order, dropout and augmentation"),
 		withPath("Augment", augmentFlag(&o.augment, "every training batch")),
-	}
-	for _, f := range append(o.data.flags(128, "examples per training step"), o.rt.flags()...) {
-		rows = append(rows, withPath(map[string]string{"batch-size": "BatchSize"}[f.Names()[0]], f))
-	}
-	return rows
+	}, shared(map[string]string{"batch-size": "BatchSize"},
+		append(o.data.flags(128, "examples per training step"), o.rt.flags()...)...)...)
 }
-
-func (o *trainOptions) tableRows() []row { return o.rows }
 
 func trainCommand() *cli.Command {
 	o := &trainOptions{}

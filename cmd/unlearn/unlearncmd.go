@@ -22,7 +22,7 @@ type methodOpts struct {
 	spec              unlearn.Spec
 	out, metrics      string
 	overwrite, strict bool
-	rows              []row
+	cmdTable
 }
 
 // methodTable is the main command's table: each flag, the field of
@@ -114,20 +114,15 @@ func (o *methodOpts) methodTable() []row {
 // the attacks', the data's and the runtime's; the forget set, no-mia and
 // batch-size set Spec fields too (complete copies them).
 func (o *methodOpts) table() []row {
-	rows := o.methodTable()
 	paths := map[string]string{"forget": "ForgetPath", "no-mia": "NoMIA", "batch-size": "BatchSize"}
-	for _, f := range append(append(o.miaFlags(), o.data.flags(128, "examples per step")...), o.rt.flags()...) {
-		rows = append(rows, withPath(paths[f.Names()[0]], f))
-	}
-	return rows
+	return append(o.methodTable(), shared(paths,
+		append(append(o.miaFlags(), o.data.flags(128, "examples per step")...), o.rt.flags()...)...)...)
 }
 
 func (o *methodOpts) flags() []cli.Flag {
 	o.rows = o.table()
 	return flagsOf(o.rows)
 }
-
-func (o *methodOpts) tableRows() []row { return o.rows }
 
 func (o *methodOpts) complete(c *cli.Context) error {
 	if c.NArg() > 0 {
