@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -135,19 +134,6 @@ func (o *methodOpts) complete(c *cli.Context) error {
 
 func (o *methodOpts) validate() error { return asUsage(o.spec.Validate()) }
 
-// outputs maps the output flags onto s, with their defaults beside the
-// input model.
-func (o *methodOpts) outputs(s *unlearn.Job) {
-	s.Out, s.DefaultOut, s.Overwrite, s.BundledData = o.out, o.out == "", o.overwrite, o.data.path == ""
-	if s.Out == "" {
-		s.Out = strings.TrimSuffix(s.ModelPath, filepath.Ext(s.ModelPath)) + "-unlearned.onnx"
-	}
-	s.MetricsPath = o.metrics
-	if s.MetricsPath == "" {
-		s.MetricsPath = strings.TrimSuffix(s.Out, filepath.Ext(s.Out)) + ".metrics.json"
-	}
-}
-
 // job is the library's job for spec, without outputs (shared by the main
 // command and score), reporting to the terminal.
 func (o *methodOpts) job() (*unlearn.Job, error) {
@@ -164,7 +150,8 @@ func (o *methodOpts) run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o.outputs(s)
+	s.Out, s.MetricsPath, s.Overwrite, s.BundledData = o.out, o.metrics, o.overwrite, o.data.path == ""
+	s.DefaultPaths() // beside the input model
 	if err := checkRun(c, s.Out, s.MetricsPath, s.ReportPath, o.out == "", o.metrics == ""); err != nil {
 		return err
 	}
