@@ -48,8 +48,6 @@ func artifactsCommand() *cli.Command {
 	}
 }
 
-func (o *artifactsOptions) complete(c *cli.Context) error { return noArgs(c) }
-
 func (o *artifactsOptions) validate() error {
 	_, err := o.job.Spec()
 	return asUsage(err)

@@ -32,8 +32,6 @@ func dataCommand() *cli.Command {
 	}
 }
 
-func (o *dataOptions) complete(c *cli.Context) error { return noArgs(c) }
-
 func (o *dataOptions) validate() error {
 	if o.split != "train" && o.split != "test" {
 		return usagef("--split %q: must be train or test", o.split)

@@ -37,9 +37,6 @@ func evalCommand() *cli.Command {
 	}
 }
 
-func (o *evalOptions) complete(c *cli.Context) error { return noArgs(c) }
-func (o *evalOptions) validate() error               { return nil }
-
 func (o *evalOptions) run(c *cli.Context) error {
 	if err := checkFlags(c, "json", "report"); err != nil {
 		return err

@@ -61,7 +61,6 @@ func (o *experimentOptions) complete(c *cli.Context) (err error) {
 	o.shard, err = shardOf(c, o.shards, o.shard, false)
 	return cmp.Or(err, noArgs(c))
 }
-func (o *experimentOptions) validate() error { return nil }
 
 func (o *experimentOptions) run(c *cli.Context) error {
 	cfg, err := experiment.Load(o.config)
@@ -83,8 +82,7 @@ func (o *experimentOptions) run(c *cli.Context) error {
 			return usageError{err}
 		}
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx := interrupts.Context() // cancelled by SIGINT or SIGTERM
 	out, err := runner.Run(ctx, job)
 	if err != nil || job.DryRun || job.Shards > 0 && !job.ReportOnly {
 		return err

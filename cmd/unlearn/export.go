@@ -39,8 +39,6 @@ func exportCommand() *cli.Command {
 	}
 }
 
-func (o *exportOptions) complete(c *cli.Context) error { return noArgs(c) }
-
 func (o *exportOptions) validate() error {
 	if o.format != "safetensors" {
 		return usagef("--format %q: unknown; the one format is safetensors", o.format)

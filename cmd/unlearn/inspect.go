@@ -43,9 +43,6 @@ func inspectCommand() *cli.Command {
 	}
 }
 
-func (o *inspectOptions) complete(c *cli.Context) error { return noArgs(c) }
-func (o *inspectOptions) validate() error               { return nil }
-
 func (o *inspectOptions) run(c *cli.Context) error {
 	if err := checkFlags(c, "json"); err != nil {
 		return err

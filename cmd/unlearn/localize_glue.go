@@ -79,8 +79,7 @@ func (o *localizeOptions) run(c *cli.Context) error {
 	if o.job.Data, err = o.data.open(c); err != nil {
 		return err
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx := interrupts.Context() // cancelled by SIGINT or SIGTERM
 	o.job.Options.Progress = logs.Bar("localize")
 	mk, err := unlearn.Localize(ctx, o.job)
 	if err != nil {

@@ -16,13 +16,11 @@ import (
 // options is one command's settings, bound to its flags: the command's
 // flag definitions write into its fields (cli's Destination), and no other
 // code reads a flag by name. As kubectl's commands do, complete fills in
-// what the flags leave to the arguments or to other settings, validate
-// refuses a bad value before any work, and run does the work.
-type options interface {
-	complete(c *cli.Context) error
-	validate() error
-	run(c *cli.Context) error
-}
+// what the flags leave to the arguments or to other settings (without it,
+// the command takes no arguments: noArgs), validate refuses a bad value
+// before any work (where the library's checks are not enough), and run does
+// the work.
+type options interface{ run(c *cli.Context) error }
 
 // action is a command's Action: o's three steps in order. Its errors are
 // marked as the command's (inTable), with the command's table when it has
@@ -30,9 +28,12 @@ type options interface {
 // error without the mark is urfave/cli's own, a usage error.
 func action(o options) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		err := o.complete(c)
-		if err == nil {
-			err = o.validate()
+		err := noArgs(c)
+		if oc, ok := o.(interface{ complete(*cli.Context) error }); ok {
+			err = oc.complete(c)
+		}
+		if ov, ok := o.(interface{ validate() error }); ok && err == nil {
+			err = ov.validate()
 		}
 		if err == nil {
 			err = o.run(c)

@@ -128,8 +128,7 @@ func (o *scoreOptions) run(c *cli.Context) error {
 	if job.Suite, err = o.suite(c, true); err != nil {
 		return err
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx := interrupts.Context() // cancelled by SIGINT or SIGTERM
 	res, err := scoring.Run(ctx, job)
 	if err != nil || res.Report == nil {
 		return err

@@ -16,7 +16,7 @@ import (
 // commandLines lines, so that logic that creeps back in is noticed, and no
 // line is over 120 characters.
 func TestCommandStaysThin(t *testing.T) {
-	const commandLines = 2212
+	const commandLines = 2188
 	lines := 0
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {

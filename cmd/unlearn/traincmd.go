@@ -92,8 +92,7 @@ func (o *trainOptions) run(c *cli.Context) error {
 			return err
 		}
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx := interrupts.Context() // cancelled by SIGINT or SIGTERM
 	res, err := unlearn.Retrain(ctx, job)
 	if err != nil {
 		return err

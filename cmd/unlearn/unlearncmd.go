@@ -159,8 +159,7 @@ func (o *methodOpts) run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx := interrupts.Context() // cancelled by SIGINT or SIGTERM
 	s.Suite = suite
 	res, err := unlearn.Unlearn(ctx, *s)
 	if err != nil {
