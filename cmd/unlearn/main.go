@@ -97,7 +97,6 @@ func newApp() *cli.App {
 			dataCommand(),
 			versionCommand(),
 		},
-		HideHelpCommand: false,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageError{err}
 		},

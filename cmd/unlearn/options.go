@@ -28,10 +28,11 @@ type options interface{ run(c *cli.Context) error }
 // error without the mark is urfave/cli's own, a usage error.
 func action(o options) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		err := noArgs(c)
+		complete := noArgs
 		if oc, ok := o.(interface{ complete(*cli.Context) error }); ok {
-			err = oc.complete(c)
+			complete = oc.complete
 		}
+		err := complete(c)
 		if ov, ok := o.(interface{ validate() error }); ok && err == nil {
 			err = ov.validate()
 		}
