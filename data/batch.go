@@ -2,6 +2,10 @@ package data
 
 import "math/rand/v2"
 
+// MaxBatchSize bounds a batch size setting; batches are also never larger
+// than the examples they hold, so memory follows the data, not the setting.
+const MaxBatchSize = 1 << 20
+
 // Batches partitions 0..n-1 into consecutive batches of batchSize indices;
 // the last batch holds the remainder and may be smaller (it is kept, not
 // dropped). With shuffle, the indices are first permuted by rng.Perm(n), so a

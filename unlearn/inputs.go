@@ -3,6 +3,8 @@ package unlearn
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/setting"
@@ -34,4 +36,16 @@ func (job *Job) checkInputs() error {
 		}
 	}
 	return nil
+}
+
+// DefaultPaths fills in the outputs the caller left empty: Out beside the
+// input model (<model>-unlearned.onnx, marked DefaultOut) and MetricsPath
+// beside Out (<out without .onnx>.metrics.json).
+func (job *Job) DefaultPaths() {
+	if job.Out == "" {
+		job.Out, job.DefaultOut = strings.TrimSuffix(job.ModelPath, filepath.Ext(job.ModelPath))+"-unlearned.onnx", true
+	}
+	if job.MetricsPath == "" {
+		job.MetricsPath = strings.TrimSuffix(job.Out, filepath.Ext(job.Out)) + ".metrics.json"
+	}
 }

@@ -10,10 +10,16 @@ type compareOptions struct {
 	suiteOpts
 	oracle, json string
 	models       []string
+	cmdTable
 }
 
 func compareCommand() *cli.Command {
 	o := &compareOptions{}
+	o.rows = append([]row{
+		required(field("oracle", "", &o.oracle, "", "ONNX classifier trained without the forget set")),
+		field("json", "", &o.json, "", "write the comparison (schema unlearn.compare/v1) to `FILE` (- for stdout)"),
+	}, shared(nil, append(append(o.miaFlags(), o.data.flags(256, "examples per forward pass")...),
+		o.rt.flags()...)...)...)
 	return &cli.Command{
 		Name:      "compare",
 		Usage:     "one table of several models against the oracle",
@@ -22,12 +28,7 @@ func compareCommand() *cli.Command {
 			"examples and prints\n" +
 			"one row per model: forget, retain and test accuracy, MIA scores, agreement with the oracle and the\n" +
 			"average gap, each value followed by Δ = oracle − model in points.",
-		Flags: append(append(append([]cli.Flag{
-			&cli.StringFlag{Name: "oracle", Destination: &o.oracle, Required: true, Usage: "ONNX classifier " +
-				"trained without the forget set"},
-			&cli.StringFlag{Name: "json", Destination: &o.json, Usage: "write the comparison (schema " +
-				"unlearn.compare/v1) to `FILE` (- for stdout)"},
-		}, o.miaFlags()...), o.data.flags(256, "examples per forward pass")...), o.rt.flags()...),
+		Flags:  flagsOf(o.rows),
 		Action: action(o),
 	}
 }
@@ -48,11 +49,11 @@ func (o *compareOptions) validate() error {
 }
 
 func (o *compareOptions) run(c *cli.Context) error {
-	if err := outs.checkFlags(c, "json"); err != nil {
+	if err := checkFlags(c, "json"); err != nil {
 		return err
 	}
 	// compare only evaluates: cuda runs it, as it runs eval.
-	r, err := o.suite(false)
+	r, err := o.suite(c, false)
 	if err != nil {
 		return err
 	}

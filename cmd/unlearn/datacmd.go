@@ -11,28 +11,26 @@ import (
 type dataOptions struct {
 	data        dataOpts
 	split, json string
+	cmdTable
 }
 
 func dataCommand() *cli.Command {
 	o := &dataOptions{}
+	o.rows = []row{
+		field("data", "", &o.data.path, "", "dataset, as for the other commands (default: the bundled "+
+			"Fashion-MNIST subset)"),
+		field("split", "", &o.split, "train", "train (the ids of --forget) or test"),
+		field("json", "", &o.json, "", "write the listing as JSON to `FILE` (- for stdout) instead of the table"),
+	}
 	return &cli.Command{
 		Name: "data",
 		Usage: "list a dataset's examples: id, label, class and (image folders) file, the ids " +
 			"--forget refers to",
 		ArgsUsage: " ",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "data", Destination: &o.data.path,
-				Usage: "dataset, as for the other commands (default: the bundled " +
-					"Fashion-MNIST subset)"},
-			&cli.StringFlag{Name: "split", Destination: &o.split, Value: "train", Usage: "train (the ids of --forget) or test"},
-			&cli.StringFlag{Name: "json", Destination: &o.json, Usage: "write the listing as JSON to `FILE` (- for stdout) " +
-				"instead of the table"},
-		},
-		Action: action(o),
+		Flags:     flagsOf(o.rows),
+		Action:    action(o),
 	}
 }
-
-func (o *dataOptions) complete(c *cli.Context) error { return noArgs(c) }
 
 func (o *dataOptions) validate() error {
 	if o.split != "train" && o.split != "test" {
@@ -42,10 +40,10 @@ func (o *dataOptions) validate() error {
 }
 
 func (o *dataOptions) run(c *cli.Context) error {
-	if err := outs.checkFlags(c, "json"); err != nil {
+	if err := checkFlags(c, "json"); err != nil {
 		return err
 	}
-	ds, err := o.data.open()
+	ds, err := o.data.open(c)
 	if err != nil {
 		return err
 	}

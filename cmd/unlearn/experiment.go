@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/experiment"
 	"github.com/unlearn-tool/unlearn/experiment/runner"
 	"github.com/unlearn-tool/unlearn/train"
@@ -18,11 +19,21 @@ type experimentOptions struct {
 	config             string
 	reportOnly, dryRun bool
 	shards, shard      int
+	cmdTable
 }
 
 func experimentCommand() *cli.Command {
 	o := &experimentOptions{}
 	rt := o.rt.flags()
+	o.rows = append([]row{
+		required(field("config", "", &o.config, "", "experiment file (YAML)")),
+		field("report-only", "", &o.reportOnly, false, "only rebuild RESULTS.md and the plots from results.jsonl"),
+		field("dry-run", "", &o.dryRun, false, "list the steps and whether they are cached, run nothing"),
+		field("shards", "", &o.shards, 0, "number of shards, at most the seeds (0: the whole grid); each runs "+
+			"whole seeds"),
+		field("shard", "", &o.shard, 0, "run only the seeds at positions ≡ shard mod --shards; unset, with "+
+			"--shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of which must be set"),
+	}, shared(nil, rt[0], rt[2])...)
 	return &cli.Command{
 		Name: "experiment",
 		Usage: "the paper's comparison on your model and data: methods × budgets × seeds against " +
@@ -41,20 +52,7 @@ func experimentCommand() *cli.Command {
 			"table from results.jsonl. --shards N runs only the seeds at positions ≡ --shard (or " +
 			"$JOB_COMPLETION_INDEX\nor $SLURM_ARRAY_TASK_ID) mod N, appending to " +
 			"<out>/results.shard-I.jsonl, and writes no table; --report-only then reads every shard's results.",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "config", Destination: &o.config, Required: true, Usage: "experiment file (YAML)"},
-			&cli.BoolFlag{Name: "report-only", Destination: &o.reportOnly,
-				Usage: "only rebuild RESULTS.md and the plots from results.jsonl"},
-			&cli.BoolFlag{Name: "dry-run", Destination: &o.dryRun,
-				Usage: "list the steps and whether they are cached, run nothing"},
-			&cli.IntFlag{Name: "shards", Destination: &o.shards,
-				Usage: "number of shards, at most the seeds (0: the whole grid); " +
-					"each runs whole seeds"},
-			&cli.IntFlag{Name: "shard", Destination: &o.shard, Usage: "run only the seeds at positions ≡ shard " +
-				"mod --shards; " +
-				"unset, with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), " +
-				"one of which must be set"},
-		}, rt[0], rt[2]),
+		Flags:  flagsOf(o.rows),
 		Action: action(o),
 	}
 }
@@ -63,7 +61,6 @@ func (o *experimentOptions) complete(c *cli.Context) (err error) {
 	o.shard, err = shardOf(c, o.shards, o.shard, false)
 	return cmp.Or(err, noArgs(c))
 }
-func (o *experimentOptions) validate() error { return nil }
 
 func (o *experimentOptions) run(c *cli.Context) error {
 	cfg, err := experiment.Load(o.config)
@@ -81,12 +78,11 @@ func (o *experimentOptions) run(c *cli.Context) error {
 			logs.Info("experiment", fmt.Sprintf("%-48s %s", what, state), "step", what, "state", state)
 		}}
 	if cfg.Data == "" {
-		if job.DataPath, err = bundledData(); err != nil {
-			return err
+		if job.DataPath, err = data.BundledPath(); err != nil {
+			return usageError{err}
 		}
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx := interrupts.Context() // cancelled by SIGINT or SIGTERM
 	out, err := runner.Run(ctx, job)
 	if err != nil || job.DryRun || job.Shards > 0 && !job.ReportOnly {
 		return err

@@ -13,10 +13,17 @@ import (
 type exportOptions struct {
 	model, format, out string
 	all                bool
+	cmdTable
 }
 
 func exportCommand() *cli.Command {
 	o := &exportOptions{}
+	o.rows = []row{
+		required(field("model", "", &o.model, "", "ONNX model")),
+		field("format", "", &o.format, "safetensors", "output format (safetensors)"),
+		required(field("out", "", &o.out, "", "file to write")),
+		field("all", "", &o.all, false, "also write initializers with exporter-made names"),
+	}
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a model's weights under their PyTorch state_dict names (safetensors)",
@@ -27,17 +34,10 @@ func exportCommand() *cli.Command {
 			"under each of their names) as a safetensors file, so that PyTorch picks up the unlearned weights:\n" +
 			"  model.load_state_dict(safetensors.torch.load_file(\"U.safetensors\"), strict=False)\n" +
 			"Exporter-made names (onnx::…, /…) are left out unless --all is given.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "model", Destination: &o.model, Required: true, Usage: "ONNX model"},
-			&cli.StringFlag{Name: "format", Destination: &o.format, Value: "safetensors", Usage: "output format (safetensors)"},
-			&cli.StringFlag{Name: "out", Destination: &o.out, Required: true, Usage: "file to write"},
-			&cli.BoolFlag{Name: "all", Destination: &o.all, Usage: "also write initializers with exporter-made names"},
-		},
+		Flags:  flagsOf(o.rows),
 		Action: action(o),
 	}
 }
-
-func (o *exportOptions) complete(c *cli.Context) error { return noArgs(c) }
 
 func (o *exportOptions) validate() error {
 	if o.format != "safetensors" {
@@ -48,7 +48,7 @@ func (o *exportOptions) validate() error {
 
 func (o *exportOptions) run(c *cli.Context) error {
 	path, out := o.model, o.out
-	if err := outs.checkFlags(c, "out"); err != nil {
+	if err := checkFlags(c, "out"); err != nil {
 		return err
 	}
 	m, err := onnxio.Load(path)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/internal/taskindex"
 )
 
@@ -17,15 +18,11 @@ import (
 // core only add contention, and a huge count creates that many OS threads.
 const maxThreadsPerCore = 4
 
-// maxBatchSize bounds --batch-size; batches are also never larger than the
-// examples they hold, so memory follows the data, not the flag.
-const maxBatchSize = 1 << 20
-
 // checkFlagValues refuses, before any work, a numeric flag of c that is
 // not a finite number (NaN or ±Inf parse as floats, and NaN compares false
 // with every bound, so it would slip past later checks or be taken for
 // "unset"), a --threads beyond maxThreadsPerCore per core and a
-// --batch-size beyond maxBatchSize. Its errors are usage errors.
+// --batch-size beyond data.MaxBatchSize. Its errors are usage errors.
 func checkFlagValues(c *cli.Context) error {
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
@@ -43,89 +40,23 @@ func checkFlagValues(c *cli.Context) error {
 			case name == "threads" && v > maxThreadsPerCore*cores:
 				return usagef("--threads %d: at most %d on this machine (%d per core, %d cores)",
 					v, maxThreadsPerCore*cores, maxThreadsPerCore, cores)
-			case name == "batch-size" && v > maxBatchSize:
-				return usagef("--batch-size %d: at most %d", v, maxBatchSize)
+			case name == "batch-size" && v > data.MaxBatchSize:
+				return usagef("--batch-size %d: at most %d", v, data.MaxBatchSize)
 			}
 		}
 	}
 	return nil
 }
 
-// inRange is the Action of an integer flag that must lie in [lo, hi] (lo
-// math.MinInt: at most hi), checked before the command runs; why ends the
-// error's text.
-func inRange(name string, lo, hi int, why string) func(*cli.Context, int) error {
-	return func(_ *cli.Context, v int) error {
-		switch {
-		case lo == math.MinInt && v > hi:
-			return usagef("--%s %d: at most %d%s", name, v, hi, why)
-		case lo != math.MinInt && (v < lo || v > hi):
-			return usagef("--%s %d: must be in [%d, %d]%s", name, v, lo, hi, why)
-		}
-		return nil
-	}
-}
-
-// shardOf checks --shards and --shard (shards, shard) of a command that
-// has them, before any work, and returns the shard to run: --shards is 0
-// (no sharding) or a count of shards, and --shard needs it. Given --shards
-// and no --shard, the shard is the task index the batch engine set
-// ($JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID, read strictly by
-// taskindex.FromEnv), and a run with neither is refused: a Job that is not
-// Indexed, or a plain batch job, would otherwise run one shard in every
-// task. The shard must be in [0, --shards); the message names where it
-// came from and what to set. A --gather run (score's) takes no shard.
-// Without --shards the variables are not read: a Slurm array task (or an
-// Indexed Job pod) may run a whole audit, e.g. one method per task.
+// shardOf is the shard a command with --shards and --shard runs
+// (taskindex.Shard), checked before any work; score warns of an array task
+// that runs its whole audit.
 func shardOf(c *cli.Context, shards, shard int, gather bool) (int, error) {
-	switch {
-	case shards < 0:
-		return 0, usagef("--shards %d: must be 0 (no sharding) or the number of shards, 1 or more", shards)
-	case shards == 0 && c.IsSet("shard"):
-		return 0, usagef("--shard %d needs --shards", shard)
-	case shards == 0: // in an array, an audit per task (one method each) is warned of; experiment refuses
-		if w, _ := taskindex.Unsharded("audit", true); w != nil && c.Command.Name == "score" {
-			logs.Info("warning", "warning: "+render(w))
-		}
-		return shard, nil
-	case gather:
-		return 0, usagef("--gather --shards %d: gathering reads every shard's results; give no --shards or --shard",
-			shards)
-	case c.IsSet("shard"):
-		if shard < 0 || shard >= shards {
-			return 0, usagef("--shard %d: must be in [0, %d) for --shards %d", shard, shards, shards)
-		}
-		return shard, nil
+	if w, _ := taskindex.Unsharded("audit", true); shards == 0 && w != nil && c.Command.Name == "score" {
+		logs.Info("warning", "warning: "+render(w))
 	}
-	i, from, ok, err := taskindex.FromEnv()
-	switch {
-	case err != nil:
-		return 0, usagef("%s (--shards %d without --shard takes this run's shard from it)", render(err), shards)
-	case !ok:
-		return 0, usagef("--shards %d without --shard: give --shard I (0 ≤ I < %d), or run each shard as one "+
-			"task of %s (they set $JOB_COMPLETION_INDEX and $SLURM_ARRAY_TASK_ID)",
-			shards, shards, taskindex.Array(shards))
-	case i >= shards:
-		return 0, usagef("$%s=%d: no such shard of --shards %d (shards are 0 to %d); run the shards as %s",
-			from, i, shards, shards-1, taskindex.Array(shards))
-	}
-	return i, nil
-}
-
-// shardsAtMost is the Action of a --shards flag whose run shares per ×
-// --flag work units (what names them: "the audit's tasks") round robin:
-// more shards than units would leave shards with nothing to run, which a
-// batch engine reports as success, so it is refused, saying how many to
-// run instead.
-func shardsAtMost(flag string, per int, what string) func(*cli.Context, int) error {
-	return func(c *cli.Context, shards int) error {
-		if n := per * c.Int(flag); n > 0 && shards > n {
-			return usagef("--shards %d: more shards than %s (%d > %d, %d per --%s), so %d shards would run "+
-				"nothing; give --shards %d or fewer, run as %s",
-				shards, what, shards, n, per, flag, shards-n, n, taskindex.Array(n))
-		}
-		return nil
-	}
+	i, err := taskindex.Shard(shards, shard, c.IsSet("shard"), gather)
+	return i, asUsage(err)
 }
 
 // errPanic marks a panic turned into an error by runRecovered.

@@ -52,7 +52,7 @@ func splitGlobals(args []string, keepConfig bool) ([]string, globals, error) {
 }
 
 // fromConfig takes log-format and quiet out of a config file's arguments
-// (readConfigArgs' --name=value), applying them unless the command line gave
+// (configArgs' --name=value), applying them unless the command line gave
 // them, and returns the other arguments.
 func (g *globals) fromConfig(args []string) []string {
 	var kept []string

@@ -11,10 +11,20 @@ import (
 type inspectOptions struct {
 	model, json, classifier string
 	channels                bool
+	cmdTable
 }
 
 func inspectCommand() *cli.Command {
 	o := &inspectOptions{}
+	o.rows = []row{
+		required(field("model", "", &o.model, "", "ONNX classifier")),
+		field("json", "", &o.json, "", "also write the summary as JSON to `FILE` (- for stdout, instead of the "+
+			"table)"),
+		field("classifier", "", &o.classifier, "", "name of the classifier layer (weight initializer or node "+
+			"name) when the default (the layer that produces the logits) is wrong"),
+		field("channels", "", &o.channels, false, "list every layer (default: at most 60 rows, the rest "+
+			"summarized)"),
+	}
 	return &cli.Command{
 		Name: "inspect",
 		Usage: "summarize a model: opset, inputs and outputs, ops, parameters, neurons per layer, " +
@@ -28,26 +38,13 @@ func inspectCommand() *cli.Command {
 			"Member names are the model's initializer names, which are PyTorch's state_dict keys when the model\n" +
 			"was exported with its BatchNormalization kept (TrainingMode.PRESERVE, " +
 			"do_constant_folding=False; README \"Exporting from PyTorch\").",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "model", Destination: &o.model, Required: true, Usage: "ONNX classifier"},
-			&cli.StringFlag{Name: "json", Destination: &o.json,
-				Usage: "also write the summary as JSON to `FILE` (- for stdout, " +
-					"instead of the table)"},
-			&cli.StringFlag{Name: "classifier", Destination: &o.classifier,
-				Usage: "name of the classifier layer (weight initializer " +
-					"or node name) when the default (the layer that produces the logits) is wrong"},
-			&cli.BoolFlag{Name: "channels", Destination: &o.channels,
-				Usage: "list every layer (default: at most 60 rows, the rest summarized)"},
-		},
+		Flags:  flagsOf(o.rows),
 		Action: action(o),
 	}
 }
 
-func (o *inspectOptions) complete(c *cli.Context) error { return noArgs(c) }
-func (o *inspectOptions) validate() error               { return nil }
-
 func (o *inspectOptions) run(c *cli.Context) error {
-	if err := outs.checkFlags(c, "json"); err != nil {
+	if err := checkFlags(c, "json"); err != nil {
 		return err
 	}
 	rep, err := inspect.File(o.model, inspect.Options{Classifier: o.classifier, Terms: terms})

@@ -97,7 +97,6 @@ func newApp() *cli.App {
 			dataCommand(),
 			versionCommand(),
 		},
-		HideHelpCommand: false,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageError{err}
 		},
@@ -162,17 +161,19 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	app := newApp()
 	app.Writer, app.ErrWriter = stdout, stderr
 	logs.Reset(stderr)
-	defaultData = ""
+	// Requested output on stdout (--metrics -, --json -) is written even
+	// under --quiet, which silences only the tables and summaries.
+	app.Metadata = map[string]any{"stdout": stdout}
 	args, err := globalArgs(app, args)
+	fromCLI := false // urfave/cli's own error: a missing required flag, a bad value
 	if err == nil {
-		// Requested output on stdout (--metrics -, --json -) is written
-		// even under --quiet, which silences only the tables and summaries.
-		app.Metadata = map[string]any{"stdout": stdout}
 		if logs.Quiet {
 			app.Writer = io.Discard
 		}
 		err = runRecovered(app, args, outfile.RemoveTracked)
+		fromCLI = err != nil && !errors.As(err, new(inTable)) && !errors.Is(err, errPanic)
 	}
+	defaultData, _ := app.Metadata["bundled"].(string)
 	if err == nil {
 		if defaultData != "" {
 			// Last, where it is seen; not before, where a failing run's
@@ -194,7 +195,7 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 		code = exitNotVouched
 	case errors.Is(err, errInterrupted):
 		code = exitInterrupted
-	case errors.As(err, &u) || isCLIUsage(err) ||
+	case errors.As(err, &u) || fromCLI ||
 		errors.Is(err, experiment.ErrConfig) || errors.Is(err, unlearn.ErrSettings):
 		code = exitUsage
 	}
@@ -205,17 +206,4 @@ func runIO(args []string, stdout, stderr io.Writer) int {
 	}
 	logs.Fail(msg, code)
 	return code
-}
-
-// isCLIUsage recognizes urfave/cli's own usage errors that do not go through
-// OnUsageError (missing required flags).
-func isCLIUsage(err error) bool {
-	m := err.Error()
-	for _, p := range []string{"Required flag", "No help topic for", "invalid value ",
-		"flag provided but not defined", "flag needs an argument"} {
-		if strings.HasPrefix(m, p) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/eval"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/train"
 )
@@ -14,30 +16,35 @@ import (
 // options is one command's settings, bound to its flags: the command's
 // flag definitions write into its fields (cli's Destination), and no other
 // code reads a flag by name. As kubectl's commands do, complete fills in
-// what the flags leave to the arguments or to other settings, validate
-// refuses a bad value before any work, and run does the work.
-type options interface {
-	complete(c *cli.Context) error
-	validate() error
-	run(c *cli.Context) error
-}
+// what the flags leave to the arguments or to other settings (without it,
+// the command takes no arguments: noArgs), validate refuses a bad value
+// before any work (where the library's checks are not enough), and run does
+// the work.
+type options interface{ run(c *cli.Context) error }
 
-// action is a command's Action: o's three steps in order. A command with
-// a table (tabled) marks its errors with it, which words the field paths
-// they name as its flags.
+// action is a command's Action: o's three steps in order. Its errors are
+// marked as the command's (inTable), with the command's table when it has
+// one (tabled), which words the field paths they name as its flags; an
+// error without the mark is urfave/cli's own, a usage error.
 func action(o options) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		err := o.complete(c)
-		if err == nil {
-			err = o.validate()
+		complete := noArgs
+		if oc, ok := o.(interface{ complete(*cli.Context) error }); ok {
+			complete = oc.complete
+		}
+		err := complete(c)
+		if ov, ok := o.(interface{ validate() error }); ok && err == nil {
+			err = ov.validate()
 		}
 		if err == nil {
 			err = o.run(c)
 		}
 		if t, ok := o.(tabled); ok && err != nil {
 			return inTable{err, t.tableRows()}
+		} else if err != nil {
+			return inTable{err, nil}
 		}
-		return err
+		return nil
 	}
 }
 
@@ -118,38 +125,20 @@ func (d *dataOpts) flags(batch int, batchUsage string) []cli.Flag {
 	}
 }
 
-// open opens --data (or the bundled demo data) with --mean/--std.
-func (d *dataOpts) open() (*data.Dataset, error) {
-	mean, err := data.ParseValues(d.mean, false)
-	if err != nil {
-		return nil, usagef("--mean %q: %v", d.mean, err)
+// open opens --data (or the bundled demo data) with --mean/--std; a bad
+// setting is a usage error. The bundled data's path, opened for want of
+// --data, goes in the app's metadata, where runIO finds it.
+func (d *dataOpts) open(c *cli.Context) (*data.Dataset, error) {
+	ds, bundled, err := data.OpenSettings(d.path, d.mean, d.std)
+	if errors.As(err, new(*setting.Error)) {
+		return nil, usageError{err}
 	}
-	std, err := data.ParseValues(d.std, true)
-	if err != nil {
-		return nil, usagef("--std %q: %v", d.std, err)
-	}
-	path := d.path
-	if path == "" {
-		if path, err = bundledData(); err != nil {
-			return nil, err
-		}
+	if bundled {
 		// A model of the demo's shape would run on the demo's images
 		// without a word: runIO names them after the run, or in its error.
-		defaultData = path
+		c.App.Metadata["bundled"] = ds.Path
 	}
-	return data.Open(path, data.Options{Mean: mean, Std: std})
-}
-
-// defaultData is the bundled data's path once a command has opened it for
-// want of --data ("" otherwise); runIO resets it.
-var defaultData string
-
-// bundledData finds testdata/fashion in the working directory or above the executable's folder.
-func bundledData() (string, error) {
-	if p := data.Bundled(); p != "" {
-		return p, nil
-	}
-	return "", usagef("--data not given and the bundled demo data (testdata/fashion) was not found; pass --data")
+	return ds, err
 }
 
 // suiteOpts are the flags that eval, compare, score and the main command
@@ -179,40 +168,25 @@ func (s *suiteOpts) miaFlags() []cli.Flag {
 
 // suite reads the shared flags into an eval.Suite whose progress goes to
 // the terminal; trains as for runtimeOpts.options.
-func (s *suiteOpts) suite(trains bool) (*eval.Suite, error) {
+func (s *suiteOpts) suite(c *cli.Context, trains bool) (*eval.Suite, error) {
 	ro, err := s.rt.options(trains)
 	if err != nil {
 		return nil, err
 	}
-	if s.data.batchSize <= 0 {
-		return nil, usagef("--batch-size %d: must be positive", s.data.batchSize)
+	opts, err := eval.SuiteSettings{MEntropy: s.mEntropy, BatchSize: s.data.batchSize,
+		NoMIA: s.noMIA, MIASeed: s.miaSeed}.Options()
+	if err != nil {
+		return nil, usageError{err}
 	}
-	opts := eval.Options{Runtime: ro, BatchSize: s.data.batchSize, NoMIA: s.noMIA}
-	opts.MIA.Seed = s.miaSeed
-	switch s.mEntropy {
-	case "song-mittal":
-		opts.MIA.MEntropy = eval.MEntropySongMittal
-	case "salun-code":
-		opts.MIA.MEntropy = eval.MEntropySalUnCode
-	default:
-		return nil, usagef("--m-entropy %q: must be song-mittal or salun-code", s.mEntropy)
-	}
-	ds, err := s.data.open()
+	opts.Runtime = ro
+	ds, err := s.data.open(c)
 	if err != nil {
 		return nil, err
 	}
-	var ids []int
-	var given string
-	if s.forget != "" {
-		if ids, given, err = data.ReadForget(s.forget, ds.Train); err != nil {
-			return nil, err
-		}
-	}
-	st, err := eval.NewSuite(ds, s.forget, ids, opts)
+	st, err := eval.OpenSuite(ds, s.forget, opts)
 	if err != nil {
 		return nil, err
 	}
 	st.Bar, st.Info, st.Terms = logs.Bar, logs.Info, terms
-	st.ForgetGiven = given
 	return st, nil
 }

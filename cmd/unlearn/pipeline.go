@@ -2,11 +2,14 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/unlearn-tool/unlearn/cmd/unlearn/argcheck"
 	"github.com/unlearn-tool/unlearn/internal/eventlog"
+	"github.com/unlearn-tool/unlearn/internal/settingfile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -54,13 +57,12 @@ func stdoutOf(c *cli.Context) io.Writer {
 // values in as flags right after the command name, where later
 // (command-line) values override them.
 func globalArgs(app *cli.App, args []string) ([]string, error) {
-	outs.Config = "" // set below when this run has a --config
 	// experiment's own --config is its experiment file.
 	out, g, err := splitGlobals(args, len(args) > 1 && args[1] == "experiment")
 	if err = cmp.Or(err, argcheck.Repeated(app.Flags, app.Commands, args)); err != nil {
 		return nil, usageError{err}
 	}
-	outs.Config, logs.Quiet = g.Config, g.Quiet
+	app.Metadata["config"], logs.Quiet = g.Config, g.Quiet
 	setFormat := func() error {
 		switch g.Format {
 		case "text":
@@ -99,22 +101,28 @@ func globalArgs(app *cli.App, args []string) ([]string, error) {
 	return append(append(append([]string{}, out[:pos]...), kept...), out[pos:]...), nil
 }
 
-// configArgs reads the config file for a command with flags: its keys are
-// the flags' names (log-format and quiet included, which globalArgs
-// applies; not config or help).
+// configArgs reads the config file for a command with flags
+// (settingfile.Read) as --name=value arguments: its keys are the flags'
+// names (log-format and quiet included, which globalArgs applies; not
+// config or help).
 func configArgs(path string, flags []cli.Flag) ([]string, error) {
 	known := map[string]bool{}
 	var listed []string
 	for _, f := range flags {
 		for _, n := range f.Names() {
-			known[n] = true
+			known[n] = !slices.Contains([]string{"config", "q", "help", "h"}, n)
 		}
 		if n := f.Names()[0]; n != "config" && n != "help" {
 			listed = append(listed, n)
 		}
 	}
-	for _, n := range []string{"config", "q", "help", "h"} {
-		delete(known, n)
+	vals, err := settingfile.Read(path, func(n string) bool { return known[n] }, listed)
+	if errors.As(err, new(settingfile.UsageError)) {
+		return nil, usageError{err}
 	}
-	return readConfigArgs(path, known, listed)
+	args := make([]string, len(vals))
+	for i, v := range vals {
+		args[i] = "--" + v.Name + "=" + v.Text
+	}
+	return args, err
 }

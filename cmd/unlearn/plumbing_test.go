@@ -2,34 +2,40 @@ package main
 
 import (
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
+// TestConfigArgs: a config file's values become --name=value arguments,
+// sorted by name, and its refusals are usage errors worded as flags.
 func TestConfigArgs(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "run.yaml")
 	os.WriteFile(p, []byte("model: m.onnx\nmean: [0.5, 0.25]\nseed: 3\n"), 0o644)
-	names := map[string]bool{"model": true, "mean": true, "seed": true}
-	args, err := readConfigArgs(p, names, []string{"model", "mean", "seed"})
+	flags := []cli.Flag{&cli.StringFlag{Name: "model"}, &cli.StringFlag{Name: "mean"}, &cli.IntFlag{Name: "seed"},
+		&cli.StringFlag{Name: "config"}}
+	args, err := configArgs(p, flags)
 	if err != nil || !slices.Equal(args, []string{"--mean=0.5,0.25", "--model=m.onnx", "--seed=3"}) {
 		t.Errorf("args %v, %v", args, err)
 	}
 	os.WriteFile(p, []byte("modle: m.onnx\n"), 0o644)
-	_, err = readConfigArgs(p, names, []string{"seed", "model"})
-	if !isUsage(err) || !strings.Contains(err.Error(), `"modle"`) || !strings.Contains(err.Error(), "model, seed") {
+	_, err = configArgs(p, flags)
+	if !isUsage(err) || !strings.Contains(render(err), `"modle"`) || !strings.Contains(render(err), "mean, model, seed") ||
+		!strings.HasPrefix(render(err), "--config "+p) {
 		t.Errorf("unknown key: %v", err)
 	}
 	os.WriteFile(p, []byte("model:\n  a: 1\n"), 0o644)
-	if _, err = readConfigArgs(p, names, nil); !isUsage(err) || !strings.Contains(err.Error(), "mapping") {
+	if _, err = configArgs(p, flags); !isUsage(err) || !strings.Contains(err.Error(), "mapping") {
 		t.Errorf("a mapping: %v", err)
 	}
 	// A --config that is no file is a usage error (issue 64, item 10: it exited 1).
-	if _, err = readConfigArgs("/dev/zero", names, nil); !isUsage(err) || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err = configArgs("/dev/zero", flags); !isUsage(err) || !strings.Contains(render(err), "--config: ") ||
+		!strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a device: %v", err)
 	}
 }
@@ -58,32 +64,6 @@ func TestSplitGlobals(t *testing.T) {
 	kept := g.fromConfig([]string{"--log-format=json", "--quiet=false", "--seed=3"})
 	if g.Format != "json" || !g.Quiet || !slices.Equal(kept, []string{"--seed=3"}) {
 		t.Errorf("FromConfig: %+v, kept %q", g, kept)
-	}
-}
-
-// TestInRange: a flag outside its range is a usage error naming the flag,
-// the value and the range; with no lower bound only the upper one applies.
-func TestInRange(t *testing.T) {
-	for _, c := range []struct {
-		lo, v int
-		want  string
-	}{
-		{2, 1, "--k 1: must be in [2, 10] models"},
-		{2, 11, "--k 11: must be in [2, 10] models"},
-		{2, 2, ""},
-		{math.MinInt, -5, ""},
-		{math.MinInt, 11, "--k 11: at most 10 models"},
-	} {
-		err := inRange("k", c.lo, 10, " models")(nil, c.v)
-		if c.want == "" {
-			if err != nil {
-				t.Errorf("%d: %v", c.v, err)
-			}
-			continue
-		}
-		if err == nil || err.Error() != c.want || !isUsage(err) {
-			t.Errorf("%d: %v, want the usage error %q", c.v, err, c.want)
-		}
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/urfave/cli/v2"
@@ -30,9 +29,8 @@ func (o *scoreOptions) tableRows() []row { return append(o.own, o.rows...) }
 func (o *scoreOptions) scoreTable() []row {
 	j, t := &o.audit, &o.audit.Oracle
 	return []row{
-		withPath("K", &cli.IntFlag{Name: "k", Destination: &j.K, Value: 16, Usage: "models per side (K ≥ 16 to " +
-			"rank clearly different methods, 64 for small differences)",
-			Action: inRange("k", 2, scoring.MaxK, " (models per side; the audit trains 2K models)")}),
+		field("k", "K", &j.K, 16, "models per side (K ≥ 16 to rank clearly different methods, 64 for small "+
+			"differences)"),
 		withPath("Dir", &cli.StringFlag{Name: "results", Destination: &j.Dir, Required: true,
 			Usage: "results `FOLDER`: settings.json, tasks/, score.json, score.html"}),
 		field("oracles", "OracleDir", &j.OracleDir, "", "oracle tasks' `FOLDER` (default: --results): audits "+
@@ -50,20 +48,17 @@ func (o *scoreOptions) scoreTable() []row {
 		field("train-schedule", "Oracle.Schedule", &t.Schedule, "cosine", "oracles: cosine or constant"),
 		field("train-momentum", "Oracle.Momentum", &t.Momentum, 0.9, "oracles: SGD momentum"),
 		field("train-weight-decay", "Oracle.WeightDecay", &t.WeightDecay, 5e-4, "oracles: SGD weight decay"),
-		withPath("Oracle.BatchSize", &cli.IntFlag{Name: "train-batch-size", Destination: &t.BatchSize,
-			Value: 128, Usage: "oracles: examples per step", Action: inRange("train-batch-size", 1, maxBatchSize, "")}),
+		field("train-batch-size", "Oracle.BatchSize", &t.BatchSize, 128, "oracles: examples per step"),
 		field("train-augment", "Oracle.Augment", &o.trainAugment, "none", "oracles: augmentation, as --augment"),
 		field("oracle-seed", "Oracle.Seed", &t.Seed, 0, "oracle k trains with seed oracle-seed + k"),
 		field("shard", "Shard", &j.Shard, 0, "run only the tasks with index ≡ shard mod --shards; unset, "+
 			"with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of "+
 			"which must be set"),
-		withPath("Shards", &cli.IntFlag{Name: "shards", Destination: &j.Shards, Usage: "number of shards, at " +
-			"most 2K (0: run every task, then score)", Action: shardsAtMost("k", 2, "the audit's tasks")}),
+		field("shards", "Shards", &j.Shards, 0, "number of shards, at most 2K (0: run every task, then score)"),
 		field("gather", "Gather", &j.Gather, false, "run no task: score a folder whose tasks are all done"),
 		field("keep-models", "KeepModels", &j.KeepModels, false, "keep every model under <results>/models/"),
-		withPath("Bootstrap.Resamples", &cli.IntFlag{Name: "bootstrap", Destination: &j.Bootstrap.Resamples,
-			Value: 200, Usage: "bootstrap resamples of the models for the intervals",
-			Action: inRange("bootstrap", math.MinInt, scoring.MaxResamples, " resamples")}),
+		field("bootstrap", "Bootstrap.Resamples", &j.Bootstrap.Resamples, 200, "bootstrap resamples of the "+
+			"models for the intervals"),
 		field("bootstrap-seed", "Bootstrap.Seed", &j.Bootstrap.Seed, 0, "seed of the bootstrap"),
 	}
 }
@@ -99,7 +94,10 @@ func scoreCommand() *cli.Command {
 
 func (o *scoreOptions) complete(c *cli.Context) (err error) {
 	j := &o.audit
-	if j.Shard, err = shardOf(c, j.Shards, j.Shard, j.Gather); err == nil {
+	if err = asUsage(j.Validate()); err == nil {
+		j.Shard, err = shardOf(c, j.Shards, j.Shard, j.Gather)
+	}
+	if err == nil {
 		err = o.methodOpts.complete(c)
 	}
 	return err
@@ -115,10 +113,10 @@ func (o *scoreOptions) run(c *cli.Context) error {
 		return err
 	}
 	jp, hp := scoring.Paths(job.Dir, job.JSONPath, job.ReportPath)
-	err = outs.checkResults(c, "results", job.Gather, scoring.Entries,
+	err = checkResults(c, "results", job.Gather, scoring.Entries,
 		outfile.Output{Setting: "json", Path: jp}, outfile.Output{Setting: "html", Path: hp})
 	if err == nil && job.OracleDir != "" {
-		err = outs.checkResults(c, "oracles", job.Gather, scoring.Entries)
+		err = checkResults(c, "oracles", job.Gather, scoring.Entries)
 	}
 	if err != nil {
 		return err
@@ -127,11 +125,10 @@ func (o *scoreOptions) run(c *cli.Context) error {
 	job.Task = func(name, state string) {
 		logs.Info("task", fmt.Sprintf("%-14s %s", name, state), "task", name, "state", state)
 	}
-	if job.Suite, err = o.suite(true); err != nil {
+	if job.Suite, err = o.suite(c, true); err != nil {
 		return err
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx := interrupts.Context() // cancelled by SIGINT or SIGTERM
 	res, err := scoring.Run(ctx, job)
 	if err != nil || res.Report == nil {
 		return err

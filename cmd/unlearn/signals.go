@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 // errInterrupted marks a run stopped by SIGINT/SIGTERM (exit code 130).
 var errInterrupted = unlearn.ErrInterrupted
 
-// interrupts: a command that calls signalContext stops at its next check
+// interrupts: a command that runs under its Context stops at its next check
 // after SIGINT or SIGTERM and removes what it wrote; any other command (it
 // writes its outputs only at the end, atomically), a second signal, or a
 // command still busy 10 s after the first (inside a call that cannot be
@@ -30,10 +29,4 @@ var interrupts = &interrupt.Watch{
 		onnxrt.RemovePinned()
 		os.Exit(exitInterrupted)
 	},
-}
-
-// signalContext returns the run's context, cancelled by SIGINT or SIGTERM.
-// The CancelFunc is a no-op kept for call sites.
-func signalContext() (context.Context, context.CancelFunc) {
-	return interrupts.Context(), func() {}
 }

@@ -51,6 +51,27 @@ func negated(name, path string, dst *bool, usage string) row {
 	return r
 }
 
+// cmdTable is a command's rows; a command's options embed it (tabled).
+type cmdTable struct{ rows []row }
+
+func (t *cmdTable) tableRows() []row { return t.rows }
+
+// shared are the rows of flags defined elsewhere (shared by several
+// commands), each bound to the field at paths[its name] (none if absent).
+func shared(paths map[string]string, flags ...cli.Flag) []row {
+	rows := make([]row, len(flags))
+	for i, f := range flags {
+		rows[i] = withPath(paths[f.Names()[0]], f)
+	}
+	return rows
+}
+
+// required marks r's flag, a string flag, as one the command needs.
+func required(r row) row {
+	r.flag.(*cli.StringFlag).Required = true
+	return r
+}
+
 // withPath is the row of a flag defined elsewhere (shared by several
 // commands), bound to the field at path.
 func withPath(path string, f cli.Flag) row { return row{flag: f, field: path} }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/data"
+	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
 
@@ -17,14 +18,14 @@ type trainOptions struct {
 	data             dataOpts
 	job              unlearn.RetrainJob
 	exclude, augment string
-	rows             []row
+	cmdTable
 }
 
 // table is train's table: each flag and the field of unlearn.RetrainJob it
 // sets (none for --exclude, a file of ids the job takes read).
 func (o *trainOptions) table() []row {
 	j := &o.job
-	rows := []row{
+	return append([]row{
 		withPath("ModelPath", &cli.StringFlag{Name: "model", Destination: &j.ModelPath, Required: true,
 			Usage: "ONNX classifier (its graph and, unless --from-scratch, its weights)"}),
 		withPath("Out", &cli.StringFlag{Name: "out", Destination: &j.Out, Required: true,
@@ -41,14 +42,9 @@ func (o *trainOptions) table() []row {
 		field("weight-decay", "WeightDecay", &j.WeightDecay, unlearn.TrainWeightDecay, "SGD weight decay (L2)"),
 		field("seed", "Seed", &j.Seed, 0, "seed for initialisation, example order, dropout and augmentation"),
 		withPath("Augment", augmentFlag(&o.augment, "every training batch")),
-	}
-	for _, f := range append(o.data.flags(128, "examples per training step"), o.rt.flags()...) {
-		rows = append(rows, withPath(map[string]string{"batch-size": "BatchSize"}[f.Names()[0]], f))
-	}
-	return rows
+	}, shared(map[string]string{"batch-size": "BatchSize"},
+		append(o.data.flags(128, "examples per training step"), o.rt.flags()...)...)...)
 }
-
-func (o *trainOptions) tableRows() []row { return o.rows }
 
 func trainCommand() *cli.Command {
 	o := &trainOptions{}
@@ -81,14 +77,14 @@ func (o *trainOptions) run(c *cli.Context) error {
 	if job.Augment, err = parseAugment(o.augment, ""); err != nil {
 		return err
 	}
-	outputs := append(flagOutputs(c, "out"), modelData("out", out))
-	if err := checkOutputs(outputs, outs.inputs(c)); err != nil {
+	outputs := []outfile.Output{{Setting: "out", Path: out}, modelData("out", out)}
+	if err := checked(outfile.Check(outputs, inputs(c))); err != nil {
 		return err
 	}
 	if job.Runtime, err = o.rt.options(true); err != nil {
 		return err
 	}
-	if job.Data, err = o.data.open(); err != nil {
+	if job.Data, err = o.data.open(c); err != nil {
 		return err
 	}
 	if p := o.exclude; p != "" {
@@ -96,8 +92,7 @@ func (o *trainOptions) run(c *cli.Context) error {
 			return err
 		}
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx := interrupts.Context() // cancelled by SIGINT or SIGTERM
 	res, err := unlearn.Retrain(ctx, job)
 	if err != nil {
 		return err

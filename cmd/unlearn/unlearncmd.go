@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -22,7 +21,7 @@ type methodOpts struct {
 	spec              unlearn.Spec
 	out, metrics      string
 	overwrite, strict bool
-	rows              []row
+	cmdTable
 }
 
 // methodTable is the main command's table: each flag, the field of
@@ -118,20 +117,15 @@ func (o *methodOpts) methodTable() []row {
 // the attacks', the data's and the runtime's; the forget set, no-mia and
 // batch-size set Spec fields too (complete copies them).
 func (o *methodOpts) table() []row {
-	rows := o.methodTable()
 	paths := map[string]string{"forget": "ForgetPath", "no-mia": "NoMIA", "batch-size": "BatchSize"}
-	for _, f := range append(append(o.miaFlags(), o.data.flags(128, "examples per step")...), o.rt.flags()...) {
-		rows = append(rows, withPath(paths[f.Names()[0]], f))
-	}
-	return rows
+	return append(o.methodTable(), shared(paths,
+		append(append(o.miaFlags(), o.data.flags(128, "examples per step")...), o.rt.flags()...)...)...)
 }
 
 func (o *methodOpts) flags() []cli.Flag {
 	o.rows = o.table()
 	return flagsOf(o.rows)
 }
-
-func (o *methodOpts) tableRows() []row { return o.rows }
 
 func (o *methodOpts) complete(c *cli.Context) error {
 	if c.NArg() > 0 {
@@ -143,19 +137,6 @@ func (o *methodOpts) complete(c *cli.Context) error {
 }
 
 func (o *methodOpts) validate() error { return asUsage(o.spec.Validate()) }
-
-// outputs maps the output flags onto s, with their defaults beside the
-// input model.
-func (o *methodOpts) outputs(s *unlearn.Job) {
-	s.Out, s.DefaultOut, s.Overwrite, s.BundledData = o.out, o.out == "", o.overwrite, o.data.path == ""
-	if s.Out == "" {
-		s.Out = strings.TrimSuffix(s.ModelPath, filepath.Ext(s.ModelPath)) + "-unlearned.onnx"
-	}
-	s.MetricsPath = o.metrics
-	if s.MetricsPath == "" {
-		s.MetricsPath = strings.TrimSuffix(s.Out, filepath.Ext(s.Out)) + ".metrics.json"
-	}
-}
 
 // job is the library's job for spec, without outputs (shared by the main
 // command and score), reporting to the terminal.
@@ -173,16 +154,16 @@ func (o *methodOpts) run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o.outputs(s)
-	if err := outs.checkRun(c, s.Out, s.MetricsPath, s.ReportPath, o.out == "", o.metrics == ""); err != nil {
+	s.Out, s.MetricsPath, s.Overwrite, s.BundledData = o.out, o.metrics, o.overwrite, o.data.path == ""
+	s.DefaultPaths() // beside the input model
+	if err := checkRun(c, s.Out, s.MetricsPath, s.ReportPath, o.out == "", o.metrics == ""); err != nil {
 		return err
 	}
-	suite, err := o.suite(true)
+	suite, err := o.suite(c, true)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx := interrupts.Context() // cancelled by SIGINT or SIGTERM
 	s.Suite = suite
 	res, err := unlearn.Unlearn(ctx, *s)
 	if err != nil {

@@ -364,6 +364,28 @@ func CheckResultsSource(o Output, inputs []Input, subs ...string) error {
 	return checkResultsDir(o, inputs, subs, false)
 }
 
+// CheckResults checks a resumable results folder dir (CheckResultsDir,
+// or CheckResultsSource for a run that only reads it: gather) with the
+// entries subs it creates, then the files written beside its results
+// (Check). A file in a folder that does not exist yet can meet no input or
+// link: the run creates the folder.
+func CheckResults(dir Output, inputs []Input, gather bool, subs []string, files ...Output) error {
+	check := CheckResultsDir
+	if gather {
+		check = CheckResultsSource
+	}
+	if err := check(dir, inputs, subs...); err != nil {
+		return err
+	}
+	var outs []Output
+	for _, f := range files {
+		if _, err := os.Stat(dir.Path); err == nil || filepath.Clean(filepath.Dir(f.Path)) != filepath.Clean(dir.Path) {
+			outs = append(outs, f)
+		}
+	}
+	return Check(outs, inputs)
+}
+
 // writable tells whether files can be created in dir (probe). Tests stand
 // in for it where they cannot mount a read-only file system: root passes
 // permission bits, so a chmod'd folder does not show the refusal.

@@ -95,3 +95,46 @@ func Unsharded(command string, wholeRun bool) (warning, err error) {
 	}
 	return nil, nil
 }
+
+// Shard checks the shards and shard settings of a sharded run before any
+// work and returns the shard to run: shards is 0 (no sharding) or a count
+// of shards, and shard (given says whether it was set) needs it. Given
+// shards and no shard, the shard is the task index of FromEnv, and a run
+// with neither is refused: a Job that is not Indexed, or a plain batch job,
+// would otherwise run one shard in every task. A gathering run takes no
+// shard. Without shards the variables are not read: an array task may run
+// a whole audit, e.g. one method per task (see Unsharded).
+func Shard(shards, shard int, given, gather bool) (int, error) {
+	switch {
+	case shards < 0:
+		return 0, setting.FlagErrorf("shards", " %d: must be 0 (no sharding) or the number of shards, 1 or more",
+			shards)
+	case shards == 0 && given:
+		return 0, setting.FlagErrorf("shard", " %d needs %s", shard, setting.Of("shards"))
+	case shards == 0:
+		return shard, nil
+	case gather:
+		return 0, setting.FlagTextf("%s %s: gathering reads every shard's results; give no %s or %s",
+			setting.Of("gather"), setting.Use("shards", shards), setting.Of("shards"), setting.Of("shard"))
+	case given:
+		if shard < 0 || shard >= shards {
+			return 0, setting.FlagErrorf("shard", " %d: must be in [0, %d) for %s", shard, shards,
+				setting.Use("shards", shards))
+		}
+		return shard, nil
+	}
+	i, from, ok, err := FromEnv()
+	switch {
+	case err != nil:
+		return 0, setting.FlagTextf("%s (%s without %s takes this run's shard from it)", err,
+			setting.Use("shards", shards), setting.Of("shard"))
+	case !ok:
+		return 0, setting.FlagTextf("%s without %s: give %s (0 ≤ I < %d), or run each shard as one "+
+			"task of %s (they set $JOB_COMPLETION_INDEX and $SLURM_ARRAY_TASK_ID)",
+			setting.Use("shards", shards), setting.Of("shard"), setting.Use("shard", "I"), shards, Array(shards))
+	case i >= shards:
+		return 0, setting.FlagTextf("$%s=%d: no such shard of %s (shards are 0 to %d); run the shards as %s",
+			from, i, setting.Use("shards", shards), shards-1, Array(shards))
+	}
+	return i, nil
+}

@@ -73,3 +73,34 @@ func TestUnsharded(t *testing.T) {
 		os.Unsetenv(v)
 	}
 }
+
+// TestShard: the shard comes from the given setting within [0, shards),
+// and the refusals name the settings (Plain terms here).
+func TestShard(t *testing.T) {
+	t.Setenv("JOB_COMPLETION_INDEX", "")
+	os.Unsetenv("JOB_COMPLETION_INDEX")
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	os.Unsetenv("SLURM_ARRAY_TASK_ID")
+	if i, err := Shard(4, 3, true, false); err != nil || i != 3 {
+		t.Errorf("Shard(4, 3) = %d, %v; want 3", i, err)
+	}
+	for _, c := range []struct {
+		shards, shard int
+		given, gather bool
+		want          string
+	}{
+		{-1, 0, false, false, "shards -1: must be 0"},
+		{0, 2, true, false, "shard 2 needs shards"},
+		{4, 4, true, false, "shard 4: must be in [0, 4) for shards 4"},
+		{2, 0, false, true, "gather shards 2: gathering"},
+		{2, 0, false, false, "shards 2 without shard: give shard I"},
+	} {
+		if _, err := Shard(c.shards, c.shard, c.given, c.gather); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Shard(%d, %d, %v, %v): %v; want %q", c.shards, c.shard, c.given, c.gather, err, c.want)
+		}
+	}
+	t.Setenv("SLURM_ARRAY_TASK_ID", "1")
+	if i, err := Shard(2, 0, false, false); err != nil || i != 1 {
+		t.Errorf("Shard(2) with $SLURM_ARRAY_TASK_ID=1 = %d, %v; want 1", i, err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/unlearn-tool/unlearn/infer"
 	"github.com/unlearn-tool/unlearn/internal/outfile"
 	"github.com/unlearn-tool/unlearn/internal/setting"
+	"github.com/unlearn-tool/unlearn/internal/taskindex"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -144,6 +145,30 @@ const MaxK = 4096
 
 // MaxResamples bounds the bootstrap's resamples (Job.Bootstrap).
 const MaxResamples = 100000
+
+// Validate checks the bounds of the job's settings before any work: K in
+// [2, MaxK], the oracles' batch size, the bootstrap's resamples, and no
+// more shards than the audit's 2K tasks (more would leave shards with
+// nothing to run, which a batch engine reports as success). An error names
+// the field at fault by its path.
+func (job *Job) Validate() error {
+	switch n := 2 * job.K; {
+	case job.K < 2 || job.K > MaxK:
+		return setting.FieldErrorf("K", " %d: must be in [2, %d] (models per side; the audit trains 2K models)",
+			job.K, MaxK)
+	case job.Oracle.BatchSize < 1 || job.Oracle.BatchSize > data.MaxBatchSize:
+		return setting.FieldErrorf("Oracle.BatchSize", " %d: must be in [1, %d]", job.Oracle.BatchSize,
+			data.MaxBatchSize)
+	case job.Bootstrap.Resamples > MaxResamples:
+		return setting.FieldErrorf("Bootstrap.Resamples", " %d: at most %d resamples", job.Bootstrap.Resamples,
+			MaxResamples)
+	case job.Shards > n:
+		return setting.FieldErrorf("Shards", " %d: more shards than the audit's tasks (%d > %d, 2 per %s), so %d "+
+			"shards would run nothing; give %s or fewer, run as %s", job.Shards, job.Shards, n, setting.Field("K"),
+			job.Shards-n, setting.FieldUse("Shards", n), taskindex.Array(n))
+	}
+	return nil
+}
 
 func (job *Job) check() error {
 	switch {
