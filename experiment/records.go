@@ -253,8 +253,8 @@ func (rec *Record) Check() error {
 		field  string
 		m      map[string]float64
 		lo, hi float64
-	}{{"accuracy", rec.Accuracy, 0, 1}, {"mia", rec.MIA, 0, 1}, {"estimate", rec.Estimate, 0, 1}, {"tolerances", rec.Tolerances, 0, 1},
-		{"delta", rec.Delta, -1, 1}} {
+	}{{"accuracy", rec.Accuracy, 0, 1}, {"mia", rec.MIA, 0, 1}, {"estimate", rec.Estimate, 0, 1},
+		{"tolerances", rec.Tolerances, 0, 1}, {"delta", rec.Delta, -1, 1}} {
 		keys := make([]string, 0, len(g.m))
 		for k := range g.m {
 			keys = append(keys, k)

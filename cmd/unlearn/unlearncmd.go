@@ -44,8 +44,7 @@ func (o *methodOpts) methodTable() []row {
 		field("widen", "Widen", &s.Widen, "", "strategy del, schedule auto: larger "+
 			"budgets `B,B` to widen the mask to, in order, while the run's own oracle estimate says the forget set is "+
 			"still remembered (e.g. 0.3,0.5; each widening runs again from the input model)"),
-		optional("widen-floor", "WidenFloor", &s.WidenFloor, 0, "with --widen: the depth floor `F` of "+
-			"the wider budgets, in [0, 1) (default: --depth-floor's)"),
+		optional("widen-floor", "WidenFloor", &s.WidenFloor, 0, "the wider budgets' depth floor `F` (--depth-floor's)"),
 		optional("depth-floor", "DepthFloor", &s.DepthFloor, 0, fmt.Sprintf("strategy del: layers in the first "+
 			"fraction `F` of the network's depth are never reset, in [0, 1) (default: %g when the "+
 			"localization is left to the default, i.e. no --method, --strategy or --mask; else 0, "+
@@ -74,8 +73,7 @@ func (o *methodOpts) methodTable() []row {
 		optional("utility-tolerance", "Recipe.UtilityTolerance", &r.UtilityTolerance, 0, "with --schedule "+
 			"auto, how far (a fraction) test accuracy may stay below the oracle estimate's when stopping "+
 			"(default 0.005, the rule's; see README)"),
-		optional("plateau-cuts", "Recipe.PlateauCuts", &r.PlateauCuts, 0, "with --schedule auto: times "+
-			"a run that forgot but stalls retries from its best epoch at 0.3× the rate (default 0)"),
+		optional("plateau-cuts", "Recipe.PlateauCuts", &r.PlateauCuts, 0, "auto: retries at 0.3× the rate on a plateau"),
 		field("grad-channels", "Recipe.GradChannels", &r.GradChannels, false, "compute a masked weight's "+
 			"gradient for the mask's output channels only (cheaper steps where the mask selects few channels "+
 			"of large layers; the updates equal the full gradient's up to float32 rounding, so results are "+
@@ -93,13 +91,11 @@ func (o *methodOpts) methodTable() []row {
 		field("retrain-epochs", "RetrainEpochs", &s.RetrainEpochs, 0, "epochs the model was trained for: "+
 			"estimates the cost of retraining from scratch from a few full training steps timed on a copy of "+
 			"the model (0: the model's unlearn.train_epochs metadata if it has one, else no estimate)"),
-		field("out", "", &o.out, "", "unlearned model (default: <model>-unlearned.onnx beside the input; "+
-			"see --overwrite)"),
+		field("out", "", &o.out, "", "unlearned model (default: <model>-unlearned.onnx beside the input; see --overwrite)"),
 		field("overwrite", "", &o.overwrite, false, "replace the default --out of an earlier run"),
 		field("metrics", "", &o.metrics, "", "metrics JSON, schema unlearn.metrics/v1 (default: <out "+
 			"without .onnx>.metrics.json)"),
-		field("report", "ReportPath", &s.ReportPath, "", "also write a self-contained HTML report with plots "+
-			"to `FILE`"),
+		field("report", "ReportPath", &s.ReportPath, "", "also write a self-contained HTML report with plots to `FILE`"),
 		field("no-before", "NoBefore", &s.NoBefore, false, "do not evaluate the input model (metrics.json then "+
 			"has no before section)"),
 		field("dynamic-batch", "DynamicBatch", &s.DynamicBatch, false, "write the output with a symbolic batch "+
