@@ -134,6 +134,11 @@ type Progress struct {
 	Rates int
 	Loss  float64
 	LR    float64
+	// Ended, when set, reports an epoch that has just ended with its
+	// statistics (no step: Steps is 0); Decided, under the auto schedule,
+	// the proxies after an epoch and the stopping rule's decision on them.
+	Ended   *schema.EpochStats
+	Decided *schema.EpochProxies
 }
 
 // Result describes what an algorithm did.

@@ -177,19 +177,41 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if err := r.commit(ctx); err != nil {
 		return nil, r.noModel(err)
 	}
+	r.tell()
 	return r.out, nil
 }
 
 // progress returns the algorithm's progress callback: the range test and
-// the training each get a bar (Job.Bar), and every stage a starting line
-// (Job.Stage); nil when the job has neither.
+// the training each get a bar (Job.Bar), every stage a starting line
+// (Job.Stage), every epoch its statistics as it ends (Job.Info, event
+// "epoch") and, under the auto schedule, the rule's decision after it (Job.Stage,
+// event "decision"; a stop ends the training's bar at the work done); nil
+// when the job has none of these.
 func (job *Job) progress(schedule string) func(Progress) {
-	if job.Bar == nil && job.Stage == nil {
+	if job.Bar == nil && job.Stage == nil && job.Info == nil {
 		return nil
 	}
 	var bar, rangeBar func(done, total int)
-	last := ""
+	last, done := "", 0
 	return func(p Progress) {
+		switch {
+		case p.Ended != nil:
+			if ep := p.Ended; job.Info != nil {
+				job.Info("epoch", fmt.Sprintf("epoch %d  loss %.4f  acc %.2f%%  %.1fs", ep.Epoch, ep.Loss,
+					100*ep.Accuracy, ep.Seconds), "epoch", ep.Epoch, "loss", ep.Loss, "accuracy", ep.Accuracy,
+					"seconds", ep.Seconds)
+			}
+			return
+		case p.Decided != nil:
+			if d := p.Decided.Decision; d != nil && job.Stage != nil {
+				text, fields := decisionEvent(p.Decided)
+				job.Stage("decision", text, fields...)
+			}
+			if d := p.Decided.Decision; d != nil && d.Stop && bar != nil {
+				bar(done, done)
+			}
+			return
+		}
 		// A stage is the range test, an epoch (scrub's max and min
 		// phases are parts of one), or a phase outside epochs.
 		stage := p.Phase
@@ -227,8 +249,22 @@ func (job *Job) progress(schedule string) func(Progress) {
 		if bar == nil {
 			bar = job.Bar(job.Algorithm)
 		}
-		bar(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
+		done = max(p.Epoch-1, 0)*p.Steps + p.Step
+		bar(done, max(p.Epochs, 1)*p.Steps)
 	}
+}
+
+// decisionEvent is the line and the fields of the auto schedule's decision
+// after an epoch: go on or stop, why, and the proxies it rests on.
+func decisionEvent(e *schema.EpochProxies) (string, []any) {
+	d := e.Decision
+	text := "auto schedule: go on: " + d.Detail
+	if d.Stop {
+		text = fmt.Sprintf("auto schedule: stop (%s): %s", d.Reason, d.Detail)
+	}
+	return text, []any{"epoch", e.Epoch, "stop", d.Stop, "reason", d.Reason, "result_epoch", d.Epoch,
+		"forget_ok", d.ForgetOK, "utility_ok", d.UtilityOK, "detail", d.Detail, "lr", e.LR,
+		"forget_accuracy", e.ForgetAccuracy, "test_accuracy", e.TestAccuracy, "proxies", e.Proxies}
 }
 
 // nearChance refuses an input model that scores near chance on the

@@ -345,6 +345,7 @@ func (r *Runner) trainEpoch(l Loop, ep int, lr float64, epochs int, anneal bool,
 		st.Accuracy = float64(correct) / float64(seen)
 	}
 	r.res.Epochs = append(r.res.Epochs, st)
+	r.Report(Progress{Epoch: st.Epoch, Epochs: epochs, Ended: &st})
 	return nil
 }
 
