@@ -288,27 +288,9 @@ func flagKinds(u *schema.Unlearning) []string {
 	return kinds
 }
 
-// Wrap breaks s at spaces into lines of at most width bytes where it can
-// (a longer word keeps its line), the lines after the first indented by
-// two spaces.
-func Wrap(s string, width int) string {
-	var b strings.Builder
-	line := 0
-	for i, w := range strings.Fields(s) {
-		switch {
-		case i == 0:
-		case line+1+len(w) > width:
-			b.WriteString("\n  ")
-			line = 2
-		default:
-			b.WriteByte(' ')
-			line++
-		}
-		b.WriteString(w)
-		line += len(w)
-	}
-	return b.String()
-}
+// Wrap breaks s into lines of at most width bytes where it can, the
+// lines after the first indented by two spaces (textio.Wrap).
+func Wrap(s string, width int) string { return textio.Wrap(s, width, "  ") }
 
 // Summarize is rep's summary block (schema.Summary) from its unlearning
 // section, nil for a report without one (an evaluation).
