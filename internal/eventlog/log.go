@@ -56,12 +56,17 @@ func (l *Logger) Emit(level, event string, fields ...any) {
 }
 
 // Info reports a step: text as a line, or an event with fields (pairs of
-// key, value) and the text as "msg". Quiet silences it.
+// key, value) and the text as "msg" (a "note" or "warning" event's without
+// its "note: " or "warning: " label; a "msg" among fields wins). Quiet
+// silences it.
 func (l *Logger) Info(event, text string, fields ...any) {
 	if l.Quiet {
 		return
 	}
 	if l.JSON {
+		if event == "note" || event == "warning" {
+			text = strings.TrimPrefix(text, event+": ")
+		}
 		l.Emit("info", event, append([]any{"msg", text}, fields...)...)
 		return
 	}

@@ -55,6 +55,22 @@ func TestLoggerTextAndJSON(t *testing.T) {
 		events[2]["level"] != "error" || events[2]["exit_code"] != 2.0 {
 		t.Errorf("events %v", events)
 	}
+	// A note's or warning's msg is its message without the label.
+	b.Reset()
+	l.Info("warning", "warning: the model scores 10%", "accuracy", 0.1)
+	l.Info("note", "note: the batch was made symbolic")
+	l.Info("warning", "warning [test-drop]: short", "msg", "the whole text")
+	var msgs []string
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		msgs = append(msgs, m["msg"].(string))
+	}
+	if got := strings.Join(msgs, "|"); got != "the model scores 10%|the batch was made symbolic|the whole text" {
+		t.Errorf("msgs %q", got)
+	}
 	b.Reset()
 	l.Quiet = true
 	l.Info("step", "x")
