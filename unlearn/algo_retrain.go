@@ -55,7 +55,7 @@ func runRetrain(r *Runner) error {
 			LR: p.LR})
 	}
 	fo.EpochEnd = func(s schema.EpochStats) error {
-		r.Report(Progress{Epoch: s.Epoch, Epochs: job.Epochs, Ended: &s})
+		r.ReportEpoch(EpochEvent{Epochs: job.Epochs, Stats: &s})
 		return nil
 	}
 	stats, err := train.Fit(r.Context(), e, r.Train(), r.Input().Retain, fo)

@@ -181,37 +181,39 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	return r.out, nil
 }
 
-// progress returns the algorithm's progress callback: the range test and
-// the training each get a bar (Job.Bar), every stage a starting line
-// (Job.Stage), every epoch its statistics as it ends (Job.Info, event
-// "epoch") and, under the auto schedule, the rule's decision after it (Job.Stage,
-// event "decision"; a stop ends the training's bar at the work done); nil
-// when the job has none of these.
-func (job *Job) progress(schedule string) func(Progress) {
-	if job.Bar == nil && job.Stage == nil && job.Info == nil {
-		return nil
-	}
+// progress returns the algorithm's progress callbacks: per step, the range
+// test and the training each get a bar (Job.Bar) and every stage a
+// starting line (Job.Stage); per epoch, its statistics as it ends (Job.Info,
+// event "epoch") and, under the auto schedule, the rule's decision after it
+// (Job.Stage, event "decision"), where a stop ends the training's bar at the
+// work done. Each is nil when the job has nothing to report it to.
+func (job *Job) progress(schedule string) (func(Progress), func(EpochEvent)) {
 	var bar, rangeBar func(done, total int)
 	last, done := "", 0
-	return func(p Progress) {
-		switch {
-		case p.Ended != nil:
-			if ep := p.Ended; job.Info != nil {
+	var epoch func(EpochEvent)
+	if job.Info != nil || job.Stage != nil || job.Bar != nil {
+		epoch = func(e EpochEvent) {
+			if ep := e.Stats; ep != nil && job.Info != nil {
 				job.Info("epoch", fmt.Sprintf("epoch %d  loss %.4f  acc %.2f%%  %.1fs", ep.Epoch, ep.Loss,
 					100*ep.Accuracy, ep.Seconds), "epoch", ep.Epoch, "loss", ep.Loss, "accuracy", ep.Accuracy,
 					"seconds", ep.Seconds)
 			}
-			return
-		case p.Decided != nil:
-			if d := p.Decided.Decision; d != nil && job.Stage != nil {
-				text, fields := decisionEvent(p.Decided)
+			if e.Decided == nil || e.Decided.Decision == nil {
+				return
+			}
+			if job.Stage != nil {
+				text, fields := decisionEvent(e.Decided)
 				job.Stage("decision", text, fields...)
 			}
-			if d := p.Decided.Decision; d != nil && d.Stop && bar != nil {
+			if e.Decided.Decision.Stop && bar != nil {
 				bar(done, done)
 			}
-			return
 		}
+	}
+	if job.Bar == nil && job.Stage == nil {
+		return nil, epoch
+	}
+	return func(p Progress) {
 		// A stage is the range test, an epoch (scrub's max and min
 		// phases are parts of one), or a phase outside epochs.
 		stage := p.Phase
@@ -251,7 +253,7 @@ func (job *Job) progress(schedule string) func(Progress) {
 		}
 		done = max(p.Epoch-1, 0)*p.Steps + p.Step
 		bar(done, max(p.Epochs, 1)*p.Steps)
-	}
+	}, epoch
 }
 
 // decisionEvent is the line and the fields of the auto schedule's decision

@@ -261,7 +261,7 @@ func (r *unlearning) run(ctx context.Context) error {
 		job.Algorithm, sched, cfg.BatchSize, cfg.Seed, len(s.Forget), len(s.Retain)),
 		"algorithm", job.Algorithm, "schedule", cfg.Schedule, "epochs", cfg.Epochs, "lr", cfg.LR,
 		"batch_size", cfg.BatchSize, "seed", cfg.Seed, "forget", len(s.Forget), "retain", len(s.Retain))
-	cfg.Progress = job.progress(cfg.Schedule)
+	cfg.Progress, cfg.Epoch = job.progress(cfg.Schedule)
 	r.stageOutput()
 	t0 := time.Now()
 	location := filepath.Base(job.Out) + ".data"
