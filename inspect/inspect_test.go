@@ -166,3 +166,37 @@ func TestLinksNoRuntime(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTextWrapsParagraphs: what an export's BatchNormalization means
+// and the normalization advice are paragraphs of lines of at most
+// lineWidth bytes, indented under their label, with no word lost (the demo's
+// first screen was a 600-character line).
+func TestWriteTextWrapsParagraphs(t *testing.T) {
+	rep, err := File(testutil.Testdata(t, "exports", "d_training_dynamic.onnx"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.TrainingExport) < 2*lineWidth {
+		t.Fatalf("training export note of %d bytes: the test needs a long one", len(rep.TrainingExport))
+	}
+	var text bytes.Buffer
+	if err := WriteText(&text, rep, false, flagtext.Terms); err != nil {
+		t.Fatal(err)
+	}
+	out := text.String()
+	i, j := strings.Index(out, "\nbatchnorm "), strings.Index(out, "\nparams ")
+	if i < 0 || j < i {
+		t.Fatalf("no batchnorm or params line:\n%s", out)
+	}
+	for _, l := range strings.Split(out[i+1:j], "\n") {
+		if len(l) > lineWidth {
+			t.Errorf("line of %d bytes: %q", len(l), l)
+		}
+		if !strings.HasPrefix(l, "batchnorm ") && !strings.HasPrefix(l, "normalize ") && !strings.HasPrefix(l, "          ") {
+			t.Errorf("a following line not indented under its label: %q", l)
+		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(rep.TrainingExport), " ")) {
+		t.Errorf("the training export note lost words:\n%s", out)
+	}
+}

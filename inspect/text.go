@@ -14,6 +14,9 @@ import (
 // MaxRows is how many layers WriteText lists unless asked for all.
 const MaxRows = 60
 
+// lineWidth is where WriteText wraps its paragraphs (in bytes).
+const lineWidth = 100
+
 // WriteText writes r as the terminal summary of `unlearn inspect`: the
 // model, its format, inputs, outputs, op counts, BatchNormalization,
 // parameters, the classifier, the nodes without a gradient rule, then a
@@ -101,11 +104,14 @@ func writeHeader(w io.Writer, r *Report, t setting.Terms) {
 	if r.Model.BatchNorm > 0 {
 		bn = fmt.Sprintf("%d nodes kept: finetuning updates their running statistics", r.Model.BatchNorm)
 	}
-	fmt.Fprintf(w, "batchnorm %s\n", bn)
+	// What the export means and what to do is a paragraph: its first line
+	// says what, the rest follow under it.
+	const indent = "          "
+	fmt.Fprintf(w, "%s\n", textio.Wrap("batchnorm "+bn, lineWidth, indent))
 	if r.TrainingExport != "" {
-		fmt.Fprintf(w, "          %s\n", r.TrainingExport)
+		fmt.Fprintf(w, "%s%s\n", indent, textio.Wrap(r.TrainingExport, lineWidth-len(indent), indent))
 	}
-	fmt.Fprintf(w, "normalize %s\n", r.Normalization)
+	fmt.Fprintf(w, "%s\n", textio.Wrap("normalize "+r.Normalization, lineWidth, indent))
 	p := r.Parameters
 	fmt.Fprintf(w, "params    %d elements in %d tensors; %d neurons in %d layers "+
 		"(max depth %d; the default localization resets layers from depth %d on)\n",

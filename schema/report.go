@@ -17,8 +17,11 @@ const MaskSchema = "unlearn.mask/v1"
 // and keep the unlearned model at the top level. docs/FORMATS.md documents
 // every field.
 type Report struct {
-	Schema   string      `json:"schema"`
-	Tool     string      `json:"tool,omitempty"`
+	Schema string `json:"schema"`
+	Tool   string `json:"tool,omitempty"`
+	// Summary is an unlearning run's outcome in a few flat fields (absent
+	// from `unlearn eval` and from files written before it existed).
+	Summary  *Summary    `json:"summary,omitempty"`
 	Model    *ModelInfo  `json:"model"`
 	Data     *DataInfo   `json:"data"`
 	Forget   *ForgetInfo `json:"forget,omitempty"`
@@ -99,4 +102,40 @@ type MIASettings struct {
 	// Notes report adjustments: fewer retain examples than test examples,
 	// a loss attack left out, an SVC stopped at its iteration cap.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// ExitNotVouched is the exit status of the main command under --strict
+// when the run is not vouched for (Summary.StrictExitCode).
+const ExitNotVouched = 3
+
+// Summary is what a pipeline reads of an unlearning run without knowing
+// the rest of metrics.json: whether the run vouches for its result and
+// why not, its stated tolerances, the forget and test accuracy before and
+// after, the oracle-free estimate of an oracle's, and the exit status the
+// run implies under --strict. Accuracies and tolerances are fractions;
+// a value the run did not measure is absent.
+type Summary struct {
+	Vouched bool `json:"vouched"`
+	// Flags are the kinds of the run's warnings about its result
+	// (Unlearning.Flags), [] for none.
+	Flags []string `json:"flags"`
+	// ForgetTolerance and TestTolerance are the tolerances the run states:
+	// the verdict's (Unlearning.Tolerances) where it states them, else
+	// the auto schedule's rule's (AutoSchedule.ForgetTolerance,
+	// UtilityTolerance); absent for a fixed recipe.
+	ForgetTolerance *float64 `json:"forget_tolerance,omitempty"`
+	TestTolerance   *float64 `json:"test_tolerance,omitempty"`
+	// ForgetAccuracyBefore and TestAccuracyBefore are the input model's.
+	ForgetAccuracyBefore *float64 `json:"forget_accuracy_before,omitempty"`
+	TestAccuracyBefore   *float64 `json:"test_accuracy_before,omitempty"`
+	ForgetAccuracy       *float64 `json:"forget_accuracy,omitempty"`
+	TestAccuracy         float64  `json:"test_accuracy"`
+	// OracleEstimateForget and OracleEstimateTest are the oracle-free
+	// estimate of an oracle's forget and test accuracy
+	// (Unlearning.Proxies.Estimate), without the proxies absent.
+	OracleEstimateForget *float64 `json:"oracle_estimate_forget_accuracy,omitempty"`
+	OracleEstimateTest   *float64 `json:"oracle_estimate_test_accuracy,omitempty"`
+	// StrictExitCode is the main command's exit status under --strict: 0
+	// when vouched for, else ExitNotVouched.
+	StrictExitCode int `json:"strict_exit_code"`
 }

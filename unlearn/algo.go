@@ -116,6 +116,20 @@ type Config struct {
 	Runtime onnxrt.Options
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
+	// Epoch, if set, is called as each epoch of a training algorithm ends
+	// (EpochEvent.Stats) and, under the auto schedule, once the stopping
+	// rule has decided on the proxies measured after it (Decided).
+	Epoch func(EpochEvent)
+}
+
+// EpochEvent reports an epoch as it ends: its statistics, or the proxies
+// measured after it with the auto schedule's decision on them.
+type EpochEvent struct {
+	Algorithm string
+	// Epochs is the epochs planned (under the auto schedule, the cap).
+	Epochs  int
+	Stats   *schema.EpochStats
+	Decided *schema.EpochProxies
 }
 
 // Progress reports one step of an algorithm.

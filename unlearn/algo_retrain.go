@@ -4,6 +4,7 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/internal/textio"
 	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
 )
 
@@ -52,6 +53,10 @@ func runRetrain(r *Runner) error {
 	fo.Progress = func(p train.FitProgress) {
 		r.Report(Progress{Phase: "train", Epoch: p.Epoch, Epochs: p.Epochs, Step: p.Step, Steps: p.Steps, Loss: p.Loss,
 			LR: p.LR})
+	}
+	fo.EpochEnd = func(s schema.EpochStats) error {
+		r.ReportEpoch(EpochEvent{Epochs: job.Epochs, Stats: &s})
+		return nil
 	}
 	stats, err := train.Fit(r.Context(), e, r.Train(), r.Input().Retain, fo)
 	if err != nil {

@@ -411,6 +411,7 @@ func (r *Runner) fitAuto(l Loop) error {
 			r.Report(Progress{Phase: "lr-range", Step: step, Steps: steps, Rates: rates, Loss: loss, LR: lr})
 		},
 		Log: r.proxy.log, Result: r.res.Auto,
+		Decided: func(p schema.EpochProxies) { r.ReportEpoch(EpochEvent{Epochs: l.Epochs, Decided: &p}) },
 	}
 	if l.Hook != nil {
 		t.Hook = func(params []*train.Param) { l.Hook(0, params) }

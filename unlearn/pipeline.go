@@ -177,18 +177,42 @@ func Unlearn(ctx context.Context, job Job) (*Outcome, error) {
 	if err := r.commit(ctx); err != nil {
 		return nil, r.noModel(err)
 	}
+	r.tell()
 	return r.out, nil
 }
 
-// progress returns the algorithm's progress callback: the range test and
-// the training each get a bar (Job.Bar), and every stage a starting line
-// (Job.Stage); nil when the job has neither.
-func (job *Job) progress(schedule string) func(Progress) {
-	if job.Bar == nil && job.Stage == nil {
-		return nil
-	}
+// progress returns the algorithm's progress callbacks: per step, the range
+// test and the training each get a bar (Job.Bar) and every stage a
+// starting line (Job.Stage); per epoch, its statistics as it ends (Job.Info,
+// event "epoch") and, under the auto schedule, the rule's decision after it
+// (Job.Stage, event "decision"), where a stop ends the training's bar at the
+// work done. Each is nil when the job has nothing to report it to.
+func (job *Job) progress(schedule string) (func(Progress), func(EpochEvent)) {
 	var bar, rangeBar func(done, total int)
-	last := ""
+	last, done := "", 0
+	var epoch func(EpochEvent)
+	if job.Info != nil || job.Stage != nil || job.Bar != nil {
+		epoch = func(e EpochEvent) {
+			if ep := e.Stats; ep != nil && job.Info != nil {
+				job.Info("epoch", fmt.Sprintf("epoch %d  loss %.4f  acc %.2f%%  %.1fs", ep.Epoch, ep.Loss,
+					100*ep.Accuracy, ep.Seconds), "epoch", ep.Epoch, "loss", ep.Loss, "accuracy", ep.Accuracy,
+					"seconds", ep.Seconds)
+			}
+			if e.Decided == nil || e.Decided.Decision == nil {
+				return
+			}
+			if job.Stage != nil {
+				text, fields := decisionEvent(e.Decided)
+				job.Stage("decision", text, fields...)
+			}
+			if e.Decided.Decision.Stop && bar != nil {
+				bar(done, done)
+			}
+		}
+	}
+	if job.Bar == nil && job.Stage == nil {
+		return nil, epoch
+	}
 	return func(p Progress) {
 		// A stage is the range test, an epoch (scrub's max and min
 		// phases are parts of one), or a phase outside epochs.
@@ -227,8 +251,22 @@ func (job *Job) progress(schedule string) func(Progress) {
 		if bar == nil {
 			bar = job.Bar(job.Algorithm)
 		}
-		bar(max(p.Epoch-1, 0)*p.Steps+p.Step, max(p.Epochs, 1)*p.Steps)
+		done = max(p.Epoch-1, 0)*p.Steps + p.Step
+		bar(done, max(p.Epochs, 1)*p.Steps)
+	}, epoch
+}
+
+// decisionEvent is the line and the fields of the auto schedule's decision
+// after an epoch: go on or stop, why, and the proxies it rests on.
+func decisionEvent(e *schema.EpochProxies) (string, []any) {
+	d := e.Decision
+	text := "auto schedule: go on: " + d.Detail
+	if d.Stop {
+		text = fmt.Sprintf("auto schedule: stop (%s): %s", d.Reason, d.Detail)
 	}
+	return text, []any{"epoch", e.Epoch, "stop", d.Stop, "reason", d.Reason, "result_epoch", d.Epoch,
+		"forget_ok", d.ForgetOK, "utility_ok", d.UtilityOK, "detail", d.Detail, "lr", e.LR,
+		"forget_accuracy", e.ForgetAccuracy, "test_accuracy", e.TestAccuracy, "proxies", e.Proxies}
 }
 
 // nearChance refuses an input model that scores near chance on the

@@ -191,6 +191,15 @@ func (r *Runner) Report(p Progress) {
 	}
 }
 
+// ReportEpoch passes an epoch that has ended to Config.Epoch, naming the
+// algorithm.
+func (r *Runner) ReportEpoch(e EpochEvent) {
+	if r.cfg.Epoch != nil {
+		e.Algorithm = r.algo
+		r.cfg.Epoch(e)
+	}
+}
+
 // Note adds a line to the run's notes (metrics.json's unlearning log),
 // formatted as setting.Msgf formats: a setting.Ref argument names a
 // setting, which each reader words in its terms.
@@ -345,6 +354,7 @@ func (r *Runner) trainEpoch(l Loop, ep int, lr float64, epochs int, anneal bool,
 		st.Accuracy = float64(correct) / float64(seen)
 	}
 	r.res.Epochs = append(r.res.Epochs, st)
+	r.ReportEpoch(EpochEvent{Epochs: epochs, Stats: &st})
 	return nil
 }
 

@@ -29,6 +29,9 @@ type unlearning struct {
 	job  Job
 	s    *eval.Suite
 	info func(event, text string, fields ...any)
+	// said holds the notes info has written during the run, which the
+	// log about the result (tell) does not repeat.
+	said map[string]bool
 
 	// prepare: the input model as read (m, written back into by the run),
 	// a copy of it for the wider rungs (pristine; nil when the run cannot
@@ -77,7 +80,7 @@ func prepare(ctx context.Context, job Job) (*unlearning, error) {
 	if err := job.check(); err != nil {
 		return nil, err
 	}
-	r := &unlearning{job: job, s: job.Suite, info: job.Info}
+	r := &unlearning{job: job, s: job.Suite, info: job.Info, said: map[string]bool{}}
 	if r.info == nil {
 		r.info = func(string, string, ...any) {}
 	}
@@ -163,7 +166,8 @@ func (r *unlearning) readModel() (fromMetadata bool, err error) {
 	// What the input's form means for the run is said before any work, so
 	// that a user can stop and re-export; metrics.json repeats it.
 	for _, n := range r.p.Notes {
-		r.info("note", "note: "+n, "note", n)
+		r.info("note", "note: "+n, "msg", n)
+		r.said[n] = true
 	}
 	return fromMetadata, nil
 }
@@ -257,7 +261,7 @@ func (r *unlearning) run(ctx context.Context) error {
 		job.Algorithm, sched, cfg.BatchSize, cfg.Seed, len(s.Forget), len(s.Retain)),
 		"algorithm", job.Algorithm, "schedule", cfg.Schedule, "epochs", cfg.Epochs, "lr", cfg.LR,
 		"batch_size", cfg.BatchSize, "seed", cfg.Seed, "forget", len(s.Forget), "retain", len(s.Retain))
-	cfg.Progress = job.progress(cfg.Schedule)
+	cfg.Progress, cfg.Epoch = job.progress(cfg.Schedule)
 	r.stageOutput()
 	t0 := time.Now()
 	location := filepath.Base(job.Out) + ".data"
@@ -282,10 +286,6 @@ func (r *unlearning) run(ctx context.Context) error {
 		r.maskInfo = r.mk.Summary()
 	}
 	r.tm.UnlearnS = time.Since(t0).Seconds()
-	for _, ep := range r.out.Result.Epochs {
-		r.info("epoch", fmt.Sprintf("epoch %d  loss %.4f  acc %.2f%%  %.1fs", ep.Epoch, ep.Loss, 100*ep.Accuracy,
-			ep.Seconds), "epoch", ep.Epoch, "loss", ep.Loss, "accuracy", ep.Accuracy, "seconds", ep.Seconds)
-	}
 	return nil
 }
 
@@ -437,6 +437,16 @@ func (r *unlearning) judge() {
 	notes.fill(rep.Unlearning, job.terms())
 	u := rep.Unlearning
 	rep.Unlearning.Vouched = len(notes.flags) == 0 && u.Auto != nil && u.Auto.Reason == autorule.StopUnseen
+	rep.Summary = report.Summarize(rep)
+}
+
+// tell writes the log about the run's result through Job.Info once its
+// outputs are in place: the notes not written yet, each warning and the
+// verdict (report.Messages).
+func (r *unlearning) tell() {
+	for _, m := range report.Messages(r.rep, func(n string) bool { return r.said[n] }) {
+		r.info(m.Event, m.Text, m.Fields...)
+	}
 }
 
 // commit writes metrics.json and the report, then renames the staged

@@ -282,8 +282,9 @@ func TestEvalRetainSmallerThanTest(t *testing.T) {
 	if s == nil || s.ShadowMembers != 500 || s.MEntropy != "salun-code" || len(s.Notes) == 0 || !strings.Contains(s.Notes[0], "fewer than the 1000 test examples") {
 		t.Fatalf("settings %+v", s)
 	}
-	if !strings.Contains(r.stdout, "note: the retain set has 500 examples") {
-		t.Errorf("the adjustment is not reported:\n%s", r.stdout)
+	// A note is the log's (stderr), not the table's.
+	if !strings.Contains(r.stderr, "note: the retain set has 500 examples") || strings.Contains(r.stdout, "note:") {
+		t.Errorf("the adjustment is not reported on stderr:\n%s\nstdout:\n%s", r.stderr, r.stdout)
 	}
 	// That the salun-code scores match scikit-learn is eval's
 	// TestSVCMIAMatchesSklearn; here only the flag's plumbing matters.

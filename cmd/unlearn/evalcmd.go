@@ -56,7 +56,7 @@ func (o *evalOptions) run(c *cli.Context) error {
 	if o.json == "-" {
 		tableTo = tableBesideJSON(c) // keep stdout pure JSON
 	}
-	return report.Emit(rep, ms, o.json, o.report, tableTo, stdoutOf(c))
+	return report.Emit(rep, ms, o.json, o.report, tableTo, stdoutOf(c), logs.Info)
 }
 
 func writeJSON(c *cli.Context, path string, v any) error {

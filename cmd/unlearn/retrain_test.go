@@ -43,10 +43,14 @@ func TestRetrainMethod(t *testing.T) {
 			t.Errorf("initializer %s differs from train --exclude --from-scratch's", v.Name)
 		}
 	}
-	for _, want := range []string{"77754 of 77754 parameters changed (100.0%)", "note: exact unlearning by retraining: ",
+	// The summary is stdout's; the run's notes are the log's (stderr).
+	if want := "77754 of 77754 parameters changed (100.0%)"; !strings.Contains(r.stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+	}
+	for _, want := range []string{"note: exact unlearning by retraining: ",
 		"SGD lr 0.02 (constant per step), momentum 0.8, weight decay 0.0001"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
 	mb, err := os.ReadFile(filepath.Join(dir, "retrained.metrics.json"))

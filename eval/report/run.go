@@ -50,7 +50,7 @@ func RunResult(rep *schema.Report, metrics, html string) []any {
 }
 
 // VerdictLine says whether the run's own signals back its result: the
-// last line before the files, so that a user who reads one line reads
+// last line of the run's log, so that a user who reads one line reads
 // this one. "" for a run without the auto schedule and without flags (a
 // fixed recipe has no rule to meet; its warnings, if any, are above).
 func VerdictLine(u *schema.Unlearning) string {
@@ -75,8 +75,8 @@ func VerdictLine(u *schema.Unlearning) string {
 		for i, f := range u.Flags {
 			kinds[i] = f.Kind
 		}
-		return fmt.Sprintf("verdict: NOT vouched for (%s, see the warnings above): "+
-			"check the result against an oracle before relying on it", strings.Join(kinds, ", "))
+		return fmt.Sprintf("verdict: NOT vouched for (%s): check the result against an oracle; metrics.json's "+
+			"flags say why", strings.Join(kinds, ", "))
 	case u.Auto != nil:
 		return "verdict: NOT vouched for: the auto schedule did not meet its conditions"
 	}
@@ -143,10 +143,11 @@ func retrainEpochs(u *schema.Unlearning) string {
 	return s
 }
 
-// WriteRunSummary writes what the main command prints after the metrics
-// table: the changed parameters, the time against the retraining estimate
-// (saying so plainly when retraining would have been cheaper), the auto
-// schedule's choice, the proxies, the run's notes and the files written.
+// WriteRunSummary writes what the main command prints on stdout after the
+// metrics table: the changed parameters, the time against the retraining
+// estimate (saying so plainly when retraining would have been cheaper), the
+// auto schedule's choice, the proxies and the files written. The run's
+// notes, warnings and verdict are its log's (Messages), on stderr.
 // It returns the writer's first error.
 func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) error {
 	ew := &textio.ErrWriter{W: w}
@@ -189,17 +190,6 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 	if p := u.Proxies; p != nil {
 		fmt.Fprintln(ew, ProxiesLine(p))
 	}
-	for _, n := range u.Notes {
-		// A warning is printed as one; other notes are marked as notes.
-		if strings.HasPrefix(n, "warning: ") {
-			fmt.Fprintln(ew, n)
-		} else {
-			fmt.Fprintf(ew, "note: %s\n", n)
-		}
-	}
-	if v := VerdictLine(u); v != "" {
-		fmt.Fprintln(ew, v)
-	}
 	if metrics == "-" {
 		fmt.Fprintf(ew, "wrote metrics.json to stdout")
 	} else {
@@ -210,4 +200,132 @@ func WriteRunSummary(w io.Writer, rep *schema.Report, metrics, html string) erro
 	}
 	fmt.Fprintln(ew)
 	return ew.Err
+}
+
+// Message is one line of a run's log about its result (a note, a warning or
+// the verdict) as its JSON event gives it: the event's name, the text a
+// text log prints and the event's fields (pairs of key, value), msg, the
+// whole message, among them.
+type Message struct {
+	Event  string
+	Text   string
+	Fields []any
+}
+
+// flagHeadlines says each flag's warning in one short line: what is wrong
+// and what to do. The whole text is in metrics.json (unlearning.flags) and
+// in the warning's JSON event.
+var flagHeadlines = map[string]string{
+	schema.FlagRuleNotMet:       "the auto schedule stopped without meeting its rule; compare with an oracle",
+	schema.FlagProxiesDisagree:  "the proxies disagree with the rule's stop; compare with an oracle",
+	schema.FlagTestDrop:         "test accuracy fell more than 5 points; the flag's text says which recipe to change",
+	schema.FlagEstimateBias:     "the forget set thins classes, so the oracle estimate runs high; compare with an oracle",
+	schema.FlagForgetResolution: "too few forget examples to resolve a verdict's tolerance; compare with an oracle",
+	schema.FlagStillRemembers:   "the forget set still looks remembered at the widest budget; the flag says what to do",
+}
+
+// lineWidth is where a long warning or verdict is wrapped (in bytes): its
+// first line says what, the rest follow indented.
+const lineWidth = 120
+
+// Messages returns an unlearning run's notes, warnings and verdict, in
+// that order, as its log writes them: the evaluation's notes, the run's
+// notes (those said gives as already written are left out, so that no note
+// is written twice), each flag's warning as its short headline with the
+// kind, other warnings wrapped, and the verdict last (absent for
+// a fixed recipe without flags, as VerdictLine).
+func Messages(rep *schema.Report, said func(note string) bool) []Message {
+	var out []Message
+	note := func(n string) {
+		if said != nil && said(n) {
+			return
+		}
+		if w, ok := strings.CutPrefix(n, "warning: "); ok {
+			out = append(out, Message{"warning", Wrap("warning: "+w, lineWidth), []any{"msg", w}})
+			return
+		}
+		out = append(out, Message{"note", "note: " + n, []any{"msg", n}})
+	}
+	if s := rep.Settings.MIA; s != nil {
+		for _, n := range s.Notes {
+			note(n)
+		}
+	}
+	u := rep.Unlearning
+	if u == nil {
+		return out
+	}
+	kinds := map[string]string{}
+	for _, f := range u.Flags {
+		kinds[f.Text] = f.Kind
+	}
+	for _, n := range u.Notes {
+		k, ok := kinds[n]
+		if !ok {
+			note(n)
+			continue
+		}
+		head := flagHeadlines[k]
+		if head == "" {
+			head = "see the flag's text in metrics.json"
+		}
+		out = append(out, Message{"warning", "warning [" + k + "]: " + head,
+			[]any{"msg", strings.TrimPrefix(n, "warning: "), "flag", k}})
+	}
+	if v := VerdictLine(u); v != "" {
+		out = append(out, Message{"verdict", Wrap(v, lineWidth), []any{"msg", strings.TrimPrefix(v, "verdict: "),
+			"vouched", u.Vouched, "flags", flagKinds(u), "reason", NotVouchedReason(u)}})
+	}
+	return out
+}
+
+// flagKinds is the kinds of u's flags, [] for none.
+func flagKinds(u *schema.Unlearning) []string {
+	kinds := []string{}
+	for _, f := range u.Flags {
+		kinds = append(kinds, f.Kind)
+	}
+	return kinds
+}
+
+// Wrap breaks s into lines of at most width bytes where it can, the
+// lines after the first indented by two spaces (textio.Wrap).
+func Wrap(s string, width int) string { return textio.Wrap(s, width, "  ") }
+
+// Summarize is rep's summary block (schema.Summary) from its unlearning
+// section, nil for a report without one (an evaluation).
+func Summarize(rep *schema.Report) *schema.Summary {
+	u := rep.Unlearning
+	if u == nil {
+		return nil
+	}
+	f := func(v float64) *float64 { return &v }
+	s := &schema.Summary{Vouched: u.Vouched, Flags: flagKinds(u)}
+	switch {
+	case u.Tolerances != nil:
+		s.ForgetTolerance, s.TestTolerance = f(u.Tolerances.Forget), f(u.Tolerances.Test)
+	case u.Auto != nil:
+		s.ForgetTolerance, s.TestTolerance = f(u.Auto.ForgetTolerance), f(u.Auto.UtilityTolerance)
+	}
+	if rep.Metrics != nil {
+		s.ForgetAccuracy, s.TestAccuracy = rep.Accuracy.Forget, rep.Accuracy.Test
+	}
+	if b := rep.Before; b != nil && b.Metrics != nil {
+		s.ForgetAccuracyBefore, s.TestAccuracyBefore = b.Accuracy.Forget, f(b.Accuracy.Test)
+	}
+	if p := u.Proxies; p != nil && p.Estimate != nil {
+		s.OracleEstimateForget, s.OracleEstimateTest = f(p.Estimate.ReferenceAccuracy), f(p.Estimate.TestAccuracy)
+	}
+	if NotVouchedReason(u) != "" {
+		s.StrictExitCode = schema.ExitNotVouched
+	}
+	return s
+}
+
+// Log writes rep's Messages through info (event, text, fields): the
+// log about an evaluation's or a run's result.
+func Log(rep *schema.Report, info func(event, text string, fields ...any)) {
+	for _, m := range Messages(rep, nil) {
+		info(m.Event, m.Text, m.Fields...)
+	}
 }

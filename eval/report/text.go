@@ -12,7 +12,8 @@ import (
 // WriteTable writes the terminal metrics table of rep: one row per metric
 // (Rows), the model's value, the original model's when rep.Before is set,
 // and with an oracle the oracle's and Δ in percentage points; then the
-// example counts and the notes. It returns the first error of w.
+// example counts (the notes are the log's: Messages). It returns the first
+// error of w.
 func WriteTable(w io.Writer, rep *schema.Report) error {
 	ew := &textio.ErrWriter{W: w}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
@@ -66,11 +67,6 @@ func WriteTable(w io.Writer, rep *schema.Report) error {
 	}
 	if oracle {
 		fmt.Fprintln(ew, "Δ = oracle − model; agreement: same predicted class as the oracle")
-	}
-	if s := rep.Settings.MIA; s != nil {
-		for _, n := range s.Notes {
-			fmt.Fprintf(ew, "note: %s\n", n)
-		}
 	}
 	return ew.Err
 }

@@ -19,6 +19,18 @@ type Logger struct {
 	Quiet bool
 	// Prefix starts every text error line ("unlearn: error: ").
 	Prefix string
+	// drawn says a progress bar is on the terminal's last line: a text
+	// line written after it first clears it (clearBar).
+	drawn bool
+}
+
+// clearBar clears a progress bar drawn on the last line, so that the next
+// line is not written over it; l.mu is held.
+func (l *Logger) clearBar() {
+	if l.drawn {
+		fmt.Fprint(l.W, "\r\033[K")
+		l.drawn = false
+	}
 }
 
 // Reset points the logger at w in text mode, not quiet.
@@ -44,17 +56,23 @@ func (l *Logger) Emit(level, event string, fields ...any) {
 }
 
 // Info reports a step: text as a line, or an event with fields (pairs of
-// key, value) and the text as "msg". Quiet silences it.
+// key, value) and the text as "msg" (a "note" or "warning" event's without
+// its "note: " or "warning: " label; a "msg" among fields wins). Quiet
+// silences it.
 func (l *Logger) Info(event, text string, fields ...any) {
 	if l.Quiet {
 		return
 	}
 	if l.JSON {
+		if event == "note" || event == "warning" {
+			text = strings.TrimPrefix(text, event+": ")
+		}
 		l.Emit("info", event, append([]any{"msg", text}, fields...)...)
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.clearBar()
 	fmt.Fprintln(l.W, text)
 }
 
@@ -81,12 +99,16 @@ func (l *Logger) Fail(msg string, code int) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.clearBar()
 	fmt.Fprintf(l.W, "%s%s\n", l.Prefix, msg)
 }
 
 // Bar returns a progress callback for a labelled stage: a bar redrawn on a
 // terminal stderr, a JSON progress event (at most one a second, and the
-// last) in JSON mode, nothing otherwise or when Quiet.
+// last) in JSON mode, nothing otherwise or when Quiet. done == total ends
+// the stage: the bar is cleared (a stage that ends early, as the auto
+// schedule's training does, ends with done as its total), and so is a bar
+// that a line of text follows.
 func (l *Logger) Bar(label string) func(done, total int) {
 	p := &progress{l: l, label: label, start: time.Now(), tty: stderrTTY()}
 	return p.update
@@ -155,8 +177,9 @@ func (p *progress) update(done, total int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	fmt.Fprint(l.W, line+" ")
+	l.drawn = true
 	if done >= total {
-		fmt.Fprint(l.W, "\r\033[K")
+		l.clearBar()
 	}
 }
 

@@ -55,6 +55,22 @@ func TestLoggerTextAndJSON(t *testing.T) {
 		events[2]["level"] != "error" || events[2]["exit_code"] != 2.0 {
 		t.Errorf("events %v", events)
 	}
+	// A note's or warning's msg is its message without the label.
+	b.Reset()
+	l.Info("warning", "warning: the model scores 10%", "accuracy", 0.1)
+	l.Info("note", "note: the batch was made symbolic")
+	l.Info("warning", "warning [test-drop]: short", "msg", "the whole text")
+	var msgs []string
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		msgs = append(msgs, m["msg"].(string))
+	}
+	if got := strings.Join(msgs, "|"); got != "the model scores 10%|the batch was made symbolic|the whole text" {
+		t.Errorf("msgs %q", got)
+	}
 	b.Reset()
 	l.Quiet = true
 	l.Info("step", "x")
@@ -72,5 +88,38 @@ func TestPace(t *testing.T) {
 	}
 	if got := pace(20, 100, 10*time.Second); got != "  2.0/s, about 40s left" {
 		t.Errorf("20 of 100 in 10 s: %q", got)
+	}
+}
+
+// TestBarClearedBeforeLines: on a terminal, a line of text written while a
+// bar is drawn clears the bar first, and a stage that ends early (done ==
+// total, with done as its total) clears its bar and leaves none behind.
+func TestBarClearedBeforeLines(t *testing.T) {
+	var b bytes.Buffer
+	l := &Logger{W: &b}
+	p := &progress{l: l, label: "rft", start: time.Now(), tty: true}
+	p.update(5, 20)
+	l.Info("epoch", "epoch 1  loss 0.5")
+	want := "\r\033[Kepoch 1  loss 0.5\n"
+	if got := b.String(); !strings.Contains(got, "5/20") || !strings.HasSuffix(got, want) {
+		t.Errorf("a line after a bar: %q, want the bar then %q", got, want)
+	}
+	b.Reset()
+	p.last = time.Time{}
+	p.update(9, 20)
+	p.update(9, 9) // the auto schedule stopped after 9 of at most 20
+	if got := b.String(); !strings.HasSuffix(got, "\r\033[K") || !strings.Contains(got, "9/9") {
+		t.Errorf("a stage that ended early: %q, want the bar at 9/9 then cleared", got)
+	}
+	b.Reset()
+	l.Info("verdict", "verdict: x")
+	if got := b.String(); got != "verdict: x\n" {
+		t.Errorf("a line after a cleared bar: %q", got)
+	}
+	b.Reset()
+	p.tty = false
+	p.update(1, 2)
+	if b.Len() != 0 {
+		t.Errorf("a bar with stderr not a terminal: %q", b.String())
 	}
 }

@@ -70,6 +70,9 @@ type Training struct {
 	// step (step of steps over rates candidates).
 	Note     func(format string, args ...any)
 	Progress func(step, steps, rates int, loss, lr float64)
+	// Decided, if set, receives each epoch's proxies with the rule's
+	// decision on them as soon as it is made.
+	Decided func(schema.EpochProxies)
 	// Log holds the proxies (Reference, Estimate, Before set); Result the
 	// schedule's record (MaxEpochs set).
 	Log    *schema.ProxyLog
@@ -365,6 +368,9 @@ func Fit(t *Training, a autorule.Config) error {
 			t.Note("auto schedule: %s", d.Detail)
 		}
 		log.Epochs[len(log.Epochs)-1].Decision = &d
+		if t.Decided != nil {
+			t.Decided(log.Epochs[len(log.Epochs)-1])
+		}
 		if d.Stop {
 			res.StopEpoch, res.Epoch, res.Reason, res.Detail = ep+1, d.Epoch, d.Reason, d.Detail
 			if d.Epoch != ep+1 {
