@@ -210,6 +210,12 @@ type Method struct {
 	// default row may set it: the default with widening, run beside the
 	// Default row under its own key.
 	Widen []float64 `yaml:"widen" json:"widen,omitempty"`
+	// Settings gives the algorithm's own settings by name
+	// (unlearn.Algorithm.Settings: neggrad+'s beta, scrub's scrub-alpha, an
+	// algorithm registered from outside's), with hyphens or underscores.
+	// The runner keys a row by their canonical form
+	// (unlearn.Canonical); a row without them keeps its key.
+	Settings map[string]any `yaml:"settings" json:"settings,omitempty"`
 }
 
 // Load reads and checks an experiment file (a regular file of at most

@@ -113,6 +113,11 @@ type Config struct {
 	// with Proxies.Track).
 	Proxies ProxyConfig
 
+	// Own holds, by name, the settings of an algorithm registered from
+	// outside the package (Setting without a Field): the running
+	// algorithm's, defaults filled (SettingOf reads them).
+	Own Values
+
 	Runtime onnxrt.Options
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
@@ -174,20 +179,21 @@ func Defaults(algo string) Config {
 }
 
 // fill sets c's zero fields to the common defaults, every registered
-// algorithm's settings (Algorithm.Settings) and algo's recipe
-// (Algorithm.Defaults).
+// algorithm's settings that are Config fields (Algorithm.Settings), and
+// algo's recipe (Algorithm.Defaults) and settings kept in Own.
 func (c *Config) fill(algo string) {
 	fillInt(&c.BatchSize, 128)
 	fillFloat(&c.Momentum, 0.9)
 	registryMu.RLock()
 	for _, name := range order {
-		if s := registry[name].Settings; s != nil {
-			s(c)
-		}
+		c.fillOwn(registry[name], true)
 	}
 	registryMu.RUnlock()
-	if a, err := LookupAlgorithm(algo); err == nil && a.Defaults != nil {
-		a.Defaults(c)
+	if a, err := LookupAlgorithm(algo); err == nil {
+		if a.Defaults != nil {
+			a.Defaults(c)
+		}
+		c.fillOwn(a, false)
 	}
 }
 
@@ -213,6 +219,9 @@ func (c Config) check(a *Algorithm) error {
 		return fmt.Errorf("%w: batch size %d", ErrInput, c.BatchSize)
 	case c.Momentum >= 1 || math.IsNaN(c.Momentum) || math.IsNaN(c.WeightDecay) || math.IsInf(c.WeightDecay, 0):
 		return fmt.Errorf("%w: momentum %v, weight decay %v", ErrInput, c.Momentum, c.WeightDecay)
+	}
+	if err := c.checkOwn(a); err != nil {
+		return err
 	}
 	if a.Check != nil {
 		if err := a.Check(c); err != nil {

@@ -12,7 +12,11 @@ func init() {
 	mustRegister(Algorithm{Name: "iu", Order: 90, Summary: "influence unlearning: one WoodFisher Newton step " +
 		"(no training)",
 		Run: runIU, UsesForget: true, UsesRetain: true, NoAugment: "it does not train on batches",
-		Settings: func(c *Config) { fillFloat(&c.IU.Alpha, 3e-4); fillFloat(&c.IU.Damping, 1000) },
+		Settings: []Setting{
+			{Name: "iu-alpha", Field: "IU.Alpha", Default: 3e-4, Help: "iu's step scale"},
+			{Name: "iu-damping", Field: "IU.Damping", Default: 1000.0, Help: "iu's WoodFisher damping N"},
+			{Name: "iu-samples", Field: "IU.Samples", Default: 0, Help: "retain examples that build iu's " +
+				"inverse-Fisher approximation (0: the damping + 2)"}},
 		Check: func(c Config) error {
 			if u := c.IU; u.Damping <= 0 || u.Samples < 0 || !(u.Alpha > 0) || math.IsInf(u.Alpha, 0) {
 				return fmt.Errorf("%w: IU settings %+v", ErrInput, u)

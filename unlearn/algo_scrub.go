@@ -20,14 +20,17 @@ func init() {
 			fillFloat(&c.LR, 5e-4)
 			fillFloat(&c.WeightDecay, 5e-4)
 		},
-		Settings: func(c *Config) {
-			s := &c.SCRUB
-			fillInt(&s.MaxSteps, 1)
-			fillFloat(&s.Temperature, 4)
-			fillFloat(&s.Alpha, 0.001)
-			fillFloat(&s.Gamma, 0.99)
-			fillInt(&s.ForgetBatchSize, 32)
-		},
+		Settings: []Setting{
+			{Name: "scrub-max-steps", Field: "SCRUB.MaxSteps", Default: 1,
+				Help: "scrub: the epochs, from the first, that begin with a max-step pass over the forget set"},
+			{Name: "scrub-temperature", Field: "SCRUB.Temperature", Default: 4.0,
+				Help: "scrub's distillation temperature"},
+			{Name: "scrub-alpha", Field: "SCRUB.Alpha", Default: 0.001,
+				Help: "scrub's weight of the KL to the teacher in the min-steps"},
+			{Name: "scrub-gamma", Field: "SCRUB.Gamma", Default: 0.99,
+				Help: "scrub's weight of the cross-entropy in the min-steps"},
+			{Name: "scrub-forget-batch-size", Field: "SCRUB.ForgetBatchSize", Default: 32,
+				Help: "scrub's batch size of the max-steps"}},
 		Check: func(c Config) error {
 			if s := c.SCRUB; s.MaxSteps < 0 || s.ForgetBatchSize < 1 || s.Temperature <= 0 {
 				return fmt.Errorf("%w: SCRUB settings %+v", ErrInput, s)

@@ -43,6 +43,9 @@ type Recipe struct {
 	// ResNet) it restricts 4 tensors and measured no faster per epoch
 	// (bench/RESULTS.md), while it changes results at float32 rounding.
 	GradChannels bool
+	// Settings gives the algorithm's own settings by name (Algorithm.Settings);
+	// each must be one of the algorithm's.
+	Settings Values
 }
 
 // autoSettings says whether r sets any of the auto schedule's own
@@ -151,6 +154,9 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 			map[bool]string{true: "trains every parameter from scratch", false: "takes no training steps"}[a.FromScratch])
 	}
 	cfg.GradChannels = r.GradChannels
+	if err := cfg.apply(a, r.Settings); err != nil {
+		return Config{}, err
+	}
 	return cfg, nil
 }
 

@@ -119,6 +119,9 @@ func (o *methodOpts) table() []row {
 	for _, f := range append(append(o.miaFlags(), o.data.flags(128, "examples per step")...), o.rt.flags()...) {
 		rows = append(rows, withPath(paths[f.Names()[0]], f))
 	}
+	for _, s := range unlearn.AlgorithmSettings() { // each algorithm's own (Recipe.Settings)
+		rows = append(rows, row{flag: &cli.GenericFlag{Name: s.Name, Value: o.spec.Recipe.Settings.Var(s), Usage: s.Help}})
+	}
 	return rows
 }
 

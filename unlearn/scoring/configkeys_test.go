@@ -60,7 +60,7 @@ func recordedConfig(t *testing.T, s unlearn.Spec) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(configMap(j.Config))
+	b, err := json.Marshal(j.Config.Record())
 	if err != nil {
 		t.Fatal(err)
 	}
