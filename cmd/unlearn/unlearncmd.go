@@ -120,7 +120,8 @@ func (o *methodOpts) table() []row {
 		rows = append(rows, withPath(paths[f.Names()[0]], f))
 	}
 	for _, s := range unlearn.AlgorithmSettings() { // each algorithm's own (Recipe.Settings)
-		rows = append(rows, row{flag: &cli.GenericFlag{Name: s.Name, Value: o.spec.Recipe.Settings.Var(s), Usage: s.Help}})
+		rows = append(rows, withPath("Recipe.Settings."+s.Name, &cli.GenericFlag{Name: s.Name,
+			Value: o.spec.Recipe.Settings.Var(s), Usage: s.Help}))
 	}
 	return rows
 }
