@@ -216,6 +216,12 @@ type Method struct {
 	// WidenFloor, when set, is the depth floor of the wider rungs
 	// (--widen-floor; unlearn.Job.WidenFloor); it needs Widen.
 	WidenFloor *float64 `yaml:"widen_floor" json:"widen_floor,omitempty"`
+	// Settings gives the algorithm's own settings by name
+	// (unlearn.Algorithm.Settings: neggrad+'s beta, scrub's scrub-alpha, an
+	// algorithm registered from outside's), with hyphens or underscores.
+	// The runner keys a row by their canonical form
+	// (unlearn.Canonical); a row without them keeps its key.
+	Settings map[string]any `yaml:"settings" json:"settings,omitempty"`
 }
 
 // Load reads and checks an experiment file (a regular file of at most

@@ -12,7 +12,6 @@ import (
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train"
-	"github.com/unlearn-tool/unlearn/train/autodiff"
 )
 
 // CritMem bounds: each zeroing costs one forward and backward pass on one
@@ -68,7 +67,7 @@ func critMem(ctx context.Context, m *graph.Model, nm *graph.NeuronMap, split *da
 		return nil, nil, st, fmt.Errorf("localize: %w", cerr)
 	}
 
-	e, err := train.NewEngine(m, train.EngineOptions{Runtime: o.Runtime, Spec: autodiff.Spec{BN: autodiff.BNInference}})
+	e, err := o.engine(m)
 	if err != nil {
 		return nil, nil, st, err
 	}

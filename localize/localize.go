@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"sort"
 
 	"github.com/unlearn-tool/unlearn/data"
@@ -51,6 +52,29 @@ type Options struct {
 	Progress   func(done, total int)
 	// Neurons is m's neuron map when the caller has it; nil: computed.
 	Neurons *graph.NeuronMap
+	// Graph is m's training graph in inference mode with every parameter
+	// (GraphOptions), when the caller has built it for m as it is now
+	// (unlearn.Prepare's check); the gradient strategies run on it instead
+	// of building it again. nil, or one built with another spec: built.
+	Graph *autodiff.Artifacts
+}
+
+// GraphOptions are the options of the training graph the gradient
+// strategies (del and salloc's scores, critmem) run on: inference-mode
+// BatchNormalization, every parameter differentiated.
+func GraphOptions(rt onnxrt.Options) train.EngineOptions {
+	return train.EngineOptions{Runtime: rt, Spec: autodiff.Spec{BN: autodiff.BNInference}}
+}
+
+// engine opens the gradient strategies' engine on m: on o.Graph when it
+// was built with the spec train.NewEngine would build, else on a graph
+// built anew.
+func (o Options) engine(m *graph.Model) (*train.Engine, error) {
+	opts := GraphOptions(o.Runtime)
+	if o.Graph != nil && reflect.DeepEqual(o.Graph.Spec, train.EngineSpec(opts)) {
+		return train.NewEngineFromArtifacts(m, o.Graph, o.Runtime)
+	}
+	return train.NewEngine(m, opts)
 }
 
 // Mask is the result of a strategy.
@@ -85,7 +109,7 @@ func Scores(ctx context.Context, m *graph.Model, split *data.Split, forget []int
 	if bs <= 0 {
 		bs = 128
 	}
-	e, err := train.NewEngine(m, train.EngineOptions{Runtime: o.Runtime, Spec: autodiff.Spec{BN: autodiff.BNInference}})
+	e, err := o.engine(m)
 	if err != nil {
 		return nil, err
 	}

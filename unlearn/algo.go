@@ -113,6 +113,11 @@ type Config struct {
 	// with Proxies.Track).
 	Proxies ProxyConfig
 
+	// Own holds, by name, the settings of an algorithm registered from
+	// outside the package (Setting without a Field): the running
+	// algorithm's, defaults filled (SettingOf reads them).
+	Own Values
+
 	Runtime onnxrt.Options
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
@@ -188,20 +193,21 @@ func Defaults(algo string) Config {
 }
 
 // fill sets c's zero fields to the common defaults, every registered
-// algorithm's settings (Algorithm.Settings) and algo's recipe
-// (Algorithm.Defaults).
+// algorithm's settings that are Config fields (Algorithm.Settings), and
+// algo's recipe (Algorithm.Defaults) and settings kept in Own.
 func (c *Config) fill(algo string) {
 	fillInt(&c.BatchSize, 128)
 	fillFloat(&c.Momentum, 0.9)
 	registryMu.RLock()
 	for _, name := range order {
-		if s := registry[name].Settings; s != nil {
-			s(c)
-		}
+		c.fillOwn(registry[name], true)
 	}
 	registryMu.RUnlock()
-	if a, err := LookupAlgorithm(algo); err == nil && a.Defaults != nil {
-		a.Defaults(c)
+	if a, err := LookupAlgorithm(algo); err == nil {
+		if a.Defaults != nil {
+			a.Defaults(c)
+		}
+		c.fillOwn(a, false)
 	}
 }
 
@@ -227,6 +233,9 @@ func (c Config) check(a *Algorithm) error {
 		return fmt.Errorf("%w: batch size %d", ErrInput, c.BatchSize)
 	case c.Momentum >= 1 || math.IsNaN(c.Momentum) || math.IsNaN(c.WeightDecay) || math.IsInf(c.WeightDecay, 0):
 		return fmt.Errorf("%w: momentum %v, weight decay %v", ErrInput, c.Momentum, c.WeightDecay)
+	}
+	if err := c.checkOwn(a); err != nil {
+		return err
 	}
 	if a.Check != nil {
 		if err := a.Check(c); err != nil {
@@ -301,22 +310,7 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	if cfg.Schedule == ScheduleAuto {
 		r.auto = &autoState{rangeTest: len(cfg.Auto.LRs) > 0}
 		r.res.Auto = &schema.AutoSchedule{MaxEpochs: cfg.Auto.MaxEpochs}
-		forget, utility := "the lower of the reference and the oracle estimate", "the oracle estimate's"
-		if cfg.Auto.ForgetBaseline == autorule.ForgetReference {
-			forget = "reference"
-		}
-		switch cfg.Auto.UtilityBaseline {
-		case autorule.UtilityTest:
-			utility = "the input model's"
-		case autorule.UtilityHoldout:
-			utility = "the input model's held-out"
-		case autorule.UtilityMatched:
-			utility = "the input model's test accuracy weighted like the held-out slice"
-		}
-		r.Note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget "+
-			"accuracy ≤ %s + %g and %s ≥ %s − %g (after at least %d)",
-			AutoVersion, cfg.Auto.MaxEpochs, forget, cfg.Auto.ForgetTolerance, cfg.Auto.UtilityName(), utility,
-			cfg.Auto.UtilityTolerance, cfg.Auto.MinEpochs)
+		r.noteAuto()
 	}
 	if err := a.Run(r); err != nil {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
@@ -327,20 +321,8 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	for _, l := range r.later {
 		r.res.Notes[l.i] = setting.Notef(setting.KindNote, "%s", l.f())
 	}
-	for _, name := range r.params {
-		now, err := r.in.Model.Graph.LocalValue(name).Init.Float32s()
-		if err != nil {
-			return nil, err
-		}
-		n := 0
-		for i, v := range before[name] {
-			if math.Float32bits(v) != math.Float32bits(now[i]) {
-				n++
-			}
-		}
-		if n > 0 {
-			r.res.Changed[name] = n
-		}
+	if err := r.countChanged(before); err != nil {
+		return nil, err
 	}
 	if r.proxy != nil && !a.Epochs {
 		ps := time.Now()
@@ -353,6 +335,48 @@ func Run(ctx context.Context, algo string, in Input, cfg Config) (*Result, error
 	}
 	r.res.Seconds = time.Since(start).Seconds()
 	return r.res, nil
+}
+
+// noteAuto notes the auto schedule's rule: its cap, and what forget and
+// utility accuracy must come to.
+func (r *Runner) noteAuto() {
+	forget, utility := "the lower of the reference and the oracle estimate", "the oracle estimate's"
+	if r.cfg.Auto.ForgetBaseline == autorule.ForgetReference {
+		forget = "reference"
+	}
+	switch r.cfg.Auto.UtilityBaseline {
+	case autorule.UtilityTest:
+		utility = "the input model's"
+	case autorule.UtilityHoldout:
+		utility = "the input model's held-out"
+	case autorule.UtilityMatched:
+		utility = "the input model's test accuracy weighted like the held-out slice"
+	}
+	r.Note("auto schedule (rule %d): at most %d epochs, the algorithm's schedule stretched over them; stop when forget "+
+		"accuracy ≤ %s + %g and %s ≥ %s − %g (after at least %d)",
+		AutoVersion, r.cfg.Auto.MaxEpochs, forget, r.cfg.Auto.ForgetTolerance, r.cfg.Auto.UtilityName(), utility,
+		r.cfg.Auto.UtilityTolerance, r.cfg.Auto.MinEpochs)
+}
+
+// countChanged records in the result, per parameter, the elements that are
+// not bit-identical to before's.
+func (r *Runner) countChanged(before map[string][]float32) error {
+	for _, name := range r.params {
+		now, err := r.in.Model.Graph.LocalValue(name).Init.Float32s()
+		if err != nil {
+			return err
+		}
+		n := 0
+		for i, v := range before[name] {
+			if math.Float32bits(v) != math.Float32bits(now[i]) {
+				n++
+			}
+		}
+		if n > 0 {
+			r.res.Changed[name] = n
+		}
+	}
+	return nil
 }
 
 // validate checks the input against the model and the algorithm.

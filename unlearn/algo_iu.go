@@ -12,7 +12,11 @@ func init() {
 	mustRegister(Algorithm{Name: "iu", Order: 90, Summary: "influence unlearning: one WoodFisher Newton step " +
 		"(no training)",
 		Run: runIU, UsesForget: true, UsesRetain: true, NoAugment: "it does not train on batches",
-		Settings: func(c *Config) { fillFloat(&c.IU.Alpha, 3e-4); fillFloat(&c.IU.Damping, 1000) },
+		Settings: []Setting{
+			{Name: "iu-alpha", Field: "IU.Alpha", Default: 3e-4, Help: "iu's step scale"},
+			{Name: "iu-damping", Field: "IU.Damping", Default: 1000.0, Help: "iu's WoodFisher damping N"},
+			{Name: "iu-samples", Field: "IU.Samples", Default: 0, Help: "retain examples that build iu's " +
+				"inverse-Fisher approximation (0: the damping + 2)"}},
 		Check: func(c Config) error {
 			if u := c.IU; u.Damping <= 0 || u.Samples < 0 || !(u.Alpha > 0) || math.IsInf(u.Alpha, 0) {
 				return fmt.Errorf("%w: IU settings %+v", ErrInput, u)
@@ -82,13 +86,32 @@ func runIU(r *Runner) error {
 			gF[j][i] = gF[j][i]/sf - gR[j][i]*sr
 		}
 	}
-	k := gF
-	o := gR // reused as the o vector
 	samples := r.Config().IU.Samples
 	if samples == 0 {
 		samples = int(r.Config().IU.Damping) + 2 // the reference stops after index N+1
 	}
 	samples = min(samples, nR)
+	k := gF
+	if err := woodFisher(r, e, k, gR, samples); err != nil { // gR is reused as the o vector
+		return err
+	}
+	changed := applyStep(params, k, float32(r.Config().IU.Alpha))
+	if err := CheckFiniteData(params); err != nil {
+		return fmt.Errorf("%w (lower IU alpha)", err)
+	}
+	r.Note("IU (WoodFisher): gradients over %d forget and %d retain examples (inference mode, batches of %d); "+
+		"inverse-Fisher recursion over %d retain examples one at a time, damping N = %g; step θ += "+
+		"%g·H⁻¹(g_F − g_R) on %d "+
+		"masked elements",
+		nF, nR, r.Config().BatchSize, samples, r.Config().IU.Damping, r.Config().IU.Alpha, changed)
+	return r.WriteBack(e)
+}
+
+// woodFisher turns k = v into k ≈ H⁻¹v by the reference's recursion (step
+// 3 of runIU) over the first samples retain examples, one at a time, with
+// o (as long as k) as its second vector.
+func woodFisher(r *Runner, e *train.Engine, k, o [][]float32, samples int) error {
+	params := e.Params()
 	N := r.Config().IU.Damping
 	one := []int{0}
 	for s := 0; s < samples; s++ {
@@ -127,7 +150,12 @@ func runIU(r *Runner) error {
 		}
 		r.Report(Progress{Phase: "woodfisher", Step: s + 1, Steps: samples, Loss: out.Loss})
 	}
-	alpha := float32(r.Config().IU.Alpha)
+	return nil
+}
+
+// applyStep adds alpha·k to the masked elements of the parameters that are
+// not frozen (step 4 of runIU) and returns how many it changed.
+func applyStep(params []*train.Param, k [][]float32, alpha float32) int {
 	changed := 0
 	for j, p := range params {
 		if p.Frozen {
@@ -141,13 +169,5 @@ func runIU(r *Runner) error {
 			changed++
 		}
 	}
-	if err := CheckFiniteData(params); err != nil {
-		return fmt.Errorf("%w (lower IU alpha)", err)
-	}
-	r.Note("IU (WoodFisher): gradients over %d forget and %d retain examples (inference mode, batches of %d); "+
-		"inverse-Fisher recursion over %d retain examples one at a time, damping N = %g; step θ += "+
-		"%g·H⁻¹(g_F − g_R) on %d "+
-		"masked elements",
-		nF, nR, r.Config().BatchSize, samples, N, r.Config().IU.Alpha, changed)
-	return r.WriteBack(e)
+	return changed
 }

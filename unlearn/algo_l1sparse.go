@@ -11,7 +11,8 @@ func init() {
 	mustRegister(Algorithm{Name: "l1-sparse", Order: 60, Summary: "finetune with a decaying L1 penalty",
 		Run: runL1Sparse, UsesRetain: true, Epochs: true, Augments: true, EpochExamples: retainOnly,
 		Defaults: func(c *Config) { fillInt(&c.Epochs, 5); fillFloat(&c.LR, 0.01) },
-		Settings: func(c *Config) { fillFloat(&c.L1, 7e-5) }})
+		Settings: []Setting{{Name: "l1", Field: "L1", Default: 7e-5,
+			Help: "l1-sparse's initial L1 weight, decayed linearly to 0 over the epochs"}}})
 }
 
 // runL1Sparse is finetuning with an L1 penalty α_e·‖θ‖₁ whose weight decays

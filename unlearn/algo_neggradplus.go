@@ -8,7 +8,8 @@ func init() {
 	mustRegister(Algorithm{Name: "neggrad+", Order: 40, Summary: "β·retain loss − (1−β)·forget loss",
 		Run: runNegGradPlus, UsesForget: true, UsesRetain: true, Epochs: true, Augments: true,
 		Defaults: func(c *Config) { fillInt(&c.Epochs, 1); fillFloat(&c.LR, 0.01) },
-		Settings: func(c *Config) { fillFloat(&c.Beta, 0.99) },
+		Settings: []Setting{{Name: "beta", Field: "Beta", Default: 0.99,
+			Help: "neggrad+'s retain weight β in [0, 1]: loss = β·retain loss − (1−β)·forget loss"}},
 		Check: func(c Config) error {
 			if c.Beta < 0 || c.Beta > 1 {
 				return fmt.Errorf("%w: neggrad+ beta %v outside [0, 1]", ErrInput, c.Beta)

@@ -10,7 +10,9 @@ func init() {
 	mustRegister(Algorithm{Name: "random-label", Order: 50, Summary: "forget examples relabelled at random, trained " +
 		"with the retain set (SalUn)",
 		Run: runRandomLabel, UsesForget: true, UsesRetain: true, Epochs: true, Augments: true, EpochExamples: retainAndForget,
-		Defaults: func(c *Config) { fillInt(&c.Epochs, 5); fillFloat(&c.LR, 0.01) }})
+		Defaults: func(c *Config) { fillInt(&c.Epochs, 5); fillFloat(&c.LR, 0.01) },
+		Settings: []Setting{{Name: "wrong-labels", Field: "WrongLabels", Default: false,
+			Help: "random-label draws each forget example's label from the classes other than its own"}}})
 }
 
 // runRandomLabel trains on the retain set together with the forget set

@@ -10,7 +10,10 @@ import (
 func init() {
 	mustRegister(Algorithm{Name: "ssd", Order: 80, Summary: "selective synaptic dampening (no training)",
 		Run: runSSD, UsesForget: true, NoAugment: "it does not train on batches",
-		Settings: func(c *Config) { fillFloat(&c.SSD.Alpha, 100); fillFloat(&c.SSD.Lambda, 1) },
+		Settings: []Setting{
+			{Name: "ssd-alpha", Field: "SSD.Alpha", Default: 100.0, Help: "ssd's selection weighting: an element is " +
+				"dampened when its forget-set importance exceeds this times its full-set importance"},
+			{Name: "ssd-lambda", Field: "SSD.Lambda", Default: 1.0, Help: "ssd's dampening constant"}},
 		Check: func(c Config) error {
 			if c.SSD.Alpha <= 0 || c.SSD.Lambda <= 0 {
 				return fmt.Errorf("%w: SSD settings %+v", ErrInput, c.SSD)

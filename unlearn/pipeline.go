@@ -16,8 +16,11 @@ import (
 	"github.com/unlearn-tool/unlearn/internal/fsread"
 	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/internal/textio"
+	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/onnxio"
+	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
+	"github.com/unlearn-tool/unlearn/train"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 	"github.com/unlearn-tool/unlearn/unlearn/autorule"
 )
@@ -791,6 +794,20 @@ type Prepared struct {
 	// restored are the BatchNormalization nodes RestoreFoldedBN put back
 	// into Work, folded again before the result is written.
 	restored []graph.RestoredBN
+	// graph is Work's training graph for localization
+	// (localize.GraphOptions), which Prepare builds as its check; it is
+	// handed to localization once (takeGraph) and dropped when Work
+	// changes (RestoreFoldedBN).
+	graph *autodiff.Artifacts
+}
+
+// takeGraph returns the training graph Prepare built for Work and lets go
+// of it: one localization runs on it, and the memory it holds is freed
+// after.
+func (p *Prepared) takeGraph() *autodiff.Artifacts {
+	g := p.graph
+	p.graph = nil
+	return g
 }
 
 // RestoreFoldedBN gives a model whose export folded BatchNormalization
@@ -829,6 +846,7 @@ func (p *Prepared) RestoreFoldedBN(s *eval.Suite) error {
 	if p.restored, err = graph.RestoreBN(p.Work.Graph, f.Nodes, mean, variance); err != nil {
 		return fmt.Errorf("%s: %w", p.Path, err)
 	}
+	p.graph = nil // built for the graph without the restored normalization
 	if p.Neurons, err = graph.Neurons(p.Work.Graph); err != nil {
 		return fmt.Errorf("%s: %w", p.Path, err)
 	}
@@ -902,14 +920,26 @@ func (p *Prepared) foldBack(mask map[string][]bool) (int64, error) {
 // refuses a model that is not a classifier (infer.ModelOutput), whose
 // gradient cannot be built (naming every node without a rule) or that has
 // no trainable parameters. m itself is not changed until the result is
-// written back into it.
+// written back into it. It is PrepareOn with the runtime's defaults.
 func Prepare(m *graph.Model, path string) (*Prepared, error) {
+	return PrepareOn(m, path, onnxrt.Options{})
+}
+
+// PrepareOn is Prepare for a run on runtime rt: its check builds the
+// training graph that localization runs on with rt (localize.GraphOptions,
+// as the engine builds it: train.EngineSpec) and keeps it, so that the run
+// builds it once.
+func PrepareOn(m *graph.Model, path string, rt onnxrt.Options) (*Prepared, error) {
 	if _, err := infer.ModelOutput(m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	work, untied, err := untiedCopy(m, path)
 	if err != nil {
 		return nil, err
+	}
+	art, err := autodiff.Build(work, train.EngineSpec(localize.GraphOptions(rt)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	notes := infer.InputNotes(m, true)
 	nm, err := graph.Neurons(work.Graph)
@@ -920,7 +950,7 @@ func Prepare(m *graph.Model, path string) (*Prepared, error) {
 		return nil, fmt.Errorf("%s: the model has no trainable parameters (no float initializer feeds a differentiable "+
 			"input); there is nothing to unlearn", path)
 	}
-	return &Prepared{Orig: m, Work: work, Untied: untied, Neurons: nm, Path: path, Notes: notes}, nil
+	return &Prepared{Orig: m, Work: work, Untied: untied, Neurons: nm, Path: path, Notes: notes, graph: art}, nil
 }
 
 // PrepareModel loads path and prepares it (Prepare).
@@ -1015,10 +1045,11 @@ func (p *Prepared) execute(ctx context.Context, algo string, s *eval.Suite, mask
 // untiedCopy returns the working copy training changes: m cloned in
 // memory with the initializers the exporter tied behind Identity nodes
 // untied (and how many were) and a fixed batch made symbolic
-// (graph.MakeBatchSymbolic), refused when its training graph cannot be
-// built (autodiff.CheckSupported: an op on the way to the logits without a
-// gradient rule, logits of unknown rank) or the graph hard-codes the batch,
-// before any work.
+// (graph.MakeBatchSymbolic), refused when the graph hard-codes the batch.
+// Each caller's first training graph, built before any work, is the check
+// that one can be built (an op on the way to the logits without a gradient
+// rule, logits of unknown rank are refused): Prepare's for localization,
+// Retrain's and TimeRetrain's engine.
 func untiedCopy(m *graph.Model, path string) (*graph.Model, int, error) {
 	work, err := onnxio.Clone(m)
 	if err != nil {
@@ -1029,9 +1060,6 @@ func untiedCopy(m *graph.Model, path string) (*graph.Model, int, error) {
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	if _, err := graph.MakeBatchSymbolic(work.Graph); err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := autodiff.CheckSupported(work); err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return work, untied, nil

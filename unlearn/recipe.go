@@ -46,6 +46,9 @@ type Recipe struct {
 	// ResNet) it restricts 4 tensors and measured no faster per epoch
 	// (bench/RESULTS.md), while it changes results at float32 rounding.
 	GradChannels bool
+	// Settings gives the algorithm's own settings by name (Algorithm.Settings);
+	// each must be one of the algorithm's.
+	Settings Values
 }
 
 // MaxPlateauCuts bounds Recipe.PlateauCuts: each cut lowers the rate
@@ -163,6 +166,9 @@ func Configure(algorithm string, r Recipe) (Config, error) {
 			map[bool]string{true: "trains every parameter from scratch", false: "takes no training steps"}[a.FromScratch])
 	}
 	cfg.GradChannels = r.GradChannels
+	if err := cfg.apply(a, r.Settings); err != nil {
+		return Config{}, err
+	}
 	return cfg, nil
 }
 

@@ -38,13 +38,18 @@ type Algorithm struct {
 	// (batch size, momentum) are filled before it. nil keeps the common
 	// ones.
 	Defaults func(*Config)
-	// Settings fills the zero fields of the settings only this algorithm
-	// reads (Config.Beta, Config.SCRUB, ...). Every registered algorithm's
-	// Settings applies to every Config (Defaults), so that a Config, and
-	// the settings.json and records made from it, holds every knob's value
-	// whichever algorithm runs. An algorithm registered from outside keeps
-	// its settings in its own package and leaves this nil.
-	Settings func(*Config)
+	// Settings is the algorithm's descriptor: the settings only it reads,
+	// with their types, defaults and where Config keeps them (Setting).
+	// The command line gives each as a flag and an experiment file's
+	// method row under its settings key, and Configure sets them. A
+	// built-in algorithm's settings are Config fields (Config.Beta,
+	// Config.SCRUB.Alpha, ...) whose defaults fill every Config
+	// (Defaults), so that a Config, and the settings.json and records made
+	// from it, holds every knob's value whichever algorithm runs. An
+	// algorithm registered from outside declares settings without a Field:
+	// Config.Own holds them by name, filled with their defaults only when
+	// that algorithm runs, and it reads them with SettingOf.
+	Settings []Setting
 	// Check, if set, refuses settings of the algorithm's own that cannot
 	// work (after defaults), wrapping ErrInput.
 	Check func(Config) error
@@ -124,6 +129,18 @@ func Register(a Algorithm) error {
 	defer registryMu.Unlock()
 	if _, dup := registry[a.Name]; dup {
 		return fmt.Errorf("unlearn: Register: algorithm %q is already registered", a.Name)
+	}
+	for i, s := range a.Settings {
+		if err := s.check(); err != nil {
+			return fmt.Errorf("unlearn: Register %s: %w", a.Name, err)
+		}
+		taken := slices.ContainsFunc(a.Settings[:i], func(o Setting) bool { return o.Name == s.Name })
+		for _, other := range registry {
+			taken = taken || slices.ContainsFunc(other.Settings, func(o Setting) bool { return o.Name == s.Name })
+		}
+		if taken {
+			return fmt.Errorf("unlearn: Register %s: setting %q is already an algorithm's", a.Name, s.Name)
+		}
 	}
 	registry[a.Name] = &a
 	order = append(order, a.Name)

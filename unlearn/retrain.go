@@ -182,22 +182,9 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 		info = func(string, string, ...any) {}
 	}
 	ds, path := job.Data, job.ModelPath
-	m, err := onnxio.Load(path)
+	m, idx, err := job.inputs(info)
 	if err != nil {
 		return nil, err
-	}
-	if err := infer.CheckModelData(m, path, ds); err != nil {
-		return nil, err
-	}
-	for _, n := range infer.InputNotes(m, true) {
-		info("note", "note: "+n, "note", n)
-	}
-	idx := data.Range(ds.Train.Len())
-	if job.Exclude != nil {
-		_, idx = data.ForgetRetain(ds.Train.Len(), job.Exclude)
-		if len(idx) == 0 {
-			return nil, fmt.Errorf("%w: the excluded ids cover the whole training split; nothing left to train on", ErrInput)
-		}
 	}
 	// Train on an untied copy; write back into the original graph when
 	// untying changed nothing, else into the untied one.
@@ -210,32 +197,7 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer e.Close()
-	schedName := job.Schedule
-	if schedName == "" {
-		schedName = TrainCosine
-	}
-	fields := []any{"model", path, "examples", len(idx), "epochs", job.Epochs, "batch_size", job.BatchSize, "lr", job.LR,
-		"seed", job.Seed}
-	augText := ""
-	if job.Augment.On() {
-		augText = ", augmentation " + job.Augment.Torchvision()
-		fields = append(fields, "augment", job.Augment.String())
-	}
-	info("train", fmt.Sprintf("training %s on %d examples of %s: %s, batch %d, lr %g (%s), momentum %g, weight decay "+
-		"%g, seed %d%s",
-		path, len(idx), ds.Path, textio.Count(job.Epochs, "epoch"), job.BatchSize, job.LR, schedName, job.Momentum,
-		job.WeightDecay, job.Seed, augText),
-		fields...)
-	fo := job.fitOptions(sched)
-	fo.EpochEnd = func(s schema.EpochStats) error {
-		info("epoch", fmt.Sprintf("epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs", s.Epoch, job.Epochs, s.Loss,
-			100*s.Accuracy, s.Seconds),
-			"epoch", s.Epoch, "epochs", job.Epochs, "loss", s.Loss, "accuracy", s.Accuracy, "seconds", s.Seconds)
-		return nil
-	}
-	if job.Progress != nil {
-		fo.Progress = func(p train.FitProgress) { job.Progress((p.Epoch-1)*p.Steps+p.Step, p.Epochs*p.Steps) }
-	}
+	fo := job.announce(info, sched, len(idx))
 	start := time.Now()
 	stats, err := train.Fit(ctx, e, ds.Train, idx, fo)
 	if ctx.Err() != nil {
@@ -250,13 +212,7 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 		dst = work
 		graph.RestoreDeclaredShapes(work.Graph, m.Graph)
 	}
-	if _, err := e.WriteBack(dst.Graph); err != nil {
-		return nil, err
-	}
-	if _, err := graph.InferenceForm(dst.Graph); err != nil {
-		return nil, err
-	}
-	if err := onnxio.Save(dst, job.Out, &onnxio.SaveOptions{Protect: []string{path}}); err != nil {
+	if err := job.write(e, dst); err != nil {
 		return nil, err
 	}
 	// Evaluate what was written, as users will load it.
@@ -264,6 +220,78 @@ func Retrain(ctx context.Context, job RetrainJob) (*RetrainResult, error) {
 		return nil, fmt.Errorf("evaluating %s: %w", job.Out, err)
 	}
 	return res, nil
+}
+
+// inputs loads the job's model, checks it against the data, says what its
+// form means for training (info), and returns it with the training
+// examples (the split without the excluded ids).
+func (job *RetrainJob) inputs(info func(string, string, ...any)) (*graph.Model, []int, error) {
+	ds, path := job.Data, job.ModelPath
+	m, err := onnxio.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := infer.CheckModelData(m, path, ds); err != nil {
+		return nil, nil, err
+	}
+	for _, n := range infer.InputNotes(m, true) {
+		info("note", "note: "+n, "note", n)
+	}
+	idx := data.Range(ds.Train.Len())
+	if job.Exclude != nil {
+		_, idx = data.ForgetRetain(ds.Train.Len(), job.Exclude)
+		if len(idx) == 0 {
+			return nil, nil, fmt.Errorf("%w: the excluded ids cover the whole training split; nothing left to train on",
+				ErrInput)
+		}
+	}
+	return m, idx, nil
+}
+
+// announce says (info) what the job trains on n examples and with which
+// recipe, and returns the fit options for schedule sched that report each
+// epoch to info and the steps to job.Progress.
+func (job *RetrainJob) announce(info func(string, string, ...any), sched train.Schedule, n int) train.FitOptions {
+	path, ds := job.ModelPath, job.Data
+	schedName := job.Schedule
+	if schedName == "" {
+		schedName = TrainCosine
+	}
+	fields := []any{"model", path, "examples", n, "epochs", job.Epochs, "batch_size", job.BatchSize, "lr", job.LR,
+		"seed", job.Seed}
+	augText := ""
+	if job.Augment.On() {
+		augText = ", augmentation " + job.Augment.Torchvision()
+		fields = append(fields, "augment", job.Augment.String())
+	}
+	info("train", fmt.Sprintf("training %s on %d examples of %s: %s, batch %d, lr %g (%s), momentum %g, weight decay "+
+		"%g, seed %d%s",
+		path, n, ds.Path, textio.Count(job.Epochs, "epoch"), job.BatchSize, job.LR, schedName, job.Momentum,
+		job.WeightDecay, job.Seed, augText),
+		fields...)
+	fo := job.fitOptions(sched)
+	fo.EpochEnd = func(s schema.EpochStats) error {
+		info("epoch", fmt.Sprintf("epoch %d/%d  loss %.4f  train acc %.2f%%  %.1fs", s.Epoch, job.Epochs, s.Loss,
+			100*s.Accuracy, s.Seconds),
+			"epoch", s.Epoch, "epochs", job.Epochs, "loss", s.Loss, "accuracy", s.Accuracy, "seconds", s.Seconds)
+		return nil
+	}
+	if job.Progress != nil {
+		fo.Progress = func(p train.FitProgress) { job.Progress((p.Epoch-1)*p.Steps+p.Step, p.Epochs*p.Steps) }
+	}
+	return fo
+}
+
+// write writes e's trained parameters into dst, puts it in inference form
+// and saves it to job.Out (never over the input model).
+func (job *RetrainJob) write(e *train.Engine, dst *graph.Model) error {
+	if _, err := e.WriteBack(dst.Graph); err != nil {
+		return err
+	}
+	if _, err := graph.InferenceForm(dst.Graph); err != nil {
+		return err
+	}
+	return onnxio.Save(dst, job.Out, &onnxio.SaveOptions{Protect: []string{job.ModelPath}})
 }
 
 // engine re-initialises m when job.FromScratch (train.ReinitModel, seeded)

@@ -154,7 +154,7 @@ func (r *unlearning) readModel() (fromMetadata bool, err error) {
 			return false, err
 		}
 	}
-	if r.p, err = Prepare(m, job.ModelPath); err != nil {
+	if r.p, err = PrepareOn(m, job.ModelPath, s.Options.Runtime); err != nil {
 		return false, err
 	}
 	r.p.DynamicBatch = job.DynamicBatch
@@ -222,12 +222,12 @@ func (r *unlearning) localize(ctx context.Context) error {
 		r.info("localize", fmt.Sprintf("localizing: strategy %s, budget %g%s", r.strategy, r.budget, depth),
 			"strategy", r.strategy, "budget", r.budget, "depth_floor", job.DepthFloor)
 		r.lo = localize.Options{Strategy: r.strategy, Budget: r.budget, DepthFloor: job.DepthFloor, Seed: cfg.Seed,
-			Runtime: cfg.Runtime, BatchSize: cfg.BatchSize, Neurons: p.Neurons}
+			Runtime: cfg.Runtime, BatchSize: cfg.BatchSize, Neurons: p.Neurons, Graph: p.takeGraph()}
 		if job.Bar != nil {
 			r.lo.Progress = job.Bar("localize")
 		}
 		r.mk, r.scores, err = localize.Localize(ctx, p.Work, s.Data.Train, s.Forget, r.lo)
-		r.lo.Progress = nil
+		r.lo.Progress, r.lo.Graph = nil, nil
 	}
 	if ctx.Err() != nil {
 		return ErrInterrupted

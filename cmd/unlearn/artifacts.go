@@ -25,13 +25,11 @@ func artifactsCommand() *cli.Command {
 			"artifacts.json into (created if missing; its parent must exist)")),
 		field("bn", "BN", &j.BN, "training", "BatchNormalization in the training graph: training (batch "+
 			"statistics) or inference (running statistics)"),
-		field("loss", "Loss", &j.Loss, "ce", "ce (weighted mean cross-entropy) or kl (KL divergence to teacher "+
-			"logits)"),
+		field("loss", "Loss", &j.Loss, "ce", "ce (weighted mean cross-entropy) or kl (KL divergence to teacher logits)"),
 		field("temperature", "Temperature", &j.Temperature, 1, "temperature of the kl loss"),
 		field("params", "Params", &j.Params, "", "comma-separated initializer names to differentiate (default: "+
 			"every trainable parameter)"),
-		field("dropout", "Dropout", &j.Dropout, false, "Dropout in training mode (seeded mask) instead of the "+
-			"identity"),
+		field("dropout", "Dropout", &j.Dropout, false, "Dropout in training mode (seeded mask) instead of the identity"),
 	}
 	return &cli.Command{
 		Name:      "artifacts",

@@ -18,12 +18,10 @@ func inspectCommand() *cli.Command {
 	o := &inspectOptions{}
 	o.rows = []row{
 		required(field("model", "", &o.model, "", "ONNX classifier")),
-		field("json", "", &o.json, "", "also write the summary as JSON to `FILE` (- for stdout, instead of the "+
-			"table)"),
+		field("json", "", &o.json, "", "also write the summary as JSON to `FILE` (- for stdout, instead of the table)"),
 		field("classifier", "", &o.classifier, "", "name of the classifier layer (weight initializer or node "+
 			"name) when the default (the layer that produces the logits) is wrong"),
-		field("channels", "", &o.channels, false, "list every layer (default: at most 60 rows, the rest "+
-			"summarized)"),
+		field("channels", "", &o.channels, false, "list every layer (default: at most 60 rows, the rest summarized)"),
 	}
 	return &cli.Command{
 		Name: "inspect",

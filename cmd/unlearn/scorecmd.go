@@ -40,8 +40,7 @@ func (o *scoreOptions) scoreTable() []row {
 		field("html", "ReportPath", &j.ReportPath, "", "HTML report `FILE` (default: <results>/score.html)"),
 		field("retain-sample", "RetainSample", &j.RetainSample, 2000, "retain examples every model is "+
 			"evaluated on (0: all)"),
-		field("test-sample", "TestSample", &j.TestSample, 2000, "test examples every model is evaluated on "+
-			"(0: all)"),
+		field("test-sample", "TestSample", &j.TestSample, 2000, "test examples every model is evaluated on (0: all)"),
 		field("sample-seed", "SampleSeed", &j.SampleSeed, 0, "seed of the retain and test samples"),
 		field("train-epochs", "Oracle.Epochs", &t.Epochs, 3, "oracles: passes over the retain set"),
 		field("train-lr", "Oracle.LR", &t.LR, 0.05, "oracles: peak learning rate"),

@@ -32,11 +32,20 @@ func specPaths(t reflect.Type, prefix string) []string {
 // TestMethodTable: the main command's table binds every field of
 // unlearn.Spec to one flag, and names no field Spec lacks, so that a
 // setting the library adds gets a flag, and an error that names a field
-// names its flag.
+// names its flag. Recipe.Settings, the algorithms' own settings by name,
+// has one flag per registered setting (Recipe.Settings.NAME).
 func TestMethodTable(t *testing.T) {
 	rows := (&methodOpts{}).table()
 	byPath := map[string]string{}
+	var own []string
 	for _, r := range rows {
+		if name, ok := strings.CutPrefix(r.field, "Recipe.Settings."); ok {
+			if name != r.flag.Names()[0] {
+				t.Errorf("--%s sets %s", r.flag.Names()[0], r.field)
+			}
+			own = append(own, name)
+			continue
+		}
 		if r.field == "" {
 			continue
 		}
@@ -45,6 +54,14 @@ func TestMethodTable(t *testing.T) {
 		}
 		byPath[r.field] = r.flag.Names()[0]
 	}
+	var want []string
+	for _, s := range unlearn.AlgorithmSettings() {
+		want = append(want, s.Name)
+	}
+	if strings.Join(own, " ") != strings.Join(want, " ") || len(own) == 0 {
+		t.Errorf("the algorithms' settings have flags %v; want %v", own, want)
+	}
+	byPath["Recipe.Settings"] = "(one per setting)"
 	paths := specPaths(reflect.TypeFor[unlearn.Spec](), "")
 	for _, p := range paths {
 		if _, ok := byPath[p]; !ok {

@@ -102,8 +102,7 @@ func (o *methodOpts) methodTable() []row {
 			"dimension when the input's is fixed (an export without dynamic_axes); by default the output keeps "+
 			"the input's declared shapes"),
 		field("allow-chance", "AllowChance", &s.AllowChance, false, "unlearn even a model that scores near "+
-			"chance on the training split, or better under another preprocessing (by default refused: see "+
-			"README, Data)"),
+			"chance on the training split, or better under another preprocessing (by default refused: see README, Data)"),
 		field("classifier", "Classifier", &s.Classifier, "", "classifier layer name when the default (the "+
 			"layer producing the logits) is wrong"),
 	}
@@ -114,8 +113,13 @@ func (o *methodOpts) methodTable() []row {
 // batch-size set Spec fields too (complete copies them).
 func (o *methodOpts) table() []row {
 	paths := map[string]string{"forget": "ForgetPath", "no-mia": "NoMIA", "batch-size": "BatchSize"}
-	return append(o.methodTable(), shared(paths,
+	rows := append(o.methodTable(), shared(paths,
 		append(append(o.miaFlags(), o.data.flags(128, "examples per step")...), o.rt.flags()...)...)...)
+	for _, s := range unlearn.AlgorithmSettings() { // each algorithm's own (Recipe.Settings)
+		rows = append(rows, withPath("Recipe.Settings."+s.Name, &cli.GenericFlag{Name: s.Name,
+			Value: o.spec.Recipe.Settings.Var(s), Usage: s.Help}))
+	}
+	return rows
 }
 
 func (o *methodOpts) flags() []cli.Flag {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/unlearn-tool/unlearn/data"
 	"github.com/unlearn-tool/unlearn/experiment"
+	"github.com/unlearn-tool/unlearn/internal/setting"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -74,6 +75,7 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 		c.Recipe.ForgetTolerance = unlearn.NonZero(m.ForgetTolerance)
 		c.Recipe.PlateauCuts = unlearn.NonZero(m.PlateauCuts)
 	}
+	c.Recipe.Settings = m.Settings
 	meth, ok := unlearn.LookupMethod(c.Method)
 	if !ok {
 		return Choices{}, fmt.Errorf("%w: method %s: unknown method %q", experiment.ErrConfig, m.Name, c.Method)
@@ -94,7 +96,8 @@ func Choose(m experiment.Method, budget float64) (Choices, error) {
 	// Configure checks the algorithm and the recipe (auto needs an
 	// algorithm that trains in epochs).
 	if _, err := unlearn.Configure(c.Algorithm, c.Recipe); err != nil {
-		return Choices{}, fmt.Errorf("method %s: %w", m.Name, err)
+		// A setting named in the error is one of the row's keys.
+		return Choices{}, setting.InFile(fmt.Errorf("method %s: %w", m.Name, err))
 	}
 	var err error
 	if c.Augment, err = data.ParseAugment(m.Augment); err != nil {

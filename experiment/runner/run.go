@@ -648,6 +648,11 @@ func (r *state) grid(ctx context.Context) error {
 // oracle, with this config's attack setting and the tool's auto rule and
 // default (the grid's records and the score audits' folders).
 func (r *state) runKey(m experiment.Method, budget float64, seed uint64, idsKey, origRef, okey string) string {
+	// The rows were checked (Choose) before the first key: the settings
+	// parse.
+	if s, err := unlearn.Canonical(m.Settings); err == nil {
+		m.Settings = s
+	}
 	return experiment.RunKey(m, budget, seed, idsKey, origRef, okey, r.cfg.NoMIA, unlearn.AutoVersion, defaultKey())
 }
 

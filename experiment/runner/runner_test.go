@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -132,28 +133,28 @@ func TestGridKeysPinned(t *testing.T) {
 func TestChoose(t *testing.T) {
 	c, err := Choose(experiment.Method{Name: "DEL", Method: "del", Budgets: []float64{0.3}, Epochs: 3, LR: 0.05}, 0.3)
 	if err != nil || c.Method != "del" || c.Strategy != "del" || c.Algorithm != "rft" || c.Budget != 0.3 ||
-		c.Recipe != (unlearn.Recipe{Epochs: unlearn.Some(3), LR: unlearn.Some(0.05), Schedule: unlearn.ScheduleFixed, NoProxies: true}) {
+		!reflect.DeepEqual(c.Recipe, (unlearn.Recipe{Epochs: unlearn.Some(3), LR: unlearn.Some(0.05), Schedule: unlearn.ScheduleFixed, NoProxies: true})) {
 		t.Errorf("fixed row: %+v (%v)", c, err)
 	}
 	c, err = Choose(experiment.Method{Name: "Mine", Strategy: "salloc", Algorithm: "finetune", Schedule: "auto", MaxEpochs: 4}, 0)
 	if err != nil || c.Method != unlearn.Recommended.Method || c.Strategy != "salloc" || c.Algorithm != "finetune" ||
-		c.Budget != unlearn.Recommended.Budget || c.Recipe != (unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: unlearn.Some(4)}) {
+		c.Budget != unlearn.Recommended.Budget || !reflect.DeepEqual(c.Recipe, (unlearn.Recipe{Schedule: unlearn.ScheduleAuto, MaxEpochs: unlearn.Some(4)})) {
 		t.Errorf("auto row with a strategy and algorithm: %+v (%v)", c, err)
 	}
 	c, err = Choose(experiment.Method{Name: "Default", Default: true}, 0)
 	rec, _ := unlearn.LookupMethod(unlearn.Recommended.Method)
-	if err != nil || c.Method != rec.Name || c.Algorithm != rec.Algorithm || c.Budget != unlearn.Recommended.Budget || c.Recipe != (unlearn.Recipe{}) {
+	if err != nil || c.Method != rec.Name || c.Algorithm != rec.Algorithm || c.Budget != unlearn.Recommended.Budget || !reflect.DeepEqual(c.Recipe, (unlearn.Recipe{})) {
 		t.Errorf("default row: %+v (%v)", c, err)
 	}
 	c, err = Choose(experiment.Method{Name: "Default (utility 1.5)", Default: true, UtilityTolerance: 0.015}, 0)
-	if err != nil || c.Method != rec.Name || c.Recipe != (unlearn.Recipe{UtilityTolerance: unlearn.Some(0.015)}) {
+	if err != nil || c.Method != rec.Name || !reflect.DeepEqual(c.Recipe, (unlearn.Recipe{UtilityTolerance: unlearn.Some(0.015)})) {
 		t.Errorf("default row with a utility tolerance: %+v (%v)", c, err)
 	}
 	if cfg, err := unlearn.Configure(c.Algorithm, c.Recipe); err != nil || cfg.Schedule != unlearn.ScheduleAuto || cfg.Auto.UtilityTolerance != 0.015 {
 		t.Errorf("default row with a utility tolerance configures %+v (%v)", cfg.Auto, err)
 	}
 	c, err = Choose(experiment.Method{Name: "NG", Method: "neggrad+", Schedule: "auto", UtilityTolerance: 0.02}, 0)
-	if err != nil || c.Recipe != (unlearn.Recipe{Schedule: unlearn.ScheduleAuto, UtilityTolerance: unlearn.Some(0.02)}) {
+	if err != nil || !reflect.DeepEqual(c.Recipe, (unlearn.Recipe{Schedule: unlearn.ScheduleAuto, UtilityTolerance: unlearn.Some(0.02)})) {
 		t.Errorf("auto row with a utility tolerance: %+v (%v)", c, err)
 	}
 	c, err = Choose(experiment.Method{Name: "Aug", Method: "del", Augment: "pad=4,flip"}, 0)
@@ -584,5 +585,31 @@ func copyTestFile(t *testing.T, src, dst string) {
 func TestDefaultKeyBytes(t *testing.T) {
 	if got, want := defaultKey(), "--method del --budget 0.1 --depth-floor 0.4 --schedule auto (auto rule 9)"; got != want {
 		t.Errorf("defaultKey() = %q, want %q: the default rows' cached records would be misses", got, want)
+	}
+}
+
+// TestSettingsKeyCanonical: a row's algorithm settings key it by their
+// canonical form (unlearn.Canonical), so that a value written as text or a
+// number, and a name with underscores or hyphens, give one key; other
+// values give another, and a row without settings keeps the key it had
+// (TestGridKeysPinned).
+func TestSettingsKeyCanonical(t *testing.T) {
+	r := &state{cfg: &experiment.Config{}}
+	key := func(s map[string]any) string {
+		return r.runKey(experiment.Method{Name: "NG+", Method: "neggrad+", Settings: s}, 0, 0, "ids", "orig", "oracle")
+	}
+	a, b := key(map[string]any{"beta": 0.5}), key(map[string]any{"beta": "0.50"})
+	if a != b || a != key(map[string]any{"beta": "5e-1"}) {
+		t.Errorf("beta 0.5 keyed %s and %s", a, b)
+	}
+	if c := key(map[string]any{"scrub_alpha": 1}); c != key(map[string]any{"scrub-alpha": 1.0}) {
+		t.Errorf("scrub_alpha and scrub-alpha keyed apart")
+	}
+	if a == key(map[string]any{"beta": 0.25}) || a == key(nil) {
+		t.Error("other settings, or none, keyed as beta 0.5")
+	}
+	if _, err := Choose(experiment.Method{Name: "X", Method: "del", Settings: map[string]any{"beta": 0.5}}, 0); err == nil ||
+		!strings.Contains(err.Error(), "method X: beta: rft does not read it") {
+		t.Errorf("a setting of another algorithm: %v", err)
 	}
 }

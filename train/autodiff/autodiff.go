@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/unlearn-tool/unlearn/graph"
 	"github.com/unlearn-tool/unlearn/graph/ops"
@@ -165,6 +166,14 @@ func CheckSupported(m *graph.Model) error {
 	_, err := Build(m, Spec{})
 	return err
 }
+
+// builds counts Build's calls in this process (Builds).
+var builds atomic.Int64
+
+// Builds returns how many training graphs Build has been asked for in this
+// process. Building one is among the costliest steps before training a
+// large model; tests use it to hold a run to one build per graph.
+func Builds() int64 { return builds.Load() }
 
 // planned is what the reverse pass works on.
 type planned struct {
@@ -384,6 +393,7 @@ func Build(m *graph.Model, spec Spec) (a *Artifacts, err error) {
 	if m == nil || m.Graph == nil {
 		return nil, fmt.Errorf("%w: no graph", ErrModel)
 	}
+	builds.Add(1)
 	defer func() {
 		if r := recover(); r != nil {
 			if bo, ok := r.(bailout); ok {

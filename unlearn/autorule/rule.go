@@ -89,13 +89,16 @@ type Config struct {
 	// afresh (as Keras's ReduceLROnPlateau with its best weights restored)
 	// [0: none]. A wide reset that forgot recovers its utility slowly at
 	// the range test's rate, each epoch restarting at it; a lower rate
-	// lets it settle.
-	PlateauCuts int
+	// lets it settle. Left out of a record when zero (as PlateauFactor),
+	// so that the settings an audit recorded before the field existed
+	// still match (unlearn/scoring's TestConfigEncodingPinned).
+	PlateauCuts int `json:",omitempty"`
 	// PlateauFactor is the rate's factor at each cut [0.3].
-	PlateauFactor float64
+	PlateauFactor float64 `json:",omitempty"`
 	// PatienceFrom, set by the fitting loop after a cut, is the epoch
-	// from which Patience counts (an epoch before it never ends a run).
-	PatienceFrom int
+	// from which Patience counts (an epoch before it never ends a run);
+	// state of one run, never recorded.
+	PatienceFrom int `json:"-"`
 	// MinProgress is the least improvement of the violation that counts
 	// as progress for Patience [0: any; as min_delta in Keras's
 	// EarlyStopping]. Off by default: it ends runs that are still

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -42,7 +41,7 @@ func (r *state) settings() (schema.ScoreSettings, error) {
 			ForgetSHA256: fi.SHA256, Forget: fi.N, K: job.K,
 			Method: &schema.ScoreMethod{Method: m.Method, Strategy: m.Strategy, Algorithm: m.Algorithm,
 				Budget: m.Budget, DepthFloor: m.DepthFloor,
-				Classifier: m.Classifier, Seed: m.Config.Seed, Config: configMap(m.Config)},
+				Classifier: m.Classifier, Seed: m.Config.Seed, Config: m.Config.Record()},
 			Recipe: schema.ScoreRecipe{Epochs: o.Epochs, LR: o.LR, Schedule: sched, Momentum: o.Momentum,
 				WeightDecay: o.WeightDecay, BatchSize: o.BatchSize, Seed: o.Seed},
 			Samples: schema.ScoreSamples{Retain: len(r.retain), Test: len(r.test), Seed: job.SampleSeed}},
@@ -58,21 +57,6 @@ func (r *state) settings() (schema.ScoreSettings, error) {
 		err = json.Unmarshal(b, &back)
 	}
 	return back, err
-}
-
-// configMap is the algorithm's settings by Go field name, without the
-// runtime, the seed (ScoreMethod.Seed; it varies per task) and callbacks.
-func configMap(c unlearn.Config) map[string]any {
-	v := reflect.ValueOf(c)
-	out := map[string]any{}
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		if !f.IsExported() || f.Type.Kind() == reflect.Func || f.Name == "Runtime" || f.Name == "Seed" {
-			continue
-		}
-		out[f.Name] = v.Field(i).Interface()
-	}
-	return out
 }
 
 // The files of a results folder, which other processes may write, are
