@@ -5,10 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/unlearn-tool/unlearn/data"
-	"github.com/unlearn-tool/unlearn/eval"
-	"github.com/unlearn-tool/unlearn/internal/testutil"
-	"github.com/unlearn-tool/unlearn/onnxrt"
 	"github.com/unlearn-tool/unlearn/schema"
 	"github.com/unlearn-tool/unlearn/train/autodiff"
 	"github.com/unlearn-tool/unlearn/unlearn"
@@ -21,27 +17,13 @@ import (
 // the note on retraining's cost), whose engine is its check. Before, the
 // checks built two more graphs (with plain lowering) that nothing used.
 func TestTrainingGraphBuiltOnce(t *testing.T) {
-	testutil.RequireORT(t)
-	ds, err := data.Open(testutil.Testdata(t, "fashion"), data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	forgetPath := testutil.Testdata(t, filepath.Join("demo", "forget_nonIID.txt"))
-	ids, err := data.ReadIDs(forgetPath, ds.Train.Len())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := onnxrt.Options{Threads: 2}
-	suite, err := eval.NewSuite(ds, forgetPath, ids, eval.Options{Runtime: rt, BatchSize: 256, NoMIA: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	suite, root := demoSuite(t)
 	cfg := unlearn.Defaults("rft")
 	cfg.Epochs = 1
 	dir := t.TempDir()
 	before := autodiff.Builds()
 	o, err := unlearn.Unlearn(context.Background(), unlearn.Job{
-		ModelPath: testutil.Testdata(t, "resnet_small_train.onnx"), Suite: suite, NoBefore: true,
+		ModelPath: filepath.Join(root, "testdata", "resnet_small_train.onnx"), Suite: suite, NoBefore: true,
 		Method: "del", Strategy: "del", Budget: 0.1, Algorithm: "rft", Config: cfg,
 		Out: filepath.Join(dir, "u.onnx"), MetricsPath: filepath.Join(dir, "metrics.json"),
 	})
