@@ -17,8 +17,7 @@ type dataOptions struct {
 func dataCommand() *cli.Command {
 	o := &dataOptions{}
 	o.rows = []row{
-		field("data", "", &o.data.path, "", "dataset, as for the other commands (default: the bundled "+
-			"Fashion-MNIST subset)"),
+		field("data", "", &o.data.path, "", "dataset, as for the other commands (default: the bundled Fashion-MNIST subset)"),
 		field("split", "", &o.split, "train", "train (the ids of --forget) or test"),
 		field("json", "", &o.json, "", "write the listing as JSON to `FILE` (- for stdout) instead of the table"),
 	}

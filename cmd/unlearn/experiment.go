@@ -29,8 +29,7 @@ func experimentCommand() *cli.Command {
 		required(field("config", "", &o.config, "", "experiment file (YAML)")),
 		field("report-only", "", &o.reportOnly, false, "only rebuild RESULTS.md and the plots from results.jsonl"),
 		field("dry-run", "", &o.dryRun, false, "list the steps and whether they are cached, run nothing"),
-		field("shards", "", &o.shards, 0, "number of shards, at most the seeds (0: the whole grid); each runs "+
-			"whole seeds"),
+		field("shards", "", &o.shards, 0, "number of shards, at most the seeds (0: the whole grid); each runs whole seeds"),
 		field("shard", "", &o.shard, 0, "run only the seeds at positions ≡ shard mod --shards; unset, with "+
 			"--shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of which must be set"),
 	}, shared(nil, rt[0], rt[2])...)

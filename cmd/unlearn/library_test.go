@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -114,5 +115,20 @@ func TestRegisteredAlgorithmRunsThroughMainCommand(t *testing.T) {
 	// Halving changes every selected element that is not zero; nothing else.
 	if !u.Audit.BitIdentical || u.Audit.ChangedParams == 0 || u.Audit.ChangedParams > u.Mask.Selected {
 		t.Errorf("audit: bit-identical %v, changed %d, mask selects %d", u.Audit.BitIdentical, u.Audit.ChangedParams, u.Mask.Selected)
+	}
+}
+
+// TestTypoSuggestsCommand: a mistyped command is a usage error (exit 2)
+// that names the nearest command; a word near none keeps the hint about
+// flags.
+func TestTypoSuggestsCommand(t *testing.T) {
+	r := runInProcess(t, "evall")
+	if r.code != 2 || !strings.Contains(r.stderr, "unexpected arguments [evall] (did you mean `unlearn eval`?)") {
+		t.Errorf("exit %d, stderr %q: want 2 and a suggestion of eval", r.code, r.stderr)
+	}
+	r = runInProcess(t, "frobnicate")
+	if r.code != 2 || !strings.Contains(r.stderr, "(flags start with --; see `unlearn help`)") ||
+		strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("exit %d, stderr %q: want 2 and the hint about flags", r.code, r.stderr)
 	}
 }

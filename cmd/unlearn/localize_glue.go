@@ -26,8 +26,7 @@ func (o *localizeOptions) table() []row {
 	return append([]row{
 		required(field("model", "ModelPath", &j.ModelPath, "", "ONNX classifier")),
 		required(field("forget", "ForgetPath", &j.ForgetPath, "", "ids file of the forget set")),
-		field("strategy", "Options.Strategy", &l.Strategy, "del", "del, salloc, critmem, deepest, "+
-			"shallowest, random, full"),
+		field("strategy", "Options.Strategy", &l.Strategy, "del", "del, salloc, critmem, deepest, shallowest, random, full"),
 		field("budget", "Options.Budget", &l.Budget, unlearn.Recommended.Budget,
 			"fraction of all trainable parameters, in (0, 1]"),
 		field("depth-floor", "Options.DepthFloor", &l.DepthFloor, 0, "del: layers in the first fraction `F` of "+
@@ -37,8 +36,7 @@ func (o *localizeOptions) table() []row {
 			"neuron (0: max(1, ⌊0.1·C_out⌋))"),
 		field("element-rank", "Options.ElementRank", &l.ElementRank, false, "del: rank single elements by "+
 			"their neuron's score (the reference code; may split a neuron)"),
-		field("random-of", "Options.RandomOf", &l.RandomOf, "del", "random: the strategy whose per-layer "+
-			"counts to match"),
+		field("random-of", "Options.RandomOf", &l.RandomOf, "del", "random: the strategy whose per-layer counts to match"),
 		field("seed", "Options.Seed", &l.Seed, 0, "seed of the random strategy"),
 		required(field("out", "", &o.out, "", "mask JSON to write")),
 		field("scores", "ScoresPath", &j.ScoresPath, "", "also write the per-parameter scores (del, salloc) "+

@@ -29,17 +29,14 @@ func (o *scoreOptions) tableRows() []row { return append(o.own, o.rows...) }
 func (o *scoreOptions) scoreTable() []row {
 	j, t := &o.audit, &o.audit.Oracle
 	return []row{
-		field("k", "K", &j.K, 16, "models per side (K ≥ 16 to rank clearly different methods, 64 for small "+
-			"differences)"),
+		field("k", "K", &j.K, 16, "models per side (K ≥ 16 to rank clearly different methods, 64 for small differences)"),
 		withPath("Dir", &cli.StringFlag{Name: "results", Destination: &j.Dir, Required: true,
 			Usage: "results `FOLDER`: settings.json, tasks/, score.json, score.html"}),
 		field("oracles", "OracleDir", &j.OracleDir, "", "oracle tasks' `FOLDER` (default: --results): audits "+
-			"of other methods on the same model, data, forget set, samples and --train-* recipe reuse the "+
-			"oracles there"),
+			"of other methods on the same model, data, forget set, samples and --train-* recipe reuse the oracles there"),
 		field("json", "JSONPath", &j.JSONPath, "", "score `FILE` (default: <results>/score.json)"),
 		field("html", "ReportPath", &j.ReportPath, "", "HTML report `FILE` (default: <results>/score.html)"),
-		field("retain-sample", "RetainSample", &j.RetainSample, 2000, "retain examples every model is "+
-			"evaluated on (0: all)"),
+		field("retain-sample", "RetainSample", &j.RetainSample, 2000, "retain examples every model is evaluated on (0: all)"),
 		field("test-sample", "TestSample", &j.TestSample, 2000, "test examples every model is evaluated on (0: all)"),
 		field("sample-seed", "SampleSeed", &j.SampleSeed, 0, "seed of the retain and test samples"),
 		field("train-epochs", "Oracle.Epochs", &t.Epochs, 3, "oracles: passes over the retain set"),
@@ -51,8 +48,7 @@ func (o *scoreOptions) scoreTable() []row {
 		field("train-augment", "Oracle.Augment", &o.trainAugment, "none", "oracles: augmentation, as --augment"),
 		field("oracle-seed", "Oracle.Seed", &t.Seed, 0, "oracle k trains with seed oracle-seed + k"),
 		field("shard", "Shard", &j.Shard, 0, "run only the tasks with index ≡ shard mod --shards; unset, "+
-			"with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of "+
-			"which must be set"),
+			"with --shards: $JOB_COMPLETION_INDEX (Kubernetes) or $SLURM_ARRAY_TASK_ID (Slurm), one of which must be set"),
 		field("shards", "Shards", &j.Shards, 0, "number of shards, at most 2K (0: run every task, then score)"),
 		field("gather", "Gather", &j.Gather, false, "run no task: score a folder whose tasks are all done"),
 		field("keep-models", "KeepModels", &j.KeepModels, false, "keep every model under <results>/models/"),

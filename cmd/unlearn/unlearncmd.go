@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/unlearn-tool/unlearn/eval/report"
+	"github.com/unlearn-tool/unlearn/internal/textio"
 	"github.com/unlearn-tool/unlearn/localize"
 	"github.com/unlearn-tool/unlearn/unlearn"
 )
@@ -129,7 +130,15 @@ func (o *methodOpts) flags() []cli.Flag {
 
 func (o *methodOpts) complete(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %v (flags start with --; see `unlearn help`)", c.Args().Slice())
+		hint := "flags start with --; see `unlearn help`"
+		var names []string
+		for _, cm := range c.App.VisibleCommands() {
+			names = append(names, cm.Name)
+		}
+		if name, ok := textio.Closest(c.Args().First(), names); ok {
+			hint = "did you mean `unlearn " + name + "`?"
+		}
+		return usagef("unexpected arguments %v (%s)", c.Args().Slice(), hint)
 	}
 	given(c, o.rows)
 	o.spec.ForgetPath, o.spec.NoMIA, o.spec.BatchSize = o.forget, o.noMIA, o.data.batchSize

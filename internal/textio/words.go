@@ -46,3 +46,47 @@ func Wrap(s string, width int, indent string) string {
 	}
 	return b.String()
 }
+
+// Closest returns the name among names nearest to word by edit distance
+// (insertions, deletions, substitutions and swaps of adjacent runes), when
+// it lies within a third of word's length (at least 1) and word is not
+// itself one of them: the suggestion for a mistyped command.
+func Closest(word string, names []string) (string, bool) {
+	w := []rune(word)
+	best, bestD := "", max(len(w)/3, 1)+1
+	for _, n := range names {
+		if n == word {
+			return "", false
+		}
+		if d := editDistance(w, []rune(n)); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best, best != ""
+}
+
+// editDistance is the optimal-string-alignment distance between a and b:
+// Levenshtein's, with a swap of two adjacent runes counted as one edit.
+func editDistance(a, b []rune) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}

@@ -42,3 +42,31 @@ func TestWrap(t *testing.T) {
 		t.Errorf("a short line: %q", got)
 	}
 }
+
+// TestClosest: a mistyped command finds the nearest name within a third of
+// its length (at least one edit); a word too far, or one that is a name,
+// gets none.
+func TestClosest(t *testing.T) {
+	names := []string{"eval", "score", "train", "inspect", "export", "localize", "compare", "experiment"}
+	for _, c := range []struct {
+		word, want string
+		ok         bool
+	}{
+		{"evall", "eval", true}, {"scroe", "score", true}, {"inspct", "inspect", true},
+		{"experimnet", "experiment", true}, {"expor", "export", true},
+		{"eval", "", false}, {"zzz", "", false}, {"unlearn", "", false}, {"", "", false},
+	} {
+		got, ok := Closest(c.word, names)
+		if got != c.want || ok != c.ok {
+			t.Errorf("Closest(%q) = %q, %v; want %q, %v", c.word, got, ok, c.want, c.ok)
+		}
+	}
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"kitten", "sitting", 3}, {"ca", "abc", 3}, {"scroe", "score", 1}, {"", "abc", 3}} {
+		if d := editDistance([]rune(c.a), []rune(c.b)); d != c.want {
+			t.Errorf("edit distance %s/%s %d, want %d", c.a, c.b, d, c.want)
+		}
+	}
+}
