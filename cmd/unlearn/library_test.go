@@ -58,23 +58,10 @@ func TestRegisteredAlgorithmRunsThroughMainCommand(t *testing.T) {
 		err := unlearn.Register(unlearn.Algorithm{
 			Name: "halve", Summary: "test only: halve the masked elements", UsesForget: true,
 			Run: func(r *unlearn.Runner) error {
-				in := r.Input()
-				for name, el := range in.Mask {
-					v := in.Model.Graph.LocalValue(name)
-					vals, err := v.Init.Float32s()
-					if err != nil {
-						return err
-					}
-					for i := range vals {
-						if el[i] {
-							vals[i] *= 0.5
-						}
-					}
-					if err := v.Init.SetFloat32s(vals); err != nil {
-						return err
-					}
+				if err := scaleMasked(r, 0.5); err != nil {
+					return err
 				}
-				r.Note("halved %d tensors", len(in.Mask))
+				r.Note("halved %d tensors", len(r.Input().Mask))
 				return nil
 			},
 		})
@@ -131,4 +118,26 @@ func TestTypoSuggestsCommand(t *testing.T) {
 		strings.Contains(r.stderr, "did you mean") {
 		t.Errorf("exit %d, stderr %q: want 2 and the hint about flags", r.code, r.stderr)
 	}
+}
+
+// scaleMasked multiplies the masked elements of r's model by f: the work
+// of the test-only algorithms registered from outside the library.
+func scaleMasked(r *unlearn.Runner, f float32) error {
+	in := r.Input()
+	for name, el := range in.Mask {
+		v := in.Model.Graph.LocalValue(name)
+		vals, err := v.Init.Float32s()
+		if err != nil {
+			return err
+		}
+		for i := range vals {
+			if el[i] {
+				vals[i] *= f
+			}
+		}
+		if err := v.Init.SetFloat32s(vals); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -35,23 +35,7 @@ func TestRegisteredMethod(t *testing.T) {
 				scaleMu.Lock()
 				scaleLR, scalePower = append(scaleLR, lr), append(scalePower, p)
 				scaleMu.Unlock()
-				in := r.Input()
-				for name, el := range in.Mask {
-					v := in.Model.Graph.LocalValue(name)
-					vals, err := v.Init.Float32s()
-					if err != nil {
-						return err
-					}
-					for i := range vals {
-						if el[i] {
-							vals[i] *= float32(math.Pow(1-lr, float64(p)))
-						}
-					}
-					if err := v.Init.SetFloat32s(vals); err != nil {
-						return err
-					}
-				}
-				return nil
+				return scaleMasked(r, float32(math.Pow(1-lr, float64(p))))
 			}})
 		if err == nil {
 			err = unlearn.RegisterMethod(unlearn.Method{Name: "scale-del", Strategy: "del", Algorithm: "scale"})
